@@ -1,0 +1,182 @@
+//! The few helpers over the raw Redis module API that the rest of the module shares:
+//! checked access to API entry points, string views, time, logging and the panic guard.
+
+use redis_module::raw;
+use std::os::raw::c_int;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+pub type Ctx = *mut raw::RedisModuleCtx;
+pub type RStr = *mut raw::RedisModuleString;
+
+pub const OK: c_int = raw::REDISMODULE_OK as c_int;
+pub const ERR: c_int = raw::REDISMODULE_ERR as c_int;
+
+/// Resolves a Redis module API entry point. Every name used through this macro is listed in
+/// `REQUIRED`, and the module refuses to load when one is missing, so the `None` arm is never
+/// taken; it aborts rather than invoke undefined behaviour if that promise is ever broken.
+macro_rules! api {
+    ($name:ident) => {{
+        // Reading the entry-point table Redis filled in at load time; it never changes after.
+        #[allow(unused_unsafe)]
+        let entry = match unsafe { redis_module::raw::$name } {
+            Some(f) => f,
+            None => $crate::api::missing(stringify!($name)),
+        };
+        entry
+    }};
+}
+pub(crate) use api;
+
+/// Names of every entry point used through `api!`, checked once at load time.
+macro_rules! required_api {
+    ($($name:ident),* $(,)?) => {
+        /// The first required API entry point this server lacks, if any.
+        pub fn first_missing() -> Option<&'static str> {
+            // SAFETY: reads of the entry-point table, filled in before OnLoad runs.
+            $( if unsafe { redis_module::raw::$name }.is_none() { return Some(stringify!($name)); } )*
+            None
+        }
+    };
+}
+
+required_api!(
+    RedisModule_OpenKey,
+    RedisModule_CloseKey,
+    RedisModule_KeyType,
+    RedisModule_HashGet,
+    RedisModule_HashSet,
+    RedisModule_DeleteKey,
+    RedisModule_GetAbsExpire,
+    RedisModule_SetAbsExpire,
+    RedisModule_ScanKey,
+    RedisModule_ScanCursorCreate,
+    RedisModule_ScanCursorDestroy,
+    RedisModule_Replicate,
+    RedisModule_PublishMessage,
+    RedisModule_CreateString,
+    RedisModule_CreateStringFromLongLong,
+    RedisModule_HoldString,
+    RedisModule_FreeString,
+    RedisModule_StringPtrLen,
+    RedisModule_StringToLongLong,
+    RedisModule_ReplyWithNull,
+    RedisModule_ReplyWithLongLong,
+    RedisModule_ReplyWithError,
+    RedisModule_ReplyWithMap,
+    RedisModule_ReplyWithArray,
+    RedisModule_ReplyWithStringBuffer,
+    RedisModule_WrongArity,
+    RedisModule_GetContextFlags,
+    RedisModule_GetSelectedDb,
+    RedisModule_SelectDb,
+    RedisModule_Milliseconds,
+    RedisModule_BlockClient,
+    RedisModule_UnblockClient,
+    RedisModule_SetDisconnectCallback,
+    RedisModule_GetBlockedClientPrivateData,
+    RedisModule_GetBlockedClientHandle,
+    RedisModule_CreateTimer,
+    RedisModule_StopTimer,
+    RedisModule_CreateCommand,
+    RedisModule_SubscribeToKeyspaceEvents,
+    RedisModule_SubscribeToServerEvent,
+    RedisModule_RegisterInfoFunc,
+    RedisModule_InfoAddSection,
+    RedisModule_InfoAddFieldLongLong,
+);
+
+#[cold]
+pub fn missing(name: &str) -> ! {
+    log_warning(&format!("Redis module API {name} is missing; aborting"));
+    std::process::abort()
+}
+
+/// Borrows the bytes of a Redis string; valid while Redis keeps the string alive.
+pub fn bytes<'a>(s: RStr) -> &'a [u8] {
+    let mut len = 0usize;
+    // SAFETY: `s` is a live RedisModuleString handed to us by Redis or created by us;
+    // StringPtrLen returns a pointer to its `len` bytes, valid as long as the string is.
+    unsafe {
+        let ptr = api!(RedisModule_StringPtrLen)(s, &mut len);
+        if ptr.is_null() {
+            return &[];
+        }
+        std::slice::from_raw_parts(ptr.cast::<u8>(), len)
+    }
+}
+
+/// A Redis string this module created and must free.
+pub struct OwnedStr(pub RStr);
+
+impl OwnedStr {
+    pub fn new(bytes: &[u8]) -> Self {
+        // SAFETY: a NULL context creates a string outside automatic memory management,
+        // which `Drop` frees.
+        OwnedStr(unsafe {
+            api!(RedisModule_CreateString)(std::ptr::null_mut(), bytes.as_ptr().cast(), bytes.len())
+        })
+    }
+
+    pub fn from_i64(n: i64) -> Self {
+        // SAFETY: as in `new`.
+        OwnedStr(unsafe { api!(RedisModule_CreateStringFromLongLong)(std::ptr::null_mut(), n) })
+    }
+
+    /// Keeps a string Redis handed us (an argv entry) alive beyond the command.
+    pub fn hold(s: RStr) -> Self {
+        // SAFETY: HoldString returns a string (possibly a copy) the caller owns and must free.
+        OwnedStr(unsafe { api!(RedisModule_HoldString)(std::ptr::null_mut(), s) })
+    }
+}
+
+impl Drop for OwnedStr {
+    fn drop(&mut self) {
+        // SAFETY: the string was created or held with a NULL context and is freed once, here.
+        unsafe { api!(RedisModule_FreeString)(std::ptr::null_mut(), self.0) }
+    }
+}
+
+pub fn now_ms() -> i64 {
+    // SAFETY: a plain clock read.
+    unsafe { api!(RedisModule_Milliseconds)() }
+}
+
+/// Wall-clock microseconds (RedisModule_Microseconds only exists from Redis 7.2).
+pub fn now_us() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as i64)
+}
+
+pub fn context_flags(ctx: Ctx) -> u32 {
+    // SAFETY: `ctx` is the live context of the current callback.
+    unsafe { api!(RedisModule_GetContextFlags)(ctx) as u32 }
+}
+
+/// True where this server may change data on its own: a master that is not loading.
+pub fn is_writable_master(ctx: Ctx) -> bool {
+    let flags = context_flags(ctx);
+    flags & raw::REDISMODULE_CTX_FLAGS_MASTER != 0
+        && flags & raw::REDISMODULE_CTX_FLAGS_LOADING == 0
+}
+
+pub fn log_warning(message: &str) {
+    redis_module::logging::log_warning(message);
+}
+
+/// Runs a callback that Redis invoked, turning a panic into a log line and `fallback`:
+/// a panic must never unwind into Redis, which would abort the whole server.
+pub fn guarded<R>(what: &str, fallback: R, f: impl FnOnce() -> R) -> R {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(panic) => {
+            let detail = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            log_warning(&format!("rlock: bug caught in {what}: {detail}"));
+            fallback
+        }
+    }
+}

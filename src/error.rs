@@ -1,0 +1,76 @@
+//! Every error rlock replies with, and its text, in one place.
+
+use std::fmt;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Error {
+    WrongArity,
+    WrongType,
+    NotAnInteger {
+        option: &'static str,
+    },
+    OutOfRange {
+        option: &'static str,
+        min: i64,
+        max: i64,
+    },
+    MissingValue {
+        option: &'static str,
+    },
+    RepeatedOption {
+        option: &'static str,
+    },
+    UnknownOption(String),
+    EmptyOwner,
+    ReservedOwner,
+    /// The hash at the key has a hold count that is not an integer: not a lock we understand.
+    CorruptHolds,
+    HoldsOverflow,
+    Internal,
+}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::WrongArity => write!(f, "ERR wrong number of arguments"),
+            Error::WrongType => {
+                write!(
+                    f,
+                    "WRONGTYPE Operation against a key holding the wrong kind of value"
+                )
+            }
+            Error::NotAnInteger { option } => write!(f, "ERR {option} must be an integer"),
+            Error::OutOfRange { option, min, max } => {
+                write!(
+                    f,
+                    "ERR {option} must be between {min} and {max} milliseconds"
+                )
+            }
+            Error::MissingValue { option } => write!(f, "ERR {option} needs a value"),
+            Error::RepeatedOption { option } => write!(f, "ERR {option} given more than once"),
+            Error::UnknownOption(name) => write!(f, "ERR unknown option '{name}'"),
+            Error::EmptyOwner => write!(f, "ERR owner must not be empty"),
+            Error::ReservedOwner => write!(f, "ERR owner 'rlock:token' is reserved by rlock"),
+            Error::CorruptHolds => {
+                write!(
+                    f,
+                    "ERR the hash at this key is not a lock: a hold count is not an integer"
+                )
+            }
+            Error::HoldsOverflow => write!(f, "ERR hold count would overflow"),
+            Error::Internal => write!(f, "ERR rlock internal error (see the server log)"),
+        }
+    }
+}
+
+impl Error {
+    /// The reply text as a C string; error texts never contain NUL bytes except through a
+    /// user-supplied option name, which is cut at the first NUL.
+    pub fn to_cstring(&self) -> std::ffi::CString {
+        let mut text = self.to_string().into_bytes();
+        text.retain(|&b| b != 0 && b != b'\r' && b != b'\n');
+        std::ffi::CString::new(text).unwrap_or_default()
+    }
+}

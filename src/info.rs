@@ -1,0 +1,38 @@
+//! The `INFO rlock` section (shown as `rlock_stats`).
+
+use crate::api::{api, guarded, Ctx, OK};
+use crate::{stats, waiters};
+use redis_module::raw;
+use std::os::raw::c_int;
+
+pub fn register(ctx: Ctx) -> Result<(), String> {
+    // SAFETY: called from OnLoad; replaces the crate's default handler.
+    match unsafe { api!(RedisModule_RegisterInfoFunc)(ctx, Some(on_info)) } {
+        OK => Ok(()),
+        _ => Err("could not register the INFO section".into()),
+    }
+}
+
+extern "C" fn on_info(ictx: *mut raw::RedisModuleInfoCtx, _for_crash_report: c_int) {
+    guarded("INFO", (), || {
+        let fields: [(&std::ffi::CStr, u64); 10] = [
+            (c"acquisitions", stats::ACQUISITIONS.get()),
+            (c"reentries", stats::REENTRIES.get()),
+            (c"contended", stats::CONTENDED.get()),
+            (c"handoffs", stats::HANDOFFS.get()),
+            (c"wait_timeouts", stats::WAIT_TIMEOUTS.get()),
+            (c"expiry_wakeups", stats::EXPIRY_WAKEUPS.get()),
+            (c"releases", stats::RELEASES.get()),
+            (c"force_releases", stats::FORCE_RELEASES.get()),
+            (c"waiters", waiters::total() as u64),
+            (c"locks_with_waiters", waiters::locks_with_waiters() as u64),
+        ];
+        // SAFETY: `ictx` is the live INFO context; names are NUL-terminated statics.
+        unsafe {
+            api!(RedisModule_InfoAddSection)(ictx, c"stats".as_ptr());
+            for (name, value) in fields {
+                api!(RedisModule_InfoAddFieldLongLong)(ictx, name.as_ptr(), value as i64);
+            }
+        }
+    })
+}

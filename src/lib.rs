@@ -1,0 +1,103 @@
+//! rlock: a native reentrant, fair, fenced lock for Redis. This file only registers things.
+
+mod api;
+mod args;
+mod commands;
+mod config;
+mod error;
+mod events;
+mod grants;
+mod info;
+mod lock;
+mod stats;
+mod store;
+mod waiters;
+
+use redis_module::{redis_module, Context, RedisString, Status};
+use std::ffi::CString;
+
+/// (name, handler, flags). Every command takes its one key at argv[1].
+const COMMANDS: [(&str, redis_module::raw::RedisModuleCmdFunc, &str); 5] = [
+    (
+        "rlock.acquire",
+        Some(commands::acquire_command),
+        "write deny-oom",
+    ),
+    ("rlock.release", Some(commands::release_command), "write"),
+    ("rlock.renew", Some(commands::renew_command), "write"),
+    (
+        "rlock.forcerelease",
+        Some(commands::force_release_command),
+        "write",
+    ),
+    ("rlock.info", Some(commands::info_command), "readonly fast"),
+];
+
+fn register_commands(ctx: &Context) -> Result<(), String> {
+    for (name, handler, flags) in COMMANDS {
+        let (c_name, c_flags) = (CString::new(name), CString::new(flags));
+        let (Ok(c_name), Ok(c_flags)) = (c_name, c_flags) else {
+            return Err(format!("bad command name {name}"));
+        };
+        // SAFETY: called from OnLoad; Redis copies the name and flags.
+        let status = unsafe {
+            api::api!(RedisModule_CreateCommand)(
+                ctx.ctx,
+                c_name.as_ptr(),
+                handler,
+                c_flags.as_ptr(),
+                1,
+                1,
+                1,
+            )
+        };
+        if status != api::OK {
+            return Err(format!("could not create command {name}"));
+        }
+    }
+    Ok(())
+}
+
+fn init(ctx: &Context, args: &[RedisString]) -> Status {
+    let loaded = (|| {
+        if let Some(name) = api::first_missing() {
+            return Err(format!(
+                "this server lacks {name}; rlock needs Redis 7.0 or newer"
+            ));
+        }
+        store::init();
+        config::register(ctx, args)?;
+        register_commands(ctx)?;
+        info::register(ctx.ctx)?;
+        // Last: nothing may fail once events are subscribed.
+        if !events::subscribe(ctx.ctx) {
+            return Err("could not subscribe to keyspace events".into());
+        }
+        Ok(())
+    })();
+    match loaded {
+        Ok(()) => Status::Ok,
+        Err(why) => {
+            ctx.log_warning(&format!("rlock: not loaded: {why}"));
+            Status::Err
+        }
+    }
+}
+
+#[cfg(not(test))]
+type Allocator = redis_module::alloc::RedisAlloc;
+#[cfg(not(test))]
+const ALLOCATOR: Allocator = redis_module::alloc::RedisAlloc;
+// Unit tests run outside Redis, where its allocator does not exist.
+#[cfg(test)]
+type Allocator = std::alloc::System;
+#[cfg(test)]
+const ALLOCATOR: Allocator = std::alloc::System;
+
+redis_module! {
+    name: "rlock",
+    version: 1,
+    allocator: (Allocator, ALLOCATOR),
+    data_types: [],
+    init: init,
+}

@@ -1,0 +1,257 @@
+//! The lock as Redis stores it: a hash `owner -> hold count` plus `rlock:token -> token`, with
+//! an absolute expiry. Every write is applied through the low-level key API and replicated as
+//! the plain command that reproduces it exactly (HSET, PEXPIREAT, DEL), so replicas and the AOF
+//! need no module.
+
+use crate::api::{api, bytes, Ctx, OwnedStr, RStr};
+use crate::error::{Error, Result};
+use crate::lock::{View, TOKEN_FIELD};
+use redis_module::raw;
+use std::os::raw::{c_char, c_int, c_void};
+use std::ptr::null_mut;
+use std::sync::atomic::{AtomicPtr, Ordering};
+
+static TOKEN_FIELD_STR: AtomicPtr<raw::RedisModuleString> = AtomicPtr::new(null_mut());
+
+/// Creates the token field name once, at load time, so no command allocates it.
+pub fn init() {
+    let field = OwnedStr::new(TOKEN_FIELD);
+    TOKEN_FIELD_STR.store(field.0, Ordering::Relaxed);
+    std::mem::forget(field); // lives as long as the module
+}
+
+fn token_field() -> RStr {
+    TOKEN_FIELD_STR.load(Ordering::Relaxed)
+}
+
+const HSET: *const c_char = c"HSET".as_ptr();
+const PEXPIREAT: *const c_char = c"PEXPIREAT".as_ptr();
+const DEL: *const c_char = c"DEL".as_ptr();
+
+/// The holder as `RLOCK.INFO` reports it.
+pub struct Holder {
+    pub owner: Vec<u8>,
+    pub holds: i64,
+    pub token: Option<i64>,
+}
+
+/// An open lock key; closed on drop.
+pub struct LockKey {
+    ctx: Ctx,
+    name: RStr,
+    key: *mut raw::RedisModuleKey,
+}
+
+impl LockKey {
+    /// Opens `name` for reading and, with `write`, writing. Refuses a key of another type.
+    pub fn open(ctx: Ctx, name: RStr, write: bool) -> Result<LockKey> {
+        let mode = raw::REDISMODULE_READ | if write { raw::REDISMODULE_WRITE } else { 0 };
+        // SAFETY: `ctx` and `name` are live for this callback; the key is closed on drop.
+        let key = unsafe { api!(RedisModule_OpenKey)(ctx, name, mode as c_int) };
+        let lock = LockKey { ctx, name, key };
+        match lock.kind() {
+            raw::REDISMODULE_KEYTYPE_EMPTY | raw::REDISMODULE_KEYTYPE_HASH => Ok(lock),
+            _ => Err(Error::WrongType),
+        }
+    }
+
+    fn kind(&self) -> isize {
+        // SAFETY: `self.key` is open (KeyType accepts NULL too).
+        unsafe { api!(RedisModule_KeyType)(self.key) as isize }
+    }
+
+    pub fn is_free(&self) -> bool {
+        self.kind() == raw::REDISMODULE_KEYTYPE_EMPTY
+    }
+
+    pub fn name(&self) -> RStr {
+        self.name
+    }
+
+    /// An integer hash field: `Ok(None)` when absent, an error when not an integer.
+    fn int_field(&self, field: RStr) -> Result<Option<i64>> {
+        let mut value: RStr = null_mut();
+        // SAFETY: HashGet writes a new string (or NULL) to `value`; we free it below.
+        unsafe {
+            api!(RedisModule_HashGet)(
+                self.key,
+                raw::REDISMODULE_HASH_NONE as c_int,
+                field,
+                &mut value as *mut RStr,
+                null_mut::<c_void>(),
+            )
+        };
+        if value.is_null() {
+            return Ok(None);
+        }
+        let mut n: i64 = 0;
+        // SAFETY: `value` is the live string HashGet returned; freed once, right after.
+        let parsed = unsafe { api!(RedisModule_StringToLongLong)(value, &mut n) };
+        // SAFETY: as above.
+        unsafe { api!(RedisModule_FreeString)(self.ctx, value) };
+        match parsed {
+            crate::api::OK => Ok(Some(n)),
+            _ => Err(Error::CorruptHolds),
+        }
+    }
+
+    pub fn token(&self) -> Option<i64> {
+        self.int_field(token_field()).ok().flatten()
+    }
+
+    pub fn view(&self, owner: RStr) -> Result<View> {
+        if self.is_free() {
+            return Ok(View::Free);
+        }
+        Ok(match self.int_field(owner)? {
+            Some(holds) => View::Mine {
+                holds,
+                token: self.token(),
+            },
+            None => View::Theirs,
+        })
+    }
+
+    /// The absolute expiry in ms, or `None` for a key without one.
+    pub fn expire_at(&self) -> Option<i64> {
+        // SAFETY: `self.key` is open.
+        let at = unsafe { api!(RedisModule_GetAbsExpire)(self.key) };
+        (at >= 0).then_some(at)
+    }
+
+    fn set_field(&mut self, field: RStr, value: i64) {
+        let value = OwnedStr::from_i64(value);
+        // SAFETY: the key is open for writing; HashSet copies field and value.
+        unsafe {
+            api!(RedisModule_HashSet)(
+                self.key,
+                raw::REDISMODULE_HASH_NONE as c_int,
+                field,
+                value.0,
+                null_mut::<c_void>(),
+            )
+        };
+    }
+
+    /// Takes a free lock for `owner`: one hold, `token`, expiring at `expire_at`.
+    pub fn grant(&mut self, owner: RStr, token: i64, expire_at: i64) {
+        self.set_field(owner, 1);
+        self.set_field(token_field(), token);
+        // SAFETY: the context is live; the format matches the arguments (s, s, l, s, l).
+        unsafe {
+            api!(RedisModule_Replicate)(
+                self.ctx,
+                HSET,
+                c"sslsl".as_ptr(),
+                self.name,
+                owner,
+                1 as i64,
+                token_field(),
+                token,
+            )
+        };
+        self.set_expire_at(expire_at);
+    }
+
+    /// Sets the owner's hold count, and a token where it had none.
+    pub fn set_holds(&mut self, owner: RStr, holds: i64, new_token: Option<i64>) {
+        self.set_field(owner, holds);
+        match new_token {
+            Some(token) => {
+                self.set_field(token_field(), token);
+                // SAFETY: the format matches the arguments (s, s, l, s, l).
+                unsafe {
+                    api!(RedisModule_Replicate)(
+                        self.ctx,
+                        HSET,
+                        c"sslsl".as_ptr(),
+                        self.name,
+                        owner,
+                        holds,
+                        token_field(),
+                        token,
+                    )
+                };
+            }
+            // SAFETY: the format matches the arguments (s, s, l).
+            None => unsafe {
+                api!(RedisModule_Replicate)(
+                    self.ctx,
+                    HSET,
+                    c"ssl".as_ptr(),
+                    self.name,
+                    owner,
+                    holds,
+                );
+            },
+        }
+    }
+
+    pub fn set_expire_at(&mut self, at: i64) {
+        // SAFETY: the key is open for writing and holds a value; the format matches (s, l).
+        unsafe {
+            api!(RedisModule_SetAbsExpire)(self.key, at);
+            api!(RedisModule_Replicate)(self.ctx, PEXPIREAT, c"sl".as_ptr(), self.name, at);
+        }
+    }
+
+    pub fn delete(&mut self) {
+        // SAFETY: the key is open for writing; the format matches (s).
+        unsafe {
+            api!(RedisModule_DeleteKey)(self.key);
+            api!(RedisModule_Replicate)(self.ctx, DEL, c"s".as_ptr(), self.name);
+        }
+    }
+
+    /// The holder, read with a hash scan: the owner is the field that is not the token.
+    pub fn holder(&self) -> Option<Holder> {
+        if self.is_free() {
+            return None;
+        }
+        let mut fields: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+        unsafe extern "C" fn collect(
+            _key: *mut raw::RedisModuleKey,
+            field: RStr,
+            value: RStr,
+            privdata: *mut c_void,
+        ) {
+            // SAFETY: `privdata` is the `fields` vector below, alive for the whole scan.
+            let fields = unsafe { &mut *privdata.cast::<Vec<(Vec<u8>, Vec<u8>)>>() };
+            fields.push((bytes(field).to_vec(), bytes(value).to_vec()));
+        }
+        // SAFETY: the cursor is destroyed after the scan; `collect` only touches `fields`.
+        unsafe {
+            let cursor = api!(RedisModule_ScanCursorCreate)();
+            while api!(RedisModule_ScanKey)(
+                self.key,
+                cursor,
+                Some(collect),
+                (&mut fields as *mut Vec<(Vec<u8>, Vec<u8>)>).cast(),
+            ) != 0
+            {}
+            api!(RedisModule_ScanCursorDestroy)(cursor);
+        }
+        let int = |v: &[u8]| {
+            std::str::from_utf8(v)
+                .ok()
+                .and_then(|s| s.parse::<i64>().ok())
+        };
+        let token = fields
+            .iter()
+            .find(|(f, _)| f == TOKEN_FIELD)
+            .and_then(|(_, v)| int(v));
+        let (owner, holds) = fields.into_iter().find(|(f, _)| f != TOKEN_FIELD)?;
+        Some(Holder {
+            owner,
+            holds: int(&holds).unwrap_or(0),
+            token,
+        })
+    }
+}
+
+impl Drop for LockKey {
+    fn drop(&mut self) {
+        // SAFETY: the key was opened in `open` and is closed once, here.
+        unsafe { api!(RedisModule_CloseKey)(self.key) }
+    }
+}
