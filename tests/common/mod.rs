@@ -1,0 +1,336 @@
+//! The test fixture: real `redis-server` processes with the module loaded, each on a free
+//! port in its own temporary directory, killed (and their directory removed) on drop.
+#![allow(dead_code)]
+
+pub mod redisson;
+pub mod resp;
+
+pub use resp::{Conn, Value};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant, SystemTime};
+
+/// The server binary: `$REDIS_SERVER`, else Debian's `redis-server` on the PATH.
+pub fn redis_server_bin() -> String {
+    std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".into())
+}
+
+fn newest_source(dir: &Path) -> SystemTime {
+    let mut newest = SystemTime::UNIX_EPOCH;
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        let time = if path.is_dir() {
+            newest_source(&path)
+        } else {
+            entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .unwrap_or(SystemTime::UNIX_EPOCH)
+        };
+        newest = newest.max(time);
+    }
+    newest
+}
+
+/// `target/release/librlock.so`, built first when missing or older than the sources
+/// (`cargo test` alone builds no cdylib). `$RLOCK_MODULE` overrides the path.
+pub fn module_path() -> PathBuf {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| {
+        if let Ok(path) = std::env::var("RLOCK_MODULE") {
+            return PathBuf::from(path);
+        }
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        let so = root.join("target/release/librlock.so");
+        let built = so.metadata().and_then(|m| m.modified()).ok();
+        let sources = newest_source(&root.join("src")).max(newest_source(&root.join("Cargo.toml")));
+        if built.is_none_or(|built| built < sources) {
+            let status = Command::new(env!("CARGO"))
+                .args(["build", "--release", "--lib", "--quiet"])
+                .current_dir(&root)
+                .status()
+                .expect("run cargo build");
+            assert!(status.success(), "building librlock.so failed");
+        }
+        so
+    })
+    .clone()
+}
+
+static NEXT_DIR: AtomicUsize = AtomicUsize::new(0);
+
+pub struct ServerBuilder {
+    files_from: Option<PathBuf>,
+    module: bool,
+    module_args: Vec<String>,
+    args: Vec<String>,
+    bin: String,
+}
+
+impl ServerBuilder {
+    /// Without the module: a plain Redis, as a replica or AOF reader would be.
+    pub fn without_module(mut self) -> Self {
+        self.module = false;
+        self
+    }
+
+    pub fn module_args(mut self, args: &[&str]) -> Self {
+        self.module_args = args.iter().map(|s| s.to_string()).collect();
+        self
+    }
+
+    /// Extra `--name value` settings.
+    pub fn arg(mut self, name: &str, value: &str) -> Self {
+        self.args.push(format!("--{name}"));
+        self.args.push(value.to_string());
+        self
+    }
+
+    /// Starts from a copy of another server's data directory (its RDB or AOF).
+    pub fn files_from(mut self, dir: &Path) -> Self {
+        self.files_from = Some(dir.to_path_buf());
+        self
+    }
+
+    pub fn bin(mut self, bin: &str) -> Self {
+        self.bin = bin.to_string();
+        self
+    }
+
+    pub fn start(self) -> Server {
+        let dir = std::env::temp_dir().join(format!(
+            "rlock-test-{}-{}",
+            std::process::id(),
+            NEXT_DIR.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        if let Some(from) = &self.files_from {
+            copy_dir(from, &dir);
+        }
+        let mut server = Server {
+            port: 0,
+            dir,
+            child: None,
+            builder: self,
+        };
+        server.launch();
+        server
+    }
+}
+
+pub struct Server {
+    pub port: u16,
+    pub dir: PathBuf,
+    child: Option<Child>,
+    builder: ServerBuilder,
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).expect("read dir").flatten() {
+        let (src, dst) = (entry.path(), to.join(entry.file_name()));
+        if src.is_dir() {
+            std::fs::create_dir_all(&dst).expect("mkdir");
+            copy_dir(&src, &dst);
+        } else if entry.file_name() != "redis.log" {
+            std::fs::copy(&src, &dst).expect("copy");
+        }
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("free port")
+        .port()
+}
+
+impl Server {
+    pub fn builder() -> ServerBuilder {
+        ServerBuilder {
+            files_from: None,
+            module: true,
+            module_args: vec![],
+            args: vec![],
+            bin: redis_server_bin(),
+        }
+    }
+
+    /// A fresh server with the module loaded and default settings.
+    pub fn start() -> Server {
+        Server::builder().start()
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("redis.log")).unwrap_or_default()
+    }
+
+    fn launch(&mut self) {
+        for _attempt in 0..5 {
+            if self.port == 0 || self.child.is_some() {
+                self.port = free_port();
+            }
+            let mut cmd = Command::new(&self.builder.bin);
+            cmd.args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
+                .arg("--dir")
+                .arg(&self.dir)
+                .args(["--logfile", "redis.log", "--save", "", "--daemonize", "no"])
+                .args([
+                    "--enable-debug-command",
+                    "yes",
+                    "--enable-module-command",
+                    "yes",
+                ]);
+            if self.builder.module {
+                cmd.arg("--loadmodule")
+                    .arg(module_path())
+                    .args(&self.builder.module_args);
+            }
+            cmd.args(&self.builder.args)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null());
+            let child = cmd
+                .spawn()
+                .unwrap_or_else(|e| panic!("start {}: {e}", self.builder.bin));
+            self.child = Some(child);
+            if self.wait_ready() {
+                return;
+            }
+            let log = self.log();
+            if !log.contains("Address already in use") {
+                panic!("redis-server did not start; its log:\n{log}");
+            }
+            self.port = 0;
+        }
+        panic!("redis-server found no free port; log:\n{}", self.log());
+    }
+
+    fn wait_ready(&mut self) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if let Some(child) = self.child.as_mut() {
+                if let Ok(Some(_)) = child.try_wait() {
+                    self.child = None;
+                    return false;
+                }
+            }
+            if let Ok(mut conn) = Conn::connect(self.port) {
+                match conn.q("PING") {
+                    Value::Simple(s) if s == "PONG" => return true,
+                    _ => {} // still loading
+                }
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        false
+    }
+
+    pub fn conn(&self) -> Conn {
+        Conn::connect(self.port).expect("connect")
+    }
+
+    /// Kills the server with SIGKILL (no shutdown save) and starts it again on the same
+    /// port and directory with the same settings.
+    pub fn kill9_and_restart(&mut self) {
+        self.kill();
+        self.launch();
+    }
+
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    pub fn info(&self, section: &str) -> String {
+        self.conn().cmd(&["INFO", section]).text()
+    }
+
+    pub fn info_field(&self, section: &str, field: &str) -> String {
+        self.info(section)
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{field}:")).map(str::to_string))
+            .unwrap_or_else(|| panic!("no {field} in INFO {section}"))
+    }
+
+    pub fn blocked_clients(&self) -> i64 {
+        self.info_field("clients", "blocked_clients")
+            .trim()
+            .parse()
+            .expect("number")
+    }
+
+    /// Waits (up to 10 s) until exactly `n` clients are blocked.
+    pub fn wait_blocked(&self, n: i64) {
+        wait_until(&format!("{n} blocked clients"), || {
+            self.blocked_clients() == n
+        });
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.kill();
+        if std::thread::panicking() {
+            eprintln!("--- redis log ({}) ---\n{}", self.dir.display(), self.log());
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Polls `cond` every few ms for up to 10 s; panics naming `what` if it never holds.
+pub fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if cond() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    panic!("timed out waiting for {what}");
+}
+
+/// A connection that sends one command now and reads its (blocked) reply later.
+pub struct Pending {
+    pub conn: Conn,
+}
+
+impl Pending {
+    pub fn send(server: &Server, line: &str) -> Pending {
+        let mut conn = server.conn();
+        conn.send(&line.split_whitespace().collect::<Vec<_>>())
+            .expect("send");
+        Pending { conn }
+    }
+
+    pub fn reply(mut self) -> Value {
+        self.conn.read().expect("blocked reply")
+    }
+}
+
+/// Every key of db 0 with its type, hash contents and absolute expiry, for comparing
+/// servers (a replica or an AOF reload against its master).
+pub fn snapshot(conn: &mut Conn) -> Vec<(String, Vec<(String, String)>, i64)> {
+    let mut keys: Vec<String> = conn.q("KEYS *").items().iter().map(Value::text).collect();
+    keys.sort();
+    keys.into_iter()
+        .map(|k| {
+            let mut fields: Vec<(String, String)> = match conn.cmd(&["TYPE", &k]).text().as_str() {
+                "hash" => conn
+                    .cmd(&["HGETALL", &k])
+                    .pairs()
+                    .into_iter()
+                    .map(|(f, v)| (f, v.text()))
+                    .collect(),
+                "string" => vec![("value".into(), conn.cmd(&["GET", &k]).text())],
+                other => vec![("type".into(), other.to_string())],
+            };
+            fields.sort();
+            let at = conn.cmd(&["PEXPIRETIME", &k]).int();
+            (k, fields, at)
+        })
+        .collect()
+}
