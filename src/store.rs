@@ -12,12 +12,17 @@ use std::ptr::null_mut;
 use std::sync::atomic::{AtomicPtr, Ordering};
 
 static TOKEN_FIELD_STR: AtomicPtr<raw::RedisModuleString> = AtomicPtr::new(null_mut());
+static ONE: AtomicPtr<raw::RedisModuleString> = AtomicPtr::new(null_mut());
 
-/// Creates the token field name once, at load time, so no command allocates it.
+/// Creates the strings every grant writes once, at load time, so no command allocates them.
 pub fn init() {
-    let field = OwnedStr::new(TOKEN_FIELD);
-    TOKEN_FIELD_STR.store(field.0, Ordering::Relaxed);
-    std::mem::forget(field); // lives as long as the module
+    for (slot, value) in [
+        (&TOKEN_FIELD_STR, OwnedStr::new(TOKEN_FIELD)),
+        (&ONE, OwnedStr::from_i64(1)),
+    ] {
+        slot.store(value.0, Ordering::Relaxed);
+        std::mem::forget(value); // lives as long as the module
+    }
 }
 
 fn token_field() -> RStr {
@@ -135,8 +140,20 @@ impl LockKey {
 
     /// Takes a free lock for `owner`: one hold, `token`, expiring at `expire_at`.
     pub fn grant(&mut self, owner: RStr, token: i64, expire_at: i64) {
-        self.set_field(owner, 1);
-        self.set_field(token_field(), token);
+        let token_value = OwnedStr::from_i64(token);
+        // SAFETY: the key is open for writing; HashSet copies fields and values. One call
+        // for both fields: the hash is created and looked up once.
+        unsafe {
+            api!(RedisModule_HashSet)(
+                self.key,
+                raw::REDISMODULE_HASH_NONE as c_int,
+                owner,
+                ONE.load(Ordering::Relaxed),
+                token_field(),
+                token_value.0,
+                null_mut::<c_void>(),
+            )
+        };
         // SAFETY: the context is live; the format matches the arguments (s, s, l, s, l).
         unsafe {
             api!(RedisModule_Replicate)(
