@@ -4,7 +4,7 @@ CARGO ?= cargo
 MODULE := target/release/librlock.so
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help deps build run test unit integration clean
+.PHONY: help deps build run test bench clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -26,6 +26,9 @@ run: build ## Build, then start redis-server with the module on redis.conf.examp
 
 test: build ## Run every test: unit tests, then integration tests against real redis-server
 	$(CARGO) test --release
+
+bench: build ## Benchmark RLOCK against the Redisson scripts and SET NX PX (table + target/bench.json)
+	$(CARGO) bench --bench lockbench
 
 clean: ## Remove build output
 	$(CARGO) clean

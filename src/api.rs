@@ -78,6 +78,8 @@ required_api!(
     RedisModule_CreateTimer,
     RedisModule_StopTimer,
     RedisModule_CreateCommand,
+    RedisModule_GetCommand,
+    RedisModule_SetCommandInfo,
     RedisModule_SubscribeToKeyspaceEvents,
     RedisModule_SubscribeToServerEvent,
     RedisModule_RegisterInfoFunc,

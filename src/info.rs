@@ -15,7 +15,7 @@ pub fn register(ctx: Ctx) -> Result<(), String> {
 
 extern "C" fn on_info(ictx: *mut raw::RedisModuleInfoCtx, _for_crash_report: c_int) {
     guarded("INFO", (), || {
-        let fields: [(&std::ffi::CStr, u64); 10] = [
+        let fields: [(&std::ffi::CStr, u64); 11] = [
             (c"acquisitions", stats::ACQUISITIONS.get()),
             (c"reentries", stats::REENTRIES.get()),
             (c"contended", stats::CONTENDED.get()),
@@ -26,6 +26,7 @@ extern "C" fn on_info(ictx: *mut raw::RedisModuleInfoCtx, _for_crash_report: c_i
             (c"force_releases", stats::FORCE_RELEASES.get()),
             (c"waiters", waiters::total() as u64),
             (c"locks_with_waiters", waiters::locks_with_waiters() as u64),
+            (c"heap_bytes", crate::heap::bytes().max(0) as u64),
         ];
         // SAFETY: `ictx` is the live INFO context; names are NUL-terminated statics.
         unsafe {

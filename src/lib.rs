@@ -4,9 +4,11 @@ mod api;
 mod args;
 mod commands;
 mod config;
+mod docs;
 mod error;
 mod events;
 mod grants;
+mod heap;
 mod info;
 mod lock;
 mod stats;
@@ -68,6 +70,7 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
         store::init();
         config::register(ctx, args)?;
         register_commands(ctx)?;
+        docs::register(ctx.ctx)?;
         info::register(ctx.ctx)?;
         // Last: nothing may fail once events are subscribed.
         if !events::subscribe(ctx.ctx) {
@@ -85,9 +88,9 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
 }
 
 #[cfg(not(test))]
-type Allocator = redis_module::alloc::RedisAlloc;
+type Allocator = heap::Counting<redis_module::alloc::RedisAlloc>;
 #[cfg(not(test))]
-const ALLOCATOR: Allocator = redis_module::alloc::RedisAlloc;
+const ALLOCATOR: Allocator = heap::Counting(redis_module::alloc::RedisAlloc);
 // Unit tests run outside Redis, where its allocator does not exist.
 #[cfg(test)]
 type Allocator = std::alloc::System;

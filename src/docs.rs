@@ -1,0 +1,163 @@
+//! What `COMMAND DOCS` and `COMMAND INFO` show for each command (RedisModule_SetCommandInfo):
+//! summary, since, arity, the key at argv[1], and the arguments, for redis-cli hints and
+//! client generators. Redis copies everything it is given.
+
+use crate::api::{api, Ctx, OK};
+use redis_module::raw;
+use std::ffi::CStr;
+use std::os::raw::c_int;
+use std::ptr::null_mut;
+
+const VERSION: raw::RedisModuleCommandInfoVersion = raw::RedisModuleCommandInfoVersion {
+    version: 1,
+    sizeof_historyentry: std::mem::size_of::<raw::RedisModuleCommandHistoryEntry>(),
+    sizeof_keyspec: std::mem::size_of::<raw::RedisModuleCommandKeySpec>(),
+    sizeof_arg: std::mem::size_of::<raw::RedisModuleCommandArg>(),
+};
+
+#[derive(Clone, Copy)]
+enum Arg {
+    Key,
+    Owner,
+    /// An optional `TOKEN integer` pair.
+    Option(&'static CStr, &'static CStr),
+}
+
+struct Doc {
+    name: &'static CStr,
+    summary: &'static CStr,
+    complexity: &'static CStr,
+    arity: c_int,
+    writes: bool,
+    args: &'static [Arg],
+}
+
+const DOCS: [Doc; 5] = [
+    Doc {
+        name: c"rlock.acquire",
+        summary: c"Takes or re-enters a lock; replies a fencing token, or nil when held elsewhere. WAIT blocks in a FIFO queue.",
+        complexity: c"O(1)",
+        arity: -3,
+        writes: true,
+        args: &[Arg::Key, Arg::Owner, Arg::Option(c"PX", c"lease-ms"), Arg::Option(c"WAIT", c"timeout-ms")],
+    },
+    Doc {
+        name: c"rlock.release",
+        summary: c"Drops one hold; replies the holds left (0: released or handed to the next waiter), nil if not the holder.",
+        complexity: c"O(1)",
+        arity: 3,
+        writes: true,
+        args: &[Arg::Key, Arg::Owner],
+    },
+    Doc {
+        name: c"rlock.renew",
+        summary: c"Resets the holder's lease; replies 1, or 0 when the owner does not hold the lock.",
+        complexity: c"O(1)",
+        arity: -3,
+        writes: true,
+        args: &[Arg::Key, Arg::Owner, Arg::Option(c"PX", c"lease-ms")],
+    },
+    Doc {
+        name: c"rlock.forcerelease",
+        summary: c"Removes the lock whoever holds it; replies 1 if a lock was removed, else 0.",
+        complexity: c"O(1)",
+        arity: 2,
+        writes: true,
+        args: &[Arg::Key],
+    },
+    Doc {
+        name: c"rlock.info",
+        summary: c"Replies the lock's owner, holds, ttl, token and waiters, or nil when not locked.",
+        complexity: c"O(1)",
+        arity: 2,
+        writes: false,
+        args: &[Arg::Key],
+    },
+];
+
+fn raw_arg(arg: Arg) -> raw::RedisModuleCommandArg {
+    // SAFETY: an all-zero RedisModuleCommandArg is valid (null pointers, zero numbers).
+    let mut out: raw::RedisModuleCommandArg = unsafe { std::mem::zeroed() };
+    out.key_spec_index = -1;
+    match arg {
+        Arg::Key => {
+            out.name = c"key".as_ptr();
+            out.type_ = raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_KEY;
+            out.key_spec_index = 0;
+        }
+        Arg::Owner => {
+            out.name = c"owner".as_ptr();
+            out.type_ = raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_STRING;
+        }
+        Arg::Option(token, name) => {
+            out.name = name.as_ptr();
+            out.token = token.as_ptr();
+            out.type_ = raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_INTEGER;
+            out.flags = raw::REDISMODULE_CMD_ARG_OPTIONAL as c_int;
+        }
+    }
+    out
+}
+
+fn key_specs(writes: bool) -> [raw::RedisModuleCommandKeySpec; 2] {
+    // SAFETY: all-zero key specs are valid; the second one terminates the list.
+    let mut specs: [raw::RedisModuleCommandKeySpec; 2] = unsafe { std::mem::zeroed() };
+    let spec = &mut specs[0];
+    spec.flags = if writes {
+        (raw::REDISMODULE_CMD_KEY_RW
+            | raw::REDISMODULE_CMD_KEY_ACCESS
+            | raw::REDISMODULE_CMD_KEY_UPDATE) as u64
+    } else {
+        (raw::REDISMODULE_CMD_KEY_RO | raw::REDISMODULE_CMD_KEY_ACCESS) as u64
+    };
+    spec.begin_search_type = raw::RedisModuleKeySpecBeginSearchType_REDISMODULE_KSPEC_BS_INDEX;
+    spec.bs.index.pos = 1;
+    spec.find_keys_type = raw::RedisModuleKeySpecFindKeysType_REDISMODULE_KSPEC_FK_RANGE;
+    spec.fk.range.lastkey = 0;
+    spec.fk.range.keystep = 1;
+    spec.fk.range.limit = 0;
+    specs
+}
+
+pub fn register(ctx: Ctx) -> Result<(), String> {
+    for doc in &DOCS {
+        // SAFETY: the command was created just before; GetCommand returns its handle.
+        let command = unsafe { api!(RedisModule_GetCommand)(ctx, doc.name.as_ptr()) };
+        if command.is_null() {
+            return Err(format!("no command {:?} to document", doc.name));
+        }
+        let mut args: Vec<raw::RedisModuleCommandArg> =
+            doc.args.iter().map(|a| raw_arg(*a)).collect();
+        // SAFETY: the zeroed entry terminates the argument list.
+        args.push(unsafe { std::mem::zeroed() });
+        let mut specs = key_specs(doc.writes);
+        let info = raw::RedisModuleCommandInfo {
+            version: &VERSION,
+            summary: doc.summary.as_ptr(),
+            complexity: doc.complexity.as_ptr(),
+            since: c"0.1.0".as_ptr(),
+            history: null_mut(),
+            tips: std::ptr::null(),
+            arity: doc.arity,
+            key_specs: specs.as_mut_ptr(),
+            args: args.as_mut_ptr(),
+        };
+        // SAFETY: every pointer in `info` is valid for the call; Redis copies what it keeps.
+        if unsafe { api!(RedisModule_SetCommandInfo)(command, &info) } != OK {
+            return Err(format!("could not document {:?}", doc.name));
+        }
+        set_acl_categories(command, doc.writes);
+    }
+    Ok(())
+}
+
+/// Redis 7.2+ can put module commands in ACL categories (`@write`, `@read`); 7.0 cannot, and
+/// there the README's recipe names the commands instead.
+fn set_acl_categories(command: *mut raw::RedisModuleCommand, writes: bool) {
+    // SAFETY: a read of the entry-point table; absent (None) on Redis 7.0.
+    if let Some(set_categories) = unsafe { raw::RedisModule_SetCommandACLCategories } {
+        let categories = if writes { c"write" } else { c"read fast" };
+        // SAFETY: `command` is this module's command handle; Redis copies the string.
+        unsafe { set_categories(command, categories.as_ptr()) };
+    }
+}
