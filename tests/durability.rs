@@ -1,7 +1,7 @@
 //! Locks and fencing tokens across restarts, reloads, flushes and replica promotion.
 
 mod common;
-use common::{wait_until, Pending, Server};
+use common::{Pending, Server};
 
 fn token_of(c: &mut common::Conn, key: &str) -> i64 {
     c.q(&format!("RLOCK.INFO {key}")).field("token").int()
@@ -72,18 +72,9 @@ fn tokens_rise_across_debug_reload_and_flushall() {
 
 #[test]
 fn a_replica_with_the_module_stays_passive_and_takes_over_when_promoted() {
-    let master = Server::builder()
-        .arg("repl-diskless-sync-delay", "0")
-        .start();
-    let replica = Server::builder()
-        .arg("replicaof", &format!("127.0.0.1 {}", master.port))
-        .start();
+    let master = Server::builder().master();
+    let replica = Server::builder().replica_of(&master);
     let mut r = replica.conn();
-    wait_until("replica in sync", || {
-        r.q("INFO replication")
-            .text()
-            .contains("master_link_status:up")
-    });
     let mut m = master.conn();
     let first = m.q("RLOCK.ACQUIRE k alice PX 60000").int();
     // A lease that runs out on the master with a waiter: the handoff happens there only.

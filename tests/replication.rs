@@ -2,7 +2,7 @@
 //! the same hashes, tokens and expiry times.
 
 mod common;
-use common::{snapshot, wait_until, Conn, Pending, Server};
+use common::{snapshot, Conn, Pending, Server};
 
 /// Acquire, re-entry, renew, partial and full release, handoff, expiry handoff, force release.
 fn mixed_workload(server: &Server, c: &mut Conn) {
@@ -35,19 +35,9 @@ fn mixed_workload(server: &Server, c: &mut Conn) {
 
 #[test]
 fn a_replica_without_the_module_matches_the_master() {
-    let master = Server::builder()
-        .arg("repl-diskless-sync-delay", "0")
-        .start();
-    let replica = Server::builder()
-        .without_module()
-        .arg("replicaof", &format!("127.0.0.1 {}", master.port))
-        .start();
+    let master = Server::builder().master();
+    let replica = Server::builder().without_module().replica_of(&master);
     let mut r = replica.conn();
-    wait_until("replica in sync", || {
-        r.q("INFO replication")
-            .text()
-            .contains("master_link_status:up")
-    });
     let mut c = master.conn();
     mixed_workload(&master, &mut c);
     assert_eq!(c.q("WAIT 1 5000").int(), 1);

@@ -95,6 +95,26 @@ impl ServerBuilder {
         self
     }
 
+    /// Starts a replica of `master` and waits until its link is up. The master should have
+    /// been started with `master()` so the first sync starts at once.
+    pub fn replica_of(self, master: &Server) -> Server {
+        let replica = self
+            .arg("replicaof", &format!("127.0.0.1 {}", master.port))
+            .start();
+        let mut r = replica.conn();
+        wait_until("replica in sync", || {
+            r.q("INFO replication")
+                .text()
+                .contains("master_link_status:up")
+        });
+        replica
+    }
+
+    /// A master that syncs new replicas without Redis's default 5 s diskless delay.
+    pub fn master(self) -> Server {
+        self.arg("repl-diskless-sync-delay", "0").start()
+    }
+
     pub fn bin(mut self, bin: &str) -> Self {
         self.bin = bin.to_string();
         self
