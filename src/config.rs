@@ -90,6 +90,26 @@ pub fn register(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
     }
 }
 
+/// Lock keys carry a TTL, so under a `volatile-*` policy (or `allkeys-*`) held locks are
+/// evicted first: say so in the log at load time.
+pub fn warn_unless_noeviction(ctx: &Context) {
+    use redis_module::RedisValue;
+    let policy = match ctx.call("CONFIG", &["GET", "maxmemory-policy"]) {
+        Ok(RedisValue::Array(values)) => match values.get(1) {
+            Some(RedisValue::SimpleString(s) | RedisValue::BulkString(s)) => Some(s.clone()),
+            Some(RedisValue::BulkRedisString(s)) => Some(s.to_string_lossy()),
+            _ => None,
+        },
+        _ => None,
+    };
+    if let Some(policy) = policy.filter(|p| !p.contains("noeviction")) {
+        ctx.log_warning(&format!(
+            "rlock: maxmemory-policy is {policy}, not noeviction: held locks (keys with a TTL) \
+             may be evicted under memory pressure, which frees them for the next waiter"
+        ));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

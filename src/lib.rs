@@ -72,6 +72,7 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
         register_commands(ctx)?;
         docs::register(ctx.ctx)?;
         info::register(ctx.ctx)?;
+        config::warn_unless_noeviction(ctx);
         // Last: nothing may fail once events are subscribed.
         if !events::subscribe(ctx.ctx) {
             return Err("could not subscribe to keyspace events".into());
