@@ -124,84 +124,57 @@ impl LockKey {
         (at >= 0).then_some(at)
     }
 
-    fn set_field(&mut self, field: RStr, value: i64) {
-        let value = OwnedStr::from_i64(value);
-        // SAFETY: the key is open for writing; HashSet copies field and value.
-        unsafe {
-            api!(RedisModule_HashSet)(
-                self.key,
-                raw::REDISMODULE_HASH_NONE as c_int,
-                field,
-                value.0,
-                null_mut::<c_void>(),
-            )
-        };
+    /// Sets `owner`'s hold count and, when given, the token: one HashSet, and one replicated
+    /// HSET built from the same strings (no number is turned into a new string twice).
+    fn write_fields(&mut self, owner: RStr, holds: i64, token: Option<i64>) {
+        let holds_value = (holds != 1).then(|| OwnedStr::from_i64(holds));
+        let holds_str = holds_value
+            .as_ref()
+            .map_or(ONE.load(Ordering::Relaxed), |v| v.0);
+        let (key, ctx, name) = (self.key, self.ctx, self.name);
+        let flags = raw::REDISMODULE_HASH_NONE as c_int;
+        let end = null_mut::<c_void>();
+        match token.map(OwnedStr::from_i64) {
+            // SAFETY: the key is open for writing; HashSet copies fields and values; each
+            // Replicate format lists exactly the strings passed after it.
+            Some(token) => unsafe {
+                api!(RedisModule_HashSet)(
+                    key,
+                    flags,
+                    owner,
+                    holds_str,
+                    token_field(),
+                    token.0,
+                    end,
+                );
+                api!(RedisModule_Replicate)(
+                    ctx,
+                    HSET,
+                    c"sssss".as_ptr(),
+                    name,
+                    owner,
+                    holds_str,
+                    token_field(),
+                    token.0,
+                );
+            },
+            // SAFETY: as above.
+            None => unsafe {
+                api!(RedisModule_HashSet)(key, flags, owner, holds_str, end);
+                api!(RedisModule_Replicate)(ctx, HSET, c"sss".as_ptr(), name, owner, holds_str);
+            },
+        }
     }
 
     /// Takes a free lock for `owner`: one hold, `token`, expiring at `expire_at`.
     pub fn grant(&mut self, owner: RStr, token: i64, expire_at: i64) {
-        let token_value = OwnedStr::from_i64(token);
-        // SAFETY: the key is open for writing; HashSet copies fields and values. One call
-        // for both fields: the hash is created and looked up once.
-        unsafe {
-            api!(RedisModule_HashSet)(
-                self.key,
-                raw::REDISMODULE_HASH_NONE as c_int,
-                owner,
-                ONE.load(Ordering::Relaxed),
-                token_field(),
-                token_value.0,
-                null_mut::<c_void>(),
-            )
-        };
-        // SAFETY: the context is live; the format matches the arguments (s, s, l, s, l).
-        unsafe {
-            api!(RedisModule_Replicate)(
-                self.ctx,
-                HSET,
-                c"sslsl".as_ptr(),
-                self.name,
-                owner,
-                1 as i64,
-                token_field(),
-                token,
-            )
-        };
+        self.write_fields(owner, 1, Some(token));
         self.set_expire_at(expire_at);
     }
 
     /// Sets the owner's hold count, and a token where it had none.
     pub fn set_holds(&mut self, owner: RStr, holds: i64, new_token: Option<i64>) {
-        self.set_field(owner, holds);
-        match new_token {
-            Some(token) => {
-                self.set_field(token_field(), token);
-                // SAFETY: the format matches the arguments (s, s, l, s, l).
-                unsafe {
-                    api!(RedisModule_Replicate)(
-                        self.ctx,
-                        HSET,
-                        c"sslsl".as_ptr(),
-                        self.name,
-                        owner,
-                        holds,
-                        token_field(),
-                        token,
-                    )
-                };
-            }
-            // SAFETY: the format matches the arguments (s, s, l).
-            None => unsafe {
-                api!(RedisModule_Replicate)(
-                    self.ctx,
-                    HSET,
-                    c"ssl".as_ptr(),
-                    self.name,
-                    owner,
-                    holds,
-                );
-            },
-        }
+        self.write_fields(owner, holds, new_token);
     }
 
     pub fn set_expire_at(&mut self, at: i64) {
