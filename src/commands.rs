@@ -147,6 +147,9 @@ fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
             stats::CONTENDED.add();
             match wait {
                 Some(wait) if may_block(ctx) => {
+                    if !crate::events::ensure_keyspace_subscription(ctx) {
+                        return Err(Error::Internal);
+                    }
                     waiters::block(ctx, db, bytes(*key), *owner, lease_ms, wait);
                     waiters::watch_lease(ctx, db, bytes(*key), lock.expire_at());
                     Ok(Reply::Blocked)

@@ -74,8 +74,8 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
         info::register(ctx.ctx)?;
         config::warn_unless_noeviction(ctx);
         // Last: nothing may fail once events are subscribed.
-        if !events::subscribe(ctx.ctx) {
-            return Err("could not subscribe to keyspace events".into());
+        if !events::subscribe_flush(ctx.ctx) {
+            return Err("could not subscribe to flush events".into());
         }
         Ok(())
     })();

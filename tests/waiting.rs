@@ -112,15 +112,21 @@ fn deleting_the_lock_key_hands_it_over() {
 }
 
 #[test]
-fn a_lock_overwritten_by_another_type_fails_its_waiters() {
+fn a_lock_overwritten_by_another_type_fails_its_waiters_by_the_old_lease_end() {
     let server = Server::start();
     let mut c = server.conn();
-    c.q("RLOCK.ACQUIRE k holder");
+    c.q("RLOCK.ACQUIRE k holder PX 300");
     let waiters = queue_up(&server, "k", &["a", "b"], "WAIT 5000");
     c.q("SET k not-a-lock");
+    let started = Instant::now();
     for waiter in waiters {
         assert!(waiter.reply().err().starts_with("WRONGTYPE"));
     }
+    assert!(
+        started.elapsed() < Duration::from_millis(1500),
+        "{:?}",
+        started.elapsed()
+    );
     assert_eq!(server.blocked_clients(), 0);
 }
 

@@ -228,19 +228,29 @@ impl Server {
         panic!("redis-server found no free port; log:\n{}", self.log());
     }
 
+    /// Waits for PING from *our* process: with ports chosen concurrently, another test's
+    /// server may answer on the same port while ours is still failing to bind it.
     fn wait_ready(&mut self) -> bool {
         let deadline = Instant::now() + Duration::from_secs(20);
         while Instant::now() < deadline {
-            if let Some(child) = self.child.as_mut() {
-                if let Ok(Some(_)) = child.try_wait() {
-                    self.child = None;
-                    return false;
-                }
+            let Some(child) = self.child.as_mut() else {
+                return false;
+            };
+            if let Ok(Some(_)) = child.try_wait() {
+                self.child = None;
+                return false;
             }
+            let pid = child.id().to_string();
             if let Ok(mut conn) = Conn::connect(self.port) {
-                match conn.q("PING") {
-                    Value::Simple(s) if s == "PONG" => return true,
-                    _ => {} // still loading
+                if conn.q("PING") == Value::Simple("PONG".into()) {
+                    let info = conn.q("INFO server").text();
+                    let serving = info
+                        .lines()
+                        .find_map(|l| l.strip_prefix("process_id:"))
+                        .map(str::trim);
+                    if serving == Some(pid.as_str()) {
+                        return true;
+                    }
                 }
             }
             std::thread::sleep(Duration::from_millis(10));
