@@ -53,8 +53,11 @@ fn load_scripts(c: &mut Conn) -> Shas {
     }
 }
 
+fn v(args: &[&str]) -> Vec<String> {
+    args.iter().map(|s| s.to_string()).collect()
+}
+
 fn acquire_args(im: Impl, shas: &Shas, key: &str, owner: &str, wait: bool) -> Vec<String> {
-    let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     match im {
         Impl::Rlock if wait => v(&["RLOCK.ACQUIRE", key, owner, "PX", "30000", "WAIT", "0"]),
         Impl::Rlock => v(&["RLOCK.ACQUIRE", key, owner, "PX", "30000"]),
@@ -64,7 +67,6 @@ fn acquire_args(im: Impl, shas: &Shas, key: &str, owner: &str, wait: bool) -> Ve
 }
 
 fn release_args(im: Impl, shas: &Shas, key: &str, owner: &str) -> Vec<String> {
-    let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     match im {
         Impl::Rlock => v(&["RLOCK.RELEASE", key, owner]),
         Impl::Redisson => v(&[

@@ -121,17 +121,13 @@ pub fn block(ctx: Ctx, db: i32, key: &[u8], owner: RStr, lease_ms: i64, wait: Wa
         let seq = r.next_seq;
         r.next_seq += 1;
         let queues = r.queues.entry(db).or_default();
-        if !queues.contains_key(key) {
-            queues.insert(Rc::from(key), Queue::default());
-        }
-        let Some((key, _)) = queues.get_key_value(key) else {
-            return;
-        };
-        let key = key.clone();
-        if let Some(queue) = queues.get_mut(&key) {
-            queue.order.push_back((seq, bc as usize));
-            queue.live += 1;
-        }
+        // One shared copy of the key name for the queue and all its waiters.
+        let key = queues
+            .get_key_value(key)
+            .map_or_else(|| Rc::from(key), |(k, _)| k.clone());
+        let queue = queues.entry(key.clone()).or_default();
+        queue.order.push_back((seq, bc as usize));
+        queue.live += 1;
         r.waiters.insert(
             bc as usize,
             Waiter {
