@@ -10,6 +10,8 @@ pub fn bytes() -> i64 {
     HEAP_BYTES.load(Ordering::Relaxed)
 }
 
+// Unit tests run with the system allocator, unwrapped.
+#[cfg_attr(test, allow(dead_code))]
 pub struct Counting<A>(pub A);
 
 // SAFETY: every call is forwarded unchanged to the wrapped allocator; only a counter is added.

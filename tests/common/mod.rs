@@ -241,16 +241,20 @@ impl Server {
                 return false;
             }
             let pid = child.id().to_string();
-            if let Ok(mut conn) = Conn::connect(self.port) {
-                if conn.q("PING") == Value::Simple("PONG".into()) {
-                    let info = conn.q("INFO server").text();
-                    let serving = info
-                        .lines()
-                        .find_map(|l| l.strip_prefix("process_id:"))
-                        .map(str::trim);
-                    if serving == Some(pid.as_str()) {
-                        return true;
-                    }
+            // Probe errors (refused, reset by a server that is exiting) just mean "not yet".
+            let serving_pid =
+                Conn::connect(self.port).and_then(|mut conn| match conn.try_cmd(&["PING"])? {
+                    Value::Simple(pong) if pong == "PONG" => conn.try_cmd(&["INFO", "server"]),
+                    other => Ok(other),
+                });
+            if let Ok(Value::Bulk(info)) = serving_pid {
+                let info = String::from_utf8_lossy(&info).into_owned();
+                let serving = info
+                    .lines()
+                    .find_map(|l| l.strip_prefix("process_id:"))
+                    .map(str::trim);
+                if serving == Some(pid.as_str()) {
+                    return true;
                 }
             }
             std::thread::sleep(Duration::from_millis(10));

@@ -123,8 +123,13 @@ impl Conn {
 
     /// Sends a command and reads its reply; panics on I/O errors (tests want that).
     pub fn cmd<S: AsRef<[u8]>>(&mut self, args: &[S]) -> Value {
-        self.send(args).expect("send");
-        self.read().expect("read reply")
+        self.try_cmd(args).expect("command round trip")
+    }
+
+    /// Sends a command and reads its reply, returning I/O errors.
+    pub fn try_cmd<S: AsRef<[u8]>>(&mut self, args: &[S]) -> io::Result<Value> {
+        self.send(args)?;
+        self.read()
     }
 
     /// A command given as one space-separated string (no quoting).
