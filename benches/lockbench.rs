@@ -271,14 +271,7 @@ fn w1(server: &Server, shas: &Shas, table: &mut Table) {
             // Server time of a fresh acquire alone: acquires only, on distinct keys.
             if let Some(im) = im {
                 reset(&mut c);
-                pipelined(server, |rng, buf| {
-                    for _ in 0..PIPELINE {
-                        let key =
-                            format!("w1a:{}:{}", rng.next() % 1_000_000_000, rng.next() % 1000);
-                        encode(buf, &acquire_args(im, shas, &key, "owner-1", false));
-                    }
-                    (PIPELINE, PIPELINE as u64)
-                });
+                fresh_acquires(server, shas, Some(im), "w1a");
                 let stats = commandstats(&mut c);
                 let cmd = match im {
                     Impl::Rlock => "rlock.acquire",
@@ -654,6 +647,26 @@ fn w4(server: &Server, table: &mut Table) {
     }
 }
 
+/// Pipelined acquires of distinct random keys (`None`: PINGs); returns operations/s.
+fn fresh_acquires(server: &Server, shas: &Shas, im: Option<Impl>, prefix: &str) -> f64 {
+    pipelined(server, |rng, buf| {
+        for _ in 0..PIPELINE {
+            match im {
+                None => encode(buf, &v(&["PING"])),
+                Some(im) => {
+                    let key = format!(
+                        "{prefix}:{}:{}",
+                        rng.next() % 1_000_000_000,
+                        rng.next() % 1000
+                    );
+                    encode(buf, &acquire_args(im, shas, &key, "owner-1", false));
+                }
+            }
+        }
+        (PIPELINE, PIPELINE as u64)
+    })
+}
+
 /// W5: how close RLOCK.ACQUIRE gets to the cheapest commands.
 fn w5(server: &Server, shas: &Shas, table: &mut Table) {
     let mut c = server.conn();
@@ -665,19 +678,7 @@ fn w5(server: &Server, shas: &Shas, table: &mut Table) {
             ("RLOCK.ACQUIRE", Some(Impl::Rlock)),
         ] {
             reset(&mut c);
-            let rate = pipelined(server, |rng, buf| {
-                for _ in 0..PIPELINE {
-                    match im {
-                        None => encode(buf, &["PING".to_string()]),
-                        Some(im) => {
-                            let key =
-                                format!("w5:{}:{}", rng.next() % 1_000_000_000, rng.next() % 1000);
-                            encode(buf, &acquire_args(im, shas, &key, "owner-1", false));
-                        }
-                    }
-                }
-                (PIPELINE, PIPELINE as u64)
-            });
+            let rate = fresh_acquires(server, shas, im, "w5");
             rates.entry(name).or_default().push(rate);
         }
     }

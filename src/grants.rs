@@ -51,8 +51,8 @@ pub fn grant_next(ctx: Ctx, lock: &mut LockKey, db: i32) -> bool {
 /// A lock found free while clients queue for it (its lease ran out, or it was deleted a
 /// moment ago and the deferred handoff has not run yet) goes to the queue first.
 pub fn serve_queue_if_free(ctx: Ctx, lock: &mut LockKey, db: i32) {
-    if lock.is_free() && waiters::count(db, bytes(lock.name())) > 0 {
-        grant_next(ctx, lock, db);
+    if lock.is_free() {
+        grant_next(ctx, lock, db); // a no-op without a queue
     }
 }
 

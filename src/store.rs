@@ -126,7 +126,7 @@ impl LockKey {
 
     /// Sets `owner`'s hold count and, when given, the token: one HashSet, and one replicated
     /// HSET built from the same strings (no number is turned into a new string twice).
-    fn write_fields(&mut self, owner: RStr, holds: i64, token: Option<i64>) {
+    pub fn set_holds(&mut self, owner: RStr, holds: i64, token: Option<i64>) {
         let holds_value = (holds != 1).then(|| OwnedStr::from_i64(holds));
         let holds_str = holds_value
             .as_ref()
@@ -168,13 +168,8 @@ impl LockKey {
 
     /// Takes a free lock for `owner`: one hold, `token`, expiring at `expire_at`.
     pub fn grant(&mut self, owner: RStr, token: i64, expire_at: i64) {
-        self.write_fields(owner, 1, Some(token));
+        self.set_holds(owner, 1, Some(token));
         self.set_expire_at(expire_at);
-    }
-
-    /// Sets the owner's hold count, and a token where it had none.
-    pub fn set_holds(&mut self, owner: RStr, holds: i64, new_token: Option<i64>) {
-        self.write_fields(owner, holds, new_token);
     }
 
     pub fn set_expire_at(&mut self, at: i64) {

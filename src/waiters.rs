@@ -138,13 +138,11 @@ pub fn block(ctx: Ctx, db: i32, key: &[u8], owner: RStr, lease_ms: i64, wait: Wa
                 lease_ms,
             },
         );
-    });
-    if let Wait::Ms(ms) = wait {
-        with(|r| {
+        if let Wait::Ms(ms) = wait {
             r.deadlines.push(Reverse(now_ms() + ms + 1));
             arm_wake_timer(ctx, r);
-        });
-    }
+        }
+    });
 }
 
 /// Takes the first live waiter of (db, key) out of the queue: the caller grants or fails it
