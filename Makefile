@@ -12,7 +12,7 @@ help: ## List the targets
 deps: ## Install what a fresh Debian machine lacks (redis-server, libclang for bindgen)
 	@missing=""; \
 	command -v redis-server >/dev/null || missing="$$missing redis-server"; \
-	ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 || missing="$$missing libclang-dev"; \
+	ls /usr/lib/llvm-*/lib/libclang.so >/dev/null 2>&1 || missing="$$missing libclang-dev"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq $$missing; \
