@@ -77,6 +77,7 @@ required_api!(
     RedisModule_GetBlockedClientHandle,
     RedisModule_CreateTimer,
     RedisModule_StopTimer,
+    RedisModule_AvoidReplicaTraffic,
     RedisModule_CreateCommand,
     RedisModule_GetCommand,
     RedisModule_SetCommandInfo,
@@ -181,4 +182,33 @@ pub fn guarded<R>(what: &str, fallback: R, f: impl FnOnce() -> R) -> R {
             fallback
         }
     }
+}
+
+/// True while Redis pauses writes (`CLIENT PAUSE ... WRITE`, `FAILOVER`, a manual cluster
+/// failover): expired keys are then reported missing but not deleted, and nothing may be
+/// propagated, so the module must not write on its own.
+pub fn writes_paused() -> bool {
+    // SAFETY: a plain read of server state, valid in any callback on the main thread.
+    unsafe { api!(RedisModule_AvoidReplicaTraffic)() != 0 }
+}
+
+pub type TimerId = raw::RedisModuleTimerID;
+
+/// A module timer firing at `fire_at` (ms, Redis's clock), or at once if that has passed.
+pub fn create_timer(
+    ctx: Ctx,
+    fire_at: i64,
+    callback: raw::RedisModuleTimerProc,
+    data: *mut std::ffi::c_void,
+) -> TimerId {
+    let period = (fire_at - now_ms()).max(0);
+    // SAFETY: `ctx` is live; `data` is released by the callback or by whoever stops it.
+    unsafe { api!(RedisModule_CreateTimer)(ctx, period, callback, data) }
+}
+
+/// Stops a timer, returning its data if it had not fired yet.
+pub fn stop_timer(ctx: Ctx, timer: TimerId) -> Option<*mut std::ffi::c_void> {
+    let mut data: *mut std::ffi::c_void = std::ptr::null_mut();
+    // SAFETY: the timer belongs to this module.
+    (unsafe { api!(RedisModule_StopTimer)(ctx, timer, &mut data) } == OK).then_some(data)
 }

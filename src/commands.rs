@@ -4,10 +4,11 @@ use crate::api::{api, bytes, guarded, now_ms, Ctx, RStr};
 use crate::args::{self, AcquireOptions};
 use crate::config;
 use crate::error::{Error, Result};
-use crate::grants::{self, hand_over_or_announce, observe_token, selected_db, serve_queue_if_free};
+use crate::grants::{self, observe_token, selected_db};
 use crate::lock::{self, Acquire, Release, View};
 use crate::stats;
 use crate::store::{Holder, LockKey};
+use crate::upkeep::{hand_over, serve_queue_if_free, watch_lease};
 use crate::waiters;
 use redis_module::raw;
 use std::os::raw::{c_int, c_long};
@@ -138,7 +139,7 @@ fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
         } => {
             lock.set_holds(*owner, holds, new_token.then_some(token));
             lock.set_expire_at(expire_at);
-            waiters::watch_lease(ctx, db, bytes(*key), Some(expire_at));
+            watch_lease(ctx, db, bytes(*key), Some(expire_at));
             stats::REENTRIES.add();
             Ok(Reply::Int(token))
         }
@@ -151,7 +152,7 @@ fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
                         return Err(Error::Internal);
                     }
                     waiters::block(ctx, db, bytes(*key), *owner, lease_ms, wait);
-                    waiters::watch_lease(ctx, db, bytes(*key), lock.expire_at());
+                    watch_lease(ctx, db, bytes(*key), lock.expire_at());
                     Ok(Reply::Blocked)
                 }
                 _ => Ok(Reply::Null),
@@ -176,7 +177,7 @@ fn release(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
         Release::Full => {
             lock.delete();
             stats::RELEASES.add();
-            hand_over_or_announce(ctx, &mut lock, db);
+            hand_over(ctx, &mut lock, db);
             Ok(Reply::Int(0))
         }
     }
@@ -195,7 +196,7 @@ fn renew(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
         View::Mine { .. } => {
             let expire_at = now_ms() + lease_ms;
             lock.set_expire_at(expire_at);
-            waiters::watch_lease(ctx, db, bytes(*key), Some(expire_at));
+            watch_lease(ctx, db, bytes(*key), Some(expire_at));
             Ok(Reply::Int(1))
         }
         View::Free | View::Theirs => Ok(Reply::Int(0)),
@@ -216,7 +217,7 @@ fn force_release(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     observe_token(lock.token());
     lock.delete();
     stats::FORCE_RELEASES.add();
-    hand_over_or_announce(ctx, &mut lock, db);
+    hand_over(ctx, &mut lock, db);
     Ok(Reply::Int(1))
 }
 

@@ -1,32 +1,14 @@
 //! Keyspace and server events that free a lock behind the module's back (lease expiry, DEL,
-//! eviction, RENAME, FLUSHDB) and the deferred checks that hand such a lock to the next waiter
-//! (or fail its waiters when the key now holds another type).
-//!
-//! Writes made inside a keyspace-event callback would replicate before the DEL that caused
-//! the event, so the callback only notes the key; a 0 ms timer does the handoff afterwards.
+//! eviction, RENAME, FLUSHDB). They only note the key: `upkeep` looks at it from a timer.
 
-use crate::api::{api, bytes, guarded, is_writable_master, Ctx, OwnedStr, RStr, OK};
-use crate::grants::{grant_next, selected_db};
-use crate::stats;
-use crate::store::LockKey;
+use crate::api::{api, bytes, guarded, is_writable_master, Ctx, RStr, OK};
+use crate::grants::selected_db;
+use crate::upkeep;
 use crate::waiters;
 use redis_module::raw;
-use std::cell::RefCell;
 use std::os::raw::{c_char, c_int, c_void};
-use std::ptr::null_mut;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
-
-#[derive(Default)]
-struct Pending {
-    /// (db, key, whether the key expired).
-    keys: Vec<(i32, Rc<[u8]>, bool)>,
-    timer_armed: bool,
-}
-
-thread_local! {
-    static PENDING: RefCell<Pending> = RefCell::default();
-}
 
 static KEYSPACE_SUBSCRIBED: AtomicBool = AtomicBool::new(false);
 
@@ -72,7 +54,7 @@ extern "C" fn on_keyspace_event(ctx: Ctx, class: c_int, _event: *const c_char, k
         let key = bytes(key);
         if waiters::count(db, key) > 0 {
             let expired = class & raw::REDISMODULE_NOTIFY_EXPIRED != 0;
-            schedule(ctx, vec![(db, Rc::from(key), expired)]);
+            upkeep::schedule(ctx, [(db, Rc::from(key), expired)], 0);
         }
         OK
     })
@@ -85,59 +67,7 @@ extern "C" fn on_flush(ctx: Ctx, _event: raw::RedisModuleEvent, subevent: u64, d
         }
         // SAFETY: FlushDB events carry a RedisModuleFlushInfo.
         let dbnum = unsafe { (*data.cast::<raw::RedisModuleFlushInfo>()).dbnum };
-        let keys: Vec<_> = waiters::queued_keys((dbnum >= 0).then_some(dbnum))
-            .into_iter()
-            .map(|(db, key)| (db, key, false))
-            .collect();
-        if !keys.is_empty() {
-            schedule(ctx, keys);
-        }
+        let keys = waiters::queued_keys((dbnum >= 0).then_some(dbnum));
+        upkeep::schedule(ctx, keys.into_iter().map(|(db, key)| (db, key, false)), 0);
     })
-}
-
-fn schedule(ctx: Ctx, keys: Vec<(i32, Rc<[u8]>, bool)>) {
-    let arm = PENDING.with(|p| {
-        let mut p = p.borrow_mut();
-        p.keys.extend(keys);
-        !std::mem::replace(&mut p.timer_armed, true)
-    });
-    if arm {
-        // SAFETY: `ctx` is live; the timer carries no data.
-        unsafe { api!(RedisModule_CreateTimer)(ctx, 0, Some(on_pending_timer), null_mut()) };
-    }
-}
-
-extern "C" fn on_pending_timer(ctx: Ctx, _data: *mut c_void) {
-    guarded("the deferred handoff", (), || {
-        let keys = PENDING.with(|p| {
-            let mut p = p.borrow_mut();
-            p.timer_armed = false;
-            std::mem::take(&mut p.keys)
-        });
-        for (db, key, expired) in keys {
-            check(ctx, db, &key, expired);
-        }
-    })
-}
-
-/// Looks at a lock that has waiters: free → the next waiter gets it; still held → watch its
-/// lease; now another type → its waiters get WRONGTYPE. `expired` says a lease end led here:
-/// the lease timer fired or Redis reported the key expired.
-pub fn check(ctx: Ctx, db: i32, key: &[u8], expired: bool) {
-    if waiters::count(db, key) == 0 || !is_writable_master(ctx) {
-        return;
-    }
-    // SAFETY: `ctx` is a timer context, whose client we may point at any db.
-    unsafe { api!(RedisModule_SelectDb)(ctx, db) };
-    let name = OwnedStr::new(key);
-    // Opening the key lets Redis expire it first (and replicate that DEL before our writes).
-    match LockKey::open(ctx, name.0, true) {
-        Err(_) => waiters::fail_all(ctx, db, key),
-        Ok(mut lock) if lock.is_free() => {
-            if grant_next(ctx, &mut lock, db) && expired {
-                stats::EXPIRY_WAKEUPS.add();
-            }
-        }
-        Ok(lock) => waiters::watch_lease(ctx, db, key, lock.expire_at()),
-    }
 }

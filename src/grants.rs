@@ -32,36 +32,27 @@ pub fn selected_db(ctx: Ctx) -> i32 {
     unsafe { api!(RedisModule_GetSelectedDb)(ctx) }
 }
 
-/// Hands a free lock to the first live waiter. Returns whether someone got it.
-pub fn grant_next(ctx: Ctx, lock: &mut LockKey, db: i32) -> bool {
-    let key = bytes(lock.name());
-    let Some((bc, waiter)) = waiters::pop_next(ctx, db, key) else {
-        return false;
-    };
+/// Hands a free lock to the first live waiter. Returns the new holding's lease end, for the
+/// caller to watch.
+pub fn grant_next(lock: &mut LockKey, db: i32) -> Option<i64> {
+    let (bc, waiter) = waiters::pop_next(db, bytes(lock.name()))?;
     let token = issue_token();
     let expire_at = now_ms() + waiter.lease_ms;
     lock.grant(waiter.owner.0, token, expire_at);
     waiters::deliver(bc, Outcome::Granted(token));
     stats::ACQUISITIONS.add();
     stats::HANDOFFS.add();
-    waiters::watch_lease(ctx, db, key, Some(expire_at));
-    true
+    Some(expire_at)
 }
 
-/// A lock found free while clients queue for it (its lease ran out, or it was deleted a
-/// moment ago and the deferred handoff has not run yet) goes to the queue first.
-pub fn serve_queue_if_free(ctx: Ctx, lock: &mut LockKey, db: i32) {
-    if lock.is_free() {
-        grant_next(ctx, lock, db); // a no-op without a queue
-    }
-}
-
-/// After a full release: the next waiter gets the lock, or, with nobody queued, Redisson
-/// clients are told it is free on their unlock channel.
-pub fn hand_over_or_announce(ctx: Ctx, lock: &mut LockKey, db: i32) {
-    if !grant_next(ctx, lock, db) && config::redisson_publish() {
+/// After a full release: the next waiter gets the lock (its lease end is returned), or, with
+/// nobody queued, Redisson clients are told it is free on their unlock channel.
+pub fn hand_over_or_announce(ctx: Ctx, lock: &mut LockKey, db: i32) -> Option<i64> {
+    let granted = grant_next(lock, db);
+    if granted.is_none() && config::redisson_publish() {
         publish_unlock(ctx, bytes(lock.name()));
     }
+    granted
 }
 
 /// Redisson's unlock message: `0` on `redisson_lock__channel:{key}`.

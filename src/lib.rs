@@ -13,6 +13,7 @@ mod info;
 mod lock;
 mod stats;
 mod store;
+mod upkeep;
 mod waiters;
 
 use redis_module::{redis_module, Context, RedisString, Status};

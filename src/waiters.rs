@@ -6,7 +6,9 @@
 //! disconnect) makes that one call; a callback that finds it gone does nothing more, which is
 //! what keeps a late disconnect of an already granted client from unblocking it twice.
 
-use crate::api::{api, guarded, now_ms, Ctx, OwnedStr, RStr, ERR, OK};
+use crate::api::{
+    api, create_timer, guarded, now_ms, stop_timer, Ctx, OwnedStr, RStr, TimerId, ERR,
+};
 use crate::args::Wait;
 use crate::error::Error;
 use crate::stats;
@@ -19,7 +21,6 @@ use std::ptr::null_mut;
 use std::rc::Rc;
 
 type Bc = *mut raw::RedisModuleBlockedClient;
-type TimerId = raw::RedisModuleTimerID;
 
 /// What a blocked client is told when it leaves the queue other than by timing out.
 pub enum Outcome {
@@ -42,9 +43,6 @@ struct Queue {
     /// whose blocked client happens to reuse the address.
     order: VecDeque<(u64, usize)>,
     live: usize,
-    /// A timer just after the holder's lease ends, so the next waiter need not wait for
-    /// Redis's own (lazy or ~100 ms) expiry: (timer, fire time).
-    lease_timer: Option<(TimerId, i64)>,
 }
 
 #[derive(Default)]
@@ -147,7 +145,7 @@ pub fn block(ctx: Ctx, db: i32, key: &[u8], owner: RStr, lease_ms: i64, wait: Wa
 
 /// Takes the first live waiter of (db, key) out of the queue: the caller grants or fails it
 /// and must `deliver` to its blocked client.
-pub fn pop_next(ctx: Ctx, db: i32, key: &[u8]) -> Option<(Bc, Waiter)> {
+pub fn pop_next(db: i32, key: &[u8]) -> Option<(Bc, Waiter)> {
     with(|r| {
         let Registry {
             waiters, queues, ..
@@ -162,21 +160,21 @@ pub fn pop_next(ctx: Ctx, db: i32, key: &[u8]) -> Option<(Bc, Waiter)> {
             }
         }
         if queue.live == 0 {
-            drop_queue(ctx, r, db, key);
+            drop_queue(r, db, key);
         }
         found
     })
 }
 
 /// Takes a waiter out because its client timed out or went away.
-fn remove(ctx: Ctx, bc: Bc) -> Option<Waiter> {
+fn remove(bc: Bc) -> Option<Waiter> {
     with(|r| {
         let waiter = r.waiters.remove(&(bc as usize))?;
         let (db, key) = (waiter.db, waiter.key.clone());
         let queue = r.queues.get_mut(&db).and_then(|q| q.get_mut(&key))?;
         queue.live -= 1;
         if queue.live == 0 {
-            drop_queue(ctx, r, db, &key);
+            drop_queue(r, db, &key);
         } else if queue.order.len() > 2 * queue.live + 16 {
             let waiters = &r.waiters;
             queue
@@ -187,15 +185,11 @@ fn remove(ctx: Ctx, bc: Bc) -> Option<Waiter> {
     })
 }
 
-fn drop_queue(ctx: Ctx, r: &mut Registry, db: i32, key: &[u8]) {
+fn drop_queue(r: &mut Registry, db: i32, key: &[u8]) {
     let Some(queues) = r.queues.get_mut(&db) else {
         return;
     };
-    if let Some(queue) = queues.remove(key) {
-        if let Some((timer, _)) = queue.lease_timer {
-            stop_timer(ctx, timer);
-        }
-    }
+    queues.remove(key);
     if queues.is_empty() {
         r.queues.remove(&db);
     }
@@ -209,78 +203,11 @@ pub fn deliver(bc: Bc, outcome: Outcome) {
     unsafe { api!(RedisModule_UnblockClient)(bc, outcome.cast()) };
 }
 
-/// Makes sure the queue of (db, key) is looked at again just after the lease ending at
-/// `expire_at` (ms): if the lock then is gone, the next waiter gets it.
-pub fn watch_lease(ctx: Ctx, db: i32, key: &[u8], expire_at: Option<i64>) {
-    with(|r| {
-        let Some(queues) = r.queues.get_mut(&db) else {
-            return;
-        };
-        let Some((key_rc, _)) = queues.get_key_value(key) else {
-            return;
-        };
-        let key_rc = key_rc.clone();
-        let Some(queue) = queues.get_mut(key) else {
-            return;
-        };
-        let fire_at = expire_at.map(|at| at + 1);
-        match (queue.lease_timer, fire_at) {
-            // An earlier timer re-checks and re-arms; nothing to do.
-            (Some((_, armed)), Some(fire_at)) if armed <= fire_at => return,
-            (Some((timer, _)), _) => stop_timer(ctx, timer),
-            (None, _) => {}
-        }
-        queue.lease_timer = fire_at.map(|fire_at| {
-            let target = Box::into_raw(Box::new((db, key_rc)));
-            (
-                create_timer(ctx, fire_at, Some(on_lease_timer), target.cast()),
-                fire_at,
-            )
-        });
-    });
-}
-
 /// Fails every waiter of (db, key): the key now holds another type.
-pub fn fail_all(ctx: Ctx, db: i32, key: &[u8]) {
-    while let Some((bc, _)) = pop_next(ctx, db, key) {
+pub fn fail_all(db: i32, key: &[u8]) {
+    while let Some((bc, _)) = pop_next(db, key) {
         deliver(bc, Outcome::WrongType);
     }
-}
-
-fn create_timer(
-    ctx: Ctx,
-    fire_at: i64,
-    callback: raw::RedisModuleTimerProc,
-    data: *mut c_void,
-) -> TimerId {
-    let period = (fire_at - now_ms()).max(0);
-    // SAFETY: `ctx` is live; `data` is released by the callback or by `stop_timer`.
-    unsafe { api!(RedisModule_CreateTimer)(ctx, period, callback, data) }
-}
-
-fn stop_timer(ctx: Ctx, timer: TimerId) {
-    let mut data: *mut c_void = null_mut();
-    // SAFETY: the timer belongs to this module. Only lease timers carry data: a boxed target.
-    if unsafe { api!(RedisModule_StopTimer)(ctx, timer, &mut data) } == OK && !data.is_null() {
-        // SAFETY: lease timers' data is a `Box<LeaseTarget>` (wake timers pass NULL).
-        drop(unsafe { Box::from_raw(data.cast::<LeaseTarget>()) });
-    }
-}
-
-type LeaseTarget = (i32, Rc<[u8]>);
-
-extern "C" fn on_lease_timer(ctx: Ctx, data: *mut c_void) {
-    // SAFETY: lease timers are created with a boxed `LeaseTarget`, released here once.
-    let target = unsafe { Box::from_raw(data.cast::<LeaseTarget>()) };
-    guarded("the lease timer", (), || {
-        let (db, key) = *target;
-        with(|r| {
-            if let Some(queue) = r.queues.get_mut(&db).and_then(|q| q.get_mut(&key)) {
-                queue.lease_timer = None;
-            }
-        });
-        crate::events::check(ctx, db, &key, true);
-    })
 }
 
 fn arm_wake_timer(ctx: Ctx, r: &mut Registry) {
@@ -289,7 +216,9 @@ fn arm_wake_timer(ctx: Ctx, r: &mut Registry) {
     };
     match r.wake_timer {
         Some((_, armed)) if armed <= next => return,
-        Some((timer, _)) => stop_timer(ctx, timer),
+        Some((timer, _)) => {
+            stop_timer(ctx, timer);
+        }
         None => {}
     }
     r.wake_timer = Some((
@@ -336,7 +265,7 @@ extern "C" fn on_timeout(ctx: Ctx, _argv: *mut RStr, _argc: c_int) -> c_int {
     guarded("a waiter's timeout", ERR, || {
         // SAFETY: a timeout callback's context carries its blocked client.
         let bc = unsafe { api!(RedisModule_GetBlockedClientHandle)(ctx) };
-        match remove(ctx, bc) {
+        match remove(bc) {
             Some(_) => {
                 stats::WAIT_TIMEOUTS.add();
                 // SAFETY: just taken out of the registry: this is its one UnblockClient,
@@ -352,9 +281,9 @@ extern "C" fn on_timeout(ctx: Ctx, _argv: *mut RStr, _argc: c_int) -> c_int {
     })
 }
 
-extern "C" fn on_disconnect(ctx: Ctx, bc: Bc) {
+extern "C" fn on_disconnect(_ctx: Ctx, bc: Bc) {
     guarded("a waiter's disconnect", (), || {
-        if remove(ctx, bc).is_some() {
+        if remove(bc).is_some() {
             // SAFETY: just taken out of the registry: this is its one UnblockClient.
             unsafe { api!(RedisModule_UnblockClient)(bc, null_mut()) };
         }

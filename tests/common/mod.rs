@@ -102,11 +102,16 @@ impl ServerBuilder {
         let replica = self
             .arg("replicaof", &format!("127.0.0.1 {}", master.port))
             .start();
-        let mut r = replica.conn();
+        let (mut r, mut m) = (replica.conn(), master.conn());
         wait_until("replica in sync", || {
             r.q("INFO replication")
                 .text()
                 .contains("master_link_status:up")
+        });
+        // The master counts the replica online only after its first ACK (FAILOVER needs that).
+        let me = format!("port={},state=online", replica.port);
+        wait_until("master sees the replica online", || {
+            m.q("INFO replication").text().contains(&me)
         });
         replica
     }
@@ -273,6 +278,24 @@ impl Server {
         self.launch();
     }
 
+    /// The server's process id, for signals (SIGSTOP/SIGCONT) from a test.
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().map(Child::id).expect("server running")
+    }
+
+    /// Sends a signal (`STOP`, `CONT`, ...) to the server process.
+    pub fn signal(&self, name: &str) {
+        signal(self.pid(), name);
+    }
+
+    /// Panics with the log if the server logged an assertion or a crash report.
+    pub fn assert_no_crash(&self) {
+        let log = self.log();
+        for sign in ["ASSERTION FAILED", "crashed by signal", "BUG REPORT"] {
+            assert!(!log.contains(sign), "{sign} in the server log:\n{log}");
+        }
+    }
+
     pub fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
             let _ = child.kill();
@@ -314,6 +337,15 @@ impl Drop for Server {
         }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// Sends signal `name` (`STOP`, `CONT`, `KILL`, ...) to process `pid`.
+pub fn signal(pid: u32, name: &str) {
+    let status = Command::new("kill")
+        .args([&format!("-{name}"), &pid.to_string()])
+        .status()
+        .expect("run kill");
+    assert!(status.success(), "kill -{name} {pid}");
 }
 
 /// Polls `cond` every few ms for up to 10 s; panics naming `what` if it never holds.
