@@ -78,6 +78,11 @@ required_api!(
     RedisModule_CreateTimer,
     RedisModule_StopTimer,
     RedisModule_AvoidReplicaTraffic,
+    RedisModule_GetClientId,
+    RedisModule_Call,
+    RedisModule_CallReplyType,
+    RedisModule_CallReplyStringPtr,
+    RedisModule_FreeCallReply,
     RedisModule_CreateCommand,
     RedisModule_GetCommand,
     RedisModule_SetCommandInfo,
@@ -211,4 +216,38 @@ pub fn stop_timer(ctx: Ctx, timer: TimerId) -> Option<*mut std::ffi::c_void> {
     let mut data: *mut std::ffi::c_void = std::ptr::null_mut();
     // SAFETY: the timer belongs to this module.
     (unsafe { api!(RedisModule_StopTimer)(ctx, timer, &mut data) } == OK).then_some(data)
+}
+
+/// Runs a three-word command plus one argument through `RedisModule_Call` (e.g. `CLIENT LIST
+/// ID 7`) and returns its reply if it is a string.
+pub fn call_text(ctx: Ctx, words: &[&std::ffi::CStr; 3], arg: &str) -> Option<String> {
+    let arg = std::ffi::CString::new(arg).ok()?;
+    // SAFETY: every string is NUL-terminated and lives across the call; the format names
+    // exactly the three C strings after the command name; the reply is freed below.
+    unsafe {
+        let reply = api!(RedisModule_Call)(
+            ctx,
+            words[0].as_ptr(),
+            c"ccc".as_ptr(),
+            words[1].as_ptr(),
+            words[2].as_ptr(),
+            arg.as_ptr(),
+        );
+        if reply.is_null() {
+            return None;
+        }
+        let text = (api!(RedisModule_CallReplyType)(reply)
+            == raw::REDISMODULE_REPLY_STRING as c_int)
+            .then(|| {
+                let mut len = 0usize;
+                let ptr = api!(RedisModule_CallReplyStringPtr)(reply, &mut len);
+                if ptr.is_null() {
+                    return String::new();
+                }
+                let bytes = std::slice::from_raw_parts(ptr.cast::<u8>(), len);
+                String::from_utf8_lossy(bytes).into_owned()
+            });
+        api!(RedisModule_FreeCallReply)(reply);
+        text
+    }
 }

@@ -1,7 +1,8 @@
 //! argv to typed requests. Pure: works on byte slices, so it is tested without Redis.
 
 use crate::error::{Error, Result};
-use crate::lock::TOKEN_FIELD;
+use crate::lifetime::retries::MAX_ID_LEN;
+use crate::lock::RESERVED_PREFIX;
 
 /// Leases and waits are capped at one year: anything longer is a unit mistake.
 pub const MAX_MS: i64 = 365 * 24 * 3600 * 1000;
@@ -13,59 +14,130 @@ pub enum Wait {
     Ms(i64),
 }
 
+/// Every option an RLOCK command may take; each command accepts a subset.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct AcquireOptions {
+pub struct Options<'a> {
     pub lease_ms: Option<i64>,
     pub wait: Option<Wait>,
+    /// `WATCHDOG`: the server renews the holding while this connection lives.
+    pub watchdog: bool,
+    /// `ID request-id`: a retry of the same call answers as the first did.
+    pub id: Option<&'a [u8]>,
+    pub max_hold_ms: Option<i64>,
+    /// `TOKEN t` (FORCERELEASE): only the holding with this token.
+    pub token: Option<i64>,
 }
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Opt {
+    Px,
+    Wait,
+    Watchdog,
+    Id,
+    MaxHold,
+    Token,
+}
+
+const OPTIONS: [(&str, Opt); 6] = [
+    ("PX", Opt::Px),
+    ("WAIT", Opt::Wait),
+    ("WATCHDOG", Opt::Watchdog),
+    ("ID", Opt::Id),
+    ("MAXHOLD", Opt::MaxHold),
+    ("TOKEN", Opt::Token),
+];
 
 pub fn owner(owner: &[u8]) -> Result<&[u8]> {
     if owner.is_empty() {
         Err(Error::EmptyOwner)
-    } else if owner == TOKEN_FIELD {
+    } else if owner.starts_with(RESERVED_PREFIX) {
         Err(Error::ReservedOwner)
     } else {
         Ok(owner)
     }
 }
 
-/// `[PX lease-ms] [WAIT timeout-ms]`, in any order, each at most once.
-pub fn acquire_options(args: &[&[u8]]) -> Result<AcquireOptions> {
-    let mut options = AcquireOptions::default();
-    let mut rest = args;
-    while let [name, tail @ ..] = rest {
-        if name.eq_ignore_ascii_case(b"PX") {
-            options.lease_ms = Some(once("PX", options.lease_ms, tail, 1)?);
-        } else if name.eq_ignore_ascii_case(b"WAIT") {
-            let previous = options.wait.map(|_| 0);
-            options.wait = Some(match once("WAIT", previous, tail, 0)? {
-                0 => Wait::Forever,
-                ms => Wait::Ms(ms),
-            });
-        } else {
-            return Err(Error::UnknownOption(
-                String::from_utf8_lossy(name).into_owned(),
-            ));
-        }
-        rest = &tail[1..];
-    }
-    Ok(options)
+/// `[PX lease-ms] [WAIT timeout-ms] [WATCHDOG] [ID request-id] [MAXHOLD ms]`
+pub fn acquire_options<'a>(args: &[&'a [u8]]) -> Result<Options<'a>> {
+    parse(
+        args,
+        &[Opt::Px, Opt::Wait, Opt::Watchdog, Opt::Id, Opt::MaxHold],
+    )
 }
 
-/// `[PX lease-ms]`.
-pub fn renew_options(args: &[&[u8]]) -> Result<Option<i64>> {
-    let mut lease = None;
+/// `[PX lease-ms] [WATCHDOG]`
+pub fn renew_options<'a>(args: &[&'a [u8]]) -> Result<Options<'a>> {
+    parse(args, &[Opt::Px, Opt::Watchdog])
+}
+
+/// `[ID request-id]`
+pub fn release_options<'a>(args: &[&'a [u8]]) -> Result<Options<'a>> {
+    parse(args, &[Opt::Id])
+}
+
+/// `[TOKEN token]`
+pub fn force_release_options<'a>(args: &[&'a [u8]]) -> Result<Options<'a>> {
+    parse(args, &[Opt::Token])
+}
+
+/// Options in any order, each at most once, only those in `allowed`.
+fn parse<'a>(args: &[&'a [u8]], allowed: &[Opt]) -> Result<Options<'a>> {
+    let mut o = Options::default();
     let mut rest = args;
     while let [name, tail @ ..] = rest {
-        if !name.eq_ignore_ascii_case(b"PX") {
-            return Err(Error::UnknownOption(
-                String::from_utf8_lossy(name).into_owned(),
-            ));
+        let opt = OPTIONS
+            .iter()
+            .find(|(n, opt)| name.eq_ignore_ascii_case(n.as_bytes()) && allowed.contains(opt))
+            .map(|(_, opt)| *opt)
+            .ok_or_else(|| Error::UnknownOption(String::from_utf8_lossy(name).into_owned()))?;
+        rest = tail;
+        match opt {
+            Opt::Px => o.lease_ms = Some(once("PX", o.lease_ms, tail, 1)?),
+            Opt::MaxHold => o.max_hold_ms = Some(once("MAXHOLD", o.max_hold_ms, tail, 1)?),
+            Opt::Wait => {
+                let previous = o.wait.map(|_| 0);
+                o.wait = Some(match once("WAIT", previous, tail, 0)? {
+                    0 => Wait::Forever,
+                    ms => Wait::Ms(ms),
+                });
+            }
+            Opt::Watchdog => {
+                if o.watchdog {
+                    return Err(Error::RepeatedOption { option: "WATCHDOG" });
+                }
+                o.watchdog = true;
+                continue; // a flag: no value to skip
+            }
+            Opt::Id => {
+                if o.id.is_some() {
+                    return Err(Error::RepeatedOption { option: "ID" });
+                }
+                let id = tail.first().ok_or(Error::MissingValue { option: "ID" })?;
+                if id.is_empty() || id.len() > MAX_ID_LEN {
+                    return Err(Error::BadRequestId);
+                }
+                o.id = Some(id);
+            }
+            Opt::Token => {
+                if o.token.is_some() {
+                    return Err(Error::RepeatedOption { option: "TOKEN" });
+                }
+                let value = tail
+                    .first()
+                    .ok_or(Error::MissingValue { option: "TOKEN" })?;
+                o.token = Some(integer("TOKEN", value)?);
+            }
         }
-        lease = Some(once("PX", lease, tail, 1)?);
         rest = &tail[1..];
     }
-    Ok(lease)
+    Ok(o)
+}
+
+fn integer(option: &'static str, value: &[u8]) -> Result<i64> {
+    std::str::from_utf8(value)
+        .ok()
+        .and_then(|s| s.parse::<i64>().ok())
+        .ok_or(Error::NotAnInteger { option })
 }
 
 /// The value after an option that may appear once, in milliseconds from `min` to `MAX_MS`.
@@ -74,10 +146,7 @@ fn once(option: &'static str, previous: Option<i64>, tail: &[&[u8]], min: i64) -
         return Err(Error::RepeatedOption { option });
     }
     let value = tail.first().ok_or(Error::MissingValue { option })?;
-    let ms = std::str::from_utf8(value)
-        .ok()
-        .and_then(|s| s.parse::<i64>().ok())
-        .ok_or(Error::NotAnInteger { option })?;
+    let ms = integer(option, value)?;
     if !(min..=MAX_MS).contains(&ms) {
         return Err(Error::OutOfRange {
             option,
@@ -99,26 +168,36 @@ mod tests {
     #[test]
     fn acquire_options_follow_the_table() {
         let ok = [
-            ("", AcquireOptions::default()),
+            ("", Options::default()),
             (
                 "PX 100",
-                AcquireOptions {
+                Options {
                     lease_ms: Some(100),
-                    wait: None,
+                    ..Options::default()
                 },
             ),
             (
                 "wait 0",
-                AcquireOptions {
-                    lease_ms: None,
+                Options {
                     wait: Some(Wait::Forever),
+                    ..Options::default()
                 },
             ),
             (
                 "WAIT 5 px 7",
-                AcquireOptions {
+                Options {
                     lease_ms: Some(7),
                     wait: Some(Wait::Ms(5)),
+                    ..Options::default()
+                },
+            ),
+            (
+                "watchdog ID req-1 maxhold 60000",
+                Options {
+                    watchdog: true,
+                    id: Some(b"req-1"),
+                    max_hold_ms: Some(60_000),
+                    ..Options::default()
                 },
             ),
         ];
@@ -146,16 +225,50 @@ mod tests {
             ("PX 1 PX 2", Error::RepeatedOption { option: "PX" }),
             ("WAIT 0 WAIT 0", Error::RepeatedOption { option: "WAIT" }),
             ("NX", Error::UnknownOption("NX".into())),
+            ("TOKEN 5", Error::UnknownOption("TOKEN".into())),
+            (
+                "WATCHDOG WATCHDOG",
+                Error::RepeatedOption { option: "WATCHDOG" },
+            ),
+            ("ID", Error::MissingValue { option: "ID" }),
+            ("ID a ID b", Error::RepeatedOption { option: "ID" }),
+            ("MAXHOLD 0", range("MAXHOLD", 1)),
+            ("MAXHOLD", Error::MissingValue { option: "MAXHOLD" }),
         ];
         for (input, expected) in bad {
             assert_eq!(acquire_options(&split(input)), Err(expected), "{input}");
         }
+        let long_id = format!("ID {}", "x".repeat(65));
+        assert_eq!(acquire_options(&split(&long_id)), Err(Error::BadRequestId));
     }
 
     #[test]
-    fn renew_takes_only_px() {
-        assert_eq!(renew_options(&split("")), Ok(None));
-        assert_eq!(renew_options(&split("px 9")), Ok(Some(9)));
+    fn renew_release_and_force_release_take_their_own_options() {
+        assert_eq!(renew_options(&split("")), Ok(Options::default()));
+        assert_eq!(
+            renew_options(&split("px 9")).map(|o| o.lease_ms),
+            Ok(Some(9))
+        );
+        assert_eq!(
+            renew_options(&split("WATCHDOG")).map(|o| o.watchdog),
+            Ok(true)
+        );
+        assert_eq!(
+            release_options(&split("ID r")).map(|o| o.id),
+            Ok(Some(&b"r"[..]))
+        );
+        assert_eq!(
+            release_options(&split("PX 5")),
+            Err(Error::UnknownOption("PX".into()))
+        );
+        assert_eq!(
+            force_release_options(&split("token 42")).map(|o| o.token),
+            Ok(Some(42))
+        );
+        assert_eq!(
+            force_release_options(&split("TOKEN x")),
+            Err(Error::NotAnInteger { option: "TOKEN" })
+        );
         assert_eq!(
             renew_options(&split("WAIT 9")),
             Err(Error::UnknownOption("WAIT".into()))
@@ -171,5 +284,7 @@ mod tests {
         assert_eq!(owner(b"a:1"), Ok(&b"a:1"[..]));
         assert_eq!(owner(b""), Err(Error::EmptyOwner));
         assert_eq!(owner(b"rlock:token"), Err(Error::ReservedOwner));
+        assert_eq!(owner(b"rlock:ids"), Err(Error::ReservedOwner));
+        assert_eq!(owner(b"rlockx"), Ok(&b"rlockx"[..]));
     }
 }

@@ -1,15 +1,16 @@
 //! The RLOCK commands: parse, apply to the lock, reply. Writes replicate from `store`.
 
-use crate::api::{api, bytes, guarded, now_ms, Ctx, RStr};
-use crate::args::{self, AcquireOptions};
+use crate::api::{api, bytes, context_flags, guarded, now_ms, Ctx, OwnedStr, RStr};
+use crate::args;
 use crate::config;
 use crate::error::{Error, Result};
-use crate::grants::{self, observe_token, selected_db};
-use crate::lock::{self, Acquire, Release, View};
+use crate::grants::{self, grant_fresh, observe_token, selected_db};
+use crate::lifetime::{self, retries::Kind};
+use crate::lock::{self, lease_end, Acquire, Release, View};
 use crate::stats;
-use crate::store::{Holder, LockKey};
-use crate::upkeep::{hand_over, serve_queue_if_free, watch_lease};
-use crate::waiters;
+use crate::store::{Extra, Holder, LockKey};
+use crate::upkeep::{arm_renewals, hand_over, serve_queue_if_free, watch_lease};
+use crate::waiters::{self, Ask, Request};
 use redis_module::raw;
 use std::os::raw::{c_int, c_long};
 
@@ -22,6 +23,10 @@ enum Reply {
         holder: Holder,
         ttl: i64,
         waiters: usize,
+        /// ms since the holding was granted; None for a Redisson-protocol lock.
+        held: Option<i64>,
+        /// The client id the holding is bound to.
+        watchdog: Option<u64>,
     },
 }
 
@@ -41,7 +46,9 @@ fn run(ctx: Ctx, argv: *mut RStr, argc: c_int, handler: Handler) -> c_int {
                 holder,
                 ttl,
                 waiters,
-            }) => reply_info(ctx, holder, ttl, waiters),
+                held,
+                watchdog,
+            }) => reply_info(ctx, holder, ttl, waiters, held, watchdog),
             Err(Error::WrongArity) => api!(RedisModule_WrongArity)(ctx),
             Err(e) => api!(RedisModule_ReplyWithError)(ctx, e.to_cstring().as_ptr()),
         }
@@ -49,12 +56,23 @@ fn run(ctx: Ctx, argv: *mut RStr, argc: c_int, handler: Handler) -> c_int {
 }
 
 /// A map in RESP3, a flat field/value array in RESP2.
-unsafe fn reply_info(ctx: Ctx, holder: Holder, ttl: i64, waiters: usize) -> c_int {
+unsafe fn reply_info(
+    ctx: Ctx,
+    holder: Holder,
+    ttl: i64,
+    waiters: usize,
+    held: Option<i64>,
+    watchdog: Option<u64>,
+) -> c_int {
     unsafe {
         let field = |name: &str| {
             api!(RedisModule_ReplyWithStringBuffer)(ctx, name.as_ptr().cast(), name.len());
         };
-        api!(RedisModule_ReplyWithMap)(ctx, 5 as c_long);
+        let int_or_nil = |n: Option<i64>| match n {
+            Some(n) => api!(RedisModule_ReplyWithLongLong)(ctx, n),
+            None => api!(RedisModule_ReplyWithNull)(ctx),
+        };
+        api!(RedisModule_ReplyWithMap)(ctx, 7 as c_long);
         field("owner");
         api!(RedisModule_ReplyWithStringBuffer)(
             ctx,
@@ -66,18 +84,19 @@ unsafe fn reply_info(ctx: Ctx, holder: Holder, ttl: i64, waiters: usize) -> c_in
         field("ttl");
         api!(RedisModule_ReplyWithLongLong)(ctx, ttl);
         field("token");
-        match holder.token {
-            Some(token) => api!(RedisModule_ReplyWithLongLong)(ctx, token),
-            None => api!(RedisModule_ReplyWithNull)(ctx),
-        };
+        int_or_nil(holder.token);
         field("waiters");
-        api!(RedisModule_ReplyWithLongLong)(ctx, waiters as i64)
+        api!(RedisModule_ReplyWithLongLong)(ctx, waiters as i64);
+        field("held");
+        int_or_nil(held);
+        field("watchdog");
+        int_or_nil(watchdog.map(|id| id as i64))
     }
 }
 
 /// Parses the options with their bytes on the stack for the usual short argument lists.
-fn with_bytes<R>(args: &[RStr], parse: impl FnOnce(&[&[u8]]) -> R) -> R {
-    let mut buf: [&[u8]; 4] = [&[]; 4];
+fn with_bytes<'a, R>(args: &[RStr], parse: impl FnOnce(&[&'a [u8]]) -> R) -> R {
+    let mut buf: [&[u8]; 10] = [&[]; 10];
     if args.len() <= buf.len() {
         for (slot, arg) in buf.iter_mut().zip(args) {
             *slot = bytes(*arg);
@@ -89,12 +108,29 @@ fn with_bytes<R>(args: &[RStr], parse: impl FnOnce(&[&[u8]]) -> R) -> R {
 }
 
 fn may_block(ctx: Ctx) -> bool {
-    let flags = crate::api::context_flags(ctx);
     let no_block = raw::REDISMODULE_CTX_FLAGS_DENY_BLOCKING
         | raw::REDISMODULE_CTX_FLAGS_MULTI
         | raw::REDISMODULE_CTX_FLAGS_LUA
         | raw::REDISMODULE_CTX_FLAGS_REPLICATED;
-    flags & no_block == 0
+    context_flags(ctx) & no_block == 0
+}
+
+/// The connection a `WATCHDOG` call binds to: the client itself, also inside MULTI. None
+/// where there is no such connection to watch (a replicated or AOF command); scripts are
+/// refused earlier, with an error.
+fn watchdog_client(ctx: Ctx, watchdog: bool) -> Result<Option<u64>> {
+    if !watchdog {
+        return Ok(None);
+    }
+    let flags = context_flags(ctx);
+    if flags & raw::REDISMODULE_CTX_FLAGS_LUA != 0 {
+        return Err(Error::WatchdogInScript);
+    }
+    if flags & (raw::REDISMODULE_CTX_FLAGS_REPLICATED | raw::REDISMODULE_CTX_FLAGS_LOADING) != 0 {
+        return Ok(None);
+    }
+    // SAFETY: `ctx` is the live context of the command.
+    Ok(Some(unsafe { api!(RedisModule_GetClientId)(ctx) }))
 }
 
 /// Opens the lock for a write command, serving its queue first if the lock is free.
@@ -114,22 +150,49 @@ fn view(lock: &LockKey, owner: RStr) -> Result<View> {
     Ok(view)
 }
 
-/// `RLOCK.ACQUIRE key owner [PX lease-ms] [WAIT timeout-ms]`
+/// `ids` with one more call remembered, encoded for the hash.
+fn remembered(lock: &LockKey, kind: Kind, id: &[u8], value: i64) -> Vec<u8> {
+    let mut ids = lock.ids();
+    ids.remember(kind, id, value, now_ms(), config::retry_window_ms());
+    ids.encode()
+}
+
+/// `RLOCK.ACQUIRE key owner [PX lease-ms] [WAIT timeout-ms] [WATCHDOG] [ID id] [MAXHOLD ms]`
 fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     let [_, key, owner, options @ ..] = argv else {
         return Err(Error::WrongArity);
     };
     args::owner(bytes(*owner))?;
-    let AcquireOptions { lease_ms, wait } = with_bytes(options, args::acquire_options)?;
-    let lease_ms = lease_ms.unwrap_or_else(config::default_lease_ms);
+    let o = with_bytes(options, args::acquire_options)?;
+    let bind_to = watchdog_client(ctx, o.watchdog)?;
+    let request = Request {
+        owner: *owner,
+        lease_ms: o.lease_ms.unwrap_or_else(config::default_lease_ms),
+        bind_to,
+        id: o.id,
+        max_hold_ms: o.max_hold_ms,
+    };
     let (mut lock, db) = open_for_write(ctx, *key)?;
     let view = view(&lock, *owner)?;
+    if let (
+        Some(id),
+        View::Mine {
+            token: Some(token), ..
+        },
+    ) = (o.id, view)
+    {
+        if lock.ids().find(Kind::Acquire, id) == Some(token) {
+            stats::RETRIES_ANSWERED.add();
+            return Ok(Reply::Int(token));
+        }
+    }
     let decision = grants::with_token_clock(|clock, now_us| lock::acquire(view, clock, now_us));
-    let expire_at = now_ms() + lease_ms;
     match decision {
         Acquire::Fresh { token } => {
-            lock.grant(*owner, token, expire_at);
-            stats::ACQUISITIONS.add();
+            grant_fresh(&mut lock, db, &request, token);
+            if bind_to.is_some() {
+                arm_renewals(ctx);
+            }
             Ok(Reply::Int(token))
         }
         Acquire::Reentry {
@@ -137,8 +200,30 @@ fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
             token,
             new_token,
         } => {
-            lock.set_holds(*owner, holds, new_token.then_some(token));
+            let ids = o.id.map(|id| remembered(&lock, Kind::Acquire, id, token));
+            let extra = Extra {
+                token: new_token.then_some(token),
+                ids: ids.as_deref(),
+                cap: None,
+            };
+            lock.set_holds(*owner, holds, extra);
+            let expire_at = lease_end(now_ms(), request.lease_ms, lock.cap());
             lock.set_expire_at(expire_at);
+            if let Some(client) = bind_to {
+                // Binds a holding taken without WATCHDOG; never moves a binding (RENEW does).
+                let bound = lifetime::with_watchdog(|w| w.get(&(db, bytes(*key).into())).is_some());
+                if !bound {
+                    grants::bind(
+                        db,
+                        bytes(*key),
+                        bytes(*owner),
+                        Some(token),
+                        client,
+                        request.lease_ms,
+                    );
+                    arm_renewals(ctx);
+                }
+            }
             watch_lease(ctx, db, bytes(*key), Some(expire_at));
             stats::REENTRIES.add();
             Ok(Reply::Int(token))
@@ -146,12 +231,20 @@ fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
         Acquire::Overflow => Err(Error::HoldsOverflow),
         Acquire::Busy => {
             stats::CONTENDED.add();
-            match wait {
+            match o.wait {
                 Some(wait) if may_block(ctx) => {
                     if !crate::events::ensure_keyspace_subscription(ctx) {
                         return Err(Error::Internal);
                     }
-                    waiters::block(ctx, db, bytes(*key), *owner, lease_ms, wait);
+                    let ask = Ask {
+                        owner: OwnedStr::hold(*owner),
+                        lease_ms: request.lease_ms,
+                        client: bind_to.unwrap_or(0),
+                        watchdog: bind_to.is_some(),
+                        id: o.id.map(Box::from),
+                        max_hold_ms: o.max_hold_ms,
+                    };
+                    waiters::block(ctx, db, bytes(*key), ask, wait);
                     watch_lease(ctx, db, bytes(*key), lock.expire_at());
                     Ok(Reply::Blocked)
                 }
@@ -161,60 +254,107 @@ fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     }
 }
 
-/// `RLOCK.RELEASE key owner`
+/// `RLOCK.RELEASE key owner [ID request-id]`
 fn release(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
-    let [_, key, owner] = argv else {
+    let [_, key, owner, options @ ..] = argv else {
         return Err(Error::WrongArity);
     };
     args::owner(bytes(*owner))?;
+    let o = with_bytes(options, args::release_options)?;
     let (mut lock, db) = open_for_write(ctx, *key)?;
-    match lock::release(view(&lock, *owner)?) {
+    let call = o.id.map(|id| {
+        (
+            db,
+            bytes(*key).to_vec(),
+            bytes(*owner).to_vec(),
+            id.to_vec(),
+        )
+    });
+    if let Some(call) = &call {
+        if lifetime::with_released(|r| r.contains(call, now_ms())) {
+            stats::RETRIES_ANSWERED.add();
+            return Ok(Reply::Int(0));
+        }
+    }
+    let view = view(&lock, *owner)?;
+    if let (Some(id), View::Mine { .. }) = (o.id, view) {
+        if let Some(remaining) = lock.ids().find(Kind::Release, id) {
+            stats::RETRIES_ANSWERED.add();
+            return Ok(Reply::Int(remaining));
+        }
+    }
+    match lock::release(view) {
         Release::NotHolder => Ok(Reply::Null),
         Release::Partial { remaining } => {
-            lock.set_holds(*owner, remaining, None);
+            let ids =
+                o.id.map(|id| remembered(&lock, Kind::Release, id, remaining));
+            let extra = Extra {
+                ids: ids.as_deref(),
+                ..Extra::default()
+            };
+            lock.set_holds(*owner, remaining, extra);
             Ok(Reply::Int(remaining))
         }
         Release::Full => {
             lock.delete();
             stats::RELEASES.add();
+            if let Some(call) = call {
+                let window = config::retry_window_ms();
+                lifetime::with_released(|r| r.remember(call, now_ms(), window));
+            }
             hand_over(ctx, &mut lock, db);
             Ok(Reply::Int(0))
         }
     }
 }
 
-/// `RLOCK.RENEW key owner [PX lease-ms]`
+/// `RLOCK.RENEW key owner [PX lease-ms] [WATCHDOG]`
 fn renew(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     let [_, key, owner, options @ ..] = argv else {
         return Err(Error::WrongArity);
     };
     args::owner(bytes(*owner))?;
-    let lease_ms =
-        with_bytes(options, args::renew_options)?.unwrap_or_else(config::default_lease_ms);
+    let o = with_bytes(options, args::renew_options)?;
+    let bind_to = watchdog_client(ctx, o.watchdog)?;
+    let lease_ms = o.lease_ms.unwrap_or_else(config::default_lease_ms);
     let (mut lock, db) = open_for_write(ctx, *key)?;
-    match view(&lock, *owner)? {
-        View::Mine { .. } => {
-            let expire_at = now_ms() + lease_ms;
-            lock.set_expire_at(expire_at);
-            watch_lease(ctx, db, bytes(*key), Some(expire_at));
-            Ok(Reply::Int(1))
+    let View::Mine { token, .. } = view(&lock, *owner)? else {
+        return Ok(Reply::Int(0));
+    };
+    let expire_at = lease_end(now_ms(), lease_ms, lock.cap());
+    lock.set_expire_at(expire_at);
+    let name = bytes(*key);
+    match bind_to {
+        Some(client) => {
+            grants::bind(db, name, bytes(*owner), token, client, lease_ms);
+            arm_renewals(ctx);
         }
-        View::Free | View::Theirs => Ok(Reply::Int(0)),
+        None if o.lease_ms.is_some() => {
+            lifetime::with_watchdog(|w| w.set_lease(&(db, name.into()), lease_ms));
+        }
+        None => {}
     }
+    watch_lease(ctx, db, name, Some(expire_at));
+    Ok(Reply::Int(1))
 }
 
-/// `RLOCK.FORCERELEASE key`
+/// `RLOCK.FORCERELEASE key [TOKEN token]`
 fn force_release(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
-    let [_, key] = argv else {
+    let [_, key, options @ ..] = argv else {
         return Err(Error::WrongArity);
     };
+    let o = with_bytes(options, args::force_release_options)?;
     let mut lock = LockKey::open(ctx, *key, true)?;
     let db = selected_db(ctx);
     if lock.is_free() {
         serve_queue_if_free(ctx, &mut lock, db);
         return Ok(Reply::Int(0));
     }
-    observe_token(lock.token());
+    let token = lock.token();
+    if o.token.is_some_and(|wanted| token != Some(wanted)) {
+        return Ok(Reply::Int(0));
+    }
+    observe_token(token);
     lock.delete();
     stats::FORCE_RELEASES.add();
     hand_over(ctx, &mut lock, db);
@@ -230,12 +370,22 @@ fn info(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     let Some(holder) = lock.holder() else {
         return Ok(Reply::Null);
     };
-    let ttl = lock.expire_at().map_or(-1, |at| (at - now_ms()).max(0));
-    let waiters = waiters::count(selected_db(ctx), bytes(*key));
+    let now = now_ms();
+    let ttl = lock.expire_at().map_or(-1, |at| (at - now).max(0));
+    let db = selected_db(ctx);
+    let waiters = waiters::count(db, bytes(*key));
+    let held = holder.token.map(|token| lock::held_ms(token, now));
+    let watchdog = lifetime::with_watchdog(|w| {
+        w.get(&(db, bytes(*key).into()))
+            .filter(|b| *b.owner == *holder.owner && b.token == holder.token)
+            .map(|b| b.client)
+    });
     Ok(Reply::Info {
         holder,
         ttl,
         waiters,
+        held,
+        watchdog,
     })
 }
 

@@ -1,5 +1,5 @@
-//! Module configuration: `rlock.default-lease-ms` and `rlock.redisson-publish`, settable as
-//! module arguments, in redis.conf, on the command line and with CONFIG SET.
+//! Module configuration (`rlock.*`), settable as module arguments, in redis.conf, on the
+//! command line and with CONFIG SET.
 
 use crate::args::MAX_MS;
 use redis_module::configuration::{
@@ -10,9 +10,36 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
 static DEFAULT_LEASE_MS: AtomicI64 = AtomicI64::new(30_000);
 static REDISSON_PUBLISH: AtomicBool = AtomicBool::new(true);
+static WATCHDOG_IDLE_MS: AtomicI64 = AtomicI64::new(30_000);
+static RETRY_WINDOW_MS: AtomicI64 = AtomicI64::new(60_000);
+static MAX_HOLD_MS: AtomicI64 = AtomicI64::new(0);
+
+/// The millisecond settings: (name, value, default, min).
+const MS_SETTINGS: [(&str, &AtomicI64, i64, i64); 4] = [
+    ("default-lease-ms", &DEFAULT_LEASE_MS, 30_000, 1),
+    ("watchdog-idle-ms", &WATCHDOG_IDLE_MS, 30_000, 0),
+    ("retry-window-ms", &RETRY_WINDOW_MS, 60_000, 1),
+    ("max-hold-ms", &MAX_HOLD_MS, 0, 0),
+];
 
 pub fn default_lease_ms() -> i64 {
     DEFAULT_LEASE_MS.load(Ordering::Relaxed)
+}
+
+/// A watchdog lock whose connection sent nothing for this long is no longer renewed (0: no
+/// bound).
+pub fn watchdog_idle_ms() -> i64 {
+    WATCHDOG_IDLE_MS.load(Ordering::Relaxed)
+}
+
+/// How long a call with a request id is remembered.
+pub fn retry_window_ms() -> i64 {
+    RETRY_WINDOW_MS.load(Ordering::Relaxed)
+}
+
+/// The hold cap for holdings whose acquire gave no `MAXHOLD` (0: none).
+pub fn max_hold_ms() -> Option<i64> {
+    Some(MAX_HOLD_MS.load(Ordering::Relaxed)).filter(|&ms| ms > 0)
 }
 
 pub fn redisson_publish() -> bool {
@@ -21,7 +48,8 @@ pub fn redisson_publish() -> bool {
 
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct LoadArgs {
-    pub default_lease_ms: Option<i64>,
+    /// Values for `MS_SETTINGS`, by name.
+    pub ms: Vec<(&'static str, i64)>,
     pub redisson_publish: Option<bool>,
 }
 
@@ -35,15 +63,17 @@ pub fn parse_load_args(args: &[&[u8]]) -> Result<LoadArgs, String> {
             .get(1)
             .map(|v| String::from_utf8_lossy(v).to_ascii_lowercase())
             .ok_or_else(|| format!("module argument {name} needs a value"))?;
-        match name.trim_start_matches("rlock.") {
-            "default-lease-ms" => {
-                let ms = value
-                    .parse::<i64>()
-                    .ok()
-                    .filter(|ms| (1..=MAX_MS).contains(ms))
-                    .ok_or_else(|| format!("default-lease-ms must be 1..{MAX_MS}, not {value}"))?;
-                parsed.default_lease_ms = Some(ms);
-            }
+        let name = name.trim_start_matches("rlock.");
+        if let Some((setting, _, _, min)) = MS_SETTINGS.iter().find(|(n, ..)| *n == name) {
+            let ms = value
+                .parse::<i64>()
+                .ok()
+                .filter(|ms| (*min..=MAX_MS).contains(ms))
+                .ok_or_else(|| format!("{setting} must be {min}..{MAX_MS}, not {value}"))?;
+            parsed.ms.push((setting, ms));
+            continue;
+        }
+        match name {
             "redisson-publish" => {
                 parsed.redisson_publish = Some(match value.as_str() {
                     "yes" => true,
@@ -61,16 +91,24 @@ pub fn parse_load_args(args: &[&[u8]]) -> Result<LoadArgs, String> {
 pub fn register(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
     let raw: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
     let load = parse_load_args(&raw)?;
-    register_i64_configuration(
-        ctx,
-        "default-lease-ms",
-        &DEFAULT_LEASE_MS,
-        load.default_lease_ms.unwrap_or(30_000),
-        1,
-        MAX_MS,
-        ConfigurationFlags::DEFAULT,
-        None,
-    );
+    for (name, value, default, min) in MS_SETTINGS {
+        let given = load
+            .ms
+            .iter()
+            .rev()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| *v);
+        register_i64_configuration(
+            ctx,
+            name,
+            value,
+            given.unwrap_or(default),
+            min,
+            MAX_MS,
+            ConfigurationFlags::DEFAULT,
+            None,
+        );
+    }
     register_bool_configuration(
         ctx,
         "redisson-publish",
@@ -125,7 +163,7 @@ mod tests {
         assert_eq!(
             parse_load_args(&args),
             Ok(LoadArgs {
-                default_lease_ms: Some(500),
+                ms: vec![("default-lease-ms", 500)],
                 redisson_publish: Some(false)
             })
         );
@@ -138,6 +176,8 @@ mod tests {
             vec![&b"default-lease-ms"[..], b"0"],
             vec![&b"redisson-publish"[..], b"maybe"],
             vec![&b"colour"[..], b"red"],
+            vec![&b"watchdog-idle-ms"[..], b"-1"],
+            vec![&b"retry-window-ms"[..], b"0"],
         ] {
             assert!(parse_load_args(&bad).is_err(), "{bad:?}");
         }

@@ -21,6 +21,10 @@ enum Arg {
     Owner,
     /// An optional `TOKEN integer` pair.
     Option(&'static CStr, &'static CStr),
+    /// An optional `TOKEN string` pair.
+    Text(&'static CStr, &'static CStr),
+    /// An optional bare token.
+    Flag(&'static CStr),
 }
 
 struct Doc {
@@ -39,35 +43,43 @@ const DOCS: [Doc; 5] = [
         complexity: c"O(1)",
         arity: -3,
         writes: true,
-        args: &[Arg::Key, Arg::Owner, Arg::Option(c"PX", c"lease-ms"), Arg::Option(c"WAIT", c"timeout-ms")],
+        args: &[
+            Arg::Key,
+            Arg::Owner,
+            Arg::Option(c"PX", c"lease-ms"),
+            Arg::Option(c"WAIT", c"timeout-ms"),
+            Arg::Flag(c"WATCHDOG"),
+            Arg::Text(c"ID", c"request-id"),
+            Arg::Option(c"MAXHOLD", c"max-hold-ms"),
+        ],
     },
     Doc {
         name: c"rlock.release",
         summary: c"Drops one hold; replies the holds left (0: released or handed to the next waiter), nil if not the holder.",
         complexity: c"O(1)",
-        arity: 3,
+        arity: -3,
         writes: true,
-        args: &[Arg::Key, Arg::Owner],
+        args: &[Arg::Key, Arg::Owner, Arg::Text(c"ID", c"request-id")],
     },
     Doc {
         name: c"rlock.renew",
-        summary: c"Resets the holder's lease; replies 1, or 0 when the owner does not hold the lock.",
+        summary: c"Resets the holder's lease (WATCHDOG: binds it to this connection); replies 1, or 0 when the owner does not hold the lock.",
         complexity: c"O(1)",
         arity: -3,
         writes: true,
-        args: &[Arg::Key, Arg::Owner, Arg::Option(c"PX", c"lease-ms")],
+        args: &[Arg::Key, Arg::Owner, Arg::Option(c"PX", c"lease-ms"), Arg::Flag(c"WATCHDOG")],
     },
     Doc {
         name: c"rlock.forcerelease",
-        summary: c"Removes the lock whoever holds it; replies 1 if a lock was removed, else 0.",
+        summary: c"Removes the lock whoever holds it (TOKEN: only that holding); replies 1 if a lock was removed, else 0.",
         complexity: c"O(1)",
-        arity: 2,
+        arity: -2,
         writes: true,
-        args: &[Arg::Key],
+        args: &[Arg::Key, Arg::Option(c"TOKEN", c"token")],
     },
     Doc {
         name: c"rlock.info",
-        summary: c"Replies the lock's owner, holds, ttl, token and waiters, or nil when not locked.",
+        summary: c"Replies the lock's owner, holds, ttl, token, waiters, held time and watchdog client, or nil when not locked.",
         complexity: c"O(1)",
         arity: 2,
         writes: false,
@@ -93,6 +105,18 @@ fn raw_arg(arg: Arg) -> raw::RedisModuleCommandArg {
             out.name = name.as_ptr();
             out.token = token.as_ptr();
             out.type_ = raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_INTEGER;
+            out.flags = raw::REDISMODULE_CMD_ARG_OPTIONAL as c_int;
+        }
+        Arg::Text(token, name) => {
+            out.name = name.as_ptr();
+            out.token = token.as_ptr();
+            out.type_ = raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_STRING;
+            out.flags = raw::REDISMODULE_CMD_ARG_OPTIONAL as c_int;
+        }
+        Arg::Flag(token) => {
+            out.name = token.as_ptr();
+            out.token = token.as_ptr();
+            out.type_ = raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_PURE_TOKEN;
             out.flags = raw::REDISMODULE_CMD_ARG_OPTIONAL as c_int;
         }
     }

@@ -23,6 +23,9 @@ pub enum Error {
     UnknownOption(String),
     EmptyOwner,
     ReservedOwner,
+    BadRequestId,
+    /// `WATCHDOG` from a Lua script: there is no connection to bind to.
+    WatchdogInScript,
     /// The hash at the key has a hold count that is not an integer: not a lock we understand.
     CorruptHolds,
     HoldsOverflow,
@@ -52,7 +55,14 @@ impl fmt::Display for Error {
             Error::RepeatedOption { option } => write!(f, "ERR {option} given more than once"),
             Error::UnknownOption(name) => write!(f, "ERR unknown option '{name}'"),
             Error::EmptyOwner => write!(f, "ERR owner must not be empty"),
-            Error::ReservedOwner => write!(f, "ERR owner 'rlock:token' is reserved by rlock"),
+            Error::ReservedOwner => {
+                write!(f, "ERR owners starting with 'rlock:' are reserved by rlock")
+            }
+            Error::BadRequestId => write!(f, "ERR ID must be 1 to 64 bytes"),
+            Error::WatchdogInScript => write!(
+                f,
+                "ERR WATCHDOG is not allowed in scripts: a script has no connection to bind to"
+            ),
             Error::CorruptHolds => {
                 write!(
                     f,

@@ -3,6 +3,7 @@
 
 use crate::api::{api, bytes, guarded, is_writable_master, Ctx, RStr, OK};
 use crate::grants::selected_db;
+use crate::lifetime;
 use crate::upkeep;
 use crate::waiters;
 use redis_module::raw;
@@ -12,15 +13,58 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 static KEYSPACE_SUBSCRIBED: AtomicBool = AtomicBool::new(false);
 
-/// Subscribes to flush events. Call last in OnLoad: nothing may fail after it (a module that
-/// fails to load keeps its subscriptions on 7.0, and the next event would crash the server).
-pub fn subscribe_flush(ctx: Ctx) -> bool {
-    let flush = raw::RedisModuleEvent {
-        id: raw::REDISMODULE_EVENT_FLUSHDB,
-        dataver: 1,
-    };
-    // SAFETY: called from OnLoad with the load context; the callback lives as long as the module.
-    unsafe { api!(RedisModule_SubscribeToServerEvent)(ctx, flush, Some(on_flush)) == OK }
+/// Subscribes to flush, client-change and role-change events. Call last in OnLoad: nothing
+/// may fail after it (a module that fails to load keeps its subscriptions on 7.0, and the next
+/// event would crash the server).
+pub fn subscribe_server_events(ctx: Ctx) -> bool {
+    let events: [(u64, raw::RedisModuleEventCallback); 3] = [
+        (raw::REDISMODULE_EVENT_FLUSHDB as u64, Some(on_flush)),
+        (
+            raw::REDISMODULE_EVENT_CLIENT_CHANGE as u64,
+            Some(on_client_change),
+        ),
+        (
+            raw::REDISMODULE_EVENT_REPLICATION_ROLE_CHANGED as u64,
+            Some(on_role_change),
+        ),
+    ];
+    events.into_iter().all(|(id, callback)| {
+        let event = raw::RedisModuleEvent { id, dataver: 1 };
+        // SAFETY: called from OnLoad with the load context; callbacks live as long as the module.
+        unsafe { api!(RedisModule_SubscribeToServerEvent)(ctx, event, callback) == OK }
+    })
+}
+
+/// A connection closed: the watchdog holdings bound to it end.
+extern "C" fn on_client_change(
+    ctx: Ctx,
+    _event: raw::RedisModuleEvent,
+    subevent: u64,
+    data: *mut c_void,
+) {
+    guarded("a client event", (), || {
+        if subevent != raw::REDISMODULE_SUBEVENT_CLIENT_CHANGE_DISCONNECTED as u64 {
+            return;
+        }
+        // SAFETY: client-change events carry a RedisModuleClientInfo (version 1).
+        let client = unsafe { (*data.cast::<raw::RedisModuleClientInfo>()).id };
+        if lifetime::with_watchdog(|w| w.has_client(client)) {
+            upkeep::client_closed(ctx, client);
+        }
+    })
+}
+
+extern "C" fn on_role_change(
+    ctx: Ctx,
+    _event: raw::RedisModuleEvent,
+    subevent: u64,
+    _data: *mut c_void,
+) {
+    guarded("a role change", (), || {
+        if subevent == raw::REDISMODULE_EVENT_REPLROLECHANGED_NOW_REPLICA as u64 {
+            upkeep::turned_replica(ctx);
+        }
+    })
 }
 
 /// Subscribes to keyspace events when the first client is about to wait: a server that never

@@ -3,11 +3,14 @@
 
 use crate::api::{api, bytes, now_ms, now_us, Ctx, OwnedStr};
 use crate::config;
-use crate::lock::TokenClock;
+use crate::lifetime::retries::{Kind, Memory};
+use crate::lifetime::with_watchdog;
+use crate::lock::{lease_end, TokenClock};
 use crate::stats;
-use crate::store::LockKey;
-use crate::waiters::{self, Outcome};
+use crate::store::{Extra, LockKey};
+use crate::waiters::{self, Outcome, Request};
 use std::cell::RefCell;
+use std::rc::Rc;
 
 thread_local! {
     static TOKENS: RefCell<TokenClock> = RefCell::default();
@@ -37,17 +40,60 @@ pub fn selected_db(ctx: Ctx) -> i32 {
 pub fn grant_next(lock: &mut LockKey, db: i32) -> Option<i64> {
     let (bc, waiter) = waiters::pop_next(db, bytes(lock.name()))?;
     let token = issue_token();
-    let expire_at = now_ms() + waiter.lease_ms;
-    lock.grant(waiter.owner.0, token, expire_at);
+    let expire_at = grant_fresh(lock, db, &waiter.ask.request(), token);
     waiters::deliver(bc, Outcome::Granted(token));
-    stats::ACQUISITIONS.add();
     stats::HANDOFFS.add();
     Some(expire_at)
+}
+
+/// Writes a new holding for `ask` with `token` into a free lock: its hold cap, the request
+/// id it remembers, and its watchdog binding. Returns the lease end.
+pub fn grant_fresh(lock: &mut LockKey, db: i32, ask: &Request, token: i64) -> i64 {
+    let now = now_ms();
+    let cap = ask
+        .max_hold_ms
+        .or_else(config::max_hold_ms)
+        .map(|ms| now + ms);
+    let ids = ask.id.map(|id| {
+        let mut memory = Memory::default();
+        memory.remember(Kind::Acquire, id, token, now, config::retry_window_ms());
+        memory.encode()
+    });
+    let expire_at = lease_end(now, ask.lease_ms, cap);
+    let extra = Extra {
+        token: Some(token),
+        ids: ids.as_deref(),
+        cap,
+    };
+    lock.grant(ask.owner, extra, expire_at);
+    let key = bytes(lock.name());
+    unbind(db, key);
+    if let Some(client) = ask.bind_to {
+        bind(db, key, bytes(ask.owner), Some(token), client, ask.lease_ms);
+    }
+    stats::ACQUISITIONS.add();
+    expire_at
+}
+
+/// Binds the holding (`owner`, `token`) of the lock at `key` to connection `client`.
+pub fn bind(db: i32, key: &[u8], owner: &[u8], token: Option<i64>, client: u64, lease_ms: i64) {
+    let (lock, owner) = ((db, Rc::from(key)), Rc::from(owner));
+    with_watchdog(|w| w.bind(lock, owner, token, client, lease_ms, now_ms()));
+}
+
+/// Ends the lock's watchdog binding, if it has one (free when no lock is bound at all).
+pub fn unbind(db: i32, key: &[u8]) {
+    with_watchdog(|w| {
+        if w.len() > 0 {
+            w.unbind(&(db, Rc::from(key)));
+        }
+    });
 }
 
 /// After a full release: the next waiter gets the lock (its lease end is returned), or, with
 /// nobody queued, Redisson clients are told it is free on their unlock channel.
 pub fn hand_over_or_announce(ctx: Ctx, lock: &mut LockKey, db: i32) -> Option<i64> {
+    unbind(db, bytes(lock.name()));
     let granted = grant_next(lock, db);
     if granted.is_none() && config::redisson_publish() {
         publish_unlock(ctx, bytes(lock.name()));

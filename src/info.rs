@@ -1,6 +1,7 @@
 //! The `INFO rlock` section (shown as `rlock_stats`).
 
 use crate::api::{api, guarded, Ctx, OK};
+use crate::lifetime::{with_released, with_watchdog};
 use crate::{stats, waiters};
 use redis_module::raw;
 use std::os::raw::c_int;
@@ -15,7 +16,7 @@ pub fn register(ctx: Ctx) -> Result<(), String> {
 
 extern "C" fn on_info(ictx: *mut raw::RedisModuleInfoCtx, _for_crash_report: c_int) {
     guarded("INFO", (), || {
-        let fields: [(&std::ffi::CStr, u64); 11] = [
+        let fields: [(&std::ffi::CStr, u64); 17] = [
             (c"acquisitions", stats::ACQUISITIONS.get()),
             (c"reentries", stats::REENTRIES.get()),
             (c"contended", stats::CONTENDED.get()),
@@ -26,6 +27,12 @@ extern "C" fn on_info(ictx: *mut raw::RedisModuleInfoCtx, _for_crash_report: c_i
             (c"force_releases", stats::FORCE_RELEASES.get()),
             (c"waiters", waiters::total() as u64),
             (c"locks_with_waiters", waiters::locks_with_waiters() as u64),
+            (c"watchdog_locks", with_watchdog(|w| w.len()) as u64),
+            (c"watchdog_renewals", stats::WATCHDOG_RENEWALS.get()),
+            (c"watchdog_releases", stats::WATCHDOG_RELEASES.get()),
+            (c"watchdog_idle_stops", stats::WATCHDOG_IDLE_STOPS.get()),
+            (c"retries_answered", stats::RETRIES_ANSWERED.get()),
+            (c"remembered_releases", with_released(|r| r.len()) as u64),
             (c"heap_bytes", crate::heap::bytes().max(0) as u64),
         ];
         // SAFETY: `ictx` is the live INFO context; names are NUL-terminated statics.

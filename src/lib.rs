@@ -10,6 +10,7 @@ mod events;
 mod grants;
 mod heap;
 mod info;
+mod lifetime;
 mod lock;
 mod stats;
 mod store;
@@ -75,8 +76,8 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
         info::register(ctx.ctx)?;
         config::warn_unless_noeviction(ctx);
         // Last: nothing may fail once events are subscribed.
-        if !events::subscribe_flush(ctx.ctx) {
-            return Err("could not subscribe to flush events".into());
+        if !events::subscribe_server_events(ctx.ctx) {
+            return Err("could not subscribe to server events".into());
         }
         Ok(())
     })();

@@ -1,9 +1,33 @@
 //! The lock's rules, free of Redis: what an acquire or a release does to a holding,
 //! and how fencing tokens are issued. Time comes in as an argument.
 
+/// Fields of the lock hash that are not owners start with this; owner ids may not.
+pub const RESERVED_PREFIX: &[u8] = b"rlock:";
+
 /// The hash field, next to the owner's hold count, that keeps the holder's fencing token.
-/// Owner ids may not take this name.
 pub const TOKEN_FIELD: &[u8] = b"rlock:token";
+
+/// The hash field that keeps the holding's hold cap (`MAXHOLD`): an absolute time in ms.
+pub const CAP_FIELD: &[u8] = b"rlock:maxhold";
+
+/// Where a lease set at `now_ms` for `lease_ms` ends: never past the holding's cap.
+pub fn lease_end(now_ms: i64, lease_ms: i64, cap_at: Option<i64>) -> i64 {
+    let end = now_ms.saturating_add(lease_ms);
+    cap_at.map_or(end, |cap| end.min(cap))
+}
+
+/// How long ago a holding with `token` was granted: tokens are the grant time in µs (see
+/// `TokenClock`), ahead of it only when the clock stood still or went back, hence the floor.
+pub fn held_ms(token: i64, now_ms: i64) -> i64 {
+    (now_ms - token / 1000).max(0)
+}
+
+/// Whether the watchdog renews for a connection idle for `idle_s` whole seconds (Redis's
+/// resolution) under a bound of `idle_bound_ms` (0: no bound). A connection blocked in a wait
+/// counts as alive.
+pub fn watchdog_renews(idle_s: i64, blocked: bool, idle_bound_ms: i64) -> bool {
+    blocked || idle_bound_ms == 0 || idle_s.saturating_mul(1000) < idle_bound_ms
+}
 
 /// What the lock hash says, seen from one owner.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -193,6 +217,39 @@ mod tests {
         assert_eq!(tokens.issue(5), 10_001);
         tokens.observe(3);
         assert_eq!(tokens.issue(5), 10_002);
+    }
+
+    #[test]
+    fn leases_are_clipped_to_the_cap() {
+        assert_eq!(lease_end(1_000, 300, None), 1_300);
+        assert_eq!(lease_end(1_000, 300, Some(1_200)), 1_200);
+        assert_eq!(lease_end(1_000, 300, Some(5_000)), 1_300);
+        assert_eq!(
+            lease_end(1_000, 300, Some(900)),
+            900,
+            "a passed cap ends the holding"
+        );
+    }
+
+    #[test]
+    fn the_watchdog_renews_only_for_connections_that_speak() {
+        let cases = [
+            // (idle seconds, blocked, bound ms, renews)
+            (0, false, 30_000, true),
+            (29, false, 30_000, true),
+            (30, false, 30_000, false),
+            (1, false, 1_500, true),
+            (2, false, 1_500, false),
+            (500, true, 30_000, true),
+            (10_000, false, 0, true),
+        ];
+        for (idle, blocked, bound, renews) in cases {
+            assert_eq!(
+                watchdog_renews(idle, blocked, bound),
+                renews,
+                "{idle} {blocked} {bound}"
+            );
+        }
     }
 
     #[test]

@@ -30,3 +30,11 @@ pub static WAIT_TIMEOUTS: Counter = Counter::new();
 pub static EXPIRY_WAKEUPS: Counter = Counter::new();
 pub static RELEASES: Counter = Counter::new();
 pub static FORCE_RELEASES: Counter = Counter::new();
+/// Retried calls (same request id) answered from memory, changing nothing.
+pub static RETRIES_ANSWERED: Counter = Counter::new();
+/// Leases renewed by the watchdog.
+pub static WATCHDOG_RENEWALS: Counter = Counter::new();
+/// Holdings ended because their bound connection closed.
+pub static WATCHDOG_RELEASES: Counter = Counter::new();
+/// Watchdog bindings dropped because their connection sat idle past `rlock.watchdog-idle-ms`.
+pub static WATCHDOG_IDLE_STOPS: Counter = Counter::new();

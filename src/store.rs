@@ -1,23 +1,29 @@
-//! The lock as Redis stores it: a hash `owner -> hold count` plus `rlock:token -> token`, with
+//! The lock as Redis stores it: a hash `owner -> hold count` plus `rlock:token -> token` (and,
+//! only when used, `rlock:ids -> request-id memory` and `rlock:maxhold -> cap time`), with
 //! an absolute expiry. Every write is applied through the low-level key API and replicated as
 //! the plain command that reproduces it exactly (HSET, PEXPIREAT, DEL), so replicas and the AOF
 //! need no module.
 
 use crate::api::{api, bytes, Ctx, OwnedStr, RStr};
 use crate::error::{Error, Result};
-use crate::lock::{View, TOKEN_FIELD};
+use crate::lifetime::retries::{Memory, IDS_FIELD};
+use crate::lock::{View, CAP_FIELD, RESERVED_PREFIX, TOKEN_FIELD};
 use redis_module::raw;
 use std::os::raw::{c_char, c_int, c_void};
 use std::ptr::null_mut;
 use std::sync::atomic::{AtomicPtr, Ordering};
 
 static TOKEN_FIELD_STR: AtomicPtr<raw::RedisModuleString> = AtomicPtr::new(null_mut());
+static IDS_FIELD_STR: AtomicPtr<raw::RedisModuleString> = AtomicPtr::new(null_mut());
+static CAP_FIELD_STR: AtomicPtr<raw::RedisModuleString> = AtomicPtr::new(null_mut());
 static ONE: AtomicPtr<raw::RedisModuleString> = AtomicPtr::new(null_mut());
 
 /// Creates the strings every grant writes once, at load time, so no command allocates them.
 pub fn init() {
     for (slot, value) in [
         (&TOKEN_FIELD_STR, OwnedStr::new(TOKEN_FIELD)),
+        (&IDS_FIELD_STR, OwnedStr::new(IDS_FIELD)),
+        (&CAP_FIELD_STR, OwnedStr::new(CAP_FIELD)),
         (&ONE, OwnedStr::from_i64(1)),
     ] {
         slot.store(value.0, Ordering::Relaxed);
@@ -32,6 +38,16 @@ fn token_field() -> RStr {
 const HSET: *const c_char = c"HSET".as_ptr();
 const PEXPIREAT: *const c_char = c"PEXPIREAT".as_ptr();
 const DEL: *const c_char = c"DEL".as_ptr();
+
+/// What a write puts in the hash besides the owner's hold count.
+#[derive(Clone, Copy, Default)]
+pub struct Extra<'a> {
+    pub token: Option<i64>,
+    /// The encoded request-id memory (`rlock:ids`).
+    pub ids: Option<&'a [u8]>,
+    /// The hold cap, absolute ms (`rlock:maxhold`).
+    pub cap: Option<i64>,
+}
 
 /// The holder as `RLOCK.INFO` reports it.
 pub struct Holder {
@@ -73,10 +89,10 @@ impl LockKey {
         self.name
     }
 
-    /// An integer hash field: `Ok(None)` when absent, an error when not an integer.
-    fn int_field(&self, field: RStr) -> Result<Option<i64>> {
+    /// A hash field's value, to be freed by the caller (NULL when absent).
+    fn field(&self, field: RStr) -> RStr {
         let mut value: RStr = null_mut();
-        // SAFETY: HashGet writes a new string (or NULL) to `value`; we free it below.
+        // SAFETY: HashGet writes a new string (or NULL) to `value`; the caller frees it.
         unsafe {
             api!(RedisModule_HashGet)(
                 self.key,
@@ -86,6 +102,12 @@ impl LockKey {
                 null_mut::<c_void>(),
             )
         };
+        value
+    }
+
+    /// An integer hash field: `Ok(None)` when absent, an error when not an integer.
+    fn int_field(&self, field: RStr) -> Result<Option<i64>> {
+        let value = self.field(field);
         if value.is_null() {
             return Ok(None);
         }
@@ -102,6 +124,25 @@ impl LockKey {
 
     pub fn token(&self) -> Option<i64> {
         self.int_field(token_field()).ok().flatten()
+    }
+
+    /// The holding's hold cap (absolute ms), if it has one.
+    pub fn cap(&self) -> Option<i64> {
+        self.int_field(CAP_FIELD_STR.load(Ordering::Relaxed))
+            .ok()
+            .flatten()
+    }
+
+    /// The request ids the current holding remembers.
+    pub fn ids(&self) -> Memory {
+        let value = self.field(IDS_FIELD_STR.load(Ordering::Relaxed));
+        if value.is_null() {
+            return Memory::default();
+        }
+        let memory = Memory::parse(bytes(value));
+        // SAFETY: `value` is the live string HashGet returned; freed once, here.
+        unsafe { api!(RedisModule_FreeString)(self.ctx, value) };
+        memory
     }
 
     pub fn view(&self, owner: RStr) -> Result<View> {
@@ -124,51 +165,84 @@ impl LockKey {
         (at >= 0).then_some(at)
     }
 
-    /// Sets `owner`'s hold count and, when given, the token: one HashSet, and one replicated
+    /// Sets `owner`'s hold count and the `extra` fields given: one HashSet, and one replicated
     /// HSET built from the same strings (no number is turned into a new string twice).
-    pub fn set_holds(&mut self, owner: RStr, holds: i64, token: Option<i64>) {
+    pub fn set_holds(&mut self, owner: RStr, holds: i64, extra: Extra) {
         let holds_value = (holds != 1).then(|| OwnedStr::from_i64(holds));
         let holds_str = holds_value
             .as_ref()
             .map_or(ONE.load(Ordering::Relaxed), |v| v.0);
+        let token = extra.token.map(OwnedStr::from_i64);
+        let ids = extra.ids.map(OwnedStr::new);
+        let cap = extra.cap.map(OwnedStr::from_i64);
+        let mut pairs = [(owner, holds_str); 4];
+        let mut n = 1;
+        for (field, value) in [
+            (token_field(), &token),
+            (IDS_FIELD_STR.load(Ordering::Relaxed), &ids),
+            (CAP_FIELD_STR.load(Ordering::Relaxed), &cap),
+        ] {
+            if let Some(value) = value {
+                pairs[n] = (field, value.0);
+                n += 1;
+            }
+        }
         let (key, ctx, name) = (self.key, self.ctx, self.name);
         let flags = raw::REDISMODULE_HASH_NONE as c_int;
         let end = null_mut::<c_void>();
-        match token.map(OwnedStr::from_i64) {
-            // SAFETY: the key is open for writing; HashSet copies fields and values; each
-            // Replicate format lists exactly the strings passed after it.
-            Some(token) => unsafe {
-                api!(RedisModule_HashSet)(
-                    key,
-                    flags,
-                    owner,
-                    holds_str,
-                    token_field(),
-                    token.0,
-                    end,
-                );
-                api!(RedisModule_Replicate)(
-                    ctx,
-                    HSET,
-                    c"sssss".as_ptr(),
-                    name,
-                    owner,
-                    holds_str,
-                    token_field(),
-                    token.0,
-                );
-            },
-            // SAFETY: as above.
-            None => unsafe {
-                api!(RedisModule_HashSet)(key, flags, owner, holds_str, end);
-                api!(RedisModule_Replicate)(ctx, HSET, c"sss".as_ptr(), name, owner, holds_str);
-            },
+        let [(f0, v0), (f1, v1), (f2, v2), (f3, v3)] = pairs;
+        // SAFETY: the key is open for writing; HashSet copies fields and values; each
+        // Replicate format lists exactly the strings passed after it.
+        unsafe {
+            match n {
+                1 => {
+                    api!(RedisModule_HashSet)(key, flags, f0, v0, end);
+                    api!(RedisModule_Replicate)(ctx, HSET, c"sss".as_ptr(), name, f0, v0);
+                }
+                2 => {
+                    api!(RedisModule_HashSet)(key, flags, f0, v0, f1, v1, end);
+                    api!(RedisModule_Replicate)(ctx, HSET, c"sssss".as_ptr(), name, f0, v0, f1, v1);
+                }
+                3 => {
+                    api!(RedisModule_HashSet)(key, flags, f0, v0, f1, v1, f2, v2, end);
+                    api!(RedisModule_Replicate)(
+                        ctx,
+                        HSET,
+                        c"sssssss".as_ptr(),
+                        name,
+                        f0,
+                        v0,
+                        f1,
+                        v1,
+                        f2,
+                        v2,
+                    );
+                }
+                _ => {
+                    api!(RedisModule_HashSet)(key, flags, f0, v0, f1, v1, f2, v2, f3, v3, end);
+                    api!(RedisModule_Replicate)(
+                        ctx,
+                        HSET,
+                        c"sssssssss".as_ptr(),
+                        name,
+                        f0,
+                        v0,
+                        f1,
+                        v1,
+                        f2,
+                        v2,
+                        f3,
+                        v3,
+                    );
+                }
+            }
         }
     }
 
-    /// Takes a free lock for `owner`: one hold, `token`, expiring at `expire_at`.
-    pub fn grant(&mut self, owner: RStr, token: i64, expire_at: i64) {
-        self.set_holds(owner, 1, Some(token));
+    /// Takes a free lock for `owner`: one hold, `extra` (with the token), expiring at
+    /// `expire_at`.
+    pub fn grant(&mut self, owner: RStr, extra: Extra, expire_at: i64) {
+        self.set_holds(owner, 1, extra);
         self.set_expire_at(expire_at);
     }
 
@@ -188,7 +262,7 @@ impl LockKey {
         }
     }
 
-    /// The holder, read with a hash scan: the owner is the field that is not the token.
+    /// The holder, read with a hash scan: the owner is the field that is not rlock's own.
     pub fn holder(&self) -> Option<Holder> {
         if self.is_free() {
             return None;
@@ -225,7 +299,9 @@ impl LockKey {
             .iter()
             .find(|(f, _)| f == TOKEN_FIELD)
             .and_then(|(_, v)| int(v));
-        let (owner, holds) = fields.into_iter().find(|(f, _)| f != TOKEN_FIELD)?;
+        let (owner, holds) = fields
+            .into_iter()
+            .find(|(f, _)| !f.starts_with(RESERVED_PREFIX))?;
         Some(Holder {
             owner,
             holds: int(&holds).unwrap_or(0),

@@ -1,7 +1,8 @@
 //! Work the server does on its own, outside any client's command: handing a lock that was
 //! freed behind the module's back (lease end, DEL, eviction, RENAME, FLUSHDB) to its next
-//! waiter. Every write of that kind goes through `run_checks`, which writes only where Redis
-//! accepts a write from a module: a master, not loading, and not while writes are paused.
+//! waiter, renewing watchdog locks, and ending the holdings of a connection that closed.
+//! Every write of that kind goes through `run`, or the renewal timer, which write only where
+//! Redis accepts a write from a module: a master, not loading, and not while writes are paused.
 //!
 //! Why each gate:
 //! - Replica or loading: the data is the master's (or the file's); a replica's locks change
@@ -20,12 +21,16 @@ use crate::api::{
     bytes, create_timer, guarded, is_writable_master, now_ms, stop_timer, writes_paused, Ctx,
     OwnedStr, TimerId,
 };
+use crate::config;
 use crate::grants::{grant_next, hand_over_or_announce};
+use crate::lifetime::watchdog::{Binding, LockId};
+use crate::lifetime::with_watchdog;
+use crate::lock::{lease_end, watchdog_renews, View};
 use crate::stats;
 use crate::store::LockKey;
 use crate::waiters;
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ffi::c_void;
 use std::ptr::null_mut;
 use std::rc::Rc;
@@ -34,13 +39,26 @@ use std::rc::Rc;
 /// a pause, and a few ms after it is soon enough for a waiter.
 const PAUSE_POLL_MS: i64 = 5;
 
+/// Renewals made in one timer callback at most: a burst of due renewals is spread over
+/// consecutive event-loop turns instead of stalling one.
+const RENEWALS_PER_TICK: usize = 256;
+
 /// A key to look at: (db, key, whether a lease end led here).
 pub type Check = (i32, Rc<[u8]>, bool);
 
+enum Work {
+    Check(Check),
+    /// End a watchdog holding whose connection closed.
+    End(LockId, Binding),
+}
+
 #[derive(Default)]
 struct Upkeep {
-    pending: Vec<Check>,
+    pending: Vec<Work>,
     pending_timer: Option<TimerId>,
+    renewal_timer: Option<(TimerId, i64)>,
+    /// Connections to close because the server turned replica.
+    to_close: Vec<u64>,
     /// One timer per watched lock, just after its lease ends, so the next waiter need not wait
     /// for Redis's own (lazy or ~100 ms) expiry: (timer, fire time).
     lease_timers: HashMap<(i32, Rc<[u8]>), (TimerId, i64)>,
@@ -58,8 +76,12 @@ fn with<R>(f: impl FnOnce(&mut Upkeep) -> R) -> R {
 /// Looks at `checks` from a timer shortly (at once when `delay_ms` is 0, but never inside the
 /// caller's own callback).
 pub fn schedule(ctx: Ctx, checks: impl IntoIterator<Item = Check>, delay_ms: i64) {
+    schedule_work(ctx, checks.into_iter().map(Work::Check), delay_ms);
+}
+
+fn schedule_work(ctx: Ctx, work: impl IntoIterator<Item = Work>, delay_ms: i64) {
     with(|u| {
-        u.pending.extend(checks);
+        u.pending.extend(work);
         if u.pending_timer.is_none() && !u.pending.is_empty() {
             u.pending_timer = Some(create_timer(
                 ctx,
@@ -73,25 +95,62 @@ pub fn schedule(ctx: Ctx, checks: impl IntoIterator<Item = Check>, delay_ms: i64
 
 extern "C" fn on_pending_timer(ctx: Ctx, _data: *mut c_void) {
     guarded("the deferred handoff", (), || {
-        let checks = with(|u| {
+        let work = with(|u| {
             u.pending_timer = None;
             std::mem::take(&mut u.pending)
         });
-        run_checks(ctx, checks);
+        run(ctx, work);
+        let to_close = with(|u| std::mem::take(&mut u.to_close));
+        for client in to_close {
+            close_client(ctx, client);
+        }
     })
 }
 
-/// Runs the checks now if the module may write, later if writes are paused.
-fn run_checks(ctx: Ctx, checks: Vec<Check>) {
+/// Does the work now if the module may write, later if writes are paused.
+fn run(ctx: Ctx, work: Vec<Work>) {
     if !is_writable_master(ctx) {
         return;
     }
     if writes_paused() {
-        schedule(ctx, checks, PAUSE_POLL_MS);
+        schedule_work(ctx, work, PAUSE_POLL_MS);
         return;
     }
-    for (db, key, expired) in checks {
-        check(ctx, db, &key, expired);
+    for item in work {
+        match item {
+            Work::Check((db, key, expired)) => check(ctx, db, &key, expired),
+            Work::End(lock, binding) => end_holding(ctx, &lock, &binding),
+        }
+    }
+    arm_renewals(ctx);
+}
+
+/// Opens the lock `lock` from a timer: the timer's client is pointed at its db first.
+fn open(ctx: Ctx, lock: &LockId) -> (OwnedStr, Result<LockKey, crate::error::Error>) {
+    // SAFETY: `ctx` is a timer context, whose client we may point at any db.
+    unsafe { crate::api::api!(RedisModule_SelectDb)(ctx, lock.0) };
+    let name = OwnedStr::new(&lock.1);
+    // Opening the key lets Redis expire it first (and replicate that DEL before our writes).
+    let key = LockKey::open(ctx, name.0, true);
+    (name, key)
+}
+
+/// Whether the lock is still held by the binding's holding (owner and token).
+fn still_bound(lock: &LockKey, binding: &Binding) -> bool {
+    let owner = OwnedStr::new(&binding.owner);
+    matches!(lock.view(owner.0), Ok(View::Mine { token, .. }) if token == binding.token)
+}
+
+/// The holding's connection closed: all its holds end, and the next waiter gets the lock.
+fn end_holding(ctx: Ctx, lock_id: &LockId, binding: &Binding) {
+    let (_name, lock) = open(ctx, lock_id);
+    let Ok(mut lock) = lock else {
+        return;
+    };
+    if still_bound(&lock, binding) {
+        lock.delete();
+        stats::WATCHDOG_RELEASES.add();
+        hand_over(ctx, &mut lock, lock_id.0);
     }
 }
 
@@ -101,15 +160,12 @@ fn check(ctx: Ctx, db: i32, key: &[u8], expired: bool) {
     if waiters::count(db, key) == 0 {
         return;
     }
-    // SAFETY: `ctx` is a timer context, whose client we may point at any db.
-    unsafe { crate::api::api!(RedisModule_SelectDb)(ctx, db) };
-    let name = OwnedStr::new(key);
-    // Opening the key lets Redis expire it first (and replicate that DEL before our writes).
-    match LockKey::open(ctx, name.0, true) {
+    let (_name, lock) = open(ctx, &(db, Rc::from(key)));
+    match lock {
         Err(_) => waiters::fail_all(db, key),
         Ok(mut lock) if lock.is_free() => {
             if let Some(expire_at) = grant_next(&mut lock, db) {
-                watch_lease(ctx, db, key, Some(expire_at));
+                after_grant(ctx, db, key, expire_at);
                 if expired {
                     stats::EXPIRY_WAKEUPS.add();
                 }
@@ -158,7 +214,7 @@ extern "C" fn on_lease_timer(ctx: Ctx, data: *mut c_void) {
     guarded("the lease timer", (), || {
         with(|u| u.lease_timers.remove(&*target));
         let (db, key) = *target;
-        run_checks(ctx, vec![(db, key, true)]);
+        run(ctx, vec![Work::Check((db, key, true))]);
     })
 }
 
@@ -168,15 +224,151 @@ extern "C" fn on_lease_timer(ctx: Ctx, data: *mut c_void) {
 pub fn serve_queue_if_free(ctx: Ctx, lock: &mut LockKey, db: i32) {
     if lock.is_free() {
         if let Some(expire_at) = grant_next(lock, db) {
-            watch_lease(ctx, db, bytes(lock.name()), Some(expire_at));
+            after_grant(ctx, db, bytes(lock.name()), expire_at);
         }
     }
+}
+
+/// A waiter was just granted the lock: watch its lease, and renew it if it asked for the
+/// watchdog.
+fn after_grant(ctx: Ctx, db: i32, key: &[u8], expire_at: i64) {
+    watch_lease(ctx, db, key, Some(expire_at));
+    arm_renewals(ctx);
 }
 
 /// After a full release by a command: the next waiter gets the lock, or Redisson clients
 /// hear that it is free.
 pub fn hand_over(ctx: Ctx, lock: &mut LockKey, db: i32) {
     if let Some(expire_at) = hand_over_or_announce(ctx, lock, db) {
-        watch_lease(ctx, db, bytes(lock.name()), Some(expire_at));
+        after_grant(ctx, db, bytes(lock.name()), expire_at);
     }
+}
+
+/// Arms the renewal timer for the earliest due watchdog renewal, if it is not armed already.
+pub fn arm_renewals(ctx: Ctx) {
+    if let Some(due) = with_watchdog(|w| w.next_due_at()) {
+        arm_renewal_timer(ctx, due);
+    }
+}
+
+fn arm_renewal_timer(ctx: Ctx, at: i64) {
+    with(|u| {
+        match u.renewal_timer {
+            Some((_, armed)) if armed <= at => return,
+            Some((timer, _)) => {
+                stop_timer(ctx, timer);
+            }
+            None => {}
+        }
+        let timer = create_timer(ctx, at, Some(on_renewal_timer), null_mut());
+        u.renewal_timer = Some((timer, at));
+    });
+}
+
+extern "C" fn on_renewal_timer(ctx: Ctx, _data: *mut c_void) {
+    guarded("the watchdog", (), || {
+        with(|u| u.renewal_timer = None);
+        if !is_writable_master(ctx) {
+            return;
+        }
+        let now = now_ms();
+        if writes_paused() {
+            arm_renewal_timer(ctx, now + PAUSE_POLL_MS);
+            return;
+        }
+        let due = with_watchdog(|w| w.due(now, RENEWALS_PER_TICK));
+        let mut clients = HashMap::new();
+        for (lock, binding) in due {
+            let activity = *clients
+                .entry(binding.client)
+                .or_insert_with(|| client_activity(ctx, binding.client));
+            renew(ctx, &lock, &binding, activity, now);
+        }
+        arm_renewals(ctx);
+    })
+}
+
+/// One watchdog renewal: the lease is set again, unless the holding ended or its connection
+/// went quiet or away.
+fn renew(ctx: Ctx, lock_id: &LockId, binding: &Binding, activity: Option<(i64, bool)>, now: i64) {
+    let Some((idle_s, blocked)) = activity else {
+        // Gone without a close event reaching us: treat it as the close.
+        with_watchdog(|w| w.unbind(lock_id));
+        end_holding(ctx, lock_id, binding);
+        return;
+    };
+    if !watchdog_renews(idle_s, blocked, config::watchdog_idle_ms()) {
+        with_watchdog(|w| w.unbind(lock_id));
+        stats::WATCHDOG_IDLE_STOPS.add();
+        return;
+    }
+    let (_name, lock) = open(ctx, lock_id);
+    let Ok(mut lock) = lock.map_err(|_| ()).and_then(|l| {
+        if still_bound(&l, binding) {
+            Ok(l)
+        } else {
+            Err(())
+        }
+    }) else {
+        with_watchdog(|w| w.unbind(lock_id));
+        return;
+    };
+    let expire_at = lease_end(now, binding.lease_ms, lock.cap());
+    if expire_at > now {
+        lock.set_expire_at(expire_at);
+        stats::WATCHDOG_RENEWALS.add();
+        watch_lease(ctx, lock_id.0, &lock_id.1, Some(expire_at));
+    }
+}
+
+/// (idle seconds, blocked) of a connection, as `CLIENT LIST ID` reports it; None when gone.
+fn client_activity(ctx: Ctx, client: u64) -> Option<(i64, bool)> {
+    let line = crate::api::call_text(ctx, &[c"CLIENT", c"LIST", c"ID"], &client.to_string())?;
+    if line.is_empty() {
+        return None;
+    }
+    let field = |name: &str| {
+        line.split_ascii_whitespace()
+            .find_map(|f| f.strip_prefix(name))
+            .map(str::to_string)
+    };
+    let idle = field("idle=")?.parse().ok()?;
+    let blocked = field("flags=").is_some_and(|f| f.contains('b'));
+    Some((idle, blocked))
+}
+
+fn close_client(ctx: Ctx, client: u64) {
+    crate::api::call_text(ctx, &[c"CLIENT", c"KILL", c"ID"], &client.to_string());
+}
+
+/// A connection closed: the holdings bound to it end, from a timer (a write made inside the
+/// close event would not replicate in order).
+pub fn client_closed(ctx: Ctx, client: u64) {
+    let taken = with_watchdog(|w| w.take_client(client));
+    if !taken.is_empty() {
+        schedule_work(ctx, taken.into_iter().map(|(l, b)| Work::End(l, b)), 0);
+    }
+}
+
+/// The server turned replica: its bindings end, and their connections are closed so their
+/// clients learn it and re-bind on the new master.
+pub fn turned_replica(ctx: Ctx) {
+    let clients: HashSet<u64> = with_watchdog(|w| w.take_all())
+        .into_iter()
+        .map(|(_, b)| b.client)
+        .collect();
+    if clients.is_empty() {
+        return;
+    }
+    with(|u| {
+        u.to_close.extend(clients);
+        if u.pending_timer.is_none() {
+            u.pending_timer = Some(create_timer(
+                ctx,
+                now_ms(),
+                Some(on_pending_timer),
+                null_mut(),
+            ));
+        }
+    });
 }

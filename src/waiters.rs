@@ -28,12 +28,44 @@ pub enum Outcome {
     WrongType,
 }
 
+/// What a waiter asks for: today, one exclusive holding for an owner.
+pub struct Ask {
+    pub owner: OwnedStr,
+    pub lease_ms: i64,
+    /// The waiter's connection, bound to the holding when `watchdog` is set.
+    pub client: u64,
+    pub watchdog: bool,
+    pub id: Option<Box<[u8]>>,
+    pub max_hold_ms: Option<i64>,
+}
+
+impl Ask {
+    pub fn request(&self) -> Request<'_> {
+        Request {
+            owner: self.owner.0,
+            lease_ms: self.lease_ms,
+            bind_to: self.watchdog.then_some(self.client),
+            id: self.id.as_deref(),
+            max_hold_ms: self.max_hold_ms,
+        }
+    }
+}
+
+/// A request for a holding, borrowed from a command's arguments or a waiter's `Ask`.
+pub struct Request<'a> {
+    pub owner: RStr,
+    pub lease_ms: i64,
+    /// The connection to bind the holding to (`WATCHDOG`).
+    pub bind_to: Option<u64>,
+    pub id: Option<&'a [u8]>,
+    pub max_hold_ms: Option<i64>,
+}
+
 pub struct Waiter {
     seq: u64,
     db: i32,
     key: Rc<[u8]>,
-    pub owner: OwnedStr,
-    pub lease_ms: i64,
+    pub ask: Ask,
 }
 
 #[derive(Default)]
@@ -96,7 +128,7 @@ pub fn queued_keys(db: Option<i32>) -> Vec<(i32, Rc<[u8]>)> {
 }
 
 /// Blocks the calling client at the back of the queue for (db, key).
-pub fn block(ctx: Ctx, db: i32, key: &[u8], owner: RStr, lease_ms: i64, wait: Wait) {
+pub fn block(ctx: Ctx, db: i32, key: &[u8], ask: Ask, wait: Wait) {
     let timeout_ms = match wait {
         Wait::Forever => 0,
         Wait::Ms(ms) => ms,
@@ -114,7 +146,6 @@ pub fn block(ctx: Ctx, db: i32, key: &[u8], owner: RStr, lease_ms: i64, wait: Wa
         api!(RedisModule_SetDisconnectCallback)(bc, Some(on_disconnect));
         bc
     };
-    let owner = OwnedStr::hold(owner);
     with(|r| {
         let seq = r.next_seq;
         r.next_seq += 1;
@@ -126,16 +157,7 @@ pub fn block(ctx: Ctx, db: i32, key: &[u8], owner: RStr, lease_ms: i64, wait: Wa
         let queue = queues.entry(key.clone()).or_default();
         queue.order.push_back((seq, bc as usize));
         queue.live += 1;
-        r.waiters.insert(
-            bc as usize,
-            Waiter {
-                seq,
-                db,
-                key,
-                owner,
-                lease_ms,
-            },
-        );
+        r.waiters.insert(bc as usize, Waiter { seq, db, key, ask });
         if let Wait::Ms(ms) = wait {
             r.deadlines.push(Reverse(now_ms() + ms + 1));
             arm_wake_timer(ctx, r);

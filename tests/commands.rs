@@ -172,7 +172,7 @@ fn bad_input_gets_a_clear_error_and_changes_nothing() {
         (&["RLOCK.RELEASE", "k"], "ERR wrong number of arguments"),
         (
             &["RLOCK.RELEASE", "k", "alice", "extra"],
-            "ERR wrong number of arguments",
+            "ERR unknown option 'extra'",
         ),
         (&["RLOCK.RENEW", "k"], "ERR wrong number of arguments"),
         (&["RLOCK.INFO"], "ERR wrong number of arguments"),
@@ -217,8 +217,42 @@ fn bad_input_gets_a_clear_error_and_changes_nothing() {
         (&["RLOCK.ACQUIRE", "k", ""], "ERR owner must not be empty"),
         (
             &["RLOCK.ACQUIRE", "k", "rlock:token"],
-            "ERR owner 'rlock:token' is reserved",
+            "ERR owners starting with 'rlock:' are reserved",
         ),
+        (
+            &["RLOCK.ACQUIRE", "k", "rlock:ids"],
+            "ERR owners starting with 'rlock:' are reserved",
+        ),
+        (
+            &["RLOCK.ACQUIRE", "k", "alice", "WATCHDOG", "WATCHDOG"],
+            "ERR WATCHDOG given more than once",
+        ),
+        (
+            &["RLOCK.ACQUIRE", "k", "alice", "ID", ""],
+            "ERR ID must be 1 to 64 bytes",
+        ),
+        (&["RLOCK.ACQUIRE", "k", "alice", "ID"], "ERR ID needs a value"),
+        (
+            &["RLOCK.ACQUIRE", "k", "alice", "MAXHOLD", "0"],
+            "ERR MAXHOLD must be between 1 and",
+        ),
+        (
+            &["RLOCK.ACQUIRE", "k", "alice", "TOKEN", "1"],
+            "ERR unknown option 'TOKEN'",
+        ),
+        (
+            &["RLOCK.RELEASE", "k", "alice", "ID", "a", "ID", "b"],
+            "ERR ID given more than once",
+        ),
+        (
+            &["RLOCK.RENEW", "k", "alice", "ID", "a"],
+            "ERR unknown option 'ID'",
+        ),
+        (
+            &["RLOCK.FORCERELEASE", "k", "TOKEN", "x"],
+            "ERR TOKEN must be an integer",
+        ),
+        (&["RLOCK.FORCERELEASE", "k", "TOKEN"], "ERR TOKEN needs a value"),
         (&["RLOCK.RELEASE", "k", ""], "ERR owner must not be empty"),
         (
             &["RLOCK.RENEW", "k", "alice", "PX", "0"],

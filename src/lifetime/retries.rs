@@ -1,0 +1,233 @@
+//! Request ids: what makes a retried call answer as the first one did instead of counting
+//! twice. Pure: time comes in as an argument.
+//!
+//! Calls that changed a hold count are remembered in the lock hash itself (field `rlock:ids`),
+//! written and replicated in the same HSET as the change, so the memory survives a failover
+//! exactly as far as the change does. A full release deletes the hash (Redisson's layout has no
+//! place for a tombstone), so those are remembered in the server's memory only (`Released`).
+
+use std::collections::{HashMap, VecDeque};
+
+/// The hash field that keeps the request ids of the current holding.
+pub const IDS_FIELD: &[u8] = b"rlock:ids";
+
+/// Longest request id accepted, in bytes.
+pub const MAX_ID_LEN: usize = 64;
+
+/// Most ids one holding remembers; the oldest go first (a holding re-entered this often
+/// within one retry window is not a pattern we need to protect).
+const MAX_ENTRIES: usize = 32;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// An acquire; the value is the token it replied.
+    Acquire,
+    /// A partial release; the value is the hold count it replied.
+    Release,
+}
+
+impl Kind {
+    fn tag(self) -> u8 {
+        match self {
+            Kind::Acquire => b'A',
+            Kind::Release => b'R',
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Entry {
+    kind: Kind,
+    value: i64,
+    at_ms: i64,
+    id: Vec<u8>,
+}
+
+/// The ids remembered by one holding, as stored in `rlock:ids`: entries of the form
+/// `<A|R><value>,<at_ms>,<id length>:<id>`, back to back (ids may hold any byte).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Memory {
+    entries: Vec<Entry>,
+}
+
+impl Memory {
+    /// Reads a stored value; anything unreadable counts as no memory (never an error: the
+    /// memory only ever saves a retry from counting twice).
+    pub fn parse(mut blob: &[u8]) -> Memory {
+        let mut entries = Vec::new();
+        while let Some(entry) = next_entry(&mut blob) {
+            entries.push(entry);
+        }
+        Memory { entries }
+    }
+
+    pub fn find(&self, kind: Kind, id: &[u8]) -> Option<i64> {
+        self.entries
+            .iter()
+            .find(|e| e.kind == kind && e.id == id)
+            .map(|e| e.value)
+    }
+
+    /// Adds a call, dropping entries older than `window_ms` and the oldest beyond the limit.
+    pub fn remember(&mut self, kind: Kind, id: &[u8], value: i64, now_ms: i64, window_ms: i64) {
+        self.entries.retain(|e| now_ms - e.at_ms < window_ms);
+        if self.entries.len() >= MAX_ENTRIES {
+            self.entries.remove(0);
+        }
+        self.entries.push(Entry {
+            kind,
+            value,
+            at_ms: now_ms,
+            id: id.to_vec(),
+        });
+    }
+
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.entries.len() * 48);
+        for e in &self.entries {
+            out.push(e.kind.tag());
+            out.extend_from_slice(format!("{},{},{}:", e.value, e.at_ms, e.id.len()).as_bytes());
+            out.extend_from_slice(&e.id);
+        }
+        out
+    }
+}
+
+fn next_entry(blob: &mut &[u8]) -> Option<Entry> {
+    let (&tag, rest) = blob.split_first()?;
+    let kind = match tag {
+        b'A' => Kind::Acquire,
+        b'R' => Kind::Release,
+        _ => return None,
+    };
+    let (value, rest) = number_until(rest, b',')?;
+    let (at_ms, rest) = number_until(rest, b',')?;
+    let (len, rest) = number_until(rest, b':')?;
+    let len = usize::try_from(len).ok().filter(|&l| l <= rest.len())?;
+    let (id, rest) = rest.split_at(len);
+    *blob = rest;
+    Some(Entry {
+        kind,
+        value,
+        at_ms,
+        id: id.to_vec(),
+    })
+}
+
+fn number_until(bytes: &[u8], end: u8) -> Option<(i64, &[u8])> {
+    let at = bytes.iter().position(|&b| b == end)?;
+    let n = std::str::from_utf8(&bytes[..at]).ok()?.parse().ok()?;
+    Some((n, &bytes[at + 1..]))
+}
+
+/// (db, key, owner, request id) of a full release.
+type ReleaseKey = (i32, Vec<u8>, Vec<u8>, Vec<u8>);
+
+/// Full releases with a request id, kept in the server's memory for the retry window: the
+/// hash they emptied is gone, and the lock may since be free or someone else's.
+#[derive(Debug, Default)]
+pub struct Released {
+    until: HashMap<ReleaseKey, i64>,
+    order: VecDeque<(i64, ReleaseKey)>,
+}
+
+impl Released {
+    pub fn remember(&mut self, call: ReleaseKey, now_ms: i64, window_ms: i64) {
+        self.forget_expired(now_ms);
+        let until = now_ms + window_ms;
+        self.until.insert(call.clone(), until);
+        self.order.push_back((until, call));
+    }
+
+    pub fn contains(&mut self, call: &ReleaseKey, now_ms: i64) -> bool {
+        self.forget_expired(now_ms);
+        self.until.contains_key(call)
+    }
+
+    pub fn len(&self) -> usize {
+        self.until.len()
+    }
+
+    fn forget_expired(&mut self, now_ms: i64) {
+        while let Some((until, _)) = self.order.front() {
+            if *until > now_ms {
+                break;
+            }
+            if let Some((until, call)) = self.order.pop_front() {
+                // A later release with the same id (rare) keeps its own, later deadline.
+                if self.until.get(&call) == Some(&until) {
+                    self.until.remove(&call);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_round_trips_any_bytes() {
+        let mut m = Memory::default();
+        m.remember(
+            Kind::Acquire,
+            b"a,b:c\0\xff",
+            1_795_000_000_000_000,
+            1_000,
+            60_000,
+        );
+        m.remember(Kind::Release, b"r1", 3, 1_001, 60_000);
+        let back = Memory::parse(&m.encode());
+        assert_eq!(back, m);
+        assert_eq!(
+            back.find(Kind::Acquire, b"a,b:c\0\xff"),
+            Some(1_795_000_000_000_000)
+        );
+        assert_eq!(back.find(Kind::Release, b"r1"), Some(3));
+        assert_eq!(back.find(Kind::Acquire, b"r1"), None, "kinds are apart");
+    }
+
+    #[test]
+    fn unreadable_memory_is_empty_not_an_error() {
+        for blob in [
+            &b""[..],
+            b"X1,2,3:abc",
+            b"A1,2,99:short",
+            b"Aone,2,1:x",
+            b"A1,2",
+        ] {
+            assert_eq!(
+                Memory::parse(blob).find(Kind::Acquire, b"x"),
+                None,
+                "{blob:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn memory_forgets_by_age_and_keeps_a_bounded_number() {
+        let mut m = Memory::default();
+        m.remember(Kind::Acquire, b"old", 1, 0, 100);
+        m.remember(Kind::Acquire, b"new", 2, 150, 100);
+        assert_eq!(m.find(Kind::Acquire, b"old"), None);
+        assert_eq!(m.find(Kind::Acquire, b"new"), Some(2));
+        for i in 0..100 {
+            m.remember(Kind::Release, format!("r{i}").as_bytes(), i, 200, 1_000);
+        }
+        assert_eq!(m.entries.len(), MAX_ENTRIES);
+        assert_eq!(m.find(Kind::Release, b"r99"), Some(99));
+        assert_eq!(m.find(Kind::Release, b"r0"), None);
+    }
+
+    #[test]
+    fn full_releases_are_remembered_for_the_window() {
+        let mut r = Released::default();
+        let call = (0, b"k".to_vec(), b"o".to_vec(), b"id".to_vec());
+        r.remember(call.clone(), 1_000, 500);
+        assert!(r.contains(&call, 1_499));
+        assert!(!r.contains(&(1, b"k".to_vec(), b"o".to_vec(), b"id".to_vec()), 1_499));
+        assert!(!r.contains(&call, 1_500));
+        assert_eq!(r.len(), 0);
+    }
+}
