@@ -79,6 +79,7 @@ required_api!(
     RedisModule_StopTimer,
     RedisModule_AvoidReplicaTraffic,
     RedisModule_GetClientId,
+    RedisModule_EventLoopAddOneShot,
     RedisModule_Call,
     RedisModule_CallReplyType,
     RedisModule_CallReplyStringPtr,
@@ -250,4 +251,13 @@ pub fn call_text(ctx: Ctx, words: &[&std::ffi::CStr; 3], arg: &str) -> Option<St
         api!(RedisModule_FreeCallReply)(reply);
         text
     }
+}
+
+/// Makes the event loop turn at once. A timer created in `beforeSleep` (where Redis frees a
+/// client closed by QUIT or a write error) would otherwise wait for the poll timeout computed
+/// before it, up to the next `serverCron` (100 ms at hz 10).
+pub fn wake_event_loop() {
+    extern "C" fn nothing(_data: *mut std::ffi::c_void) {}
+    // SAFETY: a callback that does nothing, with no data.
+    unsafe { api!(RedisModule_EventLoopAddOneShot)(Some(nothing), std::ptr::null_mut()) };
 }

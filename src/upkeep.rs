@@ -347,6 +347,7 @@ pub fn client_closed(ctx: Ctx, client: u64) {
     let taken = with_watchdog(|w| w.take_client(client));
     if !taken.is_empty() {
         schedule_work(ctx, taken.into_iter().map(|(l, b)| Work::End(l, b)), 0);
+        crate::api::wake_event_loop();
     }
 }
 

@@ -231,7 +231,10 @@ fn bad_input_gets_a_clear_error_and_changes_nothing() {
             &["RLOCK.ACQUIRE", "k", "alice", "ID", ""],
             "ERR ID must be 1 to 64 bytes",
         ),
-        (&["RLOCK.ACQUIRE", "k", "alice", "ID"], "ERR ID needs a value"),
+        (
+            &["RLOCK.ACQUIRE", "k", "alice", "ID"],
+            "ERR ID needs a value",
+        ),
         (
             &["RLOCK.ACQUIRE", "k", "alice", "MAXHOLD", "0"],
             "ERR MAXHOLD must be between 1 and",
@@ -252,7 +255,10 @@ fn bad_input_gets_a_clear_error_and_changes_nothing() {
             &["RLOCK.FORCERELEASE", "k", "TOKEN", "x"],
             "ERR TOKEN must be an integer",
         ),
-        (&["RLOCK.FORCERELEASE", "k", "TOKEN"], "ERR TOKEN needs a value"),
+        (
+            &["RLOCK.FORCERELEASE", "k", "TOKEN"],
+            "ERR TOKEN needs a value",
+        ),
         (&["RLOCK.RELEASE", "k", ""], "ERR owner must not be empty"),
         (
             &["RLOCK.RENEW", "k", "alice", "PX", "0"],

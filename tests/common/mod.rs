@@ -401,3 +401,49 @@ pub fn snapshot(conn: &mut Conn) -> Vec<(String, Vec<(String, String)>, i64)> {
         })
         .collect()
 }
+
+/// A separate client process (bash on `/dev/tcp`) that sends one inline command, prints its
+/// reply and then sits on the open connection, sending nothing: a holder to SIGKILL or
+/// SIGSTOP from a test. Killed on drop.
+pub struct ClientProcess {
+    child: Child,
+    pub reply: String,
+}
+
+impl ClientProcess {
+    pub fn spawn(server: &Server, command: &str) -> ClientProcess {
+        let script = format!(
+            "exec 3<>/dev/tcp/127.0.0.1/{}; printf '%s\\r\\n' \"$1\" >&3; head -n 1 <&3; exec sleep 600",
+            server.port
+        );
+        let mut child = Command::new("bash")
+            .args(["-c", &script, "client", command])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn bash");
+        let mut line = String::new();
+        let stdout = child.stdout.take().expect("stdout");
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut line)
+            .expect("read the reply");
+        ClientProcess {
+            child,
+            reply: line.trim().to_string(),
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for ClientProcess {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
