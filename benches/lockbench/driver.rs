@@ -1,0 +1,384 @@
+//! What every workload shares: the three implementations' commands, the pipelined load
+//! generator, the server's own figures (INFO), and the table and bench.json a run ends with.
+
+use crate::common::{redisson, Conn, Server, Value};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+pub const ROUNDS: usize = 3;
+pub const RUN: Duration = Duration::from_secs(2);
+pub const CONNECTIONS: usize = 50;
+pub const PIPELINE: usize = 16;
+
+/// A lock implementation's commands, as the benchmark sends them.
+#[derive(Clone, Copy, PartialEq)]
+pub enum Impl {
+    Rlock,
+    Redisson,
+    /// `SET NX PX` and a compare-and-delete Lua release, polling on contention.
+    SetNx,
+}
+
+impl Impl {
+    pub fn name(self) -> &'static str {
+        match self {
+            Impl::Rlock => "rlock",
+            Impl::Redisson => "redisson",
+            Impl::SetNx => "set-nx",
+        }
+    }
+
+    /// The name INFO commandstats counts this implementation's acquire under.
+    pub fn acquire_command(self) -> &'static str {
+        match self {
+            Impl::Rlock => "rlock.acquire",
+            Impl::Redisson => "evalsha",
+            Impl::SetNx => "set",
+        }
+    }
+}
+
+const CAD: &str = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
+
+pub struct Shas {
+    acquire: String,
+    release: String,
+    cad: String,
+}
+
+pub fn load_scripts(c: &mut Conn) -> Shas {
+    let mut load = |s: &str| c.cmd(&["SCRIPT", "LOAD", s]).text();
+    Shas {
+        acquire: load(redisson::ACQUIRE),
+        release: load(redisson::RELEASE),
+        cad: load(CAD),
+    }
+}
+
+pub fn strings(args: &[&str]) -> Vec<String> {
+    args.iter().map(|s| s.to_string()).collect()
+}
+
+pub fn acquire_args(im: Impl, shas: &Shas, key: &str, owner: &str, wait: bool) -> Vec<String> {
+    match im {
+        Impl::Rlock if wait => strings(&["RLOCK.ACQUIRE", key, owner, "PX", "30000", "WAIT", "0"]),
+        Impl::Rlock => strings(&["RLOCK.ACQUIRE", key, owner, "PX", "30000"]),
+        Impl::Redisson => strings(&["EVALSHA", &shas.acquire, "1", key, "30000", owner]),
+        Impl::SetNx => strings(&["SET", key, owner, "NX", "PX", "30000"]),
+    }
+}
+
+pub fn release_args(im: Impl, shas: &Shas, key: &str, owner: &str) -> Vec<String> {
+    match im {
+        Impl::Rlock => strings(&["RLOCK.RELEASE", key, owner]),
+        Impl::Redisson => strings(&[
+            "EVALSHA",
+            &shas.release,
+            "2",
+            key,
+            &redisson::channel(key),
+            "0",
+            "30000",
+            owner,
+        ]),
+        Impl::SetNx => strings(&["EVALSHA", &shas.cad, "1", key, owner]),
+    }
+}
+
+pub struct Rng(u64);
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+/// Runs `CONNECTIONS` pipelined connections for `RUN`; `batch` fills one pipeline and says
+/// how many replies to read and how many operations it counts as. Returns operations/s.
+pub fn pipelined(
+    server: &Server,
+    batch: impl Fn(&mut Rng, &mut Vec<u8>) -> (usize, u64) + Sync,
+) -> f64 {
+    let done = AtomicU64::new(0);
+    let start = Instant::now();
+    std::thread::scope(|s| {
+        for t in 0..CONNECTIONS {
+            let (done, batch) = (&done, &batch);
+            s.spawn(move || {
+                let mut c = server.conn();
+                let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ ((t as u64 + 1) * 0x1234_5678_9ABC));
+                let mut buf = Vec::new();
+                while start.elapsed() < RUN {
+                    buf.clear();
+                    let (replies, ops) = batch(&mut rng, &mut buf);
+                    c.send_raw(&buf).expect("send");
+                    read_replies(&mut c, replies);
+                    done.fetch_add(ops, Ordering::Relaxed);
+                }
+            });
+        }
+    });
+    done.load(Ordering::Relaxed) as f64 / start.elapsed().as_secs_f64()
+}
+
+/// Reads the replies to a pipeline; a benchmark whose commands fail measures nothing.
+pub fn read_replies(c: &mut Conn, replies: usize) {
+    for _ in 0..replies {
+        if let Value::Error(e) = c.read().expect("reply") {
+            panic!("benchmark command failed: {e}");
+        }
+    }
+}
+
+pub fn encode(buf: &mut Vec<u8>, args: &[String]) {
+    let refs: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+    Conn::encode(buf, &refs);
+}
+
+/// No extra RLOCK.ACQUIRE options, for `fresh_acquires`.
+pub fn no_options(_key: &str) -> Vec<String> {
+    Vec::new()
+}
+
+/// Pipelined acquires of distinct random keys, each followed by `options(key)`; returns
+/// acquires/s.
+pub fn fresh_acquires(
+    server: &Server,
+    shas: &Shas,
+    im: Impl,
+    prefix: &str,
+    options: impl Fn(&str) -> Vec<String> + Sync,
+) -> f64 {
+    pipelined(server, |rng, buf| {
+        for _ in 0..PIPELINE {
+            let key = format!(
+                "{prefix}:{}:{}",
+                rng.next() % 1_000_000_000,
+                rng.next() % 1000
+            );
+            let mut args = acquire_args(im, shas, &key, "owner-1", false);
+            args.extend(options(&key));
+            encode(buf, &args);
+        }
+        (PIPELINE, PIPELINE as u64)
+    })
+}
+
+/// Pipelined PINGs, the floor any command is measured against; returns PINGs/s.
+pub fn pings(server: &Server) -> f64 {
+    let ping = strings(&["PING"]);
+    pipelined(server, |_, buf| {
+        for _ in 0..PIPELINE {
+            encode(buf, &ping);
+        }
+        (PIPELINE, PIPELINE as u64)
+    })
+}
+
+/// Server µs per fresh acquire, from the server's own accounting: the client's share of
+/// the two cores it shares with the server stays out of the figure.
+pub fn fresh_acquire_usec(
+    server: &Server,
+    c: &mut Conn,
+    shas: &Shas,
+    im: Impl,
+    prefix: &str,
+    options: impl Fn(&str) -> Vec<String> + Sync,
+) -> f64 {
+    reset(c);
+    fresh_acquires(server, shas, im, prefix, options);
+    commandstats(c)
+        .get(im.acquire_command())
+        .map_or(f64::NAN, |s| s.1)
+}
+
+/// `INFO commandstats` as name -> (calls, usec_per_call).
+pub fn commandstats(c: &mut Conn) -> BTreeMap<String, (u64, f64)> {
+    let text = c.q("INFO commandstats").text();
+    text.lines()
+        .filter_map(|l| l.strip_prefix("cmdstat_"))
+        .filter_map(|l| {
+            let (name, rest) = l.split_once(':')?;
+            let field = |f: &str| {
+                rest.split(',')
+                    .find_map(|kv| kv.strip_prefix(f))
+                    .map(str::to_string)
+            };
+            Some((
+                name.to_string(),
+                (
+                    field("calls=")?.parse().ok()?,
+                    field("usec_per_call=")?.parse().ok()?,
+                ),
+            ))
+        })
+        .collect()
+}
+
+/// Commands the workload sent, without the benchmark's own bookkeeping ones.
+pub fn total_calls(c: &mut Conn) -> u64 {
+    commandstats(c)
+        .iter()
+        .filter(|(n, _)| !["info", "config", "flushall"].contains(&n.as_str()))
+        .map(|(_, v)| v.0)
+        .sum()
+}
+
+pub fn reset(c: &mut Conn) {
+    c.q("FLUSHALL");
+    c.q("CONFIG RESETSTAT");
+}
+
+/// A numeric INFO field; `None` when this server does not report it.
+pub fn info_number(server: &Server, section: &str, field: &str) -> Option<f64> {
+    info_field(&server.info(section), field)
+}
+
+/// A numeric field of INFO text already read.
+pub fn info_field(info: &str, field: &str) -> Option<f64> {
+    info.lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+        .map(|n| n.trim().parse().expect("number"))
+}
+
+/// The module's own heap.
+pub fn heap_bytes(server: &Server) -> f64 {
+    info_number(server, "rlock", "rlock_heap_bytes").expect("rlock_heap_bytes")
+}
+
+pub fn used_memory(server: &Server) -> f64 {
+    info_number(server, "memory", "used_memory").expect("used_memory")
+}
+
+pub fn redis_version(c: &mut Conn) -> String {
+    c.q("INFO server")
+        .text()
+        .lines()
+        .find_map(|l| l.strip_prefix("redis_version:"))
+        .unwrap_or_default()
+        .trim()
+        .to_string()
+}
+
+pub fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v[v.len() / 2]
+}
+
+pub fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+/// A bench.json value; written without a serde dependency.
+enum Json {
+    Num(f64),
+    List(Vec<f64>),
+    Text(String),
+}
+
+fn json_number(n: f64) -> String {
+    if n.is_finite() {
+        n.to_string()
+    } else {
+        "null".into()
+    }
+}
+
+/// The printed table's rows and bench.json's raw figures.
+pub struct Table {
+    rows: Vec<[String; 4]>,
+    report: BTreeMap<String, Json>,
+    version: String,
+}
+
+impl Table {
+    pub fn new(version: &str) -> Table {
+        let mut report = BTreeMap::new();
+        report.insert("redis_version".into(), Json::Text(version.into()));
+        Table {
+            rows: vec![],
+            report,
+            version: version.into(),
+        }
+    }
+
+    pub fn add(&mut self, workload: &str, metric: &str, figure: String, note: String) {
+        self.rows
+            .push([workload.into(), metric.into(), figure, note]);
+    }
+
+    pub fn raw(&mut self, name: &str, values: Vec<f64>) {
+        self.report.insert(name.into(), Json::List(values));
+    }
+
+    pub fn num(&mut self, name: &str, value: f64) {
+        self.report.insert(name.into(), Json::Num(value));
+    }
+
+    pub fn print(&self) {
+        let widths = [0, 1, 2, 3].map(|i| {
+            self.rows
+                .iter()
+                .map(|r| r[i].chars().count())
+                .max()
+                .unwrap_or(0)
+        });
+        println!("\nrlock benchmark — Redis {} — {} connections × pipeline {} where pipelined; medians of {} interleaved runs of {:?}\n", self.version, CONNECTIONS, PIPELINE, ROUNDS, RUN);
+        let mut last = String::new();
+        for r in &self.rows {
+            let workload = if r[0] == last {
+                String::new()
+            } else {
+                r[0].clone()
+            };
+            last = r[0].clone();
+            println!(
+                "| {:w0$} | {:w1$} | {:>w2$} | {:w3$} |",
+                workload,
+                r[1],
+                r[2],
+                r[3],
+                w0 = widths[0],
+                w1 = widths[1],
+                w2 = widths[2],
+                w3 = widths[3]
+            );
+        }
+    }
+
+    /// Writes target/bench.json and returns its path.
+    pub fn write_json(&self) -> PathBuf {
+        let body: Vec<String> = self
+            .report
+            .iter()
+            .map(|(k, v)| {
+                let value = match v {
+                    Json::Num(n) => json_number(*n),
+                    Json::List(l) => format!(
+                        "[{}]",
+                        l.iter()
+                            .copied()
+                            .map(json_number)
+                            .collect::<Vec<_>>()
+                            .join(",")
+                    ),
+                    Json::Text(t) => format!("{t:?}"),
+                };
+                format!("  {k:?}: {value}")
+            })
+            .collect();
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench.json");
+        std::fs::write(&path, format!("{{\n{}\n}}\n", body.join(",\n"))).expect("write bench.json");
+        path
+    }
+}
