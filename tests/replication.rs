@@ -63,3 +63,49 @@ fn an_aof_reload_without_the_module_matches() {
         .start();
     assert_eq!(snapshot(&mut reader.conn()), expected);
 }
+
+/// Watchdog renewals, a watchdog release on close, a capped holding, retried calls, a token-
+/// guarded force release. Returns the watchdog holder's connection: closing it releases `w`.
+fn lifetime_workload(server: &Server, c: &mut Conn) -> Conn {
+    let mut holder = server.conn();
+    holder.q("RLOCK.ACQUIRE w alice PX 3000 WATCHDOG");
+    let mut closing = server.conn();
+    closing.q("RLOCK.ACQUIRE gone bob PX 30000 WATCHDOG");
+    let waiter = Pending::send(server, "RLOCK.ACQUIRE gone carol PX 40000 WAIT 10000 ID c1");
+    server.wait_blocked(1);
+    closing.q("QUIT");
+    assert!(waiter.reply().int() > 0);
+    c.q("RLOCK.ACQUIRE cap dave PX 60000 MAXHOLD 30000");
+    c.q("RLOCK.ACQUIRE r erin ID a1");
+    c.q("RLOCK.ACQUIRE r erin ID a1");
+    c.q("RLOCK.ACQUIRE r erin ID a2");
+    c.q("RLOCK.RELEASE r erin ID r1");
+    c.q("RLOCK.RELEASE r erin ID r1");
+    let token = c.q("RLOCK.ACQUIRE f frank").int();
+    assert_eq!(
+        c.cmd(&["RLOCK.FORCERELEASE", "f", "TOKEN", &(token - 1).to_string()])
+            .int(),
+        0
+    );
+    // Let the watchdog renew.
+    let renewals = || server.info_field("rlock", "rlock_watchdog_renewals");
+    common::wait_until("a watchdog renewal", || renewals().trim() != "0");
+    assert_eq!(c.q("RLOCK.INFO w").field("owner").text(), "alice");
+    holder
+}
+
+#[test]
+fn a_replica_without_the_module_matches_after_lifetime_features() {
+    let master = Server::builder().master();
+    let replica = Server::builder().without_module().replica_of(&master);
+    let mut c = master.conn();
+    let _holder = lifetime_workload(&master, &mut c);
+    // Renewals wait while writes are paused: both sides hold still while compared.
+    c.q("CLIENT PAUSE 2000 WRITE");
+    assert_eq!(c.q("WAIT 1 5000").int(), 1);
+    let expected = snapshot(&mut c);
+    let replicated = snapshot(&mut replica.conn());
+    c.q("CLIENT UNPAUSE");
+    assert_eq!(expected.len(), 5, "w, gone, cap, r, f: {expected:?}");
+    assert_eq!(replicated, expected);
+}
