@@ -211,7 +211,7 @@ fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
             lock.set_expire_at(expire_at);
             if let Some(client) = bind_to {
                 // Binds a holding taken without WATCHDOG; never moves a binding (RENEW does).
-                let bound = lifetime::with_watchdog(|w| w.get(&(db, bytes(*key).into())).is_some());
+                let bound = lifetime::with_watchdog(|w| w.get(db, bytes(*key)).is_some());
                 if !bound {
                     grants::bind(
                         db,
@@ -330,7 +330,7 @@ fn renew(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
             arm_renewals(ctx);
         }
         None if o.lease_ms.is_some() => {
-            lifetime::with_watchdog(|w| w.set_lease(&(db, name.into()), lease_ms));
+            lifetime::with_watchdog(|w| w.set_lease(db, name, lease_ms));
         }
         None => {}
     }
@@ -376,7 +376,7 @@ fn info(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     let waiters = waiters::count(db, bytes(*key));
     let held = holder.token.map(|token| lock::held_ms(token, now));
     let watchdog = lifetime::with_watchdog(|w| {
-        w.get(&(db, bytes(*key).into()))
+        w.get(db, bytes(*key))
             .filter(|b| *b.owner == *holder.owner && b.token == holder.token)
             .map(|b| b.client)
     });

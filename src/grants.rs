@@ -81,13 +81,9 @@ pub fn bind(db: i32, key: &[u8], owner: &[u8], token: Option<i64>, client: u64, 
     with_watchdog(|w| w.bind(lock, owner, token, client, lease_ms, now_ms()));
 }
 
-/// Ends the lock's watchdog binding, if it has one (free when no lock is bound at all).
+/// Ends the lock's watchdog binding, if it has one.
 pub fn unbind(db: i32, key: &[u8]) {
-    with_watchdog(|w| {
-        if w.len() > 0 {
-            w.unbind(&(db, Rc::from(key)));
-        }
-    });
+    with_watchdog(|w| w.unbind(db, key));
 }
 
 /// After a full release: the next waiter gets the lock (its lease end is returned), or, with

@@ -293,12 +293,12 @@ extern "C" fn on_renewal_timer(ctx: Ctx, _data: *mut c_void) {
 fn renew(ctx: Ctx, lock_id: &LockId, binding: &Binding, activity: Option<(i64, bool)>, now: i64) {
     let Some((idle_s, blocked)) = activity else {
         // Gone without a close event reaching us: treat it as the close.
-        with_watchdog(|w| w.unbind(lock_id));
+        with_watchdog(|w| w.unbind(lock_id.0, &lock_id.1));
         end_holding(ctx, lock_id, binding);
         return;
     };
     if !watchdog_renews(idle_s, blocked, config::watchdog_idle_ms()) {
-        with_watchdog(|w| w.unbind(lock_id));
+        with_watchdog(|w| w.unbind(lock_id.0, &lock_id.1));
         stats::WATCHDOG_IDLE_STOPS.add();
         return;
     }
@@ -310,7 +310,7 @@ fn renew(ctx: Ctx, lock_id: &LockId, binding: &Binding, activity: Option<(i64, b
             Err(())
         }
     }) else {
-        with_watchdog(|w| w.unbind(lock_id));
+        with_watchdog(|w| w.unbind(lock_id.0, &lock_id.1));
         return;
     };
     let expire_at = lease_end(now, binding.lease_ms, lock.cap());

@@ -26,7 +26,9 @@ pub struct Binding {
 
 #[derive(Default)]
 pub struct Watchdog {
-    bindings: HashMap<LockId, Binding>,
+    /// db -> key -> binding: looked up by a borrowed key, with no allocation.
+    bindings: HashMap<i32, HashMap<Rc<[u8]>, Binding>>,
+    count: usize,
     by_client: HashMap<u64, HashSet<LockId>>,
     /// (due ms, generation, lock); entries whose generation no longer matches are skipped.
     schedule: BinaryHeap<Reverse<(i64, u64, LockId)>>,
@@ -54,7 +56,7 @@ impl Watchdog {
         lease_ms: i64,
         now_ms: i64,
     ) {
-        self.unbind(&lock);
+        self.unbind(lock.0, &lock.1);
         let generation = self.next_generation;
         self.next_generation += 1;
         let due = next_due(now_ms, lease_ms, &lock.1);
@@ -63,8 +65,9 @@ impl Watchdog {
             .entry(client)
             .or_default()
             .insert(lock.clone());
-        self.bindings.insert(
-            lock,
+        self.count += 1;
+        self.bindings.entry(lock.0).or_default().insert(
+            lock.1,
             Binding {
                 owner,
                 token,
@@ -75,10 +78,15 @@ impl Watchdog {
         );
     }
 
-    pub fn unbind(&mut self, lock: &LockId) -> Option<Binding> {
-        let binding = self.bindings.remove(lock)?;
+    pub fn unbind(&mut self, db: i32, key: &[u8]) -> Option<Binding> {
+        let keys = self.bindings.get_mut(&db)?;
+        let (key, binding) = keys.remove_entry(key)?;
+        if keys.is_empty() {
+            self.bindings.remove(&db);
+        }
+        self.count -= 1;
         if let Some(locks) = self.by_client.get_mut(&binding.client) {
-            locks.remove(lock);
+            locks.remove(&(db, key));
             if locks.is_empty() {
                 self.by_client.remove(&binding.client);
             }
@@ -86,13 +94,13 @@ impl Watchdog {
         Some(binding)
     }
 
-    pub fn get(&self, lock: &LockId) -> Option<&Binding> {
-        self.bindings.get(lock)
+    pub fn get(&self, db: i32, key: &[u8]) -> Option<&Binding> {
+        self.bindings.get(&db)?.get(key)
     }
 
     /// A plain `RENEW ... PX n` sets the lease the watchdog keeps renewing.
-    pub fn set_lease(&mut self, lock: &LockId, lease_ms: i64) {
-        if let Some(b) = self.bindings.get_mut(lock) {
+    pub fn set_lease(&mut self, db: i32, key: &[u8], lease_ms: i64) {
+        if let Some(b) = self.bindings.get_mut(&db).and_then(|keys| keys.get_mut(key)) {
             b.lease_ms = lease_ms;
         }
     }
@@ -102,7 +110,7 @@ impl Watchdog {
         let locks = self.by_client.remove(&client).unwrap_or_default();
         locks
             .into_iter()
-            .filter_map(|lock| self.bindings.remove(&lock).map(|b| (lock, b)))
+            .filter_map(|lock| self.unbind(lock.0, &lock.1).map(|b| (lock, b)))
             .collect()
     }
 
@@ -110,7 +118,11 @@ impl Watchdog {
     pub fn take_all(&mut self) -> Vec<(LockId, Binding)> {
         self.by_client.clear();
         self.schedule.clear();
-        self.bindings.drain().collect()
+        self.count = 0;
+        self.bindings
+            .drain()
+            .flat_map(|(db, keys)| keys.into_iter().map(move |(k, b)| ((db, k), b)))
+            .collect()
     }
 
     /// Up to `limit` bindings whose renewal is due at `now_ms`, each rescheduled for its next
@@ -128,7 +140,7 @@ impl Watchdog {
             let Some(Reverse((_, generation_taken, lock))) = self.schedule.pop() else {
                 break;
             };
-            let Some(binding) = self.bindings.get(&lock) else {
+            let Some(binding) = self.get(lock.0, &lock.1).cloned() else {
                 continue;
             };
             if binding.generation != generation_taken {
@@ -137,7 +149,7 @@ impl Watchdog {
             let next = next_due(now_ms, binding.lease_ms, &lock.1);
             self.schedule
                 .push(Reverse((next, binding.generation, lock.clone())));
-            out.push((lock, binding.clone()));
+            out.push((lock, binding));
         }
         out
     }
@@ -147,8 +159,7 @@ impl Watchdog {
         // Drop stale entries on top so the timer is not armed for nothing.
         while let Some(Reverse((_, generation, lock))) = self.schedule.peek() {
             if self
-                .bindings
-                .get(lock)
+                .get(lock.0, &lock.1)
                 .is_some_and(|b| b.generation == *generation)
             {
                 break;
@@ -159,7 +170,7 @@ impl Watchdog {
     }
 
     pub fn len(&self) -> usize {
-        self.bindings.len()
+        self.count
     }
 
     pub fn has_client(&self, client: u64) -> bool {
@@ -242,15 +253,15 @@ mod tests {
         taken.sort();
         assert_eq!(taken, vec![lock("a"), lock("b")]);
         assert_eq!(w.len(), 1);
-        assert!(w.get(&lock("c")).is_some());
+        assert!(w.get(0, b"c").is_some());
     }
 
     #[test]
     fn set_lease_changes_what_renewals_set() {
         let mut w = Watchdog::default();
         w.bind(lock("a"), owner("o"), Some(1), 7, 300, 0);
-        w.set_lease(&lock("a"), 9_000);
-        assert_eq!(w.get(&lock("a")).map(|b| b.lease_ms), Some(9_000));
+        w.set_lease(0, b"a", 9_000);
+        assert_eq!(w.get(0, b"a").map(|b| b.lease_ms), Some(9_000));
         let due = w.due(1_000, 10);
         assert_eq!(due[0].1.lease_ms, 9_000);
         assert!(
