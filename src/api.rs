@@ -83,6 +83,8 @@ required_api!(
     RedisModule_Call,
     RedisModule_CallReplyType,
     RedisModule_CallReplyStringPtr,
+    RedisModule_CallReplyArrayElement,
+    RedisModule_CallReplyLength,
     RedisModule_FreeCallReply,
     RedisModule_CreateCommand,
     RedisModule_GetCommand,
@@ -237,19 +239,50 @@ pub fn call_text(ctx: Ctx, words: &[&std::ffi::CStr; 3], arg: &str) -> Option<St
         if reply.is_null() {
             return None;
         }
-        let text = (api!(RedisModule_CallReplyType)(reply)
-            == raw::REDISMODULE_REPLY_STRING as c_int)
-            .then(|| {
-                let mut len = 0usize;
-                let ptr = api!(RedisModule_CallReplyStringPtr)(reply, &mut len);
-                if ptr.is_null() {
-                    return String::new();
-                }
-                let bytes = std::slice::from_raw_parts(ptr.cast::<u8>(), len);
-                String::from_utf8_lossy(bytes).into_owned()
-            });
+        let text = reply_bytes(reply).map(|b| String::from_utf8_lossy(b).into_owned());
         api!(RedisModule_FreeCallReply)(reply);
         text
+    }
+}
+
+pub type CallReply = *mut raw::RedisModuleCallReply;
+
+/// The bytes of a `RedisModule_Call` reply (or array element) if it is a string.
+///
+/// # Safety
+/// `reply` is NULL or a live call reply; the bytes are valid until the reply is freed.
+pub unsafe fn reply_bytes<'a>(reply: CallReply) -> Option<&'a [u8]> {
+    // SAFETY: `reply` is live (checked for NULL); StringPtr returns its `len` bytes.
+    unsafe {
+        if reply.is_null()
+            || api!(RedisModule_CallReplyType)(reply) != raw::REDISMODULE_REPLY_STRING as c_int
+        {
+            return None;
+        }
+        let mut len = 0usize;
+        let ptr = api!(RedisModule_CallReplyStringPtr)(reply, &mut len);
+        if ptr.is_null() {
+            return Some(&[]);
+        }
+        Some(std::slice::from_raw_parts(ptr.cast::<u8>(), len))
+    }
+}
+
+/// The elements of a `RedisModule_Call` array reply (owned by it: never freed on their own),
+/// or None if it is not an array.
+///
+/// # Safety
+/// `reply` is NULL or a live call reply; the elements are valid until the reply is freed.
+pub unsafe fn reply_elements(reply: CallReply) -> Option<impl Iterator<Item = CallReply>> {
+    // SAFETY: `reply` is live (checked for NULL); ArrayElement is in range.
+    unsafe {
+        if reply.is_null()
+            || api!(RedisModule_CallReplyType)(reply) != raw::REDISMODULE_REPLY_ARRAY as c_int
+        {
+            return None;
+        }
+        let len = api!(RedisModule_CallReplyLength)(reply);
+        Some((0..len).map(move |i| api!(RedisModule_CallReplyArrayElement)(reply, i)))
     }
 }
 

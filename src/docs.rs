@@ -19,6 +19,7 @@ const VERSION: raw::RedisModuleCommandInfoVersion = raw::RedisModuleCommandInfoV
 enum Arg {
     Key,
     Owner,
+    Cursor,
     /// An optional `TOKEN integer` pair.
     Option(&'static CStr, &'static CStr),
     /// An optional `TOKEN string` pair.
@@ -36,7 +37,7 @@ struct Doc {
     args: &'static [Arg],
 }
 
-const DOCS: [Doc; 5] = [
+const DOCS: [Doc; 6] = [
     Doc {
         name: c"rlock.acquire",
         summary: c"Takes or re-enters a lock; replies a fencing token, or nil when held elsewhere. WAIT blocks in a FIFO queue.",
@@ -85,6 +86,19 @@ const DOCS: [Doc; 5] = [
         writes: false,
         args: &[Arg::Key],
     },
+    Doc {
+        name: c"rlock.scan",
+        summary: c"Lists the locks among the keys one SCAN step returns, longest held first: [next-cursor, [[key, owner, holds, held, ttl, waiters], ...]].",
+        complexity: c"O(1) per call, O(N) for a full iteration, N the number of keys",
+        arity: -2,
+        writes: false,
+        args: &[
+            Arg::Cursor,
+            Arg::Text(c"MATCH", c"pattern"),
+            Arg::Option(c"COUNT", c"count"),
+            Arg::Option(c"MINHELD", c"min-held-ms"),
+        ],
+    },
 ];
 
 fn raw_arg(arg: Arg) -> raw::RedisModuleCommandArg {
@@ -100,6 +114,10 @@ fn raw_arg(arg: Arg) -> raw::RedisModuleCommandArg {
         Arg::Owner => {
             out.name = c"owner".as_ptr();
             out.type_ = raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_STRING;
+        }
+        Arg::Cursor => {
+            out.name = c"cursor".as_ptr();
+            out.type_ = raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_INTEGER;
         }
         Arg::Option(token, name) => {
             out.name = name.as_ptr();
@@ -155,6 +173,7 @@ pub fn register(ctx: Ctx) -> Result<(), String> {
         // SAFETY: the zeroed entry terminates the argument list.
         args.push(unsafe { std::mem::zeroed() });
         let mut specs = key_specs(doc.writes);
+        let has_key = matches!(doc.args.first(), Some(Arg::Key));
         let info = raw::RedisModuleCommandInfo {
             version: &VERSION,
             summary: doc.summary.as_ptr(),
@@ -163,24 +182,32 @@ pub fn register(ctx: Ctx) -> Result<(), String> {
             history: null_mut(),
             tips: std::ptr::null(),
             arity: doc.arity,
-            key_specs: specs.as_mut_ptr(),
+            key_specs: if has_key {
+                specs.as_mut_ptr()
+            } else {
+                null_mut()
+            },
             args: args.as_mut_ptr(),
         };
         // SAFETY: every pointer in `info` is valid for the call; Redis copies what it keeps.
         if unsafe { api!(RedisModule_SetCommandInfo)(command, &info) } != OK {
             return Err(format!("could not document {:?}", doc.name));
         }
-        set_acl_categories(command, doc.writes);
+        set_acl_categories(command, doc);
     }
     Ok(())
 }
 
 /// Redis 7.2+ can put module commands in ACL categories (`@write`, `@read`); 7.0 cannot, and
-/// there the README's recipe names the commands instead.
-fn set_acl_categories(command: *mut raw::RedisModuleCommand, writes: bool) {
+/// there the README's recipe names the commands instead. Only O(1) commands are `@fast`.
+fn set_acl_categories(command: *mut raw::RedisModuleCommand, doc: &Doc) {
     // SAFETY: a read of the entry-point table; absent (None) on Redis 7.0.
     if let Some(set_categories) = unsafe { raw::RedisModule_SetCommandACLCategories } {
-        let categories = if writes { c"write" } else { c"read fast" };
+        let categories = match (doc.writes, doc.complexity == c"O(1)") {
+            (true, _) => c"write",
+            (false, true) => c"read fast",
+            (false, false) => c"read",
+        };
         // SAFETY: `command` is this module's command handle; Redis copies the string.
         unsafe { set_categories(command, categories.as_ptr()) };
     }

@@ -14,6 +14,12 @@ pub enum Error {
         min: i64,
         max: i64,
     },
+    /// Like `OutOfRange`, for a count rather than milliseconds.
+    CountOutOfRange {
+        option: &'static str,
+        min: i64,
+        max: i64,
+    },
     MissingValue {
         option: &'static str,
     },
@@ -24,6 +30,8 @@ pub enum Error {
     EmptyOwner,
     ReservedOwner,
     BadRequestId,
+    /// `RLOCK.SCAN`'s cursor is not an unsigned integer.
+    InvalidCursor,
     /// `WATCHDOG` from a Lua script: there is no connection to bind to.
     WatchdogInScript,
     /// The hash at the key has a hold count that is not an integer: not a lock we understand.
@@ -51,6 +59,9 @@ impl fmt::Display for Error {
                     "ERR {option} must be between {min} and {max} milliseconds"
                 )
             }
+            Error::CountOutOfRange { option, min, max } => {
+                write!(f, "ERR {option} must be between {min} and {max}")
+            }
             Error::MissingValue { option } => write!(f, "ERR {option} needs a value"),
             Error::RepeatedOption { option } => write!(f, "ERR {option} given more than once"),
             Error::UnknownOption(name) => write!(f, "ERR unknown option '{name}'"),
@@ -59,6 +70,7 @@ impl fmt::Display for Error {
                 write!(f, "ERR owners starting with 'rlock:' are reserved by rlock")
             }
             Error::BadRequestId => write!(f, "ERR ID must be 1 to 64 bytes"),
+            Error::InvalidCursor => write!(f, "ERR invalid cursor"),
             Error::WatchdogInScript => write!(
                 f,
                 "ERR WATCHDOG is not allowed in scripts: a script has no connection to bind to"

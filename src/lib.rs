@@ -12,6 +12,8 @@ mod heap;
 mod info;
 mod lifetime;
 mod lock;
+mod scan;
+mod scan_args;
 mod stats;
 mod store;
 mod upkeep;
@@ -20,25 +22,43 @@ mod waiters;
 use redis_module::{redis_module, Context, RedisString, Status};
 use std::ffi::CString;
 
-/// (name, handler, flags). Every command takes its one key at argv[1].
-const COMMANDS: [(&str, redis_module::raw::RedisModuleCmdFunc, &str); 5] = [
+/// firstkey, lastkey, keystep: the one key at argv[1], or none.
+type Keys = (i32, i32, i32);
+const KEY_1: Keys = (1, 1, 1);
+const NO_KEY: Keys = (0, 0, 0);
+
+/// (name, handler, flags, key positions).
+const COMMANDS: [(&str, redis_module::raw::RedisModuleCmdFunc, &str, Keys); 6] = [
     (
         "rlock.acquire",
         Some(commands::acquire_command),
         "write deny-oom",
+        KEY_1,
     ),
-    ("rlock.release", Some(commands::release_command), "write"),
-    ("rlock.renew", Some(commands::renew_command), "write"),
+    (
+        "rlock.release",
+        Some(commands::release_command),
+        "write",
+        KEY_1,
+    ),
+    ("rlock.renew", Some(commands::renew_command), "write", KEY_1),
     (
         "rlock.forcerelease",
         Some(commands::force_release_command),
         "write",
+        KEY_1,
     ),
-    ("rlock.info", Some(commands::info_command), "readonly fast"),
+    (
+        "rlock.info",
+        Some(commands::info_command),
+        "readonly fast",
+        KEY_1,
+    ),
+    ("rlock.scan", Some(scan::scan_command), "readonly", NO_KEY),
 ];
 
 fn register_commands(ctx: &Context) -> Result<(), String> {
-    for (name, handler, flags) in COMMANDS {
+    for (name, handler, flags, (first, last, step)) in COMMANDS {
         let (c_name, c_flags) = (CString::new(name), CString::new(flags));
         let (Ok(c_name), Ok(c_flags)) = (c_name, c_flags) else {
             return Err(format!("bad command name {name}"));
@@ -50,9 +70,9 @@ fn register_commands(ctx: &Context) -> Result<(), String> {
                 c_name.as_ptr(),
                 handler,
                 c_flags.as_ptr(),
-                1,
-                1,
-                1,
+                first,
+                last,
+                step,
             )
         };
         if status != api::OK {

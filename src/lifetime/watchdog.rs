@@ -100,7 +100,11 @@ impl Watchdog {
 
     /// A plain `RENEW ... PX n` sets the lease the watchdog keeps renewing.
     pub fn set_lease(&mut self, db: i32, key: &[u8], lease_ms: i64) {
-        if let Some(b) = self.bindings.get_mut(&db).and_then(|keys| keys.get_mut(key)) {
+        if let Some(b) = self
+            .bindings
+            .get_mut(&db)
+            .and_then(|keys| keys.get_mut(key))
+        {
             b.lease_ms = lease_ms;
         }
     }

@@ -1,0 +1,151 @@
+//! `RLOCK.SCAN cursor [MATCH pattern] [COUNT n] [MINHELD ms]`: the locks among the hashes one
+//! step of the server's own `SCAN ... TYPE hash` returns, longest held first. There is no
+//! index of locks (RLOCK.ACQUIRE pays nothing for this command): each call looks at about
+//! `COUNT` keys, and the caller follows the cursor to 0, as with SCAN.
+
+use crate::api::{
+    api, bytes, guarded, log_warning, now_ms, reply_bytes, reply_elements, Ctx, OwnedStr, RStr, OK,
+};
+use crate::error::{Error, Result};
+use crate::grants::selected_db;
+use crate::lock;
+use crate::scan_args::{self, Scan};
+use crate::store::{Holder, LockKey};
+use crate::waiters;
+use std::ffi::CString;
+use std::os::raw::{c_int, c_long};
+
+/// One listed lock: `[key, owner, holds, held, ttl, waiters]` in the reply.
+struct Entry {
+    key: Vec<u8>,
+    holder: Holder,
+    /// ms since the holding was granted.
+    held: i64,
+    /// ms left, -1 without expiry.
+    ttl: i64,
+    waiters: usize,
+}
+
+struct Page {
+    cursor: Vec<u8>,
+    entries: Vec<Entry>,
+}
+
+pub extern "C" fn scan_command(ctx: Ctx, argv: *mut RStr, argc: c_int) -> c_int {
+    // SAFETY: Redis passes `argc` live strings in `argv` for the duration of the command.
+    let args = unsafe { std::slice::from_raw_parts(argv, argc.max(0) as usize) };
+    let result = guarded("RLOCK.SCAN", Err(Error::Internal), || scan(ctx, args));
+    // SAFETY: replies go to the context of the command being executed.
+    unsafe {
+        match result {
+            Ok(page) => reply(ctx, &page),
+            Err(Error::WrongArity) => api!(RedisModule_WrongArity)(ctx),
+            Err(e) => api!(RedisModule_ReplyWithError)(ctx, e.to_cstring().as_ptr()),
+        }
+    }
+}
+
+fn scan(ctx: Ctx, argv: &[RStr]) -> Result<Page> {
+    let [_, args @ ..] = argv else {
+        return Err(Error::WrongArity);
+    };
+    let args: Vec<&[u8]> = args.iter().map(|a| bytes(*a)).collect();
+    let request = scan_args::scan(&args)?;
+    let (now, db) = (now_ms(), selected_db(ctx));
+    let mut entries = Vec::new();
+    let cursor = scan_hashes(ctx, &request, |name| {
+        entries.extend(entry(ctx, db, name, now, request.min_held_ms));
+    })?;
+    entries.sort_by(|a, b| b.held.cmp(&a.held).then_with(|| a.key.cmp(&b.key)));
+    Ok(Page { cursor, entries })
+}
+
+/// The lock at `name` if the hash there is an rlock lock (it has a token; a Redisson-protocol
+/// lock has none) held at least `min_held` ms.
+fn entry(ctx: Ctx, db: i32, name: &[u8], now: i64, min_held: i64) -> Option<Entry> {
+    let key = OwnedStr::new(name);
+    let lock = LockKey::open(ctx, key.0, false).ok()?;
+    // One field lookup decides, before the full read of the hash: the token is the grant time.
+    let held = lock::held_ms(lock.token()?, now);
+    if held < min_held {
+        return None;
+    }
+    let holder = lock.holder()?;
+    Some(Entry {
+        key: name.to_vec(),
+        ttl: lock.expire_at().map_or(-1, |at| (at - now).max(0)),
+        waiters: waiters::count(db, name),
+        held,
+        holder,
+    })
+}
+
+/// Runs `SCAN cursor MATCH pattern COUNT n TYPE hash`, hands each key to `each`, and returns
+/// the next cursor.
+fn scan_hashes(ctx: Ctx, s: &Scan, mut each: impl FnMut(&[u8])) -> Result<Vec<u8>> {
+    let (cursor, count) = (digits(s.cursor), digits(s.count));
+    // "*" is what SCAN uses without MATCH: it skips matching for it.
+    let pattern = s.pattern.unwrap_or(b"*");
+    // SAFETY: the C strings and `pattern` live across the call; the format names them in
+    // order ('b' takes a pointer and a length); the reply is read, then freed, below.
+    unsafe {
+        let reply = api!(RedisModule_Call)(
+            ctx,
+            c"SCAN".as_ptr(),
+            c"ccbcccc".as_ptr(),
+            cursor.as_ptr(),
+            c"MATCH".as_ptr(),
+            pattern.as_ptr(),
+            pattern.len(),
+            c"COUNT".as_ptr(),
+            count.as_ptr(),
+            c"TYPE".as_ptr(),
+            c"hash".as_ptr(),
+        );
+        let mut parts = reply_elements(reply).into_iter().flatten();
+        let (next, keys) = (parts.next(), parts.next());
+        let next = next.and_then(|n| reply_bytes(n)).map(<[u8]>::to_vec);
+        let listed = keys.and_then(|k| reply_elements(k)).map(|keys| {
+            keys.filter_map(|k| reply_bytes(k)).for_each(&mut each);
+        });
+        if !reply.is_null() {
+            api!(RedisModule_FreeCallReply)(reply);
+        }
+        match (next, listed) {
+            (Some(next), Some(())) => Ok(next),
+            _ => {
+                log_warning("rlock: RLOCK.SCAN: SCAN did not reply [cursor, keys]");
+                Err(Error::Internal)
+            }
+        }
+    }
+}
+
+fn digits(n: impl ToString) -> CString {
+    CString::new(n.to_string()).unwrap_or_default() // digits hold no NUL
+}
+
+/// `[next-cursor, [[key, owner, holds, held, ttl, waiters], ...]]`, the same in RESP2 and RESP3.
+unsafe fn reply(ctx: Ctx, page: &Page) -> c_int {
+    unsafe {
+        let string = |b: &[u8]| {
+            api!(RedisModule_ReplyWithStringBuffer)(ctx, b.as_ptr().cast(), b.len());
+        };
+        let int = |n: i64| {
+            api!(RedisModule_ReplyWithLongLong)(ctx, n);
+        };
+        api!(RedisModule_ReplyWithArray)(ctx, 2);
+        string(&page.cursor);
+        api!(RedisModule_ReplyWithArray)(ctx, page.entries.len() as c_long);
+        for e in &page.entries {
+            api!(RedisModule_ReplyWithArray)(ctx, 6);
+            string(&e.key);
+            string(&e.holder.owner);
+            int(e.holder.holds);
+            int(e.held);
+            int(e.ttl);
+            int(e.waiters as i64);
+        }
+    }
+    OK
+}
