@@ -5,7 +5,7 @@ use crate::args;
 use crate::config;
 use crate::error::{Error, Result};
 use crate::grants::{self, grant_fresh, observe_token, selected_db};
-use crate::lifetime::{self, retries::Kind};
+use crate::lifetime::{self, retries, retries::Kind};
 use crate::lock::{self, lease_end, Acquire, Release, View};
 use crate::stats;
 use crate::store::{Extra, Holder, LockKey};
@@ -262,14 +262,8 @@ fn release(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     args::owner(bytes(*owner))?;
     let o = with_bytes(options, args::release_options)?;
     let (mut lock, db) = open_for_write(ctx, *key)?;
-    let call = o.id.map(|id| {
-        (
-            db,
-            bytes(*key).to_vec(),
-            bytes(*owner).to_vec(),
-            id.to_vec(),
-        )
-    });
+    let call =
+        o.id.map(|id| retries::release_call(db, bytes(*key), bytes(*owner), id));
     if let Some(call) = &call {
         if lifetime::with_released(|r| r.contains(call, now_ms())) {
             stats::RETRIES_ANSWERED.add();
@@ -300,7 +294,7 @@ fn release(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
             stats::RELEASES.add();
             if let Some(call) = call {
                 let window = config::retry_window_ms();
-                lifetime::with_released(|r| r.remember(call, now_ms(), window));
+                lifetime::with_released(|r| r.remember(&call, now_ms(), window));
             }
             hand_over(ctx, &mut lock, db);
             Ok(Reply::Int(0))

@@ -7,6 +7,7 @@
 //! place for a tombstone), so those are remembered in the server's memory only (`Released`).
 
 use std::collections::{HashMap, VecDeque};
+use std::rc::Rc;
 
 /// The hash field that keeps the request ids of the current holding.
 pub const IDS_FIELD: &[u8] = b"rlock:ids";
@@ -147,26 +148,37 @@ fn push_base36(out: &mut Vec<u8>, n: i64) {
     out.extend_from_slice(&digits[i..]);
 }
 
-/// (db, key, owner, request id) of a full release.
-type ReleaseKey = (i32, Vec<u8>, Vec<u8>, Vec<u8>);
+/// A full release with a request id: db, key, owner and id, flattened into one byte string
+/// (length-prefixed, so no two calls share one).
+pub fn release_call(db: i32, key: &[u8], owner: &[u8], id: &[u8]) -> Vec<u8> {
+    let mut call = Vec::with_capacity(12 + key.len() + owner.len() + id.len());
+    call.extend_from_slice(&db.to_le_bytes());
+    for part in [key, owner] {
+        call.extend_from_slice(&(part.len() as u32).to_le_bytes());
+        call.extend_from_slice(part);
+    }
+    call.extend_from_slice(id);
+    call
+}
 
 /// Full releases with a request id, kept in the server's memory for the retry window: the
 /// hash they emptied is gone, and the lock may since be free or someone else's.
 #[derive(Debug, Default)]
 pub struct Released {
-    until: HashMap<ReleaseKey, i64>,
-    order: VecDeque<(i64, ReleaseKey)>,
+    until: HashMap<Rc<[u8]>, i64>,
+    order: VecDeque<(i64, Rc<[u8]>)>,
 }
 
 impl Released {
-    pub fn remember(&mut self, call: ReleaseKey, now_ms: i64, window_ms: i64) {
+    pub fn remember(&mut self, call: &[u8], now_ms: i64, window_ms: i64) {
         self.forget_expired(now_ms);
         let until = now_ms + window_ms;
+        let call: Rc<[u8]> = Rc::from(call);
         self.until.insert(call.clone(), until);
         self.order.push_back((until, call));
     }
 
-    pub fn contains(&mut self, call: &ReleaseKey, now_ms: i64) -> bool {
+    pub fn contains(&mut self, call: &[u8], now_ms: i64) -> bool {
         self.forget_expired(now_ms);
         self.until.contains_key(call)
     }
@@ -176,10 +188,11 @@ impl Released {
     }
 
     fn forget_expired(&mut self, now_ms: i64) {
-        while let Some((until, _)) = self.order.front() {
-            if *until > now_ms {
-                break;
-            }
+        while self
+            .order
+            .front()
+            .is_some_and(|(until, _)| *until <= now_ms)
+        {
             if let Some((until, call)) = self.order.pop_front() {
                 // A later release with the same id (rare) keeps its own, later deadline.
                 if self.until.get(&call) == Some(&until) {
@@ -270,10 +283,14 @@ mod tests {
     #[test]
     fn full_releases_are_remembered_for_the_window() {
         let mut r = Released::default();
-        let call = (0, b"k".to_vec(), b"o".to_vec(), b"id".to_vec());
-        r.remember(call.clone(), 1_000, 500);
+        let call = release_call(0, b"k", b"o", b"id");
+        r.remember(&call, 1_000, 500);
         assert!(r.contains(&call, 1_499));
-        assert!(!r.contains(&(1, b"k".to_vec(), b"o".to_vec(), b"id".to_vec()), 1_499));
+        assert!(!r.contains(&release_call(1, b"k", b"o", b"id"), 1_499));
+        assert!(
+            !r.contains(&release_call(0, b"ko", b"", b"id"), 1_499),
+            "parts stay apart"
+        );
         assert!(!r.contains(&call, 1_500));
         assert_eq!(r.len(), 0);
     }
