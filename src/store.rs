@@ -175,67 +175,41 @@ impl LockKey {
         let token = extra.token.map(OwnedStr::from_i64);
         let ids = extra.ids.map(OwnedStr::new);
         let cap = extra.cap.map(OwnedStr::from_i64);
-        let mut pairs = [(owner, holds_str); 4];
-        let mut n = 1;
+        let mut argv = [
+            self.name,
+            owner,
+            holds_str,
+            null_mut(),
+            null_mut(),
+            null_mut(),
+            null_mut(),
+            null_mut(),
+            null_mut(),
+        ];
+        let mut argc = 3;
         for (field, value) in [
             (token_field(), &token),
             (IDS_FIELD_STR.load(Ordering::Relaxed), &ids),
             (CAP_FIELD_STR.load(Ordering::Relaxed), &cap),
         ] {
             if let Some(value) = value {
-                pairs[n] = (field, value.0);
-                n += 1;
+                argv[argc] = field;
+                argv[argc + 1] = value.0;
+                argc += 2;
             }
         }
-        let (key, ctx, name) = (self.key, self.ctx, self.name);
-        let flags = raw::REDISMODULE_HASH_NONE as c_int;
-        let end = null_mut::<c_void>();
-        let [(f0, v0), (f1, v1), (f2, v2), (f3, v3)] = pairs;
-        // SAFETY: the key is open for writing; HashSet copies fields and values; each
-        // Replicate format lists exactly the strings passed after it.
+        let (key, flags, end) = (
+            self.key,
+            raw::REDISMODULE_HASH_NONE as c_int,
+            null_mut::<c_void>(),
+        );
+        let [_, f0, v0, f1, v1, f2, v2, f3, v3] = argv;
+        // SAFETY: the key is open for writing; HashSet copies fields and values and stops at
+        // the first NULL field; the 'v' format takes the array and its length, and Replicate
+        // copies the strings.
         unsafe {
-            match n {
-                1 => {
-                    api!(RedisModule_HashSet)(key, flags, f0, v0, end);
-                    api!(RedisModule_Replicate)(ctx, HSET, c"sss".as_ptr(), name, f0, v0);
-                }
-                2 => {
-                    api!(RedisModule_HashSet)(key, flags, f0, v0, f1, v1, end);
-                    api!(RedisModule_Replicate)(ctx, HSET, c"sssss".as_ptr(), name, f0, v0, f1, v1);
-                }
-                3 => {
-                    api!(RedisModule_HashSet)(key, flags, f0, v0, f1, v1, f2, v2, end);
-                    api!(RedisModule_Replicate)(
-                        ctx,
-                        HSET,
-                        c"sssssss".as_ptr(),
-                        name,
-                        f0,
-                        v0,
-                        f1,
-                        v1,
-                        f2,
-                        v2,
-                    );
-                }
-                _ => {
-                    api!(RedisModule_HashSet)(key, flags, f0, v0, f1, v1, f2, v2, f3, v3, end);
-                    api!(RedisModule_Replicate)(
-                        ctx,
-                        HSET,
-                        c"sssssssss".as_ptr(),
-                        name,
-                        f0,
-                        v0,
-                        f1,
-                        v1,
-                        f2,
-                        v2,
-                        f3,
-                        v3,
-                    );
-                }
-            }
+            api!(RedisModule_HashSet)(key, flags, f0, v0, f1, v1, f2, v2, f3, v3, end);
+            api!(RedisModule_Replicate)(self.ctx, HSET, c"v".as_ptr(), argv.as_mut_ptr(), argc);
         }
     }
 

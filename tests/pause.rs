@@ -3,16 +3,7 @@
 
 mod common;
 use common::{snapshot, wait_until, Conn, Pending, Server, Value};
-use std::thread;
 use std::time::{Duration, Instant};
-
-/// Reads a pending reply on a thread, noting when it arrived.
-fn reply_when(pending: Pending) -> thread::JoinHandle<(Value, Instant)> {
-    thread::spawn(move || {
-        let value = pending.reply();
-        (value, Instant::now())
-    })
-}
 
 fn role(c: &mut Conn) -> String {
     c.q("ROLE").items()[0].text()
@@ -24,15 +15,12 @@ fn a_lease_ending_during_client_pause_is_handed_over_after_it() {
     let replica = Server::builder().without_module().replica_of(&master);
     let mut c = master.conn();
     c.q("RLOCK.ACQUIRE k dead PX 200");
-    let waiter = reply_when(Pending::send(
-        &master,
-        "RLOCK.ACQUIRE k next PX 5000 WAIT 10000",
-    ));
+    let waiter = Pending::send(&master, "RLOCK.ACQUIRE k next PX 5000 WAIT 10000").reply_when();
     master.wait_blocked(1);
     let paused_at = Instant::now();
     assert_eq!(c.q("CLIENT PAUSE 800 WRITE").text(), "OK");
     // A write sent during the pause is answered when the server ends the pause.
-    let probe = reply_when(Pending::send(&master, "SET probe 1"));
+    let probe = Pending::send(&master, "SET probe 1").reply_when();
     // Read-only commands keep working and report what Redis reports: the key is expired.
     wait_until("the lease to end during the pause", || {
         c.q("RLOCK.INFO k").is_nil()
@@ -67,10 +55,7 @@ fn failover_with_stopped_replica(timeout: Option<u64>) -> (Server, Server, Value
     let replica = Server::builder().replica_of(&master);
     let mut c = master.conn();
     c.q("RLOCK.ACQUIRE k dead PX 300");
-    let waiter = reply_when(Pending::send(
-        &master,
-        "RLOCK.ACQUIRE k next PX 5000 WAIT 20000",
-    ));
+    let waiter = Pending::send(&master, "RLOCK.ACQUIRE k next PX 5000 WAIT 20000").reply_when();
     master.wait_blocked(1);
     replica.signal("STOP");
     let mut failover = vec!["FAILOVER".to_string(), "TO".into(), "127.0.0.1".into()];

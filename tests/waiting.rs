@@ -18,14 +18,6 @@ fn queue_up(server: &Server, key: &str, owners: &[&str], extra: &str) -> Vec<Pen
         .collect()
 }
 
-fn stat(server: &Server, name: &str) -> i64 {
-    server
-        .info_field("rlock", &format!("rlock_{name}"))
-        .trim()
-        .parse()
-        .expect("number")
-}
-
 #[test]
 fn waiters_are_served_in_arrival_order() {
     let server = Server::start();
@@ -44,7 +36,7 @@ fn waiters_are_served_in_arrival_order() {
         holder = owner.to_string();
     }
     assert_eq!(server.blocked_clients(), 0);
-    assert_eq!(stat(&server, "handoffs"), 5);
+    assert_eq!(server.stat("handoffs"), 5);
 }
 
 #[test]
@@ -62,7 +54,7 @@ fn a_wait_times_out_with_nil_close_to_its_deadline() {
     );
     assert_eq!(c.q("RLOCK.INFO k").field("waiters").int(), 0);
     assert_eq!(c.q("RLOCK.INFO k").field("owner").text(), "holder");
-    assert_eq!(stat(&server, "wait_timeouts"), 1);
+    assert_eq!(server.stat("wait_timeouts"), 1);
     assert_eq!(server.blocked_clients(), 0);
 }
 
@@ -80,7 +72,7 @@ fn a_dead_holders_lease_end_wakes_the_next_waiter() {
         "granted {late:?} after the lease end (generous bound)"
     );
     assert_eq!(c.q("RLOCK.INFO k").field("owner").text(), "next");
-    assert_eq!(stat(&server, "expiry_wakeups"), 1);
+    assert_eq!(server.stat("expiry_wakeups"), 1);
 }
 
 #[test]
@@ -107,7 +99,7 @@ fn deleting_the_lock_key_hands_it_over() {
             "next",
             "{deletion}"
         );
-        assert_eq!(stat(&server, "handoffs"), i as i64 + 1);
+        assert_eq!(server.stat("handoffs"), i as i64 + 1);
     }
 }
 
@@ -184,8 +176,8 @@ fn waiters_that_leave_are_never_handed_the_lock() {
     assert_eq!(c.q("RLOCK.RELEASE k holder").int(), 0);
     assert!(last.reply().int() > 0);
     assert_eq!(c.q("RLOCK.INFO k").field("owner").text(), "last");
-    assert_eq!(stat(&server, "waiters"), 0);
-    assert_eq!(stat(&server, "locks_with_waiters"), 0);
+    assert_eq!(server.stat("waiters"), 0);
+    assert_eq!(server.stat("locks_with_waiters"), 0);
 }
 
 #[test]
@@ -261,7 +253,7 @@ fn a_chain_of_500_waiters_is_served_in_order() {
     }
     assert_eq!(server.blocked_clients(), 0);
     assert!(c.q("RLOCK.INFO chain").is_nil());
-    assert_eq!(stat(&server, "handoffs"), 500);
+    assert_eq!(server.stat("handoffs"), 500);
 }
 
 #[test]
@@ -272,18 +264,18 @@ fn info_counts_what_happened() {
     c.q("RLOCK.ACQUIRE k a");
     c.q("RLOCK.ACQUIRE k b");
     let waiters = queue_up(&server, "k", &["w"], "WAIT 5000");
-    assert_eq!(stat(&server, "waiters"), 1);
-    assert_eq!(stat(&server, "locks_with_waiters"), 1);
+    assert_eq!(server.stat("waiters"), 1);
+    assert_eq!(server.stat("locks_with_waiters"), 1);
     c.q("RLOCK.FORCERELEASE k");
     for w in waiters {
         w.reply();
     }
-    assert_eq!(stat(&server, "acquisitions"), 2);
-    assert_eq!(stat(&server, "reentries"), 1);
-    assert_eq!(stat(&server, "contended"), 2);
-    assert_eq!(stat(&server, "handoffs"), 1);
-    assert_eq!(stat(&server, "force_releases"), 1);
-    assert_eq!(stat(&server, "waiters"), 0);
+    assert_eq!(server.stat("acquisitions"), 2);
+    assert_eq!(server.stat("reentries"), 1);
+    assert_eq!(server.stat("contended"), 2);
+    assert_eq!(server.stat("handoffs"), 1);
+    assert_eq!(server.stat("force_releases"), 1);
+    assert_eq!(server.stat("waiters"), 0);
 }
 
 #[test]
@@ -299,9 +291,9 @@ fn waiters_on_many_keys_are_each_served() {
         .map(|k| Pending::send(&server, &format!("RLOCK.ACQUIRE {k} next WAIT 5000")))
         .collect();
     server.wait_blocked(50);
-    assert_eq!(stat(&server, "locks_with_waiters"), 50);
+    assert_eq!(server.stat("locks_with_waiters"), 50);
     for w in waiters {
         assert!(w.reply().int() > 0);
     }
-    assert_eq!(stat(&server, "locks_with_waiters"), 0);
+    assert_eq!(server.stat("locks_with_waiters"), 0);
 }

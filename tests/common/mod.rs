@@ -321,6 +321,14 @@ impl Server {
             .expect("number")
     }
 
+    /// A counter of `INFO rlock` (`rlock_<name>`).
+    pub fn stat(&self, name: &str) -> i64 {
+        self.info_field("rlock", &format!("rlock_{name}"))
+            .trim()
+            .parse()
+            .expect("number")
+    }
+
     /// Waits (up to 10 s) until exactly `n` clients are blocked.
     pub fn wait_blocked(&self, n: i64) {
         wait_until(&format!("{n} blocked clients"), || {
@@ -375,6 +383,14 @@ impl Pending {
 
     pub fn reply(mut self) -> Value {
         self.conn.read().expect("blocked reply")
+    }
+
+    /// Reads the reply on a thread, noting when it arrived.
+    pub fn reply_when(self) -> std::thread::JoinHandle<(Value, Instant)> {
+        std::thread::spawn(move || {
+            let value = self.reply();
+            (value, Instant::now())
+        })
     }
 }
 
