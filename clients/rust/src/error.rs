@@ -1,0 +1,61 @@
+//! The one error type of the crate.
+
+use std::fmt;
+
+/// What can go wrong when taking or giving back a lock.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// The lock is held by another owner (no `wait`), or the `wait` ran out first.
+    NotAcquired,
+    /// Redlock: fewer servers than a majority granted the lock within its validity time,
+    /// on every attempt. Nothing is left held: each attempt released what it took.
+    NoQuorum {
+        /// Servers that granted the lock on the last attempt.
+        granted: usize,
+        /// Servers needed: a majority of all of them.
+        needed: usize,
+    },
+    /// The lock is no longer ours: its lease ran out, its watchdog connection was lost and
+    /// could not be re-bound, or someone force-released it. Whatever the holder did since may
+    /// have overlapped with the next holder: this is where the fencing token earns its keep.
+    Lost,
+    /// A Redlock handle does not re-enter: release its guard before acquiring again.
+    AlreadyHeld,
+    /// The server answered with an error, or could not be reached (after the one retry on a
+    /// fresh connection).
+    Redis(redis::RedisError),
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::NotAcquired => f.write_str("the lock is held by another owner"),
+            Error::NoQuorum { granted, needed } => write!(
+                f,
+                "Redlock: {granted} servers granted the lock, {needed} needed in its validity time"
+            ),
+            Error::Lost => f.write_str("the lock was lost before it was released"),
+            Error::AlreadyHeld => f.write_str("this Redlock handle already holds the lock"),
+            Error::Redis(err) => write!(f, "redis: {err}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Redis(err) => Some(err),
+            _ => None,
+        }
+    }
+}
+
+impl From<redis::RedisError> for Error {
+    fn from(err: redis::RedisError) -> Self {
+        Error::Redis(err)
+    }
+}

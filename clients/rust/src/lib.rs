@@ -1,0 +1,114 @@
+//! Async Rust client for rlock, the Redis module that gives Redis a
+//! native reentrant, fair, fenced lock (`RLOCK.ACQUIRE`, `RLOCK.RELEASE`, `RLOCK.RENEW`).
+//!
+//! ```no_run
+//! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+//! use rlock_client::Lock;
+//! let client = redis::Client::open("redis://127.0.0.1/")?;
+//!
+//! let lock = Lock::new(&client, "orders:42");
+//! let guard = lock.acquire().await?;
+//! guard.release().await?;
+//! # Ok(()) }
+//! ```
+//!
+//! # One server: [`Lock`]
+//!
+//! A [`Lock`] is a handle with its own owner id (`<uuid>:<task-or-thread id>`) and a builder
+//! for how to take the lock: [`lease`](Lock::lease) (30 s), [`wait`](Lock::wait) in the
+//! server's FIFO queue (none), [`watchdog`](Lock::watchdog) (on), [`max_hold`](Lock::max_hold)
+//! (none). [`acquire`](Lock::acquire) returns a [`LockGuard`] holding the fencing token
+//! ([`LockGuard::token`]); acquiring again through the same handle re-enters.
+//!
+//! - **Watchdog.** A watchdog lock lives on a connection of its own: the server renews the
+//!   lease while that connection is open and ends the holding the moment it closes, so a
+//!   crashed process frees its locks in milliseconds. One task per such connection sends
+//!   `PING` every third of the server's `rlock.watchdog-idle-ms`. If the connection drops while
+//!   the lock is held, the client re-binds from a new connection at once
+//!   (`RLOCK.RENEW key owner PX lease WATCHDOG`), or reports the lock lost:
+//!   [`LockGuard::lost`], [`LockGuard::is_lost`], and [`Error::Lost`] from
+//!   [`LockGuard::release`].
+//! - **Retries.** Every logical call carries a fresh `ID <uuid4>`. A call that fails on a
+//!   broken connection is sent once more, with the same id, on a fresh connection: the server
+//!   answers a repeated acquire or release as it answered the first, so a retry never counts
+//!   twice.
+//! - **Connections.** A handle talks to the one server its `redis::Client` names (no Cluster
+//!   routing). Plain calls of a handle share one multiplexed connection; a `wait` and every
+//!   watchdog holding get their own. Watchdog connections speak RESP3, the protocol in which
+//!   redis-rs reports a dropped connection the moment it happens.
+//! - **Release on drop.** Dropping a guard releases in a background task when a tokio runtime
+//!   is running. Call [`LockGuard::release`] to learn whether the lock was still yours.
+//!
+//! ```no_run
+//! # async fn example(client: redis::Client) -> Result<(), rlock_client::Error> {
+//! use rlock_client::Lock;
+//! use std::time::Duration;
+//!
+//! let lock = Lock::new(&client, "reports:daily").wait(Duration::from_secs(10));
+//! let guard = lock.acquire().await?;
+//! tokio::select! {
+//!     _ = guard.lost() => eprintln!("lock lost: stop writing"),
+//!     _ = write_report(guard.token()) => {}
+//! }
+//! guard.release().await?;
+//! # Ok(()) }
+//! # async fn write_report(_fence: u64) {}
+//! ```
+//!
+//! # Several servers: [`Redlock`]
+//!
+//! [`Redlock`] runs the algorithm of the Redis documentation ("Distributed Locks with Redis")
+//! over N independent servers with the module, using `RLOCK.ACQUIRE` (one owner, one request
+//! id, one lease, no `WAIT`) in place of `SET NX`:
+//!
+//! ```no_run
+//! # async fn example(servers: Vec<redis::Client>) -> Result<(), rlock_client::Error> {
+//! use rlock_client::Redlock;
+//! use std::time::Duration;
+//!
+//! let lock = Redlock::new(&servers, "orders:42").lease(Duration::from_secs(10));
+//! let guard = lock.acquire().await?; // held on a majority, for guard.validity()
+//! println!("tokens per server: {:?}", guard.tokens());
+//! guard.release().await?;
+//! # Ok(()) }
+//! ```
+//!
+//! It asks every server at once, each answer bounded by a small per-server timeout, and holds
+//! the lock when a majority granted it within the validity time: the lease minus the time the
+//! attempt took minus clock drift (1% of the lease + 2 ms). Otherwise it releases on every
+//! server, waits a random delay, and tries again (`retry_count`, `retry_delay`).
+//!
+//! **What Redlock guarantees.** While a majority of the servers is up, at most one client
+//! holds the lock during its validity time, provided the timing assumptions hold: processes
+//! pause for less than the validity time, network delays are bounded, and clocks run at
+//! nearly the same rate (drift within the margin) and are never stepped. A crashed server
+//! must come back empty and stay out for longer than the lease, or persist with
+//! `appendfsync always`.
+//!
+//! **What it does not.** Martin Kleppmann's critique ("How to do distributed locking", 2016)
+//! still applies: Redlock is only as safe as those timing assumptions. A holder paused by GC
+//! or a stalled VM, a delayed network packet, or a clock jump can let the lease expire on the
+//! servers while the holder still believes it holds the lock, and a second client then takes
+//! it; Redlock itself cannot detect this. The cure is fencing: the resource refuses writes
+//! with an older token. But Redlock has no fencing across servers: each server issues its
+//! own tokens from its own clock, so the tokens of one acquisition are unrelated numbers.
+//! [`RedlockGuard::tokens`] returns them all, one per server (`None` where it did not grant
+//! it); each is comparable only with later tokens *of the same server*. To fence, pick one
+//! server's token consistently (and treat a holding without it as unfenced), or use a single
+//! rlock server, or a consensus system, where you need correctness rather than efficiency.
+
+#![warn(missing_docs)]
+
+mod commands;
+mod error;
+mod guard;
+mod link;
+mod lock;
+mod redlock;
+mod timing;
+mod watchdog;
+
+pub use error::{Error, Result};
+pub use guard::LockGuard;
+pub use lock::Lock;
+pub use redlock::{Redlock, RedlockGuard};

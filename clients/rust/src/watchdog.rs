@@ -1,0 +1,187 @@
+//! Watchdog holdings: the connection the server binds a lock to, kept alive and re-bound.
+//!
+//! The server renews a `WATCHDOG` lock while the connection that took it stays open, and
+//! stops once that connection has been silent for `rlock.watchdog-idle-ms`. So each lock
+//! handle that holds a watchdog lock owns one connection of its own (a blocked `WAIT` on a
+//! shared multiplexed connection would stall everyone else on it), and one task per such
+//! connection sends `PING` every third of that bound. When the connection drops while the
+//! lock is held, the task opens a new one at once and re-binds with `RLOCK.RENEW ... WATCHDOG`:
+//! 1 means the server had not noticed the drop and the lock is still ours; 0 means it is lost.
+
+use crate::commands;
+use crate::link::Link;
+use redis::aio::MultiplexedConnection;
+use redis::{Client, PushInfo, RedisResult};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::{mpsc, watch, OnceCell};
+use tokio::task::AbortHandle;
+
+/// The server's default `rlock.watchdog-idle-ms`, used when `CONFIG GET` is not allowed.
+const DEFAULT_IDLE: Duration = Duration::from_millis(30_000);
+/// Pause between attempts to reach a server that refuses connections.
+const RECONNECT_PAUSE: Duration = Duration::from_millis(100);
+
+/// What a fresh connection of a watchdog link does first: move the binding onto itself.
+pub(crate) struct Rebind {
+    key: String,
+    owner: String,
+    lease: Duration,
+    /// Guards alive on this holding: a re-bind that finds nothing is a loss only then.
+    holds: AtomicUsize,
+    lost: watch::Sender<bool>,
+}
+
+impl Rebind {
+    pub(crate) async fn run(&self, conn: &mut MultiplexedConnection) -> RedisResult<()> {
+        let cmd = commands::rebind(&self.key, &self.owner, self.lease);
+        let still_ours: i64 = cmd.query_async(conn).await?;
+        if still_ours == 0 && self.holds.load(Ordering::SeqCst) > 0 {
+            self.mark_lost();
+        }
+        Ok(())
+    }
+
+    fn mark_lost(&self) {
+        self.lost.send_replace(true);
+    }
+
+    fn is_lost(&self) -> bool {
+        *self.lost.borrow()
+    }
+}
+
+/// One watchdog holding of one lock handle, shared by its re-entrant guards: the dedicated
+/// link and its keep-alive task. Dropped with the last guard, which closes the connection (the
+/// server then ends whatever is still held).
+pub(crate) struct Binding {
+    pub(crate) link: Arc<Link>,
+    lost: watch::Receiver<bool>,
+    disconnects: Mutex<Option<mpsc::UnboundedReceiver<PushInfo>>>,
+    keepalive: Mutex<Option<AbortHandle>>,
+}
+
+impl Binding {
+    pub(crate) fn new(
+        client: &Client,
+        key: &str,
+        owner: &str,
+        lease: Duration,
+        response_timeout: Duration,
+    ) -> Binding {
+        let (lost_tx, lost) = watch::channel(false);
+        let (disconnects_tx, disconnects) = mpsc::unbounded_channel();
+        let rebind = Rebind {
+            key: key.to_string(),
+            owner: owner.to_string(),
+            lease,
+            holds: AtomicUsize::new(0),
+            lost: lost_tx,
+        };
+        Binding {
+            link: Arc::new(Link::watched(
+                client,
+                response_timeout,
+                disconnects_tx,
+                rebind,
+            )),
+            lost,
+            disconnects: Mutex::new(Some(disconnects)),
+            keepalive: Mutex::new(None),
+        }
+    }
+
+    fn rebind(&self) -> &Rebind {
+        self.link.rebind().expect("a watchdog link re-binds")
+    }
+
+    /// A guard now holds through this binding; the first one starts the keep-alive task.
+    /// `ping_every` is shared by the lock handle, so `CONFIG GET` runs once per handle.
+    pub(crate) fn held(&self, ping_every: Arc<OnceCell<Duration>>, lease: Duration) {
+        self.rebind().holds.fetch_add(1, Ordering::SeqCst);
+        let mut keepalive = self.keepalive.lock().expect("keepalive lock");
+        if let Some(disconnects) = self.disconnects.lock().expect("disconnects lock").take() {
+            let task = keep_alive(self.link.clone(), disconnects, ping_every, lease);
+            *keepalive = Some(tokio::spawn(task).abort_handle());
+        }
+    }
+
+    /// A guard released its hold (or gave up on it).
+    pub(crate) fn released(&self) {
+        self.rebind().holds.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    pub(crate) fn lost(&self) -> watch::Receiver<bool> {
+        self.lost.clone()
+    }
+
+    pub(crate) fn is_lost(&self) -> bool {
+        *self.lost.borrow()
+    }
+}
+
+impl Drop for Binding {
+    fn drop(&mut self) {
+        if let Some(task) = self.keepalive.lock().expect("keepalive lock").take() {
+            task.abort();
+        }
+    }
+}
+
+/// The one task of a watchdog connection: `PING` every third of the server's idle bound, and
+/// at once when the connection reports a drop. A `PING` on a broken connection makes the
+/// link open a fresh one and re-bind (see [`Rebind`]). A server that cannot be reached for a
+/// whole lease has surely let the lease run out: the lock is then reported lost.
+async fn keep_alive(
+    link: Arc<Link>,
+    mut disconnects: mpsc::UnboundedReceiver<PushInfo>,
+    ping_every: Arc<OnceCell<Duration>>,
+    lease: Duration,
+) {
+    let rebind = link.rebind().expect("a watchdog link re-binds");
+    let every = *ping_every.get_or_init(|| ping_interval(&link)).await;
+    let mut last_contact = Instant::now();
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(every) => {}
+            // Every push is a drop notice: these connections subscribe to nothing.
+            _ = disconnects.recv() => {}
+        }
+        loop {
+            if rebind.is_lost() {
+                return;
+            }
+            match link
+                .call::<()>(&redis::cmd("PING"), Some(Duration::ZERO))
+                .await
+            {
+                Ok(()) => {
+                    last_contact = Instant::now();
+                    break;
+                }
+                Err(_) if last_contact.elapsed() >= lease => {
+                    rebind.mark_lost();
+                    return;
+                }
+                Err(_) => tokio::time::sleep(RECONNECT_PAUSE).await,
+            }
+        }
+    }
+}
+
+/// A third of the server's `rlock.watchdog-idle-ms`. When that is 0 (no idle bound) or cannot
+/// be read (an ACL without `CONFIG`), a third of the default: the `PING` then only finds
+/// half-open connections sooner.
+async fn ping_interval(link: &Link) -> Duration {
+    let mut cmd = redis::cmd("CONFIG");
+    cmd.arg("GET").arg("rlock.watchdog-idle-ms");
+    let config: RedisResult<HashMap<String, u64>> = link.call(&cmd, Some(Duration::ZERO)).await;
+    let idle = config
+        .ok()
+        .and_then(|config| config.into_values().next())
+        .filter(|&ms| ms > 0)
+        .map_or(DEFAULT_IDLE, Duration::from_millis);
+    idle / 3
+}

@@ -1,0 +1,230 @@
+//! `Lock` against real redis-server processes with the module loaded.
+
+#[path = "../../../tests/common/mod.rs"]
+#[allow(clippy::type_complexity)] // the shared fixture, linted where it lives
+mod common;
+mod support;
+
+use rlock_client::{Error, Lock};
+use std::time::{Duration, Instant};
+use support::proxy::Proxy;
+use support::{bound_to, client, client_at, holds, lock_info, server};
+
+const SECOND: Duration = Duration::from_secs(1);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_lines_take_and_give_back_a_lock() -> Result<(), Error> {
+    let redis = server();
+    let client = client(&redis);
+
+    let lock = Lock::new(&client, "orders:42");
+    let guard = lock.acquire().await?;
+    let (owner, count, watchdog) = lock_info(&redis, "orders:42").expect("held");
+    assert_eq!((owner.as_str(), count), (lock.owner(), 1));
+    assert!(watchdog.is_some(), "watchdog is on by default");
+    assert!(guard.token() > 0);
+    guard.release().await?;
+
+    assert_eq!(lock_info(&redis, "orders:42"), None);
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_handles_exclude_each_other_and_one_handle_re_enters() -> Result<(), Error> {
+    let redis = server();
+    let client = client(&redis);
+    let (first, second) = (Lock::new(&client, "k"), Lock::new(&client, "k"));
+    assert_ne!(first.owner(), second.owner());
+
+    let outer = first.acquire().await?;
+    assert!(matches!(second.acquire().await, Err(Error::NotAcquired)));
+    let inner = first.acquire().await?;
+    assert_eq!(inner.token(), outer.token(), "a re-entry keeps the token");
+    assert_eq!(holds(&redis, "k"), Some(2));
+
+    inner.release().await?;
+    assert_eq!(holds(&redis, "k"), Some(1));
+    let outer_token = outer.token();
+    outer.release().await?;
+    let taken = second.acquire().await?;
+    assert!(
+        taken.token() > outer_token,
+        "a new holding gets a larger token"
+    );
+    taken.release().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiter_is_granted_on_release_and_gives_up_after_its_wait() -> Result<(), Error> {
+    let redis = server();
+    let client = client(&redis);
+    let holder = Lock::new(&client, "k").watchdog(false);
+    let held = holder.acquire().await?;
+
+    let waiter = Lock::new(&client, "k").wait(10 * SECOND);
+    let waiting = tokio::spawn(async move {
+        let guard = waiter.acquire().await?;
+        let token = guard.token();
+        guard.release().await?;
+        Ok::<u64, Error>(token)
+    });
+    redis.wait_blocked(1);
+    let first_token = held.token();
+    held.release().await?;
+    let second_token = waiting.await.expect("task")?;
+    assert!(second_token > first_token, "tokens never go back");
+
+    let _held = holder.acquire().await?;
+    let impatient = Lock::new(&client, "k").wait(Duration::from_millis(200));
+    let start = Instant::now();
+    assert!(matches!(impatient.acquire().await, Err(Error::NotAcquired)));
+    let waited = start.elapsed();
+    assert!(
+        waited >= Duration::from_millis(200) && waited < SECOND,
+        "{waited:?}"
+    );
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_watchdog_keeps_a_lock_past_its_lease_and_idle_bound() -> Result<(), Error> {
+    // The server stops renewing a binding whose connection was silent for 1.5 s: only the
+    // client's PING (every 500 ms) keeps this lock past 1.5 s + 1 s + its 300 ms lease.
+    let redis = support::builder()
+        .module_args(&["watchdog-idle-ms", "1500"])
+        .start();
+    let client = client(&redis);
+    let lock = Lock::new(&client, "k").lease(Duration::from_millis(300));
+    let guard = lock.acquire().await?;
+
+    tokio::time::sleep(4 * SECOND).await;
+    assert_eq!(holds(&redis, "k"), Some(1));
+    assert!(!guard.is_lost());
+    guard.release().await?;
+
+    // Without the watchdog the same lease simply ends.
+    let plain = Lock::new(&client, "k")
+        .lease(Duration::from_millis(300))
+        .watchdog(false);
+    let guard = plain.acquire().await?;
+    tokio::time::timeout(SECOND, guard.lost())
+        .await
+        .expect("a plain lease reports its end");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(lock_info(&redis, "k"), None);
+    assert!(matches!(guard.release().await, Err(Error::Lost)));
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_retried_after_a_dropped_connection_counts_once() -> Result<(), Error> {
+    let redis = server();
+    let proxy = Proxy::start(redis.port).await;
+    let client = client_at(proxy.port);
+    let lock = Lock::new(&client, "k").watchdog(false);
+
+    // The acquire reaches the server, its reply is lost with the connection, and the client
+    // sends it again on a fresh connection: the same request id, so still one hold.
+    proxy.drop_reply_to("RLOCK.ACQUIRE");
+    let outer = lock.acquire().await?;
+    assert_eq!(holds(&redis, "k"), Some(1));
+    assert_eq!(retries_answered(&redis), 1, "the second send was a retry");
+
+    let inner = lock.acquire().await?;
+    assert_eq!(holds(&redis, "k"), Some(2));
+    proxy.drop_reply_to("RLOCK.RELEASE");
+    inner.release().await?;
+    assert_eq!(
+        holds(&redis, "k"),
+        Some(1),
+        "a retried release decrements once"
+    );
+    assert_eq!(retries_answered(&redis), 2);
+    outer.release().await?;
+    assert_eq!(lock_info(&redis, "k"), None);
+    Ok(())
+}
+
+/// Calls the server answered from its request-id memory (`INFO rlock`).
+fn retries_answered(redis: &common::Server) -> i64 {
+    let count = redis.info_field("rlock", "rlock_retries_answered");
+    count.trim().parse().expect("a count")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watchdog_lock_re_binds_when_only_the_client_saw_its_connection_drop() -> Result<(), Error>
+{
+    let redis = server();
+    let proxy = Proxy::start(redis.port).await;
+    let client = client_at(proxy.port);
+    let lock = Lock::new(&client, "k");
+    let guard = lock.acquire().await?;
+    let bound_before = bound_to(&redis, "k");
+
+    // The client's end breaks, the server's stays open: the client re-binds from a new
+    // connection, so closing the old one later ends nothing.
+    let severed = Instant::now();
+    proxy.sever_client_ends();
+    common::wait_until("the binding moved", || {
+        bound_to(&redis, "k").is_some_and(|bound| Some(bound) != bound_before)
+    });
+    // At once, on the drop notice: not at the next PING (every 10 s here).
+    assert!(severed.elapsed() < SECOND, "{:?}", severed.elapsed());
+    proxy.close_kept();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(holds(&redis, "k"), Some(1));
+    assert!(!guard.is_lost());
+    guard.release().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lock_whose_connection_the_server_closed_is_reported_lost() -> Result<(), Error> {
+    let redis = server();
+    let client = client(&redis);
+    let lock = Lock::new(&client, "k");
+    let guard = lock.acquire().await?;
+    let bound = bound_to(&redis, "k").expect("bound");
+
+    // The server ends the holding as the connection closes: re-binding finds nothing.
+    support::kill_client(&redis, bound);
+    tokio::time::timeout(SECOND, guard.lost())
+        .await
+        .expect("the loss is reported at once");
+    assert!(guard.is_lost());
+
+    // The handle takes the lock again, on a new connection, while the lost guard still
+    // exists; releasing that guard then reports the loss and leaves the new holding alone.
+    let again = lock.acquire().await?;
+    assert!(!again.is_lost());
+    assert!(matches!(guard.release().await, Err(Error::Lost)));
+    assert_eq!(holds(&redis, "k"), Some(1));
+    again.release().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_guard_releases_in_the_background() -> Result<(), Error> {
+    let redis = server();
+    let client = client(&redis);
+    for watchdog in [true, false] {
+        let lock = Lock::new(&client, "k").watchdog(watchdog);
+        drop(lock.acquire().await?);
+        common::wait_until("the dropped guard's release", || {
+            lock_info(&redis, "k").is_none()
+        });
+    }
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn max_hold_caps_a_watchdog_lock() -> Result<(), Error> {
+    let redis = server();
+    let client = client(&redis);
+    let lock = Lock::new(&client, "k").max_hold(Duration::from_millis(500));
+    let guard = lock.acquire().await?;
+    tokio::time::timeout(SECOND, guard.lost())
+        .await
+        .expect("the cap ends the holding");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(lock_info(&redis, "k"), None);
+    Ok(())
+}

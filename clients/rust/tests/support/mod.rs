@@ -1,0 +1,83 @@
+//! What the client tests add to the module's fixture (`tests/common`, included by each test
+//! file): the module path, a `redis::Client` per server, a look at a lock, and a TCP proxy
+//! that breaks connections on cue.
+#![allow(dead_code)]
+
+pub mod proxy;
+
+use crate::common::{Server, ServerBuilder, Value};
+use std::path::PathBuf;
+use std::sync::Once;
+
+/// The fixture finds the module through `RLOCK_MODULE`, or else builds it relative to the
+/// crate under test, which here is the client. Point it at the workspace's module instead.
+fn use_workspace_module() {
+    static SET: Once = Once::new();
+    SET.call_once(|| {
+        if std::env::var_os("RLOCK_MODULE").is_some() {
+            return;
+        }
+        let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let module = workspace.join("target/release/librlock.so");
+        assert!(
+            module.exists(),
+            "{} is missing: run `make build` at the workspace root, or clients/rust/test.sh",
+            module.display()
+        );
+        // Set once, before any server starts and so before anything reads it.
+        std::env::set_var("RLOCK_MODULE", module);
+    });
+}
+
+/// A fresh server with the module.
+pub fn server() -> Server {
+    builder().start()
+}
+
+/// A server builder for one with settings.
+pub fn builder() -> ServerBuilder {
+    use_workspace_module();
+    Server::builder()
+}
+
+pub fn client(server: &Server) -> redis::Client {
+    client_at(server.port)
+}
+
+pub fn client_at(port: u16) -> redis::Client {
+    redis::Client::open(format!("redis://127.0.0.1:{port}/")).expect("client")
+}
+
+/// `RLOCK.INFO key` as (owner, holds, watchdog client id), or `None` when not locked.
+pub fn lock_info(server: &Server, key: &str) -> Option<(String, i64, Option<i64>)> {
+    let info = server.conn().cmd(&["RLOCK.INFO", key]);
+    if info.is_nil() {
+        return None;
+    }
+    let watchdog = match info.field("watchdog") {
+        Value::Nil => None,
+        id => Some(id.int()),
+    };
+    Some((
+        info.field("owner").text(),
+        info.field("holds").int(),
+        watchdog,
+    ))
+}
+
+/// The lock's hold count, or `None` when not locked.
+pub fn holds(server: &Server, key: &str) -> Option<i64> {
+    lock_info(server, key).map(|(_, holds, _)| holds)
+}
+
+/// The `CLIENT ID` of the connection the lock's watchdog is bound to.
+pub fn bound_to(server: &Server, key: &str) -> Option<i64> {
+    lock_info(server, key).and_then(|(_, _, watchdog)| watchdog)
+}
+
+/// Kills the connection with this `CLIENT ID`.
+pub fn kill_client(server: &Server, id: i64) {
+    server
+        .conn()
+        .cmd(&["CLIENT", "KILL", "ID", &id.to_string()]);
+}

@@ -1,0 +1,100 @@
+//! A TCP proxy in front of one server that breaks connections on cue, the way networks do:
+//! after a command reached the server but before its reply got back, or on the client's side
+//! only while the server keeps its end open.
+
+use std::sync::{Arc, Mutex};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Notify;
+
+pub struct Proxy {
+    pub port: u16,
+    state: Arc<State>,
+}
+
+#[derive(Default)]
+struct State {
+    /// When a request containing this text passes, its reply is swallowed and both ends of
+    /// that connection are closed. Fires once.
+    drop_reply_to: Mutex<Option<String>>,
+    /// Wakes every connection to close its client end and keep the server end open.
+    sever: Notify,
+    /// Server ends kept open after a sever, until `close_kept`.
+    kept: Mutex<Vec<TcpStream>>,
+}
+
+impl Proxy {
+    pub async fn start(server_port: u16) -> Proxy {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        let state = Arc::new(State::default());
+        let shared = state.clone();
+        tokio::spawn(async move {
+            while let Ok((client, _)) = listener.accept().await {
+                let server = TcpStream::connect(("127.0.0.1", server_port))
+                    .await
+                    .expect("connect upstream");
+                tokio::spawn(pump(client, server, shared.clone()));
+            }
+        });
+        Proxy { port, state }
+    }
+
+    /// The next request that contains `text` (case-insensitive) reaches the server, and its
+    /// connection breaks before the reply comes back.
+    pub fn drop_reply_to(&self, text: &str) {
+        *self.state.drop_reply_to.lock().unwrap() = Some(text.to_ascii_lowercase());
+    }
+
+    /// Closes the client end of every open connection; the server sees nothing.
+    pub fn sever_client_ends(&self) {
+        self.state.sever.notify_waiters();
+    }
+
+    /// Closes the server ends kept by `sever_client_ends`.
+    pub fn close_kept(&self) {
+        self.state.kept.lock().unwrap().clear();
+    }
+}
+
+impl State {
+    /// Whether this request is the one to lose the reply of (and disarms it if so).
+    fn fires_on(&self, request: &[u8]) -> bool {
+        let request = String::from_utf8_lossy(request).to_ascii_lowercase();
+        let mut armed = self.drop_reply_to.lock().unwrap();
+        let fires = armed.as_deref().is_some_and(|text| request.contains(text));
+        if fires {
+            *armed = None;
+        }
+        fires
+    }
+}
+
+async fn pump(mut client: TcpStream, mut server: TcpStream, state: Arc<State>) {
+    let (mut from_client, mut from_server) = ([0u8; 16384], [0u8; 16384]);
+    let mut swallow_reply = false;
+    loop {
+        tokio::select! {
+            read = client.read(&mut from_client) => {
+                let Ok(n @ 1..) = read else { return };
+                swallow_reply |= state.fires_on(&from_client[..n]);
+                if server.write_all(&from_client[..n]).await.is_err() {
+                    return;
+                }
+            }
+            read = server.read(&mut from_server) => {
+                let Ok(n @ 1..) = read else { return };
+                if swallow_reply {
+                    return; // both ends close here: the reply is lost with the connection
+                }
+                if client.write_all(&from_server[..n]).await.is_err() {
+                    return;
+                }
+            }
+            _ = state.sever.notified() => {
+                state.kept.lock().unwrap().push(server);
+                return;
+            }
+        }
+    }
+}
