@@ -1,0 +1,163 @@
+"""The RLOCK commands rlock sends, how they are retried, and how their replies read.
+
+Pure code, shared by the blocking and the asyncio Lock: no connection is touched here.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from redis.exceptions import ConnectionError, ReadOnlyError, TimeoutError
+
+#: read_timeout() for a command that answers at once: the connection's own socket_timeout.
+SOCKET_TIMEOUT = object()
+
+#: How long past a WAIT deadline the reply may take before the connection counts as broken
+#: (the server answers within milliseconds of the deadline).
+READ_GRACE_S = 5.0
+
+#: rlock.watchdog-idle-ms when the server does not say (its default).
+DEFAULT_WATCHDOG_IDLE_MS = 30000
+
+#: How often a keeper looks at its connection when the server has no idle bound
+#: (rlock.watchdog-idle-ms 0): only to notice soon that its holding ended.
+UNBOUNDED_IDLE_CHECK_S = 10.0
+
+
+def to_ms(seconds: float) -> int:
+    """Seconds (int or float) as whole milliseconds, at least 1 (the smallest PX RLOCK takes)."""
+    return max(1, int(seconds * 1000))
+
+
+def new_request_id() -> str:
+    """A fresh ID for one logical call: its retries re-send the same one."""
+    return uuid.uuid4().hex
+
+
+@dataclass(frozen=True)
+class Command:
+    """One RLOCK call, as often as it has to be sent.
+
+    `wait_until` is the monotonic time a blocking acquire gives up (math.inf: never, None: it
+    does not wait). Each attempt sends WAIT for the time that is left, so a retry after a broken
+    connection does not wait longer than the caller asked; the ID stays the same, so the server
+    answers a retry of a call it already carried out as it did the first time.
+    """
+
+    words: tuple
+    wait_until: Optional[float] = None
+    request_id: Optional[str] = None
+
+    def args(self, now: float) -> list:
+        args = list(self.words)
+        if self.wait_until == math.inf:
+            args += ["WAIT", 0]  # WAIT 0: no time limit
+        elif self.wait_until is not None:
+            left_ms = math.ceil((self.wait_until - now) * 1000)
+            if left_ms > 0:  # nothing left: one attempt without WAIT (WAIT 0 would wait for ever)
+                args += ["WAIT", left_ms]
+        if self.request_id is not None:
+            args += ["ID", self.request_id]
+        return args
+
+    def read_timeout(self, now: float) -> Any:
+        """SOCKET_TIMEOUT, None (wait for the reply for ever) or seconds."""
+        if self.wait_until is None:
+            return SOCKET_TIMEOUT
+        if self.wait_until == math.inf:
+            return None
+        return max(0.0, self.wait_until - now) + READ_GRACE_S
+
+
+def acquire_command(name, owner: bytes, lease_ms: int, watchdog: bool, max_hold_ms, wait_until):
+    words = ["RLOCK.ACQUIRE", name, owner, "PX", lease_ms]
+    if watchdog:
+        words.append("WATCHDOG")
+    if max_hold_ms is not None:
+        words += ["MAXHOLD", max_hold_ms]
+    return Command(tuple(words), wait_until, new_request_id())
+
+
+def release_command(name, owner: bytes) -> Command:
+    return Command(("RLOCK.RELEASE", name, owner), request_id=new_request_id())
+
+
+def renew_command(name, owner: bytes, lease_ms: int, watchdog: bool = False) -> Command:
+    """RENEW sets the lease again; it is idempotent, so it needs no ID to be retried."""
+    words = ("RLOCK.RENEW", name, owner, "PX", lease_ms)
+    return Command(words + ("WATCHDOG",) if watchdog else words)
+
+
+def info_command(name) -> Command:
+    return Command(("RLOCK.INFO", name))
+
+
+CONFIG_COMMAND = Command(("CONFIG", "GET", "rlock.watchdog-idle-ms"))
+
+
+def wait_until(blocking: bool, blocking_timeout: Optional[float], now: float) -> Optional[float]:
+    """When a blocking acquire gives up, in the form Command.wait_until takes."""
+    if not blocking:
+        return None
+    if blocking_timeout is None:
+        return math.inf
+    return now + blocking_timeout
+
+
+@dataclass(frozen=True)
+class Retries:
+    """When a call is sent again after its connection failed (each attempt on a new connection).
+
+    With `until`, attempts go on (at the last delay) until that monotonic time; without it, one
+    attempt per delay.
+    """
+
+    delays: tuple = (0.0, 0.1, 0.4)
+    until: Optional[float] = None
+    errors: tuple = (ConnectionError, TimeoutError)
+
+    def delay(self, attempt: int, now: float) -> Optional[float]:
+        """Seconds to wait before retry number `attempt` (from 0), or None to give up."""
+        if self.until is None:
+            return self.delays[attempt] if attempt < len(self.delays) else None
+        if now >= self.until:
+            return None
+        return self.delays[min(attempt, len(self.delays) - 1)]
+
+
+CALL_RETRIES = Retries()
+
+
+def rebind_retries(lease_ms: int, now: float) -> Retries:
+    """Re-binding a watchdog lock after its connection closed: worth trying as long as its lease
+    may still run, through a failover (READONLY while the old master turns replica)."""
+    return Retries(
+        delays=(0.0, 0.05, 0.1, 0.2, 0.5),
+        until=now + lease_ms / 1000,
+        errors=(ConnectionError, TimeoutError, ReadOnlyError),
+    )
+
+
+def _as_dict(reply) -> dict:
+    """A RESP3 map, or the flat field/value array RESP2 gives for it, with str keys."""
+    pairs = reply.items() if isinstance(reply, dict) else zip(reply[::2], reply[1::2])
+    return {key.decode() if isinstance(key, bytes) else key: value for key, value in pairs}
+
+
+def parse_info(reply) -> Optional[dict]:
+    """RLOCK.INFO's reply: None when the lock is free, else {"owner": b"...", "holds": 1, ...}."""
+    return None if reply is None else _as_dict(reply)
+
+
+def keepalive_interval(config_reply) -> float:
+    """Seconds between PINGs on a watchdog connection: a third of rlock.watchdog-idle-ms, so
+    the server never finds the connection idle for the whole bound."""
+    idle_ms = DEFAULT_WATCHDOG_IDLE_MS
+    if config_reply:
+        values = list(_as_dict(config_reply).values())
+        if values:
+            idle_ms = int(values[0])
+    return idle_ms / 3000 if idle_ms > 0 else UNBOUNDED_IDLE_CHECK_S

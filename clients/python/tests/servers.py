@@ -1,0 +1,69 @@
+"""Real redis-server processes with the rlock module loaded, one per test session (and fresh ones
+for tests that change the server's role or configuration)."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import redis
+
+REPO = Path(__file__).resolve().parents[3]
+MODULE = Path(os.environ.get("RLOCK_MODULE", REPO / "target/release/librlock.so"))
+SERVER = os.environ.get("REDIS_SERVER", "redis-server")
+START_DEADLINE_S = 10.0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class RedisServer:
+    def __init__(self, directory: Path, module_args: tuple = ()):
+        if not MODULE.is_file():
+            raise RuntimeError(f"{MODULE} is missing: build it with `make build` (or set RLOCK_MODULE)")
+        self.port = free_port()
+        self.log = directory / f"redis-{self.port}.log"
+        command = [
+            SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(directory),
+            "--save", "", "--appendonly", "no", "--logfile", str(self.log),
+            "--loadmodule", str(MODULE), *map(str, module_args),
+        ]
+        try:
+            self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        except FileNotFoundError:
+            raise RuntimeError(f"{SERVER} not found: install redis-server (or set REDIS_SERVER)") from None
+        self._wait_ready(command)
+
+    def _wait_ready(self, command) -> None:
+        deadline = time.monotonic() + START_DEADLINE_S
+        probe = redis.Redis(port=self.port, socket_timeout=1)
+        while True:
+            try:
+                probe.ping()
+                probe.close()
+                return
+            except redis.ConnectionError:
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    self.stop()
+                    raise RuntimeError(
+                        f"redis-server did not answer PING: {shlex.join(command)}\n{self.log_text()}"
+                    ) from None
+                time.sleep(0.01)
+
+    def log_text(self) -> str:
+        return self.log.read_text() if self.log.exists() else "(no log)"
+
+    def client(self, **kwargs) -> redis.Redis:
+        return redis.Redis(port=self.port, decode_responses=True, **kwargs)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()

@@ -1,0 +1,261 @@
+"""One test body for both Lock classes.
+
+Tests are coroutines, and drive locks through Handles: a Handle is a Lock object plus a worker
+that makes its calls, a thread of its own for rlock.Lock and a task of its own for
+rlock.asyncio.Lock (the unit each class re-enters by). Two handles on one Lock object are two
+threads (or tasks) sharing it; a blocked acquire in one leaves the test free to go on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import functools
+import inspect
+import queue
+import threading
+import time
+
+import redis
+import redis.asyncio
+import rlock
+import rlock.asyncio
+from redis.exceptions import ConnectionError
+
+RLOCK_OPTIONS = ("on_lost", "watchdog_lease", "max_hold")
+
+
+class ThreadWorker:
+    """Runs calls one after another in its own thread."""
+
+    def __init__(self):
+        self.calls = queue.Queue()
+        self.finished_at = None  # monotonic time the last call returned, taken in the worker
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while (item := self.calls.get()) is not None:
+            call, future = item
+            try:
+                result = call()
+                self.finished_at = time.monotonic()
+                future.set_result(result)
+            except BaseException as error:
+                future.set_exception(error)
+
+    async def run(self, call):
+        future = concurrent.futures.Future()
+        self.calls.put((call, future))
+        return await asyncio.wrap_future(future)
+
+    def stop(self):
+        self.calls.put(None)
+
+
+class TaskWorker:
+    """Runs calls one after another in its own asyncio task."""
+
+    def __init__(self):
+        self.calls = asyncio.Queue()
+        self.finished_at = None
+        self.task = asyncio.get_running_loop().create_task(self._serve())
+
+    async def _serve(self):
+        while True:
+            call, future = await self.calls.get()
+            try:
+                result = call()
+                if inspect.isawaitable(result):
+                    result = await result
+                self.finished_at = time.monotonic()
+                future.set_result(result)
+            except Exception as error:
+                future.set_exception(error)
+
+    async def run(self, call):
+        future = asyncio.get_running_loop().create_future()
+        await self.calls.put((call, future))
+        return await future
+
+    def stop(self):
+        self.task.cancel()
+
+
+class Handle:
+    """`await handle.acquire(...)` and the other Lock methods, run by the handle's worker."""
+
+    def __init__(self, lock, worker, enter: str, exit: str):
+        self.lock, self.worker = lock, worker
+        self._enter, self._exit = enter, exit
+
+    def __getattr__(self, method):
+        async def call(*args, **kwargs):
+            return await self.worker.run(lambda: getattr(self.lock, method)(*args, **kwargs))
+
+        return call
+
+    def start(self, method, *args, **kwargs) -> asyncio.Task:
+        """Starts a call without waiting for it (a blocking acquire, say)."""
+        return asyncio.ensure_future(getattr(self, method)(*args, **kwargs))
+
+    async def get(self, read):
+        """read(lock), evaluated in the worker (thread-local state is the worker's)."""
+        return await self.worker.run(lambda: read(self.lock))
+
+    async def __aenter__(self):
+        await self.worker.run(lambda: getattr(self.lock, self._enter)())
+        return self
+
+    async def __aexit__(self, *exc_info):
+        return await self.worker.run(lambda: getattr(self.lock, self._exit)(*exc_info))
+
+
+class Variant:
+    """What differs between the blocking and the asyncio Lock, for the tests."""
+
+    def __init__(self, port: int):
+        self.port = port
+        self._clients, self._workers = [], []
+        self.default_client = None
+
+    def client(self, connection_class=None, **kwargs):
+        kwargs.setdefault("port", self.port)
+        if connection_class is not None:
+            kwargs = {"connection_pool": self.pool_class(connection_class=connection_class, **kwargs)}
+        client = self.redis_class(**kwargs)
+        self._clients.append(client)
+        return client
+
+    def lock(self, name, client=None, **kwargs) -> Handle:
+        """A Lock made the redis-py way, client.lock(name, ..., lock_class=...), on a worker."""
+        if client is None:
+            client = self.default_client = self.default_client or self.client()
+        options = {key: kwargs.pop(key) for key in RLOCK_OPTIONS if key in kwargs}
+        lock_class = functools.partial(self.lock_class, **options) if options else self.lock_class
+        return self.worker(client.lock(name, lock_class=lock_class, **kwargs))
+
+    def worker(self, lock) -> Handle:
+        """A new worker (thread or task) driving `lock`."""
+        worker = self.worker_class()
+        self._workers.append(worker)
+        return Handle(lock, worker, *self.context_methods)
+
+
+class BlockingVariant(Variant):
+    name = "blocking"
+    redis_class = redis.Redis
+    pool_class = redis.ConnectionPool
+    lock_class = rlock.Lock
+    worker_class = ThreadWorker
+    context_methods = ("__enter__", "__exit__")
+
+    async def disconnect_pool(self, client):
+        client.connection_pool.disconnect()
+
+    async def aclose(self):
+        for worker in self._workers:
+            worker.stop()
+        for client in self._clients:
+            rlock.close_idle_connections(client)
+            client.close()
+
+
+class AsyncioVariant(Variant):
+    name = "asyncio"
+    redis_class = redis.asyncio.Redis
+    pool_class = redis.asyncio.ConnectionPool
+    lock_class = rlock.asyncio.Lock
+    worker_class = TaskWorker
+    context_methods = ("__aenter__", "__aexit__")
+
+    async def disconnect_pool(self, client):
+        await client.connection_pool.disconnect()
+
+    async def aclose(self):
+        for worker in self._workers:
+            worker.stop()
+        for client in self._clients:
+            await rlock.asyncio.close_idle_connections(client)
+            await client.aclose()
+
+
+# -- connections that lose one reply, for the retry tests -------------------------------------
+
+
+class DroppedReplies:
+    """The next reply to `command` that a Flaky connection reads is lost: the server carried
+    the call out, the client sees its connection break."""
+
+    command = None
+    count = 0
+
+    @classmethod
+    def arm(cls, command: str):
+        cls.command = command
+
+    @classmethod
+    def take(cls, command) -> bool:
+        if cls.command is None or command != cls.command:
+            return False
+        cls.command = None
+        cls.count += 1
+        return True
+
+
+class FlakyConnection(redis.connection.Connection):
+    def send_command(self, *args, **kwargs):
+        self.last_command = args[0]
+        super().send_command(*args, **kwargs)
+
+    def read_response(self, *args, **kwargs):
+        reply = super().read_response(*args, **kwargs)
+        if DroppedReplies.take(self.last_command):
+            self.disconnect()
+            raise ConnectionError("the test dropped this reply")
+        return reply
+
+
+class AsyncFlakyConnection(redis.asyncio.connection.Connection):
+    async def send_command(self, *args, **kwargs):
+        self.last_command = args[0]
+        await super().send_command(*args, **kwargs)
+
+    async def read_response(self, *args, **kwargs):
+        reply = await super().read_response(*args, **kwargs)
+        if DroppedReplies.take(self.last_command):
+            await self.disconnect()
+            raise ConnectionError("the test dropped this reply")
+        return reply
+
+
+BlockingVariant.flaky_connection_class = FlakyConnection
+AsyncioVariant.flaky_connection_class = AsyncFlakyConnection
+
+
+# -- reading the server --------------------------------------------------------------------------
+
+
+async def eventually(predicate, timeout: float = 5.0, what: str = "condition"):
+    """Waits until predicate() is true, looking every 2 ms (at server state, not at the clock)."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.002)
+
+
+def lock_info(admin, name):
+    return admin.execute_command("RLOCK.INFO", name)
+
+
+def blocked_clients(admin) -> int:
+    return admin.info("clients")["blocked_clients"]
+
+
+def client_ids(admin) -> set:
+    return {int(client["id"]) for client in admin.client_list()}
+
+
+def rlock_stat(admin, field: str) -> int:
+    """A counter of INFO rlock, e.g. retries_answered."""
+    return int(admin.info("rlock")[f"rlock_{field}"])

@@ -1,0 +1,54 @@
+"""The pure part: what is sent on each attempt, when to retry, how replies read."""
+
+from __future__ import annotations
+
+import math
+
+from rlock._commands import (
+    SOCKET_TIMEOUT,
+    Command,
+    Retries,
+    acquire_command,
+    keepalive_interval,
+    parse_info,
+    wait_until,
+)
+
+
+def test_a_retry_waits_only_for_the_time_left_and_keeps_its_id():
+    command = acquire_command("k", b"me", 30000, True, None, wait_until(True, 2.0, now=100.0))
+    first, retry = command.args(now=100.0), command.args(now=101.5)
+    assert first[:6] == ["RLOCK.ACQUIRE", "k", b"me", "PX", 30000, "WATCHDOG"]
+    assert first[6:8] == ["WAIT", 2000] and retry[6:8] == ["WAIT", 500]
+    assert first[-2] == retry[-2] == "ID" and first[-1] == retry[-1]
+    assert command.read_timeout(now=101.5) == 0.5 + 5.0
+
+
+def test_no_time_left_means_one_attempt_not_wait_0():
+    command = Command(("RLOCK.ACQUIRE", "k", b"me"), wait_until=100.0)
+    assert "WAIT" not in command.args(now=100.5)
+
+
+def test_waiting_forever_and_not_waiting():
+    assert Command((), wait_until=wait_until(True, None, now=0)).args(now=5) == ["WAIT", 0]
+    assert Command((), wait_until=math.inf).read_timeout(now=0) is None
+    assert Command((), wait_until=wait_until(False, 3.0, now=0)).args(now=0) == []
+    assert Command(()).read_timeout(now=0) is SOCKET_TIMEOUT
+
+
+def test_retries():
+    assert [Retries(delays=(0.0, 0.1)).delay(n, now=0) for n in range(3)] == [0.0, 0.1, None]
+    until = Retries(delays=(0.0, 0.2), until=10.0)
+    assert [until.delay(n, now=9.0) for n in range(4)] == [0.0, 0.2, 0.2, 0.2]
+    assert until.delay(0, now=10.0) is None
+
+
+def test_replies_of_both_protocols():
+    resp3 = {b"owner": b"me", b"holds": 2, b"ttl": 900, b"token": 7}
+    resp2 = [b"owner", b"me", b"holds", 2, b"ttl", 900, b"token", 7]
+    assert parse_info(resp3) == parse_info(resp2) == {"owner": b"me", "holds": 2, "ttl": 900, "token": 7}
+    assert parse_info(None) is None
+    assert keepalive_interval({b"rlock.watchdog-idle-ms": b"3000"}) == 1.0
+    assert keepalive_interval([b"rlock.watchdog-idle-ms", b"30000"]) == 10.0
+    assert keepalive_interval(None) == 10.0  # CONFIG refused: the server's default bound
+    assert keepalive_interval([b"rlock.watchdog-idle-ms", b"0"]) == 10.0
