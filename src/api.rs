@@ -45,6 +45,7 @@ required_api!(
     RedisModule_KeyType,
     RedisModule_HashGet,
     RedisModule_HashSet,
+    RedisModule_StringSet,
     RedisModule_DeleteKey,
     RedisModule_GetAbsExpire,
     RedisModule_SetAbsExpire,

@@ -2,7 +2,8 @@
 
 use crate::error::{Error, Result};
 use crate::lifetime::retries::MAX_ID_LEN;
-use crate::lock::RESERVED_PREFIX;
+use crate::lock::{Access, RESERVED_PREFIX};
+use crate::rwlock::{MODE_FIELD, WRITE_SUFFIX};
 
 /// Leases and waits are capped at one year: anything longer is a unit mistake.
 pub const MAX_MS: i64 = 365 * 24 * 3600 * 1000;
@@ -55,6 +56,62 @@ pub fn owner(owner: &[u8]) -> Result<&[u8]> {
     } else {
         Ok(owner)
     }
+}
+
+/// An owner of a read-write lock: also not `mode`, nor ending in `:write` (its hash fields).
+pub fn rw_owner(owner: &[u8]) -> Result<&[u8]> {
+    let owner = self::owner(owner)?;
+    if owner == MODE_FIELD || owner.ends_with(WRITE_SUFFIX) {
+        Err(Error::LayoutOwner)
+    } else {
+        Ok(owner)
+    }
+}
+
+/// `READ|WRITE`
+pub fn mode(word: &[u8]) -> Result<Access> {
+    if word.eq_ignore_ascii_case(b"READ") {
+        Ok(Access::Shared)
+    } else if word.eq_ignore_ascii_case(b"WRITE") {
+        Ok(Access::Exclusive)
+    } else {
+        Err(Error::BadMode)
+    }
+}
+
+/// The read-write lock's `ACQUIRE` options: `[PX lease-ms] [WAIT timeout-ms]`. `WATCHDOG`,
+/// `ID` and `MAXHOLD` are refused by name (not yet built for per-reader holdings).
+pub fn rw_acquire_options<'a>(args: &[&'a [u8]]) -> Result<Options<'a>> {
+    let o = acquire_options(args)?;
+    not_for_rwlock(&o)?;
+    Ok(o)
+}
+
+/// `RWLOCK.RENEW`'s options: `[PX lease-ms]` (`WATCHDOG` refused by name).
+pub fn rw_renew_options<'a>(args: &[&'a [u8]]) -> Result<Options<'a>> {
+    let o = renew_options(args)?;
+    not_for_rwlock(&o)?;
+    Ok(o)
+}
+
+/// `RWLOCK.RELEASE`'s options: none (`ID` refused by name).
+pub fn rw_release_options<'a>(args: &[&'a [u8]]) -> Result<Options<'a>> {
+    let o = release_options(args)?;
+    not_for_rwlock(&o)?;
+    Ok(o)
+}
+
+fn not_for_rwlock(o: &Options) -> Result<()> {
+    let option = if o.watchdog {
+        "WATCHDOG"
+    } else if o.id.is_some() {
+        "ID"
+    } else if o.max_hold_ms.is_some() {
+        "MAXHOLD"
+    } else {
+        return Ok(());
+    };
+    Err(Error::NotForRwlock { option })
 }
 
 /// `[PX lease-ms] [WAIT timeout-ms] [WATCHDOG] [ID request-id] [MAXHOLD ms]`
@@ -286,5 +343,39 @@ mod tests {
         assert_eq!(owner(b"rlock:token"), Err(Error::ReservedOwner));
         assert_eq!(owner(b"rlock:ids"), Err(Error::ReservedOwner));
         assert_eq!(owner(b"rlockx"), Ok(&b"rlockx"[..]));
+    }
+
+    #[test]
+    fn read_write_lock_input_is_checked() {
+        assert_eq!(rw_owner(b"u:1"), Ok(&b"u:1"[..]));
+        assert_eq!(rw_owner(b"mode"), Err(Error::LayoutOwner));
+        assert_eq!(rw_owner(b"u:1:write"), Err(Error::LayoutOwner));
+        assert_eq!(rw_owner(b"rlock:x"), Err(Error::ReservedOwner));
+        assert_eq!(mode(b"read"), Ok(Access::Shared));
+        assert_eq!(mode(b"WRITE"), Ok(Access::Exclusive));
+        assert_eq!(mode(b"both"), Err(Error::BadMode));
+        assert_eq!(
+            rw_acquire_options(&split("PX 5 WAIT 0")).map(|o| o.lease_ms),
+            Ok(Some(5))
+        );
+        for (input, option) in [
+            ("WATCHDOG", "WATCHDOG"),
+            ("ID x", "ID"),
+            ("MAXHOLD 9", "MAXHOLD"),
+        ] {
+            assert_eq!(
+                rw_acquire_options(&split(input)),
+                Err(Error::NotForRwlock { option }),
+                "{input}"
+            );
+        }
+        assert_eq!(
+            rw_renew_options(&split("WATCHDOG")),
+            Err(Error::NotForRwlock { option: "WATCHDOG" })
+        );
+        assert_eq!(
+            rw_release_options(&split("ID r")),
+            Err(Error::NotForRwlock { option: "ID" })
+        );
     }
 }

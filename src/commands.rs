@@ -6,17 +6,19 @@ use crate::config;
 use crate::error::{Error, Result};
 use crate::grants::{self, grant_fresh, observe_token, selected_db};
 use crate::lifetime::{self, retries, retries::Kind};
-use crate::lock::{self, lease_end, Acquire, Release, View};
+use crate::lock::{self, lease_end, Acquire, Release, View, Want};
 use crate::stats;
-use crate::store::{Extra, Holder, LockKey};
+use crate::store::{Extra, Holder, LockKey, LockType};
 use crate::upkeep::{arm_renewals, hand_over, serve_queue_if_free, watch_lease};
 use crate::waiters::{self, Ask, Request};
 use redis_module::raw;
 use std::os::raw::{c_int, c_long};
 
-enum Reply {
+pub enum Reply {
     Int(i64),
     Null,
+    /// A reply of a shape of its own, written by the closure.
+    With(Box<dyn FnOnce(Ctx) -> c_int>),
     /// The client is blocked; its reply comes later, from `waiters`.
     Blocked,
     Info {
@@ -30,9 +32,10 @@ enum Reply {
     },
 }
 
-type Handler = fn(Ctx, &[RStr]) -> Result<Reply>;
+pub type Handler = fn(Ctx, &[RStr]) -> Result<Reply>;
 
-fn run(ctx: Ctx, argv: *mut RStr, argc: c_int, handler: Handler) -> c_int {
+/// Runs a command handler under the panic guard and writes its reply.
+pub fn run(ctx: Ctx, argv: *mut RStr, argc: c_int, handler: Handler) -> c_int {
     // SAFETY: Redis passes `argc` live strings in `argv` for the duration of the command.
     let args = unsafe { std::slice::from_raw_parts(argv, argc.max(0) as usize) };
     let result = guarded("a command", Err(Error::Internal), || handler(ctx, args));
@@ -41,6 +44,7 @@ fn run(ctx: Ctx, argv: *mut RStr, argc: c_int, handler: Handler) -> c_int {
         match result {
             Ok(Reply::Int(n)) => api!(RedisModule_ReplyWithLongLong)(ctx, n),
             Ok(Reply::Null) => api!(RedisModule_ReplyWithNull)(ctx),
+            Ok(Reply::With(write)) => write(ctx),
             Ok(Reply::Blocked) => crate::api::OK,
             Ok(Reply::Info {
                 holder,
@@ -95,7 +99,7 @@ unsafe fn reply_info(
 }
 
 /// Parses the options with their bytes on the stack for the usual short argument lists.
-fn with_bytes<'a, R>(args: &[RStr], parse: impl FnOnce(&[&'a [u8]]) -> R) -> R {
+pub fn with_bytes<'a, R>(args: &[RStr], parse: impl FnOnce(&[&'a [u8]]) -> R) -> R {
     let mut buf: [&[u8]; 10] = [&[]; 10];
     if args.len() <= buf.len() {
         for (slot, arg) in buf.iter_mut().zip(args) {
@@ -133,11 +137,15 @@ fn watchdog_client(ctx: Ctx, watchdog: bool) -> Result<Option<u64>> {
     Ok(Some(unsafe { api!(RedisModule_GetClientId)(ctx) }))
 }
 
-/// Opens the lock for a write command, serving its queue first if the lock is free.
-fn open_for_write(ctx: Ctx, key: RStr) -> Result<(LockKey, i32)> {
-    let mut lock = LockKey::open(ctx, key, true)?;
+/// Opens a lock of `kind` for a write command, serving its queue first if the lock is free.
+/// The other kind of lock, found or just handed to a waiter of that kind, is `WRONGTYPE`.
+pub fn open_for_write(ctx: Ctx, key: RStr, kind: LockType) -> Result<(LockKey, i32)> {
+    let mut lock = LockKey::open_as(ctx, key, true, kind)?;
     let db = selected_db(ctx);
     serve_queue_if_free(ctx, &mut lock, db);
+    if lock.kind().is_some_and(|found| found != kind) {
+        return Err(Error::WrongType);
+    }
     Ok((lock, db))
 }
 
@@ -172,7 +180,7 @@ fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
         id: o.id,
         max_hold_ms: o.max_hold_ms,
     };
-    let (mut lock, db) = open_for_write(ctx, *key)?;
+    let (mut lock, db) = open_for_write(ctx, *key, LockType::Plain)?;
     let view = view(&lock, *owner)?;
     if let (
         Some(id),
@@ -229,28 +237,44 @@ fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
             Ok(Reply::Int(token))
         }
         Acquire::Overflow => Err(Error::HoldsOverflow),
-        Acquire::Busy => {
-            stats::CONTENDED.add();
-            match o.wait {
-                Some(wait) if may_block(ctx) => {
-                    if !crate::events::ensure_keyspace_subscription(ctx) {
-                        return Err(Error::Internal);
-                    }
-                    let ask = Ask {
-                        owner: OwnedStr::hold(*owner),
-                        lease_ms: request.lease_ms,
-                        client: bind_to.unwrap_or(0),
-                        watchdog: bind_to.is_some(),
-                        id: o.id.map(Box::from),
-                        max_hold_ms: o.max_hold_ms,
-                    };
-                    waiters::block(ctx, db, bytes(*key), ask, wait);
-                    watch_lease(ctx, db, bytes(*key), lock.expire_at());
-                    Ok(Reply::Blocked)
-                }
-                _ => Ok(Reply::Null),
+        Acquire::Busy => wait_or_nil(
+            ctx,
+            (db, bytes(*key)),
+            o.wait,
+            || Ask {
+                want: Want::Lock,
+                owner: OwnedStr::hold(*owner),
+                lease_ms: request.lease_ms,
+                client: bind_to.unwrap_or(0),
+                watchdog: bind_to.is_some(),
+                id: o.id.map(Box::from),
+                max_hold_ms: o.max_hold_ms,
+            },
+            || Ok(lock.expire_at()),
+        ),
+    }
+}
+
+/// A request found the lock taken by others: with `WAIT`, where a client may block, it joins
+/// the back of the queue with `ask`, and the lease ending at `watch_at` is watched; else nil.
+pub fn wait_or_nil(
+    ctx: Ctx,
+    (db, key): (i32, &[u8]),
+    wait: Option<args::Wait>,
+    ask: impl FnOnce() -> Ask,
+    watch_at: impl FnOnce() -> Result<Option<i64>>,
+) -> Result<Reply> {
+    stats::CONTENDED.add();
+    match wait {
+        Some(wait) if may_block(ctx) => {
+            if !crate::events::ensure_keyspace_subscription(ctx) {
+                return Err(Error::Internal);
             }
+            waiters::block(ctx, db, key, ask(), wait);
+            watch_lease(ctx, db, key, watch_at()?);
+            Ok(Reply::Blocked)
         }
+        _ => Ok(Reply::Null),
     }
 }
 
@@ -261,7 +285,7 @@ fn release(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     };
     args::owner(bytes(*owner))?;
     let o = with_bytes(options, args::release_options)?;
-    let (mut lock, db) = open_for_write(ctx, *key)?;
+    let (mut lock, db) = open_for_write(ctx, *key, LockType::Plain)?;
     let call =
         o.id.map(|id| retries::release_call(db, bytes(*key), bytes(*owner), id));
     if let Some(call) = &call {
@@ -296,7 +320,7 @@ fn release(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
                 let window = config::retry_window_ms();
                 lifetime::with_released(|r| r.remember(&call, now_ms(), window));
             }
-            hand_over(ctx, &mut lock, db);
+            hand_over(ctx, &mut lock, db, LockType::Plain);
             Ok(Reply::Int(0))
         }
     }
@@ -311,7 +335,7 @@ fn renew(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     let o = with_bytes(options, args::renew_options)?;
     let bind_to = watchdog_client(ctx, o.watchdog)?;
     let lease_ms = o.lease_ms.unwrap_or_else(config::default_lease_ms);
-    let (mut lock, db) = open_for_write(ctx, *key)?;
+    let (mut lock, db) = open_for_write(ctx, *key, LockType::Plain)?;
     let View::Mine { token, .. } = view(&lock, *owner)? else {
         return Ok(Reply::Int(0));
     };
@@ -338,7 +362,7 @@ fn force_release(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
         return Err(Error::WrongArity);
     };
     let o = with_bytes(options, args::force_release_options)?;
-    let mut lock = LockKey::open(ctx, *key, true)?;
+    let mut lock = LockKey::open_as(ctx, *key, true, LockType::Plain)?;
     let db = selected_db(ctx);
     if lock.is_free() {
         serve_queue_if_free(ctx, &mut lock, db);
@@ -351,7 +375,7 @@ fn force_release(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     observe_token(token);
     lock.delete();
     stats::FORCE_RELEASES.add();
-    hand_over(ctx, &mut lock, db);
+    hand_over(ctx, &mut lock, db, LockType::Plain);
     Ok(Reply::Int(1))
 }
 
@@ -360,7 +384,7 @@ fn info(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     let [_, key] = argv else {
         return Err(Error::WrongArity);
     };
-    let lock = LockKey::open(ctx, *key, false)?;
+    let lock = LockKey::open_as(ctx, *key, false, LockType::Plain)?;
     let Some(holder) = lock.holder() else {
         return Ok(Reply::Null);
     };
@@ -390,6 +414,7 @@ macro_rules! entry_points {
         })*
     };
 }
+pub(crate) use entry_points;
 
 entry_points!(
     acquire_command => acquire,

@@ -26,6 +26,8 @@ enum Arg {
     Text(&'static CStr, &'static CStr),
     /// An optional bare token.
     Flag(&'static CStr),
+    /// `READ|WRITE`.
+    Mode,
 }
 
 struct Doc {
@@ -37,7 +39,7 @@ struct Doc {
     args: &'static [Arg],
 }
 
-const DOCS: [Doc; 6] = [
+const DOCS: [Doc; 11] = [
     Doc {
         name: c"rlock.acquire",
         summary: c"Takes or re-enters a lock; replies a fencing token, or nil when held elsewhere. WAIT blocks in a FIFO queue.",
@@ -99,9 +101,69 @@ const DOCS: [Doc; 6] = [
             Arg::Option(c"MINHELD", c"min-held-ms"),
         ],
     },
+    Doc {
+        name: c"rwlock.acquire",
+        summary: c"Takes or re-enters a read or write hold of a read-write lock; replies a fencing token, or nil when not granted. WAIT blocks in a FIFO queue.",
+        complexity: c"O(1) for a new reader, O(N) for a re-entry, N the reader holds",
+        arity: -4,
+        writes: true,
+        args: &[
+            Arg::Key,
+            Arg::Owner,
+            Arg::Mode,
+            Arg::Option(c"PX", c"lease-ms"),
+            Arg::Option(c"WAIT", c"timeout-ms"),
+        ],
+    },
+    Doc {
+        name: c"rwlock.release",
+        summary: c"Drops one read or write hold; replies the owner's holds of that mode left, nil if it held none.",
+        complexity: c"O(N), N the reader holds",
+        arity: -4,
+        writes: true,
+        args: &[Arg::Key, Arg::Owner, Arg::Mode],
+    },
+    Doc {
+        name: c"rwlock.renew",
+        summary: c"Resets the lease of every holding of the owner; replies 1, or 0 when it holds nothing.",
+        complexity: c"O(N), N the reader holds",
+        arity: -3,
+        writes: true,
+        args: &[Arg::Key, Arg::Owner, Arg::Option(c"PX", c"lease-ms")],
+    },
+    Doc {
+        name: c"rwlock.forcerelease",
+        summary: c"Removes the read-write lock whoever holds it; replies 1 if a lock was removed, else 0.",
+        complexity: c"O(N), N the reader holds",
+        arity: 2,
+        writes: true,
+        args: &[Arg::Key],
+    },
+    Doc {
+        name: c"rwlock.info",
+        summary: c"Replies the mode, ttl, holdings (owner, mode, holds, token, ttl) and waiters by mode, or nil when free.",
+        complexity: c"O(N), N the reader holds and waiters",
+        arity: 2,
+        writes: false,
+        args: &[Arg::Key],
+    },
 ];
 
-fn raw_arg(arg: Arg) -> raw::RedisModuleCommandArg {
+/// The two choices of `Arg::Mode`, as pure tokens.
+fn mode_choices() -> [raw::RedisModuleCommandArg; 3] {
+    // SAFETY: an all-zero RedisModuleCommandArg is valid; the third terminates the list.
+    let mut choices: [raw::RedisModuleCommandArg; 3] = unsafe { std::mem::zeroed() };
+    for (choice, name) in choices.iter_mut().zip([c"READ", c"WRITE"]) {
+        choice.name = name.as_ptr();
+        choice.token = name.as_ptr();
+        choice.type_ = raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_PURE_TOKEN;
+        choice.key_spec_index = -1;
+    }
+    choices
+}
+
+/// `choices` must outlive the use of the returned argument (for `Arg::Mode`).
+fn raw_arg(arg: Arg, choices: &mut [raw::RedisModuleCommandArg; 3]) -> raw::RedisModuleCommandArg {
     // SAFETY: an all-zero RedisModuleCommandArg is valid (null pointers, zero numbers).
     let mut out: raw::RedisModuleCommandArg = unsafe { std::mem::zeroed() };
     out.key_spec_index = -1;
@@ -137,6 +199,11 @@ fn raw_arg(arg: Arg) -> raw::RedisModuleCommandArg {
             out.type_ = raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_PURE_TOKEN;
             out.flags = raw::REDISMODULE_CMD_ARG_OPTIONAL as c_int;
         }
+        Arg::Mode => {
+            out.name = c"mode".as_ptr();
+            out.type_ = raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_ONEOF;
+            out.subargs = choices.as_mut_ptr();
+        }
     }
     out
 }
@@ -168,8 +235,9 @@ pub fn register(ctx: Ctx) -> Result<(), String> {
         if command.is_null() {
             return Err(format!("no command {:?} to document", doc.name));
         }
+        let mut choices = mode_choices();
         let mut args: Vec<raw::RedisModuleCommandArg> =
-            doc.args.iter().map(|a| raw_arg(*a)).collect();
+            doc.args.iter().map(|a| raw_arg(*a, &mut choices)).collect();
         // SAFETY: the zeroed entry terminates the argument list.
         args.push(unsafe { std::mem::zeroed() });
         let mut specs = key_specs(doc.writes);

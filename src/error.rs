@@ -37,6 +37,20 @@ pub enum Error {
     /// The hash at the key has a hold count that is not an integer: not a lock we understand.
     CorruptHolds,
     HoldsOverflow,
+    /// `RWLOCK.ACQUIRE ... WRITE` by an owner that holds read: it would wait for itself.
+    Upgrade,
+    /// An owner with `MAX_READ_HOLDS` read holds asked for one more.
+    TooManyReadHolds,
+    /// `READ` or `WRITE` expected.
+    BadMode,
+    /// An owner id that would collide with the read-write lock's layout.
+    LayoutOwner,
+    /// An option the read-write lock does not support yet.
+    NotForRwlock {
+        option: &'static str,
+    },
+    /// A hash with a `mode` field that is neither `read` nor `write`.
+    CorruptMode,
     Internal,
 }
 
@@ -82,6 +96,27 @@ impl fmt::Display for Error {
                 )
             }
             Error::HoldsOverflow => write!(f, "ERR hold count would overflow"),
+            Error::Upgrade => write!(
+                f,
+                "ERR this owner holds the read lock: release it before asking for the write lock (an upgrade would wait for itself)"
+            ),
+            Error::TooManyReadHolds => write!(
+                f,
+                "ERR an owner may hold a read lock at most {} times",
+                crate::rwlock::MAX_READ_HOLDS
+            ),
+            Error::BadMode => write!(f, "ERR mode must be READ or WRITE"),
+            Error::LayoutOwner => write!(
+                f,
+                "ERR owner 'mode' and owners ending in ':write' are reserved by the read-write lock layout"
+            ),
+            Error::NotForRwlock { option } => {
+                write!(f, "ERR {option} is not supported by RWLOCK commands yet")
+            }
+            Error::CorruptMode => write!(
+                f,
+                "ERR the hash at this key is not a read-write lock: its mode is neither read nor write"
+            ),
             Error::Internal => write!(f, "ERR rlock internal error (see the server log)"),
         }
     }

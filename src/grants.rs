@@ -3,11 +3,14 @@
 
 use crate::api::{api, bytes, now_ms, now_us, Ctx, OwnedStr};
 use crate::config;
+use crate::error::{Error, Result};
 use crate::lifetime::retries::{Kind, Memory};
 use crate::lifetime::with_watchdog;
-use crate::lock::{lease_end, TokenClock};
+use crate::lock::{lease_end, Access, Acquire, TokenClock, Want};
+use crate::rwlock::{self, Refused};
+use crate::rwstore;
 use crate::stats;
-use crate::store::{Extra, LockKey};
+use crate::store::{Extra, LockKey, LockType};
 use crate::waiters::{self, Outcome, Request};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -35,9 +38,16 @@ pub fn selected_db(ctx: Ctx) -> i32 {
     unsafe { api!(RedisModule_GetSelectedDb)(ctx) }
 }
 
-/// Hands a free lock to the first live waiter. Returns the new holding's lease end, for the
-/// caller to watch.
+/// Hands a free lock to the head of its queue: the first live waiter of a plain lock, or as
+/// many as the read-write lock's rules admit. Returns the lease end to watch next.
 pub fn grant_next(lock: &mut LockKey, db: i32) -> Option<i64> {
+    match waiters::next_want(db, bytes(lock.name()))? {
+        Want::Lock => grant_next_plain(lock, db),
+        Want::Read | Want::Write => admit_rw(lock, db),
+    }
+}
+
+fn grant_next_plain(lock: &mut LockKey, db: i32) -> Option<i64> {
     let (bc, waiter) = waiters::pop_next(db, bytes(lock.name()))?;
     let token = issue_token();
     let expire_at = grant_fresh(lock, db, &waiter.ask.request(), token);
@@ -88,22 +98,113 @@ pub fn unbind(db: i32, key: &[u8]) {
 
 /// After a full release: the next waiter gets the lock (its lease end is returned), or, with
 /// nobody queued, Redisson clients are told it is free on their unlock channel.
-pub fn hand_over_or_announce(ctx: Ctx, lock: &mut LockKey, db: i32) -> Option<i64> {
+pub fn hand_over_or_announce(ctx: Ctx, lock: &mut LockKey, db: i32, kind: LockType) -> Option<i64> {
     unbind(db, bytes(lock.name()));
     let granted = grant_next(lock, db);
-    if granted.is_none() && config::redisson_publish() {
-        publish_unlock(ctx, bytes(lock.name()));
+    if granted.is_none() {
+        announce(ctx, bytes(lock.name()), kind);
     }
     granted
 }
 
-/// Redisson's unlock message: `0` on `redisson_lock__channel:{key}`.
-fn publish_unlock(ctx: Ctx, key: &[u8]) {
-    let mut name = Vec::with_capacity(key.len() + 25);
-    name.extend_from_slice(b"redisson_lock__channel:{");
-    name.extend_from_slice(key);
-    name.push(b'}');
-    let (channel, message) = (OwnedStr::new(&name), OwnedStr::new(b"0"));
+/// Tells Redisson's waiters the lock is free (or, for a read-write lock, open to readers):
+/// `0` on `redisson_lock__channel:{key}` for the plain lock; `1` (Redisson's "wake every
+/// waiter") on `redisson_rwlock:{key}` for the read-write lock.
+pub fn announce(ctx: Ctx, key: &[u8], kind: LockType) {
+    if !config::redisson_publish() {
+        return;
+    }
+    let (name, message) = match kind {
+        LockType::Plain => ([&b"redisson_lock__channel:{"[..], key, b"}"].concat(), b"0"),
+        LockType::ReadWrite => (rwlock::channel(key), b"1"),
+    };
+    let (channel, message) = (OwnedStr::new(&name), OwnedStr::new(message));
     // SAFETY: both strings are live for the call; Redis copies what it keeps.
     unsafe { api!(RedisModule_PublishMessage)(ctx, channel.0, message.0) };
+}
+
+/// What the read-write lock's rules make of `owner` asking for `access` (a newcomer when
+/// `queued` says others wait): `Some(token)` when it holds now, None when it must wait.
+pub fn take_rw(
+    lock: &mut LockKey,
+    owner: &[u8],
+    access: Access,
+    lease_ms: i64,
+    queued: bool,
+) -> Result<Option<i64>> {
+    let now = now_ms();
+    let seen = rwstore::seen(lock, owner, queued, now)?;
+    observe_token(seen.mine.read_token.max(seen.mine.write_token));
+    let decision = with_token_clock(|clock, now_us| rwlock::acquire(&seen, access, clock, now_us))
+        .map_err(|refused| match refused {
+            Refused::Upgrade => Error::Upgrade,
+            Refused::TooManyReadHolds => Error::TooManyReadHolds,
+        })?;
+    let at = lease_end(now, lease_ms, None);
+    match decision {
+        Acquire::Fresh { token } => {
+            rwstore::grant(lock, owner, access, token, at)?;
+            stats::ACQUISITIONS.add();
+            Ok(Some(token))
+        }
+        Acquire::Reentry {
+            holds,
+            token,
+            new_token,
+        } => {
+            rwstore::reenter(
+                lock,
+                owner,
+                access,
+                holds,
+                new_token.then_some(token),
+                at,
+                now,
+            )?;
+            stats::REENTRIES.add();
+            Ok(Some(token))
+        }
+        Acquire::Busy => Ok(None),
+        Acquire::Overflow => Err(Error::HoldsOverflow),
+    }
+}
+
+/// Admits waiters at the head of a read-write lock's queue for as long as the rules let them
+/// in: a run of readers together, or one writer. Returns, when any was admitted, the lease end
+/// to watch next (the earliest holding's while others still wait).
+pub fn admit_rw(lock: &mut LockKey, db: i32) -> Option<i64> {
+    let key = bytes(lock.name()).to_vec();
+    let mut admitted = false;
+    while let Some(want @ (Want::Read | Want::Write)) = waiters::next_want(db, &key) {
+        let Ok(mode) = rwstore::mode(lock) else {
+            waiters::fail_all(db, &key);
+            break;
+        };
+        if !rwlock::may_enter(mode, want.access()) {
+            break;
+        }
+        let Some((bc, waiter)) = waiters::pop_next(db, &key) else {
+            break;
+        };
+        let (owner, lease_ms) = (bytes(waiter.ask.owner.0), waiter.ask.lease_ms);
+        let outcome = match take_rw(lock, owner, want.access(), lease_ms, false) {
+            Ok(Some(token)) => Outcome::Granted(token),
+            // Admitted by the rules, so only a refusal of the owner's own (an upgrade) is left.
+            Ok(None) => Outcome::Failed(Error::Upgrade),
+            Err(error) => Outcome::Failed(error),
+        };
+        if matches!(outcome, Outcome::Granted(_)) {
+            stats::HANDOFFS.add();
+            admitted = true;
+        }
+        waiters::deliver(bc, outcome);
+    }
+    if !admitted {
+        return None;
+    }
+    let watch = match waiters::count(db, &key) {
+        0 => None,
+        _ => rwstore::next_lease_end(lock).ok().flatten(),
+    };
+    Some(watch.or(lock.expire_at()).unwrap_or_else(now_ms))
 }

@@ -12,6 +12,9 @@ mod heap;
 mod info;
 mod lifetime;
 mod lock;
+mod rwcommands;
+mod rwlock;
+mod rwstore;
 mod scan;
 mod scan_args;
 mod stats;
@@ -28,7 +31,7 @@ const KEY_1: Keys = (1, 1, 1);
 const NO_KEY: Keys = (0, 0, 0);
 
 /// (name, handler, flags, key positions).
-const COMMANDS: [(&str, redis_module::raw::RedisModuleCmdFunc, &str, Keys); 6] = [
+const COMMANDS: [(&str, redis_module::raw::RedisModuleCmdFunc, &str, Keys); 11] = [
     (
         "rlock.acquire",
         Some(commands::acquire_command),
@@ -55,6 +58,36 @@ const COMMANDS: [(&str, redis_module::raw::RedisModuleCmdFunc, &str, Keys); 6] =
         KEY_1,
     ),
     ("rlock.scan", Some(scan::scan_command), "readonly", NO_KEY),
+    (
+        "rwlock.acquire",
+        Some(rwcommands::acquire_command),
+        "write deny-oom",
+        KEY_1,
+    ),
+    (
+        "rwlock.release",
+        Some(rwcommands::release_command),
+        "write",
+        KEY_1,
+    ),
+    (
+        "rwlock.renew",
+        Some(rwcommands::renew_command),
+        "write",
+        KEY_1,
+    ),
+    (
+        "rwlock.forcerelease",
+        Some(rwcommands::force_release_command),
+        "write",
+        KEY_1,
+    ),
+    (
+        "rwlock.info",
+        Some(rwcommands::info_command),
+        "readonly",
+        KEY_1,
+    ),
 ];
 
 fn register_commands(ctx: &Context) -> Result<(), String> {

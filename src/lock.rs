@@ -10,6 +10,34 @@ pub const TOKEN_FIELD: &[u8] = b"rlock:token";
 /// The hash field that keeps the holding's hold cap (`MAXHOLD`): an absolute time in ms.
 pub const CAP_FIELD: &[u8] = b"rlock:maxhold";
 
+/// What a request asks of a lock: the whole lock (the plain lock, a write hold), or a share of
+/// it (a read hold). The shared queue knows waiters by this; each lock type's rules decide.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    Exclusive,
+    Shared,
+}
+
+/// The lock type a request is for, and its access: a key is only ever one type of lock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Want {
+    /// The plain lock (`RLOCK.*`).
+    Lock,
+    /// A read hold of a read-write lock (`RWLOCK.* READ`).
+    Read,
+    /// A write hold of a read-write lock (`RWLOCK.* WRITE`).
+    Write,
+}
+
+impl Want {
+    pub fn access(self) -> Access {
+        match self {
+            Want::Read => Access::Shared,
+            Want::Lock | Want::Write => Access::Exclusive,
+        }
+    }
+}
+
 /// Where a lease set at `now_ms` for `lease_ms` ends: never past the holding's cap.
 pub fn lease_end(now_ms: i64, lease_ms: i64, cap_at: Option<i64>) -> i64 {
     let end = now_ms.saturating_add(lease_ms);

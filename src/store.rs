@@ -8,6 +8,7 @@ use crate::api::{api, bytes, Ctx, OwnedStr, RStr};
 use crate::error::{Error, Result};
 use crate::lifetime::retries::{Memory, IDS_FIELD};
 use crate::lock::{View, CAP_FIELD, RESERVED_PREFIX, TOKEN_FIELD};
+use crate::rwlock::MODE_FIELD;
 use redis_module::raw;
 use std::os::raw::{c_char, c_int, c_void};
 use std::ptr::null_mut;
@@ -16,6 +17,7 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 static TOKEN_FIELD_STR: AtomicPtr<raw::RedisModuleString> = AtomicPtr::new(null_mut());
 static IDS_FIELD_STR: AtomicPtr<raw::RedisModuleString> = AtomicPtr::new(null_mut());
 static CAP_FIELD_STR: AtomicPtr<raw::RedisModuleString> = AtomicPtr::new(null_mut());
+static MODE_FIELD_STR: AtomicPtr<raw::RedisModuleString> = AtomicPtr::new(null_mut());
 static ONE: AtomicPtr<raw::RedisModuleString> = AtomicPtr::new(null_mut());
 
 /// Creates the strings every grant writes once, at load time, so no command allocates them.
@@ -24,6 +26,7 @@ pub fn init() {
         (&TOKEN_FIELD_STR, OwnedStr::new(TOKEN_FIELD)),
         (&IDS_FIELD_STR, OwnedStr::new(IDS_FIELD)),
         (&CAP_FIELD_STR, OwnedStr::new(CAP_FIELD)),
+        (&MODE_FIELD_STR, OwnedStr::new(MODE_FIELD)),
         (&ONE, OwnedStr::from_i64(1)),
     ] {
         slot.store(value.0, Ordering::Relaxed);
@@ -38,6 +41,19 @@ fn token_field() -> RStr {
 const HSET: *const c_char = c"HSET".as_ptr();
 const PEXPIREAT: *const c_char = c"PEXPIREAT".as_ptr();
 const DEL: *const c_char = c"DEL".as_ptr();
+const HDEL: *const c_char = c"HDEL".as_ptr();
+const SET: *const c_char = c"SET".as_ptr();
+
+/// Redis's marker value for "delete this field" in `RedisModule_HashSet`.
+const HASH_DELETE: RStr = 1usize as RStr;
+
+/// Which lock a key holds: a hash with a `mode` field is a read-write lock, any other hash a
+/// plain lock. A key is only ever one of them; each command family refuses the other.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LockType {
+    Plain,
+    ReadWrite,
+}
 
 /// What a write puts in the hash besides the owner's hold count.
 #[derive(Clone, Copy, Default)]
@@ -70,23 +86,122 @@ impl LockKey {
         // SAFETY: `ctx` and `name` are live for this callback; the key is closed on drop.
         let key = unsafe { api!(RedisModule_OpenKey)(ctx, name, mode as c_int) };
         let lock = LockKey { ctx, name, key };
-        match lock.kind() {
+        match lock.key_type() {
             raw::REDISMODULE_KEYTYPE_EMPTY | raw::REDISMODULE_KEYTYPE_HASH => Ok(lock),
             _ => Err(Error::WrongType),
         }
     }
 
-    fn kind(&self) -> isize {
+    /// Like `open`, also refusing a lock of the other kind (`WRONGTYPE`, nothing changed).
+    pub fn open_as(ctx: Ctx, name: RStr, write: bool, kind: LockType) -> Result<LockKey> {
+        let lock = LockKey::open(ctx, name, write)?;
+        match lock.kind() {
+            Some(found) if found != kind => Err(Error::WrongType),
+            _ => Ok(lock),
+        }
+    }
+
+    fn key_type(&self) -> isize {
         // SAFETY: `self.key` is open (KeyType accepts NULL too).
         unsafe { api!(RedisModule_KeyType)(self.key) as isize }
     }
 
     pub fn is_free(&self) -> bool {
-        self.kind() == raw::REDISMODULE_KEYTYPE_EMPTY
+        self.key_type() == raw::REDISMODULE_KEYTYPE_EMPTY
+    }
+
+    /// The kind of lock at the key; None when free.
+    pub fn kind(&self) -> Option<LockType> {
+        if self.is_free() {
+            return None;
+        }
+        let mode = self.field(MODE_FIELD_STR.load(Ordering::Relaxed));
+        if mode.is_null() {
+            return Some(LockType::Plain);
+        }
+        // SAFETY: `mode` is the live string HashGet returned; freed once, here.
+        unsafe { api!(RedisModule_FreeString)(self.ctx, mode) };
+        Some(LockType::ReadWrite)
+    }
+
+    /// A hash field's bytes, if present.
+    pub fn get(&self, field: &[u8]) -> Option<Vec<u8>> {
+        let field = OwnedStr::new(field);
+        let value = self.field(field.0);
+        if value.is_null() {
+            return None;
+        }
+        let out = bytes(value).to_vec();
+        // SAFETY: `value` is the live string HashGet returned; freed once, here.
+        unsafe { api!(RedisModule_FreeString)(self.ctx, value) };
+        Some(out)
+    }
+
+    /// Sets hash fields: one HashSet each, one replicated HSET for all.
+    pub fn hset(&mut self, pairs: &[(&[u8], &[u8])]) {
+        let strings: Vec<(OwnedStr, OwnedStr)> = pairs
+            .iter()
+            .map(|(f, v)| (OwnedStr::new(f), OwnedStr::new(v)))
+            .collect();
+        let mut argv = vec![self.name];
+        for (field, value) in &strings {
+            // SAFETY: the key is open for writing; HashSet copies the field and value.
+            unsafe {
+                api!(RedisModule_HashSet)(
+                    self.key,
+                    raw::REDISMODULE_HASH_NONE as c_int,
+                    field.0,
+                    value.0,
+                    null_mut::<c_void>(),
+                )
+            };
+            argv.extend([field.0, value.0]);
+        }
+        self.replicate(HSET, argv);
+    }
+
+    /// Deletes hash fields (the key goes with its last field), replicated as one HDEL.
+    pub fn hdel(&mut self, fields: &[&[u8]]) {
+        if fields.is_empty() || self.is_free() {
+            return;
+        }
+        let strings: Vec<OwnedStr> = fields.iter().map(|f| OwnedStr::new(f)).collect();
+        let mut argv = vec![self.name];
+        for field in &strings {
+            // SAFETY: the key is open for writing; HASH_DELETE is Redis's "delete" marker.
+            unsafe {
+                api!(RedisModule_HashSet)(
+                    self.key,
+                    raw::REDISMODULE_HASH_NONE as c_int,
+                    field.0,
+                    HASH_DELETE,
+                    null_mut::<c_void>(),
+                )
+            };
+            argv.push(field.0);
+        }
+        self.replicate(HDEL, argv);
+    }
+
+    fn replicate(&self, command: *const c_char, mut argv: Vec<RStr>) {
+        // SAFETY: the 'v' format takes the array and its length; Replicate copies the strings.
+        unsafe {
+            api!(RedisModule_Replicate)(
+                self.ctx,
+                command,
+                c"v".as_ptr(),
+                argv.as_mut_ptr(),
+                argv.len(),
+            )
+        };
     }
 
     pub fn name(&self) -> RStr {
         self.name
+    }
+
+    pub fn ctx(&self) -> Ctx {
+        self.ctx
     }
 
     /// A hash field's value, to be freed by the caller (NULL when absent).
@@ -241,6 +356,28 @@ impl LockKey {
         if self.is_free() {
             return None;
         }
+        let fields = self.fields();
+        let int = |v: &[u8]| {
+            std::str::from_utf8(v)
+                .ok()
+                .and_then(|s| s.parse::<i64>().ok())
+        };
+        let token = fields
+            .iter()
+            .find(|(f, _)| f == TOKEN_FIELD)
+            .and_then(|(_, v)| int(v));
+        let (owner, holds) = fields
+            .into_iter()
+            .find(|(f, _)| !f.starts_with(RESERVED_PREFIX))?;
+        Some(Holder {
+            owner,
+            holds: int(&holds).unwrap_or(0),
+            token,
+        })
+    }
+
+    /// Every field of the hash with its value, read with a hash scan.
+    pub fn fields(&self) -> Vec<(Vec<u8>, Vec<u8>)> {
         let mut fields: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
         unsafe extern "C" fn collect(
             _key: *mut raw::RedisModuleKey,
@@ -264,23 +401,7 @@ impl LockKey {
             {}
             api!(RedisModule_ScanCursorDestroy)(cursor);
         }
-        let int = |v: &[u8]| {
-            std::str::from_utf8(v)
-                .ok()
-                .and_then(|s| s.parse::<i64>().ok())
-        };
-        let token = fields
-            .iter()
-            .find(|(f, _)| f == TOKEN_FIELD)
-            .and_then(|(_, v)| int(v));
-        let (owner, holds) = fields
-            .into_iter()
-            .find(|(f, _)| !f.starts_with(RESERVED_PREFIX))?;
-        Some(Holder {
-            owner,
-            holds: int(&holds).unwrap_or(0),
-            token,
-        })
+        fields
     }
 }
 
@@ -288,5 +409,80 @@ impl Drop for LockKey {
     fn drop(&mut self) {
         // SAFETY: the key was opened in `open` and is closed once, here.
         unsafe { api!(RedisModule_CloseKey)(self.key) }
+    }
+}
+
+/// A string key beside a lock (a read hold's timeout key): open for writing, closed on drop.
+struct SideKey {
+    key: *mut raw::RedisModuleKey,
+}
+
+impl SideKey {
+    fn open(ctx: Ctx, name: RStr, write: bool) -> SideKey {
+        let mode = raw::REDISMODULE_READ | if write { raw::REDISMODULE_WRITE } else { 0 };
+        // SAFETY: `ctx` and `name` are live for this callback; the key is closed on drop.
+        SideKey {
+            key: unsafe { api!(RedisModule_OpenKey)(ctx, name, mode as c_int) },
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        // SAFETY: `self.key` is open (KeyType accepts NULL too).
+        unsafe { api!(RedisModule_KeyType)(self.key) as isize == raw::REDISMODULE_KEYTYPE_EMPTY }
+    }
+}
+
+impl Drop for SideKey {
+    fn drop(&mut self) {
+        // SAFETY: opened in `open`, closed once, here.
+        unsafe { api!(RedisModule_CloseKey)(self.key) }
+    }
+}
+
+/// Sets string key `name` to `1` expiring at `at` (ms), replicated as `SET name 1 PXAT at`.
+/// Opening it first lets Redis expire an old one (and replicate that DEL first).
+pub fn set_side_key(ctx: Ctx, name: &[u8], at: i64) {
+    let name = OwnedStr::new(name);
+    let key = SideKey::open(ctx, name.0, true);
+    let one = ONE.load(Ordering::Relaxed);
+    // SAFETY: the key is open for writing; StringSet copies the value; the format matches
+    // (s, s, c, l).
+    unsafe {
+        api!(RedisModule_StringSet)(key.key, one);
+        api!(RedisModule_SetAbsExpire)(key.key, at);
+        api!(RedisModule_Replicate)(
+            ctx,
+            SET,
+            c"sscl".as_ptr(),
+            name.0,
+            one,
+            c"PXAT".as_ptr(),
+            at,
+        );
+    }
+}
+
+/// The expiry (ms) of string key `name`; None when it is gone (or has no expiry).
+pub fn side_key_expire_at(ctx: Ctx, name: &[u8]) -> Option<i64> {
+    let name = OwnedStr::new(name);
+    let key = SideKey::open(ctx, name.0, false);
+    if key.is_empty() {
+        return None;
+    }
+    // SAFETY: `key.key` is open.
+    let at = unsafe { api!(RedisModule_GetAbsExpire)(key.key) };
+    (at >= 0).then_some(at)
+}
+
+/// Deletes key `name` if it exists, replicated as `DEL`.
+pub fn delete_side_key(ctx: Ctx, name: &[u8]) {
+    let name = OwnedStr::new(name);
+    let key = SideKey::open(ctx, name.0, true);
+    if !key.is_empty() {
+        // SAFETY: the key is open for writing; the format matches (s).
+        unsafe {
+            api!(RedisModule_DeleteKey)(key.key);
+            api!(RedisModule_Replicate)(ctx, DEL, c"s".as_ptr(), name.0);
+        }
     }
 }

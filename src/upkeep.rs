@@ -22,12 +22,13 @@ use crate::api::{
     OwnedStr, TimerId,
 };
 use crate::config;
-use crate::grants::{grant_next, hand_over_or_announce};
+use crate::grants::{admit_rw, grant_next, hand_over_or_announce};
 use crate::lifetime::watchdog::{Binding, LockId};
 use crate::lifetime::with_watchdog;
-use crate::lock::{lease_end, watchdog_renews, View};
+use crate::lock::{lease_end, watchdog_renews, View, Want};
+use crate::rwstore::{self, Settled};
 use crate::stats;
-use crate::store::LockKey;
+use crate::store::{LockKey, LockType};
 use crate::waiters;
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
@@ -150,12 +151,13 @@ fn end_holding(ctx: Ctx, lock_id: &LockId, binding: &Binding) {
     if still_bound(&lock, binding) {
         lock.delete();
         stats::WATCHDOG_RELEASES.add();
-        hand_over(ctx, &mut lock, lock_id.0);
+        hand_over(ctx, &mut lock, lock_id.0, LockType::Plain);
     }
 }
 
 /// Looks at a lock that has waiters: free → the next waiter gets it; still held → watch its
-/// lease; now another type → its waiters get WRONGTYPE.
+/// lease (a read-write lock first drops the read holdings whose lease ended, which may free
+/// it); now another type or kind of lock → its waiters get WRONGTYPE.
 fn check(ctx: Ctx, db: i32, key: &[u8], expired: bool) {
     if waiters::count(db, key) == 0 {
         return;
@@ -171,7 +173,38 @@ fn check(ctx: Ctx, db: i32, key: &[u8], expired: bool) {
                 }
             }
         }
-        Ok(lock) => watch_lease(ctx, db, key, lock.expire_at()),
+        Ok(mut lock) => match (lock.kind(), waiters::next_want(db, key)) {
+            (Some(LockType::Plain), Some(Want::Lock)) => {
+                watch_lease(ctx, db, key, lock.expire_at())
+            }
+            (Some(LockType::ReadWrite), Some(Want::Read | Want::Write)) => {
+                match rwstore::settle(&mut lock, now_ms(), None) {
+                    Ok(settled) => {
+                        if settled == Settled::Free && expired && waiters::count(db, key) > 0 {
+                            stats::EXPIRY_WAKEUPS.add();
+                        }
+                        serve_rw(ctx, &mut lock, db, settled);
+                    }
+                    Err(_) => waiters::fail_all(db, key),
+                }
+            }
+            _ => waiters::fail_all(db, key),
+        },
+    }
+}
+
+/// After a read-write lock's holdings changed: a free lock goes to its queue (or Redisson's
+/// waiters hear of it), a held one admits whom its rules let in, and while others wait, the
+/// earliest lease end is watched.
+pub fn serve_rw(ctx: Ctx, lock: &mut LockKey, db: i32, settled: Settled) {
+    let key = bytes(lock.name()).to_vec();
+    if settled == Settled::Free {
+        hand_over(ctx, lock, db, LockType::ReadWrite);
+    } else if let Some(at) = admit_rw(lock, db) {
+        after_grant(ctx, db, &key, at);
+    } else if waiters::count(db, &key) > 0 {
+        let next = rwstore::next_lease_end(lock).ok().flatten();
+        watch_lease(ctx, db, &key, next);
     }
 }
 
@@ -238,8 +271,8 @@ fn after_grant(ctx: Ctx, db: i32, key: &[u8], expire_at: i64) {
 
 /// After a full release by a command: the next waiter gets the lock, or Redisson clients
 /// hear that it is free.
-pub fn hand_over(ctx: Ctx, lock: &mut LockKey, db: i32) {
-    if let Some(expire_at) = hand_over_or_announce(ctx, lock, db) {
+pub fn hand_over(ctx: Ctx, lock: &mut LockKey, db: i32, kind: LockType) {
+    if let Some(expire_at) = hand_over_or_announce(ctx, lock, db, kind) {
         after_grant(ctx, db, bytes(lock.name()), expire_at);
     }
 }

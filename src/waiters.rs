@@ -11,6 +11,7 @@ use crate::api::{
 };
 use crate::args::Wait;
 use crate::error::Error;
+use crate::lock::Want;
 use crate::stats;
 use redis_module::raw;
 use std::cell::RefCell;
@@ -25,11 +26,13 @@ type Bc = *mut raw::RedisModuleBlockedClient;
 /// What a blocked client is told when it leaves the queue other than by timing out.
 pub enum Outcome {
     Granted(i64),
-    WrongType,
+    Failed(Error),
 }
 
-/// What a waiter asks for: today, one exclusive holding for an owner.
+/// What a waiter asks for: a holding of some lock type and access (`want`) for an owner. The
+/// queue is the same for every lock type; each type's rules decide whom at its head to admit.
 pub struct Ask {
+    pub want: Want,
     pub owner: OwnedStr,
     pub lease_ms: i64,
     /// The waiter's connection, bound to the holding when `watchdog` is set.
@@ -124,6 +127,37 @@ pub fn queued_keys(db: Option<i32>) -> Vec<(i32, Rc<[u8]>)> {
             .filter(|(d, _)| db.is_none_or(|db| db == **d))
             .flat_map(|(d, q)| q.keys().map(move |k| (*d, k.clone())))
             .collect()
+    })
+}
+
+/// What the first live waiter of (db, key) asks for, if anyone waits.
+pub fn next_want(db: i32, key: &[u8]) -> Option<Want> {
+    with(|r| {
+        let queue = r.queues.get(&db)?.get(key)?;
+        queue.order.iter().find_map(|(seq, bc)| {
+            r.waiters
+                .get(bc)
+                .filter(|w| w.seq == *seq)
+                .map(|w| w.ask.want)
+        })
+    })
+}
+
+/// How many live waiters of (db, key) want `want` (O(queue length): for `INFO` replies).
+pub fn count_wanting(db: i32, key: &[u8], want: Want) -> usize {
+    with(|r| {
+        let Some(queue) = r.queues.get(&db).and_then(|q| q.get(key)) else {
+            return 0;
+        };
+        queue
+            .order
+            .iter()
+            .filter(|(seq, bc)| {
+                r.waiters
+                    .get(bc)
+                    .is_some_and(|w| w.seq == *seq && w.ask.want == want)
+            })
+            .count()
     })
 }
 
@@ -228,7 +262,7 @@ pub fn deliver(bc: Bc, outcome: Outcome) {
 /// Fails every waiter of (db, key): the key now holds another type.
 pub fn fail_all(db: i32, key: &[u8]) {
     while let Some((bc, _)) = pop_next(db, key) {
-        deliver(bc, Outcome::WrongType);
+        deliver(bc, Outcome::Failed(Error::WrongType));
     }
 }
 
@@ -270,8 +304,8 @@ fn reply_outcome(ctx: Ctx) -> c_int {
         let outcome = api!(RedisModule_GetBlockedClientPrivateData)(ctx).cast::<Outcome>();
         match outcome.as_ref() {
             Some(Outcome::Granted(token)) => api!(RedisModule_ReplyWithLongLong)(ctx, *token),
-            Some(Outcome::WrongType) => {
-                api!(RedisModule_ReplyWithError)(ctx, Error::WrongType.to_cstring().as_ptr())
+            Some(Outcome::Failed(error)) => {
+                api!(RedisModule_ReplyWithError)(ctx, error.to_cstring().as_ptr())
             }
             None => api!(RedisModule_ReplyWithNull)(ctx),
         }

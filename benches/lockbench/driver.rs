@@ -378,6 +378,9 @@ impl Table {
             })
             .collect();
         let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench.json");
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
         std::fs::write(&path, format!("{{\n{}\n}}\n", body.join(",\n"))).expect("write bench.json");
         path
     }

@@ -1,0 +1,417 @@
+//! The read-write lock's rules, free of Redis: who may enter, what an acquire or a release does
+//! to one owner's read or write holding, and the names of Redisson's `RReadWriteLock` layout.
+//! The per-holding arithmetic (re-entry, tokens) is the plain lock's, in `lock.rs`: a read or
+//! write holding is one owner's holding of one mode.
+
+use crate::lock::{self, Access, Acquire, Release, TokenClock, View};
+
+/// The hash field that says the lock's mode (`read` or `write`), as Redisson writes it. A hash
+/// with this field is a read-write lock; the plain lock's commands refuse it.
+pub const MODE_FIELD: &[u8] = b"mode";
+/// A writer's hold count is kept under `<owner>:write`; a reader's under `<owner>`.
+pub const WRITE_SUFFIX: &[u8] = b":write";
+/// Each holding's fencing token, under `rlock:read:<owner>` or `rlock:write:<owner>`. The value
+/// is `t<token>`: not a number, because Redisson's read-unlock script loops from every numeric
+/// field's value down to 1 (a numeric token would make it loop ~10^15 times).
+pub const READ_TOKEN_PREFIX: &[u8] = b"rlock:read:";
+pub const WRITE_TOKEN_PREFIX: &[u8] = b"rlock:write:";
+/// Most read holds one owner may have: each has its own timeout key, looked at one by one.
+pub const MAX_READ_HOLDS: i64 = 1000;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Read,
+    Write,
+}
+
+impl Mode {
+    pub fn name(self) -> &'static [u8] {
+        match self {
+            Mode::Read => b"read",
+            Mode::Write => b"write",
+        }
+    }
+
+    pub fn parse(value: &[u8]) -> Option<Mode> {
+        match value {
+            b"read" => Some(Mode::Read),
+            b"write" => Some(Mode::Write),
+            _ => None,
+        }
+    }
+}
+
+/// Whether a request with `access` may enter a lock in `mode` (None: free), queue aside.
+pub fn may_enter(mode: Option<Mode>, access: Access) -> bool {
+    matches!(
+        (mode, access),
+        (None, _) | (Some(Mode::Read), Access::Shared)
+    )
+}
+
+/// The lock's mode once a request with `access` entered it: a writer's own read holds
+/// (downgrade) leave it in write mode.
+pub fn mode_after(mode: Option<Mode>, access: Access) -> Mode {
+    match (mode, access) {
+        (Some(Mode::Write), _) | (_, Access::Exclusive) => Mode::Write,
+        _ => Mode::Read,
+    }
+}
+
+/// One owner's holdings, as the hash says (0 holds: none of that mode).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Mine {
+    pub reads: i64,
+    pub read_token: Option<i64>,
+    pub writes: i64,
+    pub write_token: Option<i64>,
+}
+
+/// The lock as one owner sees it when asking.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Seen {
+    pub mode: Option<Mode>,
+    pub mine: Mine,
+    /// Others wait in the queue: a newcomer goes behind them.
+    pub queued: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refused {
+    /// A reader asked for the write lock: it would wait for itself for ever.
+    Upgrade,
+    TooManyReadHolds,
+}
+
+/// What an acquire does: a read holding re-enters, a writer may add read holds (downgrade), a
+/// reader may not take the write lock, and a newcomer enters only a lock it may share with
+/// nobody queued ahead of it.
+pub fn acquire(
+    seen: &Seen,
+    access: Access,
+    tokens: &mut TokenClock,
+    now_us: i64,
+) -> Result<Acquire, Refused> {
+    let Mine {
+        reads,
+        read_token,
+        writes,
+        write_token,
+    } = seen.mine;
+    let newcomer = || {
+        if !seen.queued && may_enter(seen.mode, access) {
+            View::Free
+        } else {
+            View::Theirs
+        }
+    };
+    let view = match access {
+        Access::Shared if reads >= MAX_READ_HOLDS => return Err(Refused::TooManyReadHolds),
+        Access::Shared if reads > 0 => View::Mine {
+            holds: reads,
+            token: read_token,
+        },
+        // The writer takes a read holding of its own, however many wait.
+        Access::Shared if writes > 0 => View::Free,
+        Access::Exclusive if writes > 0 => View::Mine {
+            holds: writes,
+            token: write_token,
+        },
+        Access::Exclusive if reads > 0 => return Err(Refused::Upgrade),
+        Access::Shared | Access::Exclusive => newcomer(),
+    };
+    Ok(lock::acquire(view, tokens, now_us))
+}
+
+/// What a release of one hold of `access` does to the owner's holding of that mode.
+pub fn release(mine: Mine, access: Access) -> Release {
+    let holds = match access {
+        Access::Shared => mine.reads,
+        Access::Exclusive => mine.writes,
+    };
+    let view = if holds > 0 {
+        View::Mine { holds, token: None }
+    } else {
+        View::Free
+    };
+    lock::release(view)
+}
+
+/// The hash field that keeps the hold count of `owner`'s holding of `access`.
+pub fn count_field(owner: &[u8], access: Access) -> Vec<u8> {
+    match access {
+        Access::Shared => owner.to_vec(),
+        Access::Exclusive => [owner, WRITE_SUFFIX].concat(),
+    }
+}
+
+/// The hash field that keeps the token of `owner`'s holding of `access`.
+pub fn token_field(owner: &[u8], access: Access) -> Vec<u8> {
+    let prefix = match access {
+        Access::Shared => READ_TOKEN_PREFIX,
+        Access::Exclusive => WRITE_TOKEN_PREFIX,
+    };
+    [prefix, owner].concat()
+}
+
+pub fn encode_token(token: i64) -> Vec<u8> {
+    format!("t{token}").into_bytes()
+}
+
+pub fn decode_token(value: &[u8]) -> Option<i64> {
+    std::str::from_utf8(value.strip_prefix(b"t")?)
+        .ok()?
+        .parse()
+        .ok()
+}
+
+/// Redisson's hash-tag wrapping: `{key}`, or the key itself when it has a `{` already.
+fn tagged(key: &[u8]) -> Vec<u8> {
+    if key.contains(&b'{') {
+        key.to_vec()
+    } else {
+        [b"{", key, b"}"].concat()
+    }
+}
+
+/// The timeout key of read hold `n` of `owner`: `{key}:<owner>:rwlock_timeout:<n>`, the name
+/// Redisson's read-lock scripts give it (same hash-tag slot as the lock).
+pub fn timeout_key(key: &[u8], owner: &[u8], n: i64) -> Vec<u8> {
+    let mut name = tagged(key);
+    name.push(b':');
+    name.extend_from_slice(owner);
+    name.extend_from_slice(format!(":rwlock_timeout:{n}").as_bytes());
+    name
+}
+
+/// Where Redisson's read and write lock waiters listen: `redisson_rwlock:{key}`.
+pub fn channel(key: &[u8]) -> Vec<u8> {
+    [&b"redisson_rwlock:"[..], &tagged(key)].concat()
+}
+
+/// One holding as the hash stores it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Holding {
+    pub owner: Vec<u8>,
+    pub holds: i64,
+    pub token: Option<i64>,
+}
+
+/// Every holding of the lock, read from its hash fields.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Holders {
+    pub mode: Option<Mode>,
+    pub writer: Option<Holding>,
+    pub readers: Vec<Holding>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Corrupt {
+    Mode,
+    Holds,
+}
+
+/// Sorts the hash's fields into holdings. Fields of rlock's own other than tokens are ignored.
+pub fn holders(fields: &[(Vec<u8>, Vec<u8>)]) -> Result<Holders, Corrupt> {
+    let mut out = Holders::default();
+    let mut tokens: Vec<(&[u8], Access, i64)> = Vec::new();
+    for (field, value) in fields {
+        if field == MODE_FIELD {
+            out.mode = Some(Mode::parse(value).ok_or(Corrupt::Mode)?);
+        } else if let Some(owner) = field.strip_prefix(READ_TOKEN_PREFIX) {
+            tokens.extend(decode_token(value).map(|t| (owner, Access::Shared, t)));
+        } else if let Some(owner) = field.strip_prefix(WRITE_TOKEN_PREFIX) {
+            tokens.extend(decode_token(value).map(|t| (owner, Access::Exclusive, t)));
+        } else if field.starts_with(lock::RESERVED_PREFIX) {
+            continue;
+        } else {
+            let holds = std::str::from_utf8(value)
+                .ok()
+                .and_then(|v| v.parse::<i64>().ok())
+                .ok_or(Corrupt::Holds)?;
+            match field.strip_suffix(WRITE_SUFFIX) {
+                Some(owner) => {
+                    out.writer = Some(Holding {
+                        owner: owner.to_vec(),
+                        holds,
+                        token: None,
+                    })
+                }
+                None => out.readers.push(Holding {
+                    owner: field.clone(),
+                    holds,
+                    token: None,
+                }),
+            }
+        }
+    }
+    for (owner, access, token) in tokens {
+        let holding = match access {
+            Access::Exclusive => out.writer.as_mut().filter(|w| w.owner == owner),
+            Access::Shared => out.readers.iter_mut().find(|r| r.owner == owner),
+        };
+        if let Some(holding) = holding {
+            holding.token = Some(token);
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Access::{Exclusive as W, Shared as R};
+
+    fn seen(mode: Option<Mode>, reads: i64, writes: i64, queued: bool) -> Seen {
+        Seen {
+            mode,
+            mine: Mine {
+                reads,
+                read_token: (reads > 0).then_some(7),
+                writes,
+                write_token: (writes > 0).then_some(9),
+            },
+            queued,
+        }
+    }
+
+    #[test]
+    fn acquire_follows_the_table() {
+        use Mode::{Read, Write};
+        let fresh = Ok(Acquire::Fresh { token: 100 });
+        let busy = Ok(Acquire::Busy);
+        let reenter = |holds, token| {
+            Ok(Acquire::Reentry {
+                holds,
+                token,
+                new_token: false,
+            })
+        };
+        let cases = [
+            // (mode, my reads, my writes, others queued, asks, expected)
+            (None, 0, 0, false, R, fresh),
+            (None, 0, 0, false, W, fresh),
+            (Some(Read), 0, 0, false, R, fresh),
+            (Some(Read), 0, 0, true, R, busy),
+            (Some(Read), 0, 0, false, W, busy),
+            (Some(Read), 2, 0, true, R, reenter(3, 7)),
+            (Some(Read), 1, 0, false, W, Err(Refused::Upgrade)),
+            (Some(Write), 0, 0, false, R, busy),
+            (Some(Write), 0, 0, false, W, busy),
+            (Some(Write), 0, 1, true, W, reenter(2, 9)),
+            (Some(Write), 0, 1, true, R, fresh),
+            (Some(Write), 1, 1, true, R, reenter(2, 7)),
+            (Some(Write), 1, 1, false, W, reenter(2, 9)),
+            (
+                Some(Read),
+                MAX_READ_HOLDS,
+                0,
+                false,
+                R,
+                Err(Refused::TooManyReadHolds),
+            ),
+        ];
+        for (mode, reads, writes, queued, access, expected) in cases {
+            let mut tokens = TokenClock::default();
+            let got = acquire(&seen(mode, reads, writes, queued), access, &mut tokens, 100);
+            assert_eq!(
+                got, expected,
+                "{mode:?} {reads} {writes} {queued} {access:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_redisson_holding_gets_a_token_on_reentry() {
+        let mut tokens = TokenClock::default();
+        let mut s = seen(Some(Mode::Read), 1, 0, false);
+        s.mine.read_token = None;
+        assert_eq!(
+            acquire(&s, R, &mut tokens, 5),
+            Ok(Acquire::Reentry {
+                holds: 2,
+                token: 5,
+                new_token: true
+            })
+        );
+    }
+
+    #[test]
+    fn release_counts_down_the_asked_mode_only() {
+        let mine = Mine {
+            reads: 2,
+            writes: 1,
+            ..Mine::default()
+        };
+        assert_eq!(release(mine, R), Release::Partial { remaining: 1 });
+        assert_eq!(release(mine, W), Release::Full);
+        assert_eq!(release(Mine::default(), R), Release::NotHolder);
+        assert_eq!(release(Mine::default(), W), Release::NotHolder);
+    }
+
+    #[test]
+    fn a_run_of_readers_enters_together_and_a_writer_alone() {
+        // R R W R R at the head of a free lock's queue: who enters, in one pass.
+        let queue = [R, R, W, R, R];
+        let mut mode = None;
+        let mut entered = 0;
+        for access in queue {
+            if !may_enter(mode, access) {
+                break;
+            }
+            mode = Some(mode_after(mode, access));
+            entered += 1;
+        }
+        assert_eq!(entered, 2);
+        assert!(!may_enter(Some(Mode::Write), R));
+        assert!(!may_enter(Some(Mode::Read), W));
+        assert!(may_enter(None, W));
+        assert_eq!(mode_after(Some(Mode::Write), R), Mode::Write);
+    }
+
+    #[test]
+    fn names_follow_redissons_layout() {
+        assert_eq!(timeout_key(b"k", b"u:1", 2), b"{k}:u:1:rwlock_timeout:2");
+        assert_eq!(timeout_key(b"a{x}", b"u", 1), b"a{x}:u:rwlock_timeout:1");
+        assert_eq!(channel(b"k"), b"redisson_rwlock:{k}");
+        assert_eq!(channel(b"{k}"), b"redisson_rwlock:{k}");
+        assert_eq!(count_field(b"u", W), b"u:write");
+        assert_eq!(token_field(b"u", R), b"rlock:read:u");
+        assert_eq!(
+            decode_token(&encode_token(1_795_000_000_000_001)),
+            Some(1_795_000_000_000_001)
+        );
+        assert_eq!(decode_token(b"12"), None, "tokens are never plain numbers");
+    }
+
+    #[test]
+    fn holders_are_read_from_the_fields() {
+        let f = |a: &str, b: &str| (a.as_bytes().to_vec(), b.as_bytes().to_vec());
+        let fields = [
+            f("mode", "write"),
+            f("w", "1"),
+            f("w:write", "2"),
+            f("rlock:write:w", "t42"),
+            f("rlock:read:w", "t43"),
+            f("rlock:ids", "whatever"),
+        ];
+        let h = holders(&fields).expect("a lock");
+        assert_eq!(h.mode, Some(Mode::Write));
+        let holding = |holds, token| Holding {
+            owner: b"w".to_vec(),
+            holds,
+            token: Some(token),
+        };
+        assert_eq!(h.writer, Some(holding(2, 42)));
+        assert_eq!(h.readers, vec![holding(1, 43)]);
+        assert_eq!(holders(&[f("mode", "x")]), Err(Corrupt::Mode));
+        assert_eq!(
+            holders(&[f("mode", "read"), f("r", "x")]),
+            Err(Corrupt::Holds)
+        );
+        assert_eq!(
+            holders(&[f("mode", "read")]).map(|h| h.readers.len()),
+            Ok(0)
+        );
+    }
+}
