@@ -79,41 +79,6 @@ pub fn mode(word: &[u8]) -> Result<Access> {
     }
 }
 
-/// The read-write lock's `ACQUIRE` options: `[PX lease-ms] [WAIT timeout-ms]`. `WATCHDOG`,
-/// `ID` and `MAXHOLD` are refused by name (not yet built for per-reader holdings).
-pub fn rw_acquire_options<'a>(args: &[&'a [u8]]) -> Result<Options<'a>> {
-    let o = acquire_options(args)?;
-    not_for_rwlock(&o)?;
-    Ok(o)
-}
-
-/// `RWLOCK.RENEW`'s options: `[PX lease-ms]` (`WATCHDOG` refused by name).
-pub fn rw_renew_options<'a>(args: &[&'a [u8]]) -> Result<Options<'a>> {
-    let o = renew_options(args)?;
-    not_for_rwlock(&o)?;
-    Ok(o)
-}
-
-/// `RWLOCK.RELEASE`'s options: none (`ID` refused by name).
-pub fn rw_release_options<'a>(args: &[&'a [u8]]) -> Result<Options<'a>> {
-    let o = release_options(args)?;
-    not_for_rwlock(&o)?;
-    Ok(o)
-}
-
-fn not_for_rwlock(o: &Options) -> Result<()> {
-    let option = if o.watchdog {
-        "WATCHDOG"
-    } else if o.id.is_some() {
-        "ID"
-    } else if o.max_hold_ms.is_some() {
-        "MAXHOLD"
-    } else {
-        return Ok(());
-    };
-    Err(Error::NotForRwlock { option })
-}
-
 /// `[PX lease-ms] [WAIT timeout-ms] [WATCHDOG] [ID request-id] [MAXHOLD ms]`
 pub fn acquire_options<'a>(args: &[&'a [u8]]) -> Result<Options<'a>> {
     parse(
@@ -354,28 +319,5 @@ mod tests {
         assert_eq!(mode(b"read"), Ok(Access::Shared));
         assert_eq!(mode(b"WRITE"), Ok(Access::Exclusive));
         assert_eq!(mode(b"both"), Err(Error::BadMode));
-        assert_eq!(
-            rw_acquire_options(&split("PX 5 WAIT 0")).map(|o| o.lease_ms),
-            Ok(Some(5))
-        );
-        for (input, option) in [
-            ("WATCHDOG", "WATCHDOG"),
-            ("ID x", "ID"),
-            ("MAXHOLD 9", "MAXHOLD"),
-        ] {
-            assert_eq!(
-                rw_acquire_options(&split(input)),
-                Err(Error::NotForRwlock { option }),
-                "{input}"
-            );
-        }
-        assert_eq!(
-            rw_renew_options(&split("WATCHDOG")),
-            Err(Error::NotForRwlock { option: "WATCHDOG" })
-        );
-        assert_eq!(
-            rw_release_options(&split("ID r")),
-            Err(Error::NotForRwlock { option: "ID" })
-        );
     }
 }

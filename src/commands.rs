@@ -122,7 +122,7 @@ fn may_block(ctx: Ctx) -> bool {
 /// The connection a `WATCHDOG` call binds to: the client itself, also inside MULTI. None
 /// where there is no such connection to watch (a replicated or AOF command); scripts are
 /// refused earlier, with an error.
-fn watchdog_client(ctx: Ctx, watchdog: bool) -> Result<Option<u64>> {
+pub fn watchdog_client(ctx: Ctx, watchdog: bool) -> Result<Option<u64>> {
     if !watchdog {
         return Ok(None);
     }
@@ -156,6 +156,14 @@ fn view(lock: &LockKey, owner: RStr) -> Result<View> {
         observe_token(token);
     }
     Ok(view)
+}
+
+fn plain_holding(owner: &[u8], token: Option<i64>) -> grants::Holding<'_> {
+    grants::Holding {
+        kind: LockType::Plain,
+        owner,
+        token,
+    }
 }
 
 /// `ids` with one more call remembered, encoded for the hash.
@@ -218,17 +226,8 @@ fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
             let expire_at = lease_end(now_ms(), request.lease_ms, lock.cap());
             lock.set_expire_at(expire_at);
             if let Some(client) = bind_to {
-                // Binds a holding taken without WATCHDOG; never moves a binding (RENEW does).
-                let bound = lifetime::with_watchdog(|w| w.get(db, bytes(*key)).is_some());
-                if !bound {
-                    grants::bind(
-                        db,
-                        bytes(*key),
-                        bytes(*owner),
-                        Some(token),
-                        client,
-                        request.lease_ms,
-                    );
+                let holding = plain_holding(bytes(*owner), Some(token));
+                if grants::bind_if_unbound(db, bytes(*key), holding, client, request.lease_ms) {
                     arm_renewals(ctx);
                 }
             }
@@ -344,11 +343,17 @@ fn renew(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     let name = bytes(*key);
     match bind_to {
         Some(client) => {
-            grants::bind(db, name, bytes(*owner), token, client, lease_ms);
+            grants::bind(
+                db,
+                name,
+                plain_holding(bytes(*owner), token),
+                client,
+                lease_ms,
+            );
             arm_renewals(ctx);
         }
         None if o.lease_ms.is_some() => {
-            lifetime::with_watchdog(|w| w.set_lease(db, name, lease_ms));
+            lifetime::with_watchdog(|w| w.set_lease(db, name, bytes(*owner), lease_ms));
         }
         None => {}
     }
@@ -394,8 +399,8 @@ fn info(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     let waiters = waiters::count(db, bytes(*key));
     let held = holder.token.map(|token| lock::held_ms(token, now));
     let watchdog = lifetime::with_watchdog(|w| {
-        w.get(db, bytes(*key))
-            .filter(|b| *b.owner == *holder.owner && b.token == holder.token)
+        w.get(db, bytes(*key), &holder.owner)
+            .filter(|b| b.token == holder.token)
             .map(|b| b.client)
     });
     Ok(Reply::Info {

@@ -45,10 +45,6 @@ pub enum Error {
     BadMode,
     /// An owner id that would collide with the read-write lock's layout.
     LayoutOwner,
-    /// An option the read-write lock does not support yet.
-    NotForRwlock {
-        option: &'static str,
-    },
     /// A hash with a `mode` field that is neither `read` nor `write`.
     CorruptMode,
     Internal,
@@ -110,9 +106,6 @@ impl fmt::Display for Error {
                 f,
                 "ERR owner 'mode' and owners ending in ':write' are reserved by the read-write lock layout"
             ),
-            Error::NotForRwlock { option } => {
-                write!(f, "ERR {option} is not supported by RWLOCK commands yet")
-            }
             Error::CorruptMode => write!(
                 f,
                 "ERR the hash at this key is not a read-write lock: its mode is neither read nor write"

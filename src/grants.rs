@@ -5,6 +5,7 @@ use crate::api::{api, bytes, now_ms, now_us, Ctx, OwnedStr};
 use crate::config;
 use crate::error::{Error, Result};
 use crate::lifetime::retries::{Kind, Memory};
+use crate::lifetime::watchdog::Bind;
 use crate::lifetime::with_watchdog;
 use crate::lock::{lease_end, Access, Acquire, TokenClock, Want};
 use crate::rwlock::{self, Refused};
@@ -79,21 +80,49 @@ pub fn grant_fresh(lock: &mut LockKey, db: i32, ask: &Request, token: i64) -> i6
     let key = bytes(lock.name());
     unbind(db, key);
     if let Some(client) = ask.bind_to {
-        bind(db, key, bytes(ask.owner), Some(token), client, ask.lease_ms);
+        let holding = Holding {
+            kind: LockType::Plain,
+            owner: bytes(ask.owner),
+            token: Some(token),
+        };
+        bind(db, key, holding, client, ask.lease_ms);
     }
     stats::ACQUISITIONS.add();
     expire_at
 }
 
-/// Binds the holding (`owner`, `token`) of the lock at `key` to connection `client`.
-pub fn bind(db: i32, key: &[u8], owner: &[u8], token: Option<i64>, client: u64, lease_ms: i64) {
-    let (lock, owner) = ((db, Rc::from(key)), Rc::from(owner));
-    with_watchdog(|w| w.bind(lock, owner, token, client, lease_ms, now_ms()));
+/// A holding to bind: of which lock type, whose, and which one (its token).
+pub struct Holding<'a> {
+    pub kind: LockType,
+    pub owner: &'a [u8],
+    pub token: Option<i64>,
 }
 
-/// Ends the lock's watchdog binding, if it has one.
+/// Binds a holding of the lock at `key` to connection `client`, renewed for `lease_ms`.
+pub fn bind(db: i32, key: &[u8], holding: Holding, client: u64, lease_ms: i64) {
+    let bind = Bind {
+        owner: Rc::from(holding.owner),
+        token: holding.token,
+        client,
+        lease_ms,
+        kind: holding.kind,
+    };
+    with_watchdog(|w| w.bind((db, Rc::from(key)), bind, now_ms()));
+}
+
+/// Binds a holding that has no binding yet (a re-entry with WATCHDOG); never moves one, which
+/// only `RENEW ... WATCHDOG` does. Returns whether it bound.
+pub fn bind_if_unbound(db: i32, key: &[u8], holding: Holding, client: u64, lease_ms: i64) -> bool {
+    let bound = with_watchdog(|w| w.get(db, key, holding.owner).is_some());
+    if !bound {
+        bind(db, key, holding, client, lease_ms);
+    }
+    !bound
+}
+
+/// Ends every watchdog binding of the lock (it is free, or a new holding replaces the old).
 pub fn unbind(db: i32, key: &[u8]) {
-    with_watchdog(|w| w.unbind(db, key));
+    with_watchdog(|w| w.unbind_lock(db, key));
 }
 
 /// After a full release: the next waiter gets the lock (its lease end is returned), or, with
@@ -123,35 +152,83 @@ pub fn announce(ctx: Ctx, key: &[u8], kind: LockType) {
     unsafe { api!(RedisModule_PublishMessage)(ctx, channel.0, message.0) };
 }
 
-/// What the read-write lock's rules make of `owner` asking for `access` (a newcomer when
-/// `queued` says others wait): `Some(token)` when it holds now, None when it must wait.
+/// What the read-write lock's rules make of `ask` for `access` (a newcomer when `queued` says
+/// others wait): `Some(token)` when it holds now, None when it must wait. A retried call (same
+/// request id) answers from the owner's memory; a new holding gets the owner's hold cap, and its
+/// watchdog binding when asked.
 pub fn take_rw(
     lock: &mut LockKey,
-    owner: &[u8],
+    db: i32,
+    ask: &Request,
     access: Access,
-    lease_ms: i64,
     queued: bool,
 ) -> Result<Option<i64>> {
+    let owner = bytes(ask.owner);
     let now = now_ms();
     let seen = rwstore::seen(lock, owner, queued, now)?;
-    observe_token(seen.mine.read_token.max(seen.mine.write_token));
+    let mine = seen.mine;
+    observe_token(mine.read_token.max(mine.write_token));
+    let held = match access {
+        Access::Shared => (mine.reads > 0).then_some(mine.read_token).flatten(),
+        Access::Exclusive => (mine.writes > 0).then_some(mine.write_token).flatten(),
+    };
+    let holds_nothing = mine.reads == 0 && mine.writes == 0;
+    let mut memory = match (ask.id, holds_nothing) {
+        (Some(_), false) => rwstore::ids(lock, owner),
+        _ => Memory::default(),
+    };
+    if let (Some(id), Some(token)) = (ask.id, held) {
+        if memory.find(Kind::Acquire, id) == Some(token) {
+            stats::RETRIES_ANSWERED.add();
+            return Ok(Some(token));
+        }
+    }
     let decision = with_token_clock(|clock, now_us| rwlock::acquire(&seen, access, clock, now_us))
         .map_err(|refused| match refused {
             Refused::Upgrade => Error::Upgrade,
             Refused::TooManyReadHolds => Error::TooManyReadHolds,
         })?;
-    let at = lease_end(now, lease_ms, None);
-    match decision {
+    let (cap, new_cap) = if holds_nothing {
+        let cap = ask
+            .max_hold_ms
+            .or_else(config::max_hold_ms)
+            .map(|ms| now + ms);
+        (cap, cap)
+    } else {
+        (rwstore::cap(lock, owner), None)
+    };
+    let at = lease_end(now, ask.lease_ms, cap);
+    let mut remember = |token| {
+        ask.id.map(|id| {
+            memory.remember(Kind::Acquire, id, token, now, config::retry_window_ms());
+            memory.encode()
+        })
+    };
+    let key = bytes(lock.name()).to_vec();
+    let token = match decision {
         Acquire::Fresh { token } => {
-            rwstore::grant(lock, owner, access, token, at)?;
+            let ids = remember(token);
+            let extra = rwstore::Extra {
+                ids: ids.as_deref(),
+                cap: new_cap,
+            };
+            rwstore::grant(lock, owner, access, token, at, extra)?;
             stats::ACQUISITIONS.add();
-            Ok(Some(token))
+            if holds_nothing {
+                with_watchdog(|w| w.unbind(db, &key, owner));
+            }
+            token
         }
         Acquire::Reentry {
             holds,
             token,
             new_token,
         } => {
+            let ids = remember(token);
+            let extra = rwstore::Extra {
+                ids: ids.as_deref(),
+                cap: None,
+            };
             rwstore::reenter(
                 lock,
                 owner,
@@ -160,13 +237,23 @@ pub fn take_rw(
                 new_token.then_some(token),
                 at,
                 now,
+                extra,
             )?;
             stats::REENTRIES.add();
-            Ok(Some(token))
+            token
         }
-        Acquire::Busy => Ok(None),
-        Acquire::Overflow => Err(Error::HoldsOverflow),
+        Acquire::Busy => return Ok(None),
+        Acquire::Overflow => return Err(Error::HoldsOverflow),
+    };
+    if let Some(client) = ask.bind_to {
+        let holding = Holding {
+            kind: LockType::ReadWrite,
+            owner,
+            token: Some(token),
+        };
+        bind_if_unbound(db, &key, holding, client, ask.lease_ms);
     }
+    Ok(Some(token))
 }
 
 /// Admits waiters at the head of a read-write lock's queue for as long as the rules let them
@@ -186,8 +273,7 @@ pub fn admit_rw(lock: &mut LockKey, db: i32) -> Option<i64> {
         let Some((bc, waiter)) = waiters::pop_next(db, &key) else {
             break;
         };
-        let (owner, lease_ms) = (bytes(waiter.ask.owner.0), waiter.ask.lease_ms);
-        let outcome = match take_rw(lock, owner, want.access(), lease_ms, false) {
+        let outcome = match take_rw(lock, db, &waiter.ask.request(), want.access(), false) {
             Ok(Some(token)) => Outcome::Granted(token),
             // Admitted by the rules, so only a refusal of the owner's own (an upgrade) is left.
             Ok(None) => Outcome::Failed(Error::Upgrade),

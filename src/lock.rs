@@ -10,6 +10,14 @@ pub const TOKEN_FIELD: &[u8] = b"rlock:token";
 /// The hash field that keeps the holding's hold cap (`MAXHOLD`): an absolute time in ms.
 pub const CAP_FIELD: &[u8] = b"rlock:maxhold";
 
+/// Which lock a key holds: a hash with a `mode` field is a read-write lock, any other hash a
+/// plain lock. A key is only ever one of them; each command family refuses the other.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LockType {
+    Plain,
+    ReadWrite,
+}
+
 /// What a request asks of a lock: the whole lock (the plain lock, a write hold), or a share of
 /// it (a read hold). The shared queue knows waiters by this; each lock type's rules decide.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

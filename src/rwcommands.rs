@@ -3,17 +3,18 @@
 
 use crate::api::{api, bytes, now_ms, Ctx, OwnedStr, RStr};
 use crate::args;
-use crate::commands::{open_for_write, run, wait_or_nil, with_bytes, Reply};
+use crate::commands::{open_for_write, run, wait_or_nil, watchdog_client, with_bytes, Reply};
 use crate::config;
 use crate::error::{Error, Result};
-use crate::grants::{announce, selected_db, take_rw};
+use crate::grants::{self, announce, selected_db, take_rw, Holding};
+use crate::lifetime::{self, retries, retries::Kind};
 use crate::lock::{lease_end, Access, Want};
 use crate::rwlock::{self, Mode};
 use crate::rwstore::{self, Settled};
 use crate::stats;
 use crate::store::{LockKey, LockType};
-use crate::upkeep::{hand_over, serve_queue_if_free, serve_rw, watch_lease};
-use crate::waiters::{self, Ask};
+use crate::upkeep::{arm_renewals, hand_over, serve_queue_if_free, serve_rw, watch_lease};
+use crate::waiters::{self, Ask, Request};
 use std::os::raw::{c_int, c_long};
 
 fn want(access: Access) -> Want {
@@ -23,83 +24,147 @@ fn want(access: Access) -> Want {
     }
 }
 
-/// `RWLOCK.ACQUIRE key owner READ|WRITE [PX lease-ms] [WAIT timeout-ms]`
+/// `RWLOCK.ACQUIRE key owner READ|WRITE [PX lease-ms] [WAIT timeout-ms] [WATCHDOG] [ID id]
+/// [MAXHOLD ms]`
 fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     let [_, key, owner, mode, options @ ..] = argv else {
         return Err(Error::WrongArity);
     };
-    let owner_bytes = args::rw_owner(bytes(*owner))?;
+    args::rw_owner(bytes(*owner))?;
     let access = args::mode(bytes(*mode))?;
-    let o = with_bytes(options, args::rw_acquire_options)?;
-    let lease_ms = o.lease_ms.unwrap_or_else(config::default_lease_ms);
+    let o = with_bytes(options, args::acquire_options)?;
+    let bind_to = watchdog_client(ctx, o.watchdog)?;
+    let request = Request {
+        owner: *owner,
+        lease_ms: o.lease_ms.unwrap_or_else(config::default_lease_ms),
+        bind_to,
+        id: o.id,
+        max_hold_ms: o.max_hold_ms,
+    };
     let (mut lock, db) = open_for_write(ctx, *key, LockType::ReadWrite)?;
     let name = bytes(*key);
     let queued = waiters::count(db, name) > 0;
-    if let Some(token) = take_rw(&mut lock, owner_bytes, access, lease_ms, queued)? {
+    if let Some(token) = take_rw(&mut lock, db, &request, access, queued)? {
         // A re-entry may shorten a lease the queue is watching.
-        watch_lease(ctx, db, name, Some(lease_end(now_ms(), lease_ms, None)));
+        watch_lease(ctx, db, name, rwstore::next_lease_end(&lock)?);
+        if bind_to.is_some() {
+            arm_renewals(ctx);
+        }
         return Ok(Reply::Int(token));
     }
     let ask = || Ask {
         want: want(access),
         owner: OwnedStr::hold(*owner),
-        lease_ms,
-        client: 0,
-        watchdog: false,
-        id: None,
-        max_hold_ms: None,
+        lease_ms: request.lease_ms,
+        client: bind_to.unwrap_or(0),
+        watchdog: bind_to.is_some(),
+        id: o.id.map(Box::from),
+        max_hold_ms: o.max_hold_ms,
     };
     wait_or_nil(ctx, (db, name), o.wait, ask, || {
         rwstore::next_lease_end(&lock)
     })
 }
 
-/// `RWLOCK.RELEASE key owner READ|WRITE`
+/// `RWLOCK.RELEASE key owner READ|WRITE [ID request-id]`
 fn release(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     let [_, key, owner, mode, options @ ..] = argv else {
         return Err(Error::WrongArity);
     };
     let owner = args::rw_owner(bytes(*owner))?;
     let access = args::mode(bytes(*mode))?;
-    with_bytes(options, args::rw_release_options)?;
+    let o = with_bytes(options, args::release_options)?;
     let (mut lock, db) = open_for_write(ctx, *key, LockType::ReadWrite)?;
+    let name = bytes(*key);
     let now = now_ms();
-    let mine = rwstore::seen(&mut lock, owner, false, now)?.mine;
-    match rwlock::release(mine, access) {
-        crate::lock::Release::NotHolder => Ok(Reply::Null),
-        crate::lock::Release::Partial { remaining } => {
-            rwstore::release(&mut lock, owner, access, remaining, now)?;
-            Ok(Reply::Int(remaining))
-        }
-        crate::lock::Release::Full => {
-            let settled = rwstore::release(&mut lock, owner, access, 0, now)?;
-            stats::RELEASES.add();
-            if access == Access::Exclusive && settled == (Settled::Held { mode: Mode::Read }) {
-                // A downgrade: Redisson's readers may enter now.
-                announce(ctx, bytes(*key), LockType::ReadWrite);
-            }
-            serve_rw(ctx, &mut lock, db, settled);
-            Ok(Reply::Int(0))
+    let call = o.id.map(|id| retries::release_call(db, name, owner, id));
+    if let Some(call) = &call {
+        if lifetime::with_released(|r| r.contains(call, now)) {
+            stats::RETRIES_ANSWERED.add();
+            return Ok(Reply::Int(0));
         }
     }
+    let mine = rwstore::seen(&mut lock, owner, false, now)?.mine;
+    let mut memory = o.id.map(|_| rwstore::ids(&lock, owner));
+    if let (Some(id), Some(memory)) = (o.id, &memory) {
+        if let Some(remaining) = memory.find(Kind::Release, id) {
+            stats::RETRIES_ANSWERED.add();
+            return Ok(Reply::Int(remaining));
+        }
+    }
+    let remaining = match rwlock::release(mine, access) {
+        crate::lock::Release::NotHolder => return Ok(Reply::Null),
+        crate::lock::Release::Partial { remaining } => remaining,
+        crate::lock::Release::Full => 0,
+    };
+    let settled = rwstore::release(&mut lock, owner, access, remaining, now)?;
+    let after = rwstore::mine(&lock, owner)?;
+    if after.reads > 0 || after.writes > 0 {
+        if let (Some(id), Some(memory)) = (o.id, memory.as_mut()) {
+            memory.remember(Kind::Release, id, remaining, now, config::retry_window_ms());
+            rwstore::set_ids(&mut lock, owner, &memory.encode());
+        }
+        if after.writes == 0 && mine.writes > 0 {
+            // A downgrade: a watchdog binding lives on with the read holding.
+            lifetime::with_watchdog(|w| w.retoken(db, name, owner, after.read_token));
+        }
+    } else {
+        lifetime::with_watchdog(|w| w.unbind(db, name, owner));
+        if let Some(call) = call {
+            let window = config::retry_window_ms();
+            lifetime::with_released(|r| r.remember(&call, now, window));
+        }
+    }
+    if remaining > 0 {
+        return Ok(Reply::Int(remaining));
+    }
+    stats::RELEASES.add();
+    if access == Access::Exclusive && settled == (Settled::Held { mode: Mode::Read }) {
+        // A downgrade: Redisson's readers may enter now.
+        announce(ctx, name, LockType::ReadWrite);
+    }
+    serve_rw(ctx, &mut lock, db, settled);
+    Ok(Reply::Int(0))
 }
 
-/// `RWLOCK.RENEW key owner [PX lease-ms]`: every holding of `owner` gets the new lease.
+/// `RWLOCK.RENEW key owner [PX lease-ms] [WATCHDOG]`: every holding of `owner` gets the new
+/// lease (never past its hold cap); `WATCHDOG` binds them to this connection.
 fn renew(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     let [_, key, owner, options @ ..] = argv else {
         return Err(Error::WrongArity);
     };
     let owner = args::rw_owner(bytes(*owner))?;
-    let o = with_bytes(options, args::rw_renew_options)?;
+    let o = with_bytes(options, args::renew_options)?;
+    let bind_to = watchdog_client(ctx, o.watchdog)?;
     let lease_ms = o.lease_ms.unwrap_or_else(config::default_lease_ms);
     let (mut lock, db) = open_for_write(ctx, *key, LockType::ReadWrite)?;
     let now = now_ms();
-    rwstore::seen(&mut lock, owner, false, now)?;
-    let renewed = rwstore::renew(&mut lock, owner, lease_end(now, lease_ms, None), now)?;
-    if renewed {
-        serve_rw(ctx, &mut lock, db, Settled::Held { mode: Mode::Read });
+    let mine = rwstore::seen(&mut lock, owner, false, now)?.mine;
+    let at = lease_end(now, lease_ms, rwstore::cap(&lock, owner));
+    if !rwstore::renew(&mut lock, owner, at, now)? {
+        return Ok(Reply::Int(0));
     }
-    Ok(Reply::Int(i64::from(renewed)))
+    let name = bytes(*key);
+    match bind_to {
+        Some(client) => {
+            let holding = Holding {
+                kind: LockType::ReadWrite,
+                owner,
+                token: mine
+                    .write_token
+                    .filter(|_| mine.writes > 0)
+                    .or(mine.read_token),
+            };
+            grants::bind(db, name, holding, client, lease_ms);
+            arm_renewals(ctx);
+        }
+        None if o.lease_ms.is_some() => {
+            lifetime::with_watchdog(|w| w.set_lease(db, name, owner, lease_ms));
+        }
+        None => {}
+    }
+    serve_rw(ctx, &mut lock, db, Settled::Held { mode: Mode::Read });
+    Ok(Reply::Int(1))
 }
 
 /// `RWLOCK.FORCERELEASE key`
@@ -126,6 +191,8 @@ struct Shown {
     holds: i64,
     token: Option<i64>,
     ttl: i64,
+    /// The connection the holding is bound to (`WATCHDOG`).
+    watchdog: Option<u64>,
 }
 
 /// `RWLOCK.INFO key`: mode, ttl, the holdings (read holdings whose lease ended are left out),
@@ -153,6 +220,7 @@ fn info(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
             holds: w.holds,
             token: w.token,
             ttl,
+            watchdog: None,
         });
     }
     for r in holders.readers {
@@ -164,6 +232,7 @@ fn info(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
                 holds: r.holds,
                 token: r.token,
                 ttl: end - now,
+                watchdog: None,
             });
         }
     }
@@ -172,6 +241,14 @@ fn info(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     }
     let db = selected_db(ctx);
     let name = bytes(*key);
+    lifetime::with_watchdog(|w| {
+        for s in shown.iter_mut() {
+            s.watchdog = w
+                .get(db, name, &s.owner)
+                .filter(|b| b.token == s.token)
+                .map(|b| b.client);
+        }
+    });
     let readers = waiters::count_wanting(db, name, Want::Read) as i64;
     let writers = waiters::count_wanting(db, name, Want::Write) as i64;
     Ok(Reply::With(Box::new(move |ctx| {
@@ -204,7 +281,7 @@ unsafe fn reply_info(
         text(b"holders");
         api!(RedisModule_ReplyWithArray)(ctx, shown.len() as c_long);
         for s in shown {
-            api!(RedisModule_ReplyWithMap)(ctx, 5 as c_long);
+            api!(RedisModule_ReplyWithMap)(ctx, 6 as c_long);
             text(b"owner");
             text(&s.owner);
             text(b"mode");
@@ -220,6 +297,13 @@ unsafe fn reply_info(
             }
             text(b"ttl");
             int(s.ttl);
+            text(b"watchdog");
+            match s.watchdog {
+                Some(client) => int(client as i64),
+                None => {
+                    api!(RedisModule_ReplyWithNull)(ctx);
+                }
+            }
         }
         text(b"waiting_readers");
         int(readers);

@@ -15,6 +15,11 @@ pub const WRITE_SUFFIX: &[u8] = b":write";
 /// field's value down to 1 (a numeric token would make it loop ~10^15 times).
 pub const READ_TOKEN_PREFIX: &[u8] = b"rlock:read:";
 pub const WRITE_TOKEN_PREFIX: &[u8] = b"rlock:write:";
+/// rlock's per-owner fields: the request ids an owner's holdings remember (`rlock:ids:<owner>`,
+/// entries starting with a letter) and its hold cap (`rlock:cap:<owner>` = `c<ms>`). Neither
+/// value is a number, for the same reason as the tokens.
+pub const IDS_PREFIX: &[u8] = b"rlock:ids:";
+pub const CAP_PREFIX: &[u8] = b"rlock:cap:";
 /// Most read holds one owner may have: each has its own timeout key, looked at one by one.
 pub const MAX_READ_HOLDS: i64 = 1000;
 
@@ -152,6 +157,31 @@ pub fn token_field(owner: &[u8], access: Access) -> Vec<u8> {
         Access::Exclusive => WRITE_TOKEN_PREFIX,
     };
     [prefix, owner].concat()
+}
+
+pub fn ids_field(owner: &[u8]) -> Vec<u8> {
+    [IDS_PREFIX, owner].concat()
+}
+
+pub fn cap_field(owner: &[u8]) -> Vec<u8> {
+    [CAP_PREFIX, owner].concat()
+}
+
+pub fn encode_cap(at_ms: i64) -> Vec<u8> {
+    format!("c{at_ms}").into_bytes()
+}
+
+pub fn decode_cap(value: &[u8]) -> Option<i64> {
+    std::str::from_utf8(value.strip_prefix(b"c")?)
+        .ok()?
+        .parse()
+        .ok()
+}
+
+/// Whether a binding's holding (its token) is still one of `mine`: a writer that downgraded
+/// keeps its binding under its read token.
+pub fn holds_token(mine: &Mine, token: Option<i64>) -> bool {
+    (mine.reads > 0 && mine.read_token == token) || (mine.writes > 0 && mine.write_token == token)
 }
 
 pub fn encode_token(token: i64) -> Vec<u8> {

@@ -7,10 +7,11 @@
 
 use crate::api::bytes;
 use crate::error::{Error, Result};
+use crate::lifetime::retries::Memory;
 use crate::lock::Access;
 use crate::rwlock::{
-    self, count_field, encode_token, timeout_key, token_field, Corrupt, Holders, Mine, Mode, Seen,
-    MAX_READ_HOLDS, MODE_FIELD,
+    self, cap_field, count_field, encode_cap, encode_token, ids_field, timeout_key, token_field,
+    Corrupt, Holders, Mine, Mode, Seen, MAX_READ_HOLDS, MODE_FIELD,
 };
 use crate::store::{delete_side_key, set_side_key, side_key_expire_at, LockKey};
 
@@ -97,20 +98,66 @@ fn extend_ttl(lock: &mut LockKey, at: i64) {
     }
 }
 
+/// The request ids `owner`'s holdings remember.
+pub fn ids(lock: &LockKey, owner: &[u8]) -> Memory {
+    lock.get(&ids_field(owner))
+        .map_or_else(Memory::default, |v| Memory::parse(&v))
+}
+
+pub fn set_ids(lock: &mut LockKey, owner: &[u8], ids: &[u8]) {
+    lock.hset(&[(&ids_field(owner), ids)]);
+}
+
+/// `owner`'s hold cap (absolute ms), if its holdings have one.
+pub fn cap(lock: &LockKey, owner: &[u8]) -> Option<i64> {
+    lock.get(&cap_field(owner))
+        .and_then(|v| rwlock::decode_cap(&v))
+}
+
+/// What a write of a holding adds to the hash besides its count and token.
+#[derive(Clone, Copy, Default)]
+pub struct Extra<'a> {
+    /// The owner's request-id memory, encoded.
+    pub ids: Option<&'a [u8]>,
+    /// The owner's new hold cap (absolute ms), set with its first holding.
+    pub cap: Option<i64>,
+}
+
+/// Adds `extra`'s fields to a write's pairs.
+fn with_extra<'a>(pairs: &mut Vec<(Vec<u8>, Vec<u8>)>, owner: &[u8], extra: Extra<'a>) {
+    if let Some(ids) = extra.ids {
+        pairs.push((ids_field(owner), ids.to_vec()));
+    }
+    if let Some(cap) = extra.cap {
+        pairs.push((cap_field(owner), encode_cap(cap)));
+    }
+}
+
+fn hset_owned(lock: &mut LockKey, pairs: &[(Vec<u8>, Vec<u8>)]) {
+    let borrowed: Vec<(&[u8], &[u8])> = pairs.iter().map(|(f, v)| (&f[..], &v[..])).collect();
+    lock.hset(&borrowed);
+}
+
 /// Writes a new holding of `access` for `owner` with `token`, its lease ending at `at`.
-pub fn grant(lock: &mut LockKey, owner: &[u8], access: Access, token: i64, at: i64) -> Result<()> {
+pub fn grant(
+    lock: &mut LockKey,
+    owner: &[u8],
+    access: Access,
+    token: i64,
+    at: i64,
+    extra: Extra,
+) -> Result<()> {
     let before = mode(lock)?;
     let after = rwlock::mode_after(before, access);
-    let (count, token_name, token) = (
-        count_field(owner, access),
-        token_field(owner, access),
-        encode_token(token),
-    );
-    let mut pairs: Vec<(&[u8], &[u8])> = vec![(&count, b"1"), (&token_name, &token)];
+    let mut pairs = vec![
+        (count_field(owner, access), b"1".to_vec()),
+        (token_field(owner, access), encode_token(token)),
+    ];
     if before != Some(after) {
-        pairs.insert(0, (MODE_FIELD, after.name()));
+        pairs.insert(0, (MODE_FIELD.to_vec(), after.name().to_vec()));
     }
-    lock.hset(&pairs);
+    with_extra(&mut pairs, owner, extra);
+    hset_owned(lock, &pairs);
     if access == Access::Shared {
         set_reader_lease(lock, owner, 1, at);
     }
@@ -128,14 +175,14 @@ pub fn reenter(
     new_token: Option<i64>,
     at: i64,
     now: i64,
+    extra: Extra,
 ) -> Result<()> {
-    let (count, holds_text) = (count_field(owner, access), holds.to_string());
-    let token = new_token.map(|t| (token_field(owner, access), encode_token(t)));
-    let mut pairs: Vec<(&[u8], &[u8])> = vec![(&count, holds_text.as_bytes())];
-    if let Some((name, value)) = &token {
-        pairs.push((name, value));
+    let mut pairs = vec![(count_field(owner, access), holds.to_string().into_bytes())];
+    if let Some(token) = new_token {
+        pairs.push((token_field(owner, access), encode_token(token)));
     }
-    lock.hset(&pairs);
+    with_extra(&mut pairs, owner, extra);
+    hset_owned(lock, &pairs);
     match access {
         Access::Shared => {
             set_reader_lease(lock, owner, holds, at);
@@ -182,10 +229,36 @@ pub fn release(
             mode: mode(lock)?.unwrap_or(Mode::Read),
         });
     }
-    lock.hdel(&[&count, &token_field(owner, access)]);
+    let other = match access {
+        Access::Shared => Access::Exclusive,
+        Access::Exclusive => Access::Shared,
+    };
+    let mut gone = vec![count, token_field(owner, access)];
+    if int(lock.get(&count_field(owner, other)))? == 0 {
+        // The owner holds nothing more: its request ids and cap go with its last holding.
+        gone.extend([ids_field(owner), cap_field(owner)]);
+    }
+    lock.hdel(&gone.iter().map(Vec::as_slice).collect::<Vec<_>>());
     if access == Access::Shared {
         delete_reader_keys(lock, owner, 1, 1);
     }
+    settle(lock, now, None)
+}
+
+/// Ends every holding of `owner` (its watchdog connection closed): all its holds of both
+/// modes, its timeout keys and its fields. Returns the lock's state after it.
+pub fn release_owner(lock: &mut LockKey, owner: &[u8], now: i64) -> Result<Settled> {
+    let mine = mine(lock, owner)?;
+    let fields = [
+        count_field(owner, Access::Shared),
+        token_field(owner, Access::Shared),
+        count_field(owner, Access::Exclusive),
+        token_field(owner, Access::Exclusive),
+        ids_field(owner),
+        cap_field(owner),
+    ];
+    delete_reader_keys(lock, owner, 1, mine.reads);
+    lock.hdel(&fields.iter().map(Vec::as_slice).collect::<Vec<_>>());
     settle(lock, now, None)
 }
 
@@ -209,17 +282,27 @@ pub fn settle(lock: &mut LockKey, now: i64, writer_lease: Option<i64>) -> Result
     let holders = holders(lock)?;
     let mut longest = None;
     let mut dead: Vec<Vec<u8>> = Vec::new();
+    let mut dead_readers = 0;
     for reader in &holders.readers {
         match reader_lease_end(lock, &reader.owner, reader.holds) {
             Some(end) if end > now => longest = longest.max(Some(end)),
             _ => {
                 delete_reader_keys(lock, &reader.owner, 1, reader.holds);
+                dead_readers += 1;
                 dead.push(reader.owner.clone());
                 dead.push(token_field(&reader.owner, Access::Shared));
+                if holders
+                    .writer
+                    .as_ref()
+                    .is_none_or(|w| w.owner != reader.owner)
+                {
+                    dead.push(ids_field(&reader.owner));
+                    dead.push(cap_field(&reader.owner));
+                }
             }
         }
     }
-    if holders.writer.is_none() && dead.len() / 2 == holders.readers.len() {
+    if holders.writer.is_none() && dead_readers == holders.readers.len() {
         lock.delete();
         return Ok(Settled::Free);
     }

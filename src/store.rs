@@ -47,13 +47,7 @@ const SET: *const c_char = c"SET".as_ptr();
 /// Redis's marker value for "delete this field" in `RedisModule_HashSet`.
 const HASH_DELETE: RStr = 1usize as RStr;
 
-/// Which lock a key holds: a hash with a `mode` field is a read-write lock, any other hash a
-/// plain lock. A key is only ever one of them; each command family refuses the other.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LockType {
-    Plain,
-    ReadWrite,
-}
+pub use crate::lock::LockType;
 
 /// What a write puts in the hash besides the owner's hold count.
 #[derive(Clone, Copy, Default)]

@@ -26,6 +26,7 @@ use crate::grants::{admit_rw, grant_next, hand_over_or_announce};
 use crate::lifetime::watchdog::{Binding, LockId};
 use crate::lifetime::with_watchdog;
 use crate::lock::{lease_end, watchdog_renews, View, Want};
+use crate::rwlock;
 use crate::rwstore::{self, Settled};
 use crate::stats;
 use crate::store::{LockKey, LockType};
@@ -138,20 +139,37 @@ fn open(ctx: Ctx, lock: &LockId) -> (OwnedStr, Result<LockKey, crate::error::Err
 
 /// Whether the lock is still held by the binding's holding (owner and token).
 fn still_bound(lock: &LockKey, binding: &Binding) -> bool {
-    let owner = OwnedStr::new(&binding.owner);
-    matches!(lock.view(owner.0), Ok(View::Mine { token, .. }) if token == binding.token)
+    match (binding.kind, lock.kind()) {
+        (LockType::Plain, Some(LockType::Plain)) => {
+            let owner = OwnedStr::new(&binding.owner);
+            matches!(lock.view(owner.0), Ok(View::Mine { token, .. }) if token == binding.token)
+        }
+        (LockType::ReadWrite, Some(LockType::ReadWrite)) => rwstore::mine(lock, &binding.owner)
+            .is_ok_and(|mine| rwlock::holds_token(&mine, binding.token)),
+        _ => false,
+    }
 }
 
-/// The holding's connection closed: all its holds end, and the next waiter gets the lock.
+/// The holding's connection closed: all its holds end, and the next waiters get the lock.
 fn end_holding(ctx: Ctx, lock_id: &LockId, binding: &Binding) {
     let (_name, lock) = open(ctx, lock_id);
     let Ok(mut lock) = lock else {
         return;
     };
-    if still_bound(&lock, binding) {
-        lock.delete();
-        stats::WATCHDOG_RELEASES.add();
-        hand_over(ctx, &mut lock, lock_id.0, LockType::Plain);
+    if !still_bound(&lock, binding) {
+        return;
+    }
+    stats::WATCHDOG_RELEASES.add();
+    match binding.kind {
+        LockType::Plain => {
+            lock.delete();
+            hand_over(ctx, &mut lock, lock_id.0, LockType::Plain);
+        }
+        LockType::ReadWrite => {
+            if let Ok(settled) = rwstore::release_owner(&mut lock, &binding.owner, now_ms()) {
+                serve_rw(ctx, &mut lock, lock_id.0, settled);
+            }
+        }
     }
 }
 
@@ -326,31 +344,39 @@ extern "C" fn on_renewal_timer(ctx: Ctx, _data: *mut c_void) {
 fn renew(ctx: Ctx, lock_id: &LockId, binding: &Binding, activity: Option<(i64, bool)>, now: i64) {
     let Some((idle_s, blocked)) = activity else {
         // Gone without a close event reaching us: treat it as the close.
-        with_watchdog(|w| w.unbind(lock_id.0, &lock_id.1));
+        with_watchdog(|w| w.unbind(lock_id.0, &lock_id.1, &binding.owner));
         end_holding(ctx, lock_id, binding);
         return;
     };
     if !watchdog_renews(idle_s, blocked, config::watchdog_idle_ms()) {
-        with_watchdog(|w| w.unbind(lock_id.0, &lock_id.1));
+        with_watchdog(|w| w.unbind(lock_id.0, &lock_id.1, &binding.owner));
         stats::WATCHDOG_IDLE_STOPS.add();
         return;
     }
     let (_name, lock) = open(ctx, lock_id);
-    let Ok(mut lock) = lock.map_err(|_| ()).and_then(|l| {
-        if still_bound(&l, binding) {
-            Ok(l)
-        } else {
-            Err(())
-        }
-    }) else {
-        with_watchdog(|w| w.unbind(lock_id.0, &lock_id.1));
+    let Some(mut lock) = lock.ok().filter(|l| still_bound(l, binding)) else {
+        with_watchdog(|w| w.unbind(lock_id.0, &lock_id.1, &binding.owner));
         return;
     };
-    let expire_at = lease_end(now, binding.lease_ms, lock.cap());
-    if expire_at > now {
-        lock.set_expire_at(expire_at);
-        stats::WATCHDOG_RENEWALS.add();
-        watch_lease(ctx, lock_id.0, &lock_id.1, Some(expire_at));
+    let (db, key) = (lock_id.0, &lock_id.1);
+    match binding.kind {
+        LockType::Plain => {
+            let expire_at = lease_end(now, binding.lease_ms, lock.cap());
+            if expire_at > now {
+                lock.set_expire_at(expire_at);
+                stats::WATCHDOG_RENEWALS.add();
+                watch_lease(ctx, db, key, Some(expire_at));
+            }
+        }
+        LockType::ReadWrite => {
+            let owner = &binding.owner;
+            let at = lease_end(now, binding.lease_ms, rwstore::cap(&lock, owner));
+            if at > now && rwstore::renew(&mut lock, owner, at, now).unwrap_or(false) {
+                stats::WATCHDOG_RENEWALS.add();
+                let next = rwstore::next_lease_end(&lock).ok().flatten();
+                watch_lease(ctx, db, key, next);
+            }
+        }
     }
 }
 

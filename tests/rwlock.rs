@@ -383,20 +383,17 @@ fn a_key_is_never_both_kinds_and_bad_input_changes_nothing() {
         ),
         ("RWLOCK.ACQUIRE rw rlock:x READ", "reserved by rlock"),
         (
-            "RWLOCK.ACQUIRE rw other READ WATCHDOG",
-            "WATCHDOG is not supported",
+            "RWLOCK.ACQUIRE rw other READ WATCHDOG WATCHDOG",
+            "WATCHDOG given more than once",
         ),
-        ("RWLOCK.ACQUIRE rw other READ ID x", "ID is not supported"),
+        ("RWLOCK.ACQUIRE rw other READ ID", "ID needs a value"),
         (
-            "RWLOCK.ACQUIRE rw other READ MAXHOLD 5",
-            "MAXHOLD is not supported",
+            "RWLOCK.ACQUIRE rw other READ MAXHOLD 0",
+            "MAXHOLD must be between",
         ),
         ("RWLOCK.ACQUIRE rw other READ PX 0", "PX must be between"),
-        ("RWLOCK.RELEASE rw owner READ ID x", "ID is not supported"),
-        (
-            "RWLOCK.RENEW rw owner WATCHDOG",
-            "WATCHDOG is not supported",
-        ),
+        ("RWLOCK.RELEASE rw owner READ PX 5", "unknown option 'PX'"),
+        ("RWLOCK.RENEW rw owner ID x", "unknown option 'ID'"),
         (
             "RWLOCK.FORCERELEASE rw TOKEN 5",
             "wrong number of arguments",

@@ -1,16 +1,20 @@
-//! Watchdog bindings: which holding the server keeps renewing, for which connection, and
+//! Watchdog bindings: which holdings the server keeps renewing, for which connection, and
 //! when each renewal is due. Pure bookkeeping, time as an argument; `upkeep` does the writes.
 //!
-//! One binding per lock, and it belongs to the holding (owner and token): a renewal or a
-//! disconnect only touches the lock if the holder is still that owner with that token, so a
-//! later holding at the same key (after a DEL, a flush, SWAPDB) is never renewed or released
-//! by an old binding. Every operation is O(log n) in the number of bindings.
+//! A binding belongs to a holding: a lock, an owner and the holding's token. A plain lock has
+//! one holding at a time; a read-write lock one per reader (or its writer). A renewal or a
+//! disconnect only touches the lock if that owner still holds it with that token, so a later
+//! holding at the same key (after a DEL, a flush, SWAPDB) is never renewed or released by an old
+//! binding. Every operation is O(log n) in the number of bindings (and O(holders) of one lock).
 
+use crate::lock::LockType;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::rc::Rc;
 
 pub type LockId = (i32, Rc<[u8]>);
+/// A holding: its lock (db, key) and its owner.
+type HoldingId = (i32, Rc<[u8]>, Rc<[u8]>);
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Binding {
@@ -20,18 +24,19 @@ pub struct Binding {
     pub client: u64,
     /// The lease each renewal sets (the holding's `PX`).
     pub lease_ms: i64,
-    /// Tells this binding's schedule entry from those of earlier bindings of the lock.
+    pub kind: LockType,
+    /// Tells this binding's schedule entry from those of earlier bindings of the holding.
     generation: u64,
 }
 
 #[derive(Default)]
 pub struct Watchdog {
-    /// db -> key -> binding: looked up by a borrowed key, with no allocation.
-    bindings: HashMap<i32, HashMap<Rc<[u8]>, Binding>>,
+    /// db -> key -> the lock's bound holdings: looked up by a borrowed key, no allocation.
+    bindings: HashMap<i32, HashMap<Rc<[u8]>, Vec<Binding>>>,
     count: usize,
-    by_client: HashMap<u64, HashSet<LockId>>,
-    /// (due ms, generation, lock); entries whose generation no longer matches are skipped.
-    schedule: BinaryHeap<Reverse<(i64, u64, LockId)>>,
+    by_client: HashMap<u64, HashSet<HoldingId>>,
+    /// (due ms, generation, holding); entries whose generation no longer matches are skipped.
+    schedule: BinaryHeap<Reverse<(i64, u64, HoldingId)>>,
     next_generation: u64,
 }
 
@@ -45,76 +50,127 @@ pub fn next_due(now_ms: i64, lease_ms: i64, key: &[u8]) -> i64 {
     now_ms + (lease_ms / 3).max(1) - (hash % spread as u64) as i64
 }
 
+/// What a new binding holds: the holding (owner, token) and how to renew it.
+pub struct Bind {
+    pub owner: Rc<[u8]>,
+    pub token: Option<i64>,
+    pub client: u64,
+    pub lease_ms: i64,
+    pub kind: LockType,
+}
+
 impl Watchdog {
-    /// Binds the lock's holding (`owner`, `token`) to `client`, replacing any earlier binding.
-    pub fn bind(
-        &mut self,
-        lock: LockId,
-        owner: Rc<[u8]>,
-        token: Option<i64>,
-        client: u64,
-        lease_ms: i64,
-        now_ms: i64,
-    ) {
-        self.unbind(lock.0, &lock.1);
+    /// Binds a holding of `lock` to a connection, replacing the holding's earlier binding.
+    pub fn bind(&mut self, lock: LockId, bind: Bind, now_ms: i64) {
+        let (db, key) = lock;
+        self.unbind(db, &key, &bind.owner);
         let generation = self.next_generation;
         self.next_generation += 1;
-        let due = next_due(now_ms, lease_ms, &lock.1);
-        self.schedule.push(Reverse((due, generation, lock.clone())));
+        let holding = (db, key.clone(), bind.owner.clone());
+        let due = next_due(now_ms, bind.lease_ms, &key);
+        self.schedule
+            .push(Reverse((due, generation, holding.clone())));
         self.by_client
-            .entry(client)
+            .entry(bind.client)
             .or_default()
-            .insert(lock.clone());
+            .insert(holding);
         self.count += 1;
-        self.bindings.entry(lock.0).or_default().insert(
-            lock.1,
-            Binding {
-                owner,
-                token,
-                client,
-                lease_ms,
+        self.bindings
+            .entry(db)
+            .or_default()
+            .entry(key)
+            .or_default()
+            .push(Binding {
+                owner: bind.owner,
+                token: bind.token,
+                client: bind.client,
+                lease_ms: bind.lease_ms,
+                kind: bind.kind,
                 generation,
-            },
-        );
+            });
     }
 
-    pub fn unbind(&mut self, db: i32, key: &[u8]) -> Option<Binding> {
-        let keys = self.bindings.get_mut(&db)?;
-        let (key, binding) = keys.remove_entry(key)?;
-        if keys.is_empty() {
-            self.bindings.remove(&db);
-        }
-        self.count -= 1;
-        if let Some(locks) = self.by_client.get_mut(&binding.client) {
-            locks.remove(&(db, key));
-            if locks.is_empty() {
-                self.by_client.remove(&binding.client);
-            }
-        }
+    /// Ends the binding of `owner`'s holding of the lock.
+    pub fn unbind(&mut self, db: i32, key: &[u8], owner: &[u8]) -> Option<Binding> {
+        let holdings = self.bindings.get_mut(&db)?.get_mut(key)?;
+        let at = holdings.iter().position(|b| *b.owner == *owner)?;
+        let binding = holdings.swap_remove(at);
+        self.forget(db, key, &binding);
         Some(binding)
     }
 
-    pub fn get(&self, db: i32, key: &[u8]) -> Option<&Binding> {
-        self.bindings.get(&db)?.get(key)
+    /// Ends every binding of the lock (it is free, or a new holding replaces the old).
+    pub fn unbind_lock(&mut self, db: i32, key: &[u8]) -> Vec<Binding> {
+        let Some(holdings) = self.bindings.get_mut(&db).and_then(|k| k.get_mut(key)) else {
+            return Vec::new();
+        };
+        let taken = std::mem::take(holdings);
+        for binding in &taken {
+            self.forget(db, key, binding);
+        }
+        taken
+    }
+
+    /// Drops the indexes of a binding just taken out of its lock's list.
+    fn forget(&mut self, db: i32, key: &[u8], binding: &Binding) {
+        self.count -= 1;
+        let keys = self.bindings.get_mut(&db);
+        let empty_key = keys
+            .as_ref()
+            .and_then(|k| k.get(key))
+            .is_some_and(Vec::is_empty);
+        if let Some(keys) = keys {
+            if empty_key {
+                keys.remove(key);
+            }
+            if keys.is_empty() {
+                self.bindings.remove(&db);
+            }
+        }
+        if let Some(holdings) = self.by_client.get_mut(&binding.client) {
+            holdings.retain(|(d, k, o)| !(*d == db && **k == *key && *o == binding.owner));
+            if holdings.is_empty() {
+                self.by_client.remove(&binding.client);
+            }
+        }
+    }
+
+    pub fn get(&self, db: i32, key: &[u8], owner: &[u8]) -> Option<&Binding> {
+        self.bindings
+            .get(&db)?
+            .get(key)?
+            .iter()
+            .find(|b| *b.owner == *owner)
+    }
+
+    fn get_mut(&mut self, db: i32, key: &[u8], owner: &[u8]) -> Option<&mut Binding> {
+        self.bindings
+            .get_mut(&db)?
+            .get_mut(key)?
+            .iter_mut()
+            .find(|b| *b.owner == *owner)
     }
 
     /// A plain `RENEW ... PX n` sets the lease the watchdog keeps renewing.
-    pub fn set_lease(&mut self, db: i32, key: &[u8], lease_ms: i64) {
-        if let Some(b) = self
-            .bindings
-            .get_mut(&db)
-            .and_then(|keys| keys.get_mut(key))
-        {
+    pub fn set_lease(&mut self, db: i32, key: &[u8], owner: &[u8], lease_ms: i64) {
+        if let Some(b) = self.get_mut(db, key, owner) {
             b.lease_ms = lease_ms;
+        }
+    }
+
+    /// The bound holding lives on under another token (a writer that downgraded keeps reading).
+    pub fn retoken(&mut self, db: i32, key: &[u8], owner: &[u8], token: Option<i64>) {
+        if let Some(b) = self.get_mut(db, key, owner) {
+            b.token = token;
         }
     }
 
     /// Every binding of a connection that closed, removed.
     pub fn take_client(&mut self, client: u64) -> Vec<(LockId, Binding)> {
-        let locks = self.by_client.remove(&client).unwrap_or_default();
-        locks
+        let holdings = self.by_client.remove(&client).unwrap_or_default();
+        holdings
             .into_iter()
-            .filter_map(|lock| self.unbind(lock.0, &lock.1).map(|b| (lock, b)))
+            .filter_map(|(db, key, owner)| self.unbind(db, &key, &owner).map(|b| ((db, key), b)))
             .collect()
     }
 
@@ -125,7 +181,10 @@ impl Watchdog {
         self.count = 0;
         self.bindings
             .drain()
-            .flat_map(|(db, keys)| keys.into_iter().map(move |(k, b)| ((db, k), b)))
+            .flat_map(|(db, keys)| {
+                keys.into_iter()
+                    .flat_map(move |(k, bs)| bs.into_iter().map(move |b| ((db, k.clone()), b)))
+            })
             .collect()
     }
 
@@ -141,19 +200,20 @@ impl Watchdog {
             {
                 break;
             }
-            let Some(Reverse((_, generation_taken, lock))) = self.schedule.pop() else {
+            let Some(Reverse((_, generation, (db, key, owner)))) = self.schedule.pop() else {
                 break;
             };
-            let Some(binding) = self.get(lock.0, &lock.1).cloned() else {
+            let Some(binding) = self
+                .get(db, &key, &owner)
+                .filter(|b| b.generation == generation)
+                .cloned()
+            else {
                 continue;
             };
-            if binding.generation != generation_taken {
-                continue;
-            }
-            let next = next_due(now_ms, binding.lease_ms, &lock.1);
+            let next = next_due(now_ms, binding.lease_ms, &key);
             self.schedule
-                .push(Reverse((next, binding.generation, lock.clone())));
-            out.push((lock, binding));
+                .push(Reverse((next, generation, (db, key.clone(), owner))));
+            out.push(((db, key), binding));
         }
         out
     }
@@ -161,9 +221,9 @@ impl Watchdog {
     /// When the next renewal is due, if any binding is left.
     pub fn next_due_at(&mut self) -> Option<i64> {
         // Drop stale entries on top so the timer is not armed for nothing.
-        while let Some(Reverse((_, generation, lock))) = self.schedule.peek() {
+        while let Some(Reverse((_, generation, (db, key, owner)))) = self.schedule.peek() {
             if self
-                .get(lock.0, &lock.1)
+                .get(*db, key, owner)
                 .is_some_and(|b| b.generation == *generation)
             {
                 break;
@@ -190,8 +250,14 @@ mod tests {
         (0, Rc::from(key.as_bytes()))
     }
 
-    fn owner(o: &str) -> Rc<[u8]> {
-        Rc::from(o.as_bytes())
+    fn bind(owner: &str, token: i64, client: u64, lease_ms: i64) -> Bind {
+        Bind {
+            owner: Rc::from(owner.as_bytes()),
+            token: Some(token),
+            client,
+            lease_ms,
+            kind: LockType::Plain,
+        }
     }
 
     #[test]
@@ -209,8 +275,8 @@ mod tests {
     #[test]
     fn due_bindings_are_taken_in_order_and_rescheduled() {
         let mut w = Watchdog::default();
-        w.bind(lock("a"), owner("o"), Some(1), 7, 300, 0);
-        w.bind(lock("b"), owner("o"), Some(2), 7, 3_000, 0);
+        w.bind(lock("a"), bind("o", 1, 7, 300), 0);
+        w.bind(lock("b"), bind("o", 2, 7, 3_000), 0);
         assert_eq!(w.next_due_at().map(|d| d <= 100), Some(true));
         assert!(w.due(50, 10).is_empty());
         let due = w.due(100, 10);
@@ -226,7 +292,7 @@ mod tests {
     fn the_limit_spreads_a_burst_over_ticks() {
         let mut w = Watchdog::default();
         for i in 0..10 {
-            w.bind(lock(&format!("k{i}")), owner("o"), Some(i), 1, 300, 0);
+            w.bind(lock(&format!("k{i}")), bind("o", i, 1, 300), 0);
         }
         assert_eq!(w.due(1_000, 4).len(), 4);
         assert_eq!(w.due(1_000, 4).len(), 4);
@@ -234,10 +300,10 @@ mod tests {
     }
 
     #[test]
-    fn rebinding_moves_the_lock_to_the_new_client_only() {
+    fn rebinding_moves_the_holding_to_the_new_client_only() {
         let mut w = Watchdog::default();
-        w.bind(lock("a"), owner("o"), Some(1), 7, 300, 0);
-        w.bind(lock("a"), owner("o"), Some(1), 8, 300, 10);
+        w.bind(lock("a"), bind("o", 1, 7, 300), 0);
+        w.bind(lock("a"), bind("o", 1, 8, 300), 10);
         assert!(w.take_client(7).is_empty());
         assert_eq!(w.due(1_000, 10).len(), 1, "one schedule entry is live");
         let taken = w.take_client(8);
@@ -250,24 +316,39 @@ mod tests {
     #[test]
     fn a_closed_connection_takes_all_of_its_bindings() {
         let mut w = Watchdog::default();
-        w.bind(lock("a"), owner("o"), Some(1), 7, 300, 0);
-        w.bind(lock("b"), owner("p"), Some(2), 7, 300, 0);
-        w.bind(lock("c"), owner("q"), Some(3), 9, 300, 0);
+        w.bind(lock("a"), bind("o", 1, 7, 300), 0);
+        w.bind(lock("b"), bind("p", 2, 7, 300), 0);
+        w.bind(lock("c"), bind("q", 3, 9, 300), 0);
         let mut taken: Vec<_> = w.take_client(7).into_iter().map(|(l, _)| l).collect();
         taken.sort();
         assert_eq!(taken, vec![lock("a"), lock("b")]);
         assert_eq!(w.len(), 1);
-        assert!(w.get(0, b"c").is_some());
+        assert!(w.get(0, b"c", b"q").is_some());
     }
 
     #[test]
-    fn set_lease_changes_what_renewals_set() {
+    fn readers_of_one_lock_are_bound_apart() {
         let mut w = Watchdog::default();
-        w.bind(lock("a"), owner("o"), Some(1), 7, 300, 0);
-        w.set_lease(0, b"a", 9_000);
-        assert_eq!(w.get(0, b"a").map(|b| b.lease_ms), Some(9_000));
+        w.bind(lock("rw"), bind("r1", 1, 7, 300), 0);
+        w.bind(lock("rw"), bind("r2", 2, 8, 300), 0);
+        assert_eq!(w.len(), 2);
+        assert_eq!(w.take_client(7).len(), 1);
+        assert_eq!(w.get(0, b"rw", b"r2").map(|b| b.client), Some(8));
+        w.bind(lock("rw"), bind("r3", 3, 8, 300), 0);
+        assert_eq!(w.unbind_lock(0, b"rw").len(), 2);
+        assert_eq!(w.len(), 0);
+        assert!(!w.has_client(8));
+    }
+
+    #[test]
+    fn set_lease_and_retoken_change_what_renewals_do() {
+        let mut w = Watchdog::default();
+        w.bind(lock("a"), bind("o", 1, 7, 300), 0);
+        w.set_lease(0, b"a", b"o", 9_000);
+        w.retoken(0, b"a", b"o", Some(5));
         let due = w.due(1_000, 10);
         assert_eq!(due[0].1.lease_ms, 9_000);
+        assert_eq!(due[0].1.token, Some(5));
         assert!(
             w.due(3_000, 10).is_empty(),
             "next renewal a third of 9 s later"

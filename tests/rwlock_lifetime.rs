@@ -1,0 +1,184 @@
+//! The read-write lock's lifetime: WATCHDOG per holding (each reader bound to its own
+//! connection), request ids, hold caps.
+
+mod common;
+use common::{snapshot, wait_until, Conn, Pending, Server};
+use std::thread;
+use std::time::{Duration, Instant};
+
+fn holders(c: &mut Conn, key: &str) -> Vec<common::Value> {
+    let info = c.cmd(&["RWLOCK.INFO", key]);
+    if info.is_nil() {
+        return vec![];
+    }
+    info.field("holders").items()
+}
+
+fn holder(c: &mut Conn, key: &str, owner: &str) -> Option<common::Value> {
+    holders(c, key)
+        .into_iter()
+        .find(|h| h.field("owner").text() == owner)
+}
+
+#[test]
+fn each_reader_lives_with_its_own_connection() {
+    let server = Server::start();
+    let (mut r1, mut r2) = (server.conn(), server.conn());
+    r1.q("RWLOCK.ACQUIRE k r1 READ PX 300 WATCHDOG");
+    r2.q("RWLOCK.ACQUIRE k r2 READ PX 300 WATCHDOG");
+    let writer = Pending::send(&server, "RWLOCK.ACQUIRE k w WRITE PX 5000 WAIT 10000").reply_when();
+    server.wait_blocked(1);
+    thread::sleep(Duration::from_millis(1000));
+    let mut c = server.conn();
+    let r2_id = r2.q("CLIENT ID").int();
+    assert_eq!(
+        holders(&mut c, "k").len(),
+        2,
+        "both readers renewed past their lease"
+    );
+    assert_eq!(
+        holder(&mut c, "k", "r2")
+            .expect("a holder")
+            .field("watchdog")
+            .int(),
+        r2_id
+    );
+    r1.q("QUIT");
+    wait_until("r1's holding to end", || {
+        holder(&mut c, "k", "r1").is_none()
+    });
+    assert!(holder(&mut c, "k", "r2").is_some(), "r2 still reads");
+    assert_eq!(server.blocked_clients(), 1, "the writer still waits for r2");
+    let closed = Instant::now();
+    r2.q("QUIT");
+    let (token, granted) = writer.join().expect("writer");
+    assert!(token.int() > 0);
+    let delay = granted - closed;
+    assert!(
+        delay < Duration::from_millis(50),
+        "{delay:?} (generous bound)"
+    );
+    assert_eq!(server.stat("watchdog_releases"), 2);
+}
+
+#[test]
+fn a_downgraded_writer_keeps_its_watchdog_as_a_reader() {
+    let server = Server::start();
+    let mut holder_conn = server.conn();
+    holder_conn.q("RWLOCK.ACQUIRE k a WRITE PX 300 WATCHDOG");
+    holder_conn.q("RWLOCK.ACQUIRE k a READ PX 300");
+    assert_eq!(holder_conn.q("RWLOCK.RELEASE k a WRITE").int(), 0);
+    thread::sleep(Duration::from_millis(900));
+    let mut c = server.conn();
+    let reader = holder(&mut c, "k", "a").expect("still reading");
+    assert_eq!(reader.field("mode").text(), "read");
+    assert!(!reader.field("watchdog").is_nil());
+    holder_conn.q("QUIT");
+    wait_until("the lock to be free", || c.q("EXISTS k").int() == 0);
+}
+
+#[test]
+fn retried_read_write_calls_do_not_count_twice() {
+    let server = Server::start();
+    let mut lost = server.conn();
+    lost.send(&["RWLOCK.ACQUIRE", "k", "a", "READ", "ID", "acq-1"])
+        .expect("send");
+    drop(lost);
+    let mut c = server.conn();
+    wait_until("the lost acquire to apply", || {
+        holder(&mut c, "k", "a").is_some()
+    });
+    let token = holder(&mut c, "k", "a")
+        .expect("a holder")
+        .field("token")
+        .int();
+    assert_eq!(c.q("RWLOCK.ACQUIRE k a READ ID acq-1").int(), token);
+    assert_eq!(
+        holder(&mut c, "k", "a")
+            .expect("a holder")
+            .field("holds")
+            .int(),
+        1
+    );
+    c.q("RWLOCK.ACQUIRE k a READ ID acq-2");
+    assert_eq!(c.q("RWLOCK.RELEASE k a READ ID rel-1").int(), 1);
+    assert_eq!(
+        c.q("RWLOCK.RELEASE k a READ ID rel-1").int(),
+        1,
+        "answered, not applied"
+    );
+    assert_eq!(
+        holder(&mut c, "k", "a")
+            .expect("a holder")
+            .field("holds")
+            .int(),
+        1
+    );
+    assert_eq!(c.q("RWLOCK.RELEASE k a READ ID rel-2").int(), 0);
+    c.q("RWLOCK.ACQUIRE k b READ");
+    assert_eq!(
+        c.q("RWLOCK.RELEASE k a READ ID rel-2").int(),
+        0,
+        "a full release, retried"
+    );
+    assert!(
+        holder(&mut c, "k", "b").is_some(),
+        "another reader is untouched"
+    );
+    assert_eq!(server.stat("retries_answered"), 3);
+}
+
+#[test]
+fn a_capped_reader_ends_on_time_and_the_writer_gets_the_lock() {
+    let server = Server::start();
+    let mut reader = server.conn();
+    let granted = Instant::now();
+    reader.q("RWLOCK.ACQUIRE k r READ PX 300 WATCHDOG MAXHOLD 1000");
+    let writer = Pending::send(&server, "RWLOCK.ACQUIRE k w WRITE WAIT 10000").reply_when();
+    server.wait_blocked(1);
+    let mut pings = server.conn();
+    while server.blocked_clients() == 1 && granted.elapsed() < Duration::from_secs(5) {
+        pings.q("PING");
+        reader.q("PING");
+        thread::sleep(Duration::from_millis(20));
+    }
+    let (token, at) = writer.join().expect("writer");
+    assert!(token.int() > 0);
+    let ended = at - granted;
+    assert!(ended >= Duration::from_millis(1000), "{ended:?}");
+    assert!(
+        ended < Duration::from_millis(1300),
+        "{ended:?} (generous bound)"
+    );
+}
+
+#[test]
+fn a_replica_without_the_module_matches_after_read_write_lifetimes() {
+    let master = Server::builder().master();
+    let replica = Server::builder().without_module().replica_of(&master);
+    let mut c = master.conn();
+    let mut reader = master.conn();
+    reader.q("RWLOCK.ACQUIRE k r READ PX 3000 WATCHDOG ID x1");
+    reader.q("RWLOCK.ACQUIRE k r READ PX 3000 ID x2");
+    reader.q("RWLOCK.RELEASE k r READ ID x3");
+    c.q("RWLOCK.ACQUIRE k s READ PX 60000 MAXHOLD 30000");
+    let mut closing = master.conn();
+    closing.q("RWLOCK.ACQUIRE gone w WRITE PX 30000 WATCHDOG");
+    closing.q("QUIT");
+    wait_until("the closed writer's lock to go", || {
+        c.q("EXISTS gone").int() == 0
+    });
+    wait_until("a watchdog renewal", || {
+        master.stat("watchdog_renewals") > 0
+    });
+    c.q("CLIENT PAUSE 2000 WRITE");
+    assert_eq!(c.q("WAIT 1 5000").int(), 1);
+    let expected = snapshot(&mut c);
+    let replicated = snapshot(&mut replica.conn());
+    c.q("CLIENT UNPAUSE");
+    assert!(
+        expected.len() >= 2,
+        "the lock and its timeout keys: {expected:?}"
+    );
+    assert_eq!(replicated, expected);
+}
