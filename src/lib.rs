@@ -17,6 +17,7 @@ mod rwlock;
 mod rwstore;
 mod scan;
 mod scan_args;
+mod sidekeys;
 mod stats;
 mod store;
 mod upkeep;

@@ -13,7 +13,8 @@ use crate::rwlock::{
     self, cap_field, count_field, encode_cap, encode_token, ids_field, timeout_key, token_field,
     Corrupt, Holders, Mine, Mode, Seen, MAX_READ_HOLDS, MODE_FIELD,
 };
-use crate::store::{delete_side_key, set_side_key, side_key_expire_at, LockKey};
+use crate::sidekeys::{delete_side_key, set_side_key, side_key_expire_at};
+use crate::store::LockKey;
 
 fn int(value: Option<Vec<u8>>) -> Result<i64> {
     value.map_or(Ok(0), |v| {

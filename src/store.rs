@@ -18,7 +18,7 @@ static TOKEN_FIELD_STR: AtomicPtr<raw::RedisModuleString> = AtomicPtr::new(null_
 static IDS_FIELD_STR: AtomicPtr<raw::RedisModuleString> = AtomicPtr::new(null_mut());
 static CAP_FIELD_STR: AtomicPtr<raw::RedisModuleString> = AtomicPtr::new(null_mut());
 static MODE_FIELD_STR: AtomicPtr<raw::RedisModuleString> = AtomicPtr::new(null_mut());
-static ONE: AtomicPtr<raw::RedisModuleString> = AtomicPtr::new(null_mut());
+pub(crate) static ONE: AtomicPtr<raw::RedisModuleString> = AtomicPtr::new(null_mut());
 
 /// Creates the strings every grant writes once, at load time, so no command allocates them.
 pub fn init() {
@@ -40,9 +40,8 @@ fn token_field() -> RStr {
 
 const HSET: *const c_char = c"HSET".as_ptr();
 const PEXPIREAT: *const c_char = c"PEXPIREAT".as_ptr();
-const DEL: *const c_char = c"DEL".as_ptr();
+pub(crate) const DEL: *const c_char = c"DEL".as_ptr();
 const HDEL: *const c_char = c"HDEL".as_ptr();
-const SET: *const c_char = c"SET".as_ptr();
 
 /// Redis's marker value for "delete this field" in `RedisModule_HashSet`.
 const HASH_DELETE: RStr = 1usize as RStr;
@@ -403,80 +402,5 @@ impl Drop for LockKey {
     fn drop(&mut self) {
         // SAFETY: the key was opened in `open` and is closed once, here.
         unsafe { api!(RedisModule_CloseKey)(self.key) }
-    }
-}
-
-/// A string key beside a lock (a read hold's timeout key): open for writing, closed on drop.
-struct SideKey {
-    key: *mut raw::RedisModuleKey,
-}
-
-impl SideKey {
-    fn open(ctx: Ctx, name: RStr, write: bool) -> SideKey {
-        let mode = raw::REDISMODULE_READ | if write { raw::REDISMODULE_WRITE } else { 0 };
-        // SAFETY: `ctx` and `name` are live for this callback; the key is closed on drop.
-        SideKey {
-            key: unsafe { api!(RedisModule_OpenKey)(ctx, name, mode as c_int) },
-        }
-    }
-
-    fn is_empty(&self) -> bool {
-        // SAFETY: `self.key` is open (KeyType accepts NULL too).
-        unsafe { api!(RedisModule_KeyType)(self.key) as isize == raw::REDISMODULE_KEYTYPE_EMPTY }
-    }
-}
-
-impl Drop for SideKey {
-    fn drop(&mut self) {
-        // SAFETY: opened in `open`, closed once, here.
-        unsafe { api!(RedisModule_CloseKey)(self.key) }
-    }
-}
-
-/// Sets string key `name` to `1` expiring at `at` (ms), replicated as `SET name 1 PXAT at`.
-/// Opening it first lets Redis expire an old one (and replicate that DEL first).
-pub fn set_side_key(ctx: Ctx, name: &[u8], at: i64) {
-    let name = OwnedStr::new(name);
-    let key = SideKey::open(ctx, name.0, true);
-    let one = ONE.load(Ordering::Relaxed);
-    // SAFETY: the key is open for writing; StringSet copies the value; the format matches
-    // (s, s, c, l).
-    unsafe {
-        api!(RedisModule_StringSet)(key.key, one);
-        api!(RedisModule_SetAbsExpire)(key.key, at);
-        api!(RedisModule_Replicate)(
-            ctx,
-            SET,
-            c"sscl".as_ptr(),
-            name.0,
-            one,
-            c"PXAT".as_ptr(),
-            at,
-        );
-    }
-}
-
-/// The expiry (ms) of string key `name`; None when it is gone (or has no expiry).
-pub fn side_key_expire_at(ctx: Ctx, name: &[u8]) -> Option<i64> {
-    let name = OwnedStr::new(name);
-    let key = SideKey::open(ctx, name.0, false);
-    if key.is_empty() {
-        return None;
-    }
-    // SAFETY: `key.key` is open.
-    let at = unsafe { api!(RedisModule_GetAbsExpire)(key.key) };
-    (at >= 0).then_some(at)
-}
-
-/// Deletes key `name` if it exists, replicated as `DEL`.
-pub fn delete_side_key(ctx: Ctx, name: &[u8]) {
-    let name = OwnedStr::new(name);
-    let key = SideKey::open(ctx, name.0, true);
-    if !key.is_empty() {
-        // SAFETY: the key is open for writing; the format matches (s).
-        unsafe {
-            api!(RedisModule_DeleteKey)(key.key);
-            api!(RedisModule_Replicate)(ctx, DEL, c"s".as_ptr(), name.0);
-        }
     }
 }
