@@ -19,6 +19,8 @@ mod w4_queued_waiters;
 mod w5_limit;
 #[path = "lockbench/w6_watchdog.rs"]
 mod w6_watchdog;
+#[path = "lockbench/w7_rwlock.rs"]
+mod w7_rwlock;
 
 use common::Server;
 use driver::{Shas, Table};
@@ -29,13 +31,14 @@ type Workload = fn(&Server, &Shas, &mut Table);
 /// In the order they run. W1, W5 and W6 first: the first blocking WAIT (in W2) subscribes the
 /// module to keyspace events, which then cost every write, SET NX PX included. The README
 /// states that cost.
-const WORKLOADS: [(&str, Workload); 6] = [
+const WORKLOADS: [(&str, Workload); 7] = [
     ("w1", w1_uncontended::run),
     ("w5", w5_limit::run),
     ("w6", w6_watchdog::run),
     ("w2", w2_hot_lock::run),
     ("w3", w3_dead_holder::run),
     ("w4", w4_queued_waiters::run),
+    ("w7", w7_rwlock::run),
 ];
 
 fn main() {

@@ -4,7 +4,7 @@
 use crate::common::{redisson, Conn, Server, Value};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 pub const ROUNDS: usize = 3;
@@ -89,6 +89,11 @@ pub fn release_args(im: Impl, shas: &Shas, key: &str, owner: &str) -> Vec<String
 
 pub struct Rng(u64);
 impl Rng {
+    /// A different, fixed sequence for each thread `t`.
+    pub fn for_thread(t: usize) -> Rng {
+        Rng(0x9E37_79B9_7F4A_7C15 ^ ((t as u64 + 1) * 0x1234_5678_9ABC))
+    }
+
     pub fn next(&mut self) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
@@ -110,7 +115,7 @@ pub fn pipelined(
             let (done, batch) = (&done, &batch);
             s.spawn(move || {
                 let mut c = server.conn();
-                let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ ((t as u64 + 1) * 0x1234_5678_9ABC));
+                let mut rng = Rng::for_thread(t);
                 let mut buf = Vec::new();
                 while start.elapsed() < RUN {
                     buf.clear();
@@ -123,6 +128,52 @@ pub fn pipelined(
         }
     });
     done.load(Ordering::Relaxed) as f64 / start.elapsed().as_secs_f64()
+}
+
+/// How a Redisson client waits (RedissonLock.lock, and tryLock when `deadline` is its wait
+/// time): try `acquire`, a script replying nil when granted, else the holder's PTTL; on
+/// failure subscribe to `channel`, then try again and wait for a message or the PTTL between
+/// tries; unsubscribe when done. Gives up after a failed try once `stop` is set or `deadline`
+/// has passed. `sub` is the client's pub/sub connection, opened at its first wait. Returns
+/// whether it acquired.
+pub fn redisson_lock(
+    server: &Server,
+    c: &mut Conn,
+    sub: &mut Option<Conn>,
+    acquire: &[String],
+    channel: &str,
+    stop: &AtomicBool,
+    deadline: Option<Instant>,
+) -> bool {
+    if c.cmd(acquire).is_nil() {
+        return true;
+    }
+    let s = sub.get_or_insert_with(|| server.conn());
+    s.cmd(&["SUBSCRIBE", channel]);
+    let give_up = || stop.load(Ordering::Relaxed) || deadline.is_some_and(|d| Instant::now() >= d);
+    // Redisson tries once more as soon as it listens: an unlock published before the
+    // subscription would otherwise leave it sleeping a whole PTTL.
+    let mut ttl = c.cmd(acquire);
+    while !ttl.is_nil() && !give_up() {
+        let pttl = Duration::from_millis(ttl.int().max(1) as u64);
+        let left = deadline.map_or(pttl, |d| d.saturating_duration_since(Instant::now()));
+        s.set_read_timeout(Some(pttl.min(left).max(Duration::from_millis(1))));
+        let _ = s.read(); // a message, or the timeout
+        ttl = c.cmd(acquire);
+    }
+    s.set_read_timeout(Some(Duration::from_secs(30)));
+    s.send(&["UNSUBSCRIBE", channel]).expect("send");
+    // Messages published before the confirmation are no wakeups for the next wait.
+    while let Ok(reply) = s.read() {
+        if reply
+            .items()
+            .first()
+            .is_some_and(|kind| kind.text() == "unsubscribe")
+        {
+            break;
+        }
+    }
+    ttl.is_nil()
 }
 
 /// Reads the replies to a pipeline; a benchmark whose commands fail measures nothing.
@@ -270,6 +321,16 @@ pub fn median(mut v: Vec<f64>) -> f64 {
         return f64::NAN;
     }
     v[v.len() / 2]
+}
+
+/// (median, min, max) of repeated runs.
+pub fn spread(runs: &[f64]) -> (f64, f64, f64) {
+    let (min, max) = runs
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
+            (lo.min(v), hi.max(v))
+        });
+    (median(runs.to_vec()), min, max)
 }
 
 pub fn percentile(sorted: &[f64], p: f64) -> f64 {

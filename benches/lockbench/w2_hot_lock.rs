@@ -3,7 +3,8 @@
 
 use crate::common::{redisson, Conn, Server};
 use crate::driver::{
-    acquire_args, percentile, release_args, reset, total_calls, Impl, Shas, Table, RUN,
+    acquire_args, percentile, redisson_lock, release_args, reset, total_calls, Impl, Shas, Table,
+    RUN,
 };
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -100,25 +101,9 @@ fn contender(
                 c.cmd(&acquire);
             }
             Impl::Redisson => {
-                // Redisson's lock(): try; on failure subscribe to the unlock channel and wait
-                // for a message or the holder's PTTL, then try again; unsubscribe when done.
-                let mut ttl = c.cmd(&acquire);
-                if !ttl.is_nil() {
-                    let s = sub.get_or_insert_with(|| server.conn());
-                    s.cmd(&["SUBSCRIBE", &redisson::channel(key)]);
-                    while !ttl.is_nil() {
-                        s.set_read_timeout(Some(Duration::from_millis(ttl.int().max(1) as u64)));
-                        let _ = s.read(); // a message, or the timeout
-                        ttl = c.cmd(&acquire);
-                        if stop.load(Ordering::Relaxed) && !ttl.is_nil() {
-                            break;
-                        }
-                    }
-                    s.set_read_timeout(Some(Duration::from_secs(30)));
-                    s.cmd(&["UNSUBSCRIBE", &redisson::channel(key)]);
-                    if !ttl.is_nil() {
-                        break;
-                    }
+                let channel = redisson::channel(key);
+                if !redisson_lock(server, &mut c, &mut sub, &acquire, &channel, stop, None) {
+                    break;
                 }
             }
             Impl::SetNx => {

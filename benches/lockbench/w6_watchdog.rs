@@ -5,7 +5,7 @@
 use crate::common::{Conn, Server, Value};
 use crate::driver::{
     acquire_args, encode, fresh_acquire_usec, heap_bytes, info_field, info_number, median,
-    no_options, read_replies, reset, strings, Impl, Shas, Table, ROUNDS,
+    no_options, read_replies, reset, spread, strings, Impl, Shas, Table, ROUNDS,
 };
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -86,12 +86,7 @@ pub fn run(server: &Server, shas: &Shas, table: &mut Table) {
     let plain_usec = median(usec["plain"].clone());
     for (name, options_shown, _) in VARIANTS {
         let runs = &usec[name];
-        let (min, max) = runs
-            .iter()
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &u| {
-                (lo.min(u), hi.max(u))
-            });
-        let us = median(runs.clone());
+        let (us, min, max) = spread(runs);
         table.raw(&format!("w6.acquire_usec.{name}"), runs.clone());
         table.add(
             WORKLOAD,
