@@ -87,6 +87,7 @@ required_api!(
     RedisModule_CallReplyArrayElement,
     RedisModule_CallReplyLength,
     RedisModule_FreeCallReply,
+    RedisModule_CallReplyInteger,
     RedisModule_CreateCommand,
     RedisModule_GetCommand,
     RedisModule_SetCommandInfo,

@@ -27,6 +27,8 @@ pub struct Options<'a> {
     pub max_hold_ms: Option<i64>,
     /// `TOKEN t` (FORCERELEASE): only the holding with this token.
     pub token: Option<i64>,
+    /// `PERMITS n` (semaphores): how many permits.
+    pub permits: Option<i64>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -37,15 +39,17 @@ enum Opt {
     Id,
     MaxHold,
     Token,
+    Permits,
 }
 
-const OPTIONS: [(&str, Opt); 6] = [
+const OPTIONS: [(&str, Opt); 7] = [
     ("PX", Opt::Px),
     ("WAIT", Opt::Wait),
     ("WATCHDOG", Opt::Watchdog),
     ("ID", Opt::Id),
     ("MAXHOLD", Opt::MaxHold),
     ("TOKEN", Opt::Token),
+    ("PERMITS", Opt::Permits),
 ];
 
 pub fn owner(owner: &[u8]) -> Result<&[u8]> {
@@ -140,6 +144,15 @@ fn parse<'a>(args: &[&'a [u8]], allowed: &[Opt]) -> Result<Options<'a>> {
                 }
                 o.id = Some(id);
             }
+            Opt::Permits => {
+                if o.permits.is_some() {
+                    return Err(Error::RepeatedOption { option: "PERMITS" });
+                }
+                let value = tail
+                    .first()
+                    .ok_or(Error::MissingValue { option: "PERMITS" })?;
+                o.permits = Some(at_least("PERMITS", value, 1)?);
+            }
             Opt::Token => {
                 if o.token.is_some() {
                     return Err(Error::RepeatedOption { option: "TOKEN" });
@@ -153,6 +166,48 @@ fn parse<'a>(args: &[&'a [u8]], allowed: &[Opt]) -> Result<Options<'a>> {
         rest = &tail[1..];
     }
     Ok(o)
+}
+
+/// `[WAIT timeout-ms]` (RLATCH.AWAIT)
+pub fn await_options<'a>(args: &[&'a [u8]]) -> Result<Options<'a>> {
+    parse(args, &[Opt::Wait])
+}
+
+/// `[ID request-id]` (RLATCH.COUNTDOWN)
+pub fn countdown_options<'a>(args: &[&'a [u8]]) -> Result<Options<'a>> {
+    parse(args, &[Opt::Id])
+}
+
+/// `[PERMITS n] [PX lease-ms] [WAIT timeout-ms] [WATCHDOG] [ID request-id] [MAXHOLD ms]`
+pub fn sem_acquire_options<'a>(args: &[&'a [u8]]) -> Result<Options<'a>> {
+    parse(
+        args,
+        &[
+            Opt::Permits,
+            Opt::Px,
+            Opt::Wait,
+            Opt::Watchdog,
+            Opt::Id,
+            Opt::MaxHold,
+        ],
+    )
+}
+
+/// `[PERMITS n] [ID request-id]`
+pub fn sem_release_options<'a>(args: &[&'a [u8]]) -> Result<Options<'a>> {
+    parse(args, &[Opt::Permits, Opt::Id])
+}
+
+/// A whole number of at least `min` (a count, a number of permits).
+pub fn at_least(what: &'static str, value: &[u8], min: i64) -> Result<i64> {
+    let n = std::str::from_utf8(value)
+        .ok()
+        .and_then(|s| s.parse::<i64>().ok())
+        .ok_or(Error::TooSmall { what, min })?;
+    if n < min {
+        return Err(Error::TooSmall { what, min });
+    }
+    Ok(n)
 }
 
 fn integer(option: &'static str, value: &[u8]) -> Result<i64> {

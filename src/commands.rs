@@ -288,7 +288,7 @@ fn release(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     let call =
         o.id.map(|id| retries::release_call(db, bytes(*key), bytes(*owner), id));
     if let Some(call) = &call {
-        if lifetime::with_released(|r| r.contains(call, now_ms())) {
+        if lifetime::with_released(|r| r.reply(call, now_ms()).is_some()) {
             stats::RETRIES_ANSWERED.add();
             return Ok(Reply::Int(0));
         }
@@ -317,7 +317,7 @@ fn release(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
             stats::RELEASES.add();
             if let Some(call) = call {
                 let window = config::retry_window_ms();
-                lifetime::with_released(|r| r.remember(&call, now_ms(), window));
+                lifetime::with_released(|r| r.remember(&call, 0, now_ms(), window));
             }
             hand_over(ctx, &mut lock, db, LockType::Plain);
             Ok(Reply::Int(0))

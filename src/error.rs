@@ -47,6 +47,17 @@ pub enum Error {
     LayoutOwner,
     /// A hash with a `mode` field that is neither `read` nor `write`.
     CorruptMode,
+    /// The string at a semaphore's or latch's key is not an integer.
+    CorruptCounter,
+    /// A latch count or a number of permits below its minimum.
+    TooSmall {
+        what: &'static str,
+        min: i64,
+    },
+    /// A semaphore holder released more permits than it holds.
+    TooManyPermits {
+        held: i64,
+    },
     Internal,
 }
 
@@ -110,6 +121,16 @@ impl fmt::Display for Error {
                 f,
                 "ERR the hash at this key is not a read-write lock: its mode is neither read nor write"
             ),
+            Error::CorruptCounter => write!(
+                f,
+                "ERR the value at this key is not a semaphore or latch count (not an integer)"
+            ),
+            Error::TooSmall { what, min } => {
+                write!(f, "ERR {what} must be an integer of at least {min}")
+            }
+            Error::TooManyPermits { held } => {
+                write!(f, "ERR this owner holds only {held} permits")
+            }
             Error::Internal => write!(f, "ERR rlock internal error (see the server log)"),
         }
     }

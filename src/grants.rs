@@ -1,8 +1,9 @@
 //! Giving the lock to someone: the fencing-token clock, and handing a free lock to the
 //! first waiter so that nobody can barge in ahead of the queue.
 
-use crate::api::{api, bytes, now_ms, now_us, Ctx, OwnedStr};
+use crate::api::{api, bytes, now_ms, now_us, Ctx, OwnedStr, RStr};
 use crate::config;
+use crate::counter;
 use crate::error::{Error, Result};
 use crate::lifetime::retries::{Kind, Memory};
 use crate::lifetime::watchdog::Bind;
@@ -45,6 +46,8 @@ pub fn grant_next(lock: &mut LockKey, db: i32) -> Option<i64> {
     match waiters::next_want(db, bytes(lock.name()))? {
         Want::Lock => grant_next_plain(lock, db),
         Want::Read | Want::Write => admit_rw(lock, db),
+        // Counters, not lock hashes: served by `open_latch` and `admit_permits`.
+        Want::Latch | Want::Permits(_) => None,
     }
 }
 
@@ -147,9 +150,39 @@ pub fn announce(ctx: Ctx, key: &[u8], kind: LockType) {
         LockType::Plain => ([&b"redisson_lock__channel:{"[..], key, b"}"].concat(), b"0"),
         LockType::ReadWrite => (rwlock::channel(key), b"1"),
     };
-    let (channel, message) = (OwnedStr::new(&name), OwnedStr::new(message));
+    publish(ctx, &name, message);
+}
+
+/// Publishes `message` on `channel` (Redisson's clients listen there), unless
+/// `rlock.redisson-publish` is off.
+pub fn publish(ctx: Ctx, channel: &[u8], message: &[u8]) {
+    if !config::redisson_publish() {
+        return;
+    }
+    let (channel, message) = (OwnedStr::new(channel), OwnedStr::new(message));
     // SAFETY: both strings are live for the call; Redis copies what it keeps.
     unsafe { api!(RedisModule_PublishMessage)(ctx, channel.0, message.0) };
+}
+
+/// A latch whose count is gone or down to 0 opens for every waiter at once (each is told 1);
+/// a key that now holds something else fails them.
+pub fn open_latch(ctx: Ctx, db: i32, key: RStr) {
+    let name = bytes(key);
+    let outcome = match counter::get(ctx, key) {
+        Ok(Some(count)) if count > 0 => return,
+        Ok(_) => Outcome::Granted(1),
+        Err(error) => Outcome::Failed(error),
+    };
+    while waiters::next_want(db, name) == Some(Want::Latch) {
+        let Some((bc, _)) = waiters::pop_next(db, name) else {
+            break;
+        };
+        let outcome = match &outcome {
+            Outcome::Granted(n) => Outcome::Granted(*n),
+            Outcome::Failed(e) => Outcome::Failed(e.clone()),
+        };
+        waiters::deliver(bc, outcome);
+    }
 }
 
 /// What the read-write lock's rules make of `ask` for `access` (a newcomer when `queued` says

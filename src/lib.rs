@@ -4,12 +4,14 @@ mod api;
 mod args;
 mod commands;
 mod config;
+mod counter;
 mod docs;
 mod error;
 mod events;
 mod grants;
 mod heap;
 mod info;
+mod latch;
 mod lifetime;
 mod lock;
 mod rwcommands;
@@ -32,7 +34,7 @@ const KEY_1: Keys = (1, 1, 1);
 const NO_KEY: Keys = (0, 0, 0);
 
 /// (name, handler, flags, key positions).
-const COMMANDS: [(&str, redis_module::raw::RedisModuleCmdFunc, &str, Keys); 11] = [
+const COMMANDS: [(&str, redis_module::raw::RedisModuleCmdFunc, &str, Keys); 15] = [
     (
         "rlock.acquire",
         Some(commands::acquire_command),
@@ -87,6 +89,30 @@ const COMMANDS: [(&str, redis_module::raw::RedisModuleCmdFunc, &str, Keys); 11] 
         "rwlock.info",
         Some(rwcommands::info_command),
         "readonly",
+        KEY_1,
+    ),
+    (
+        "rlatch.set",
+        Some(latch::set_command),
+        "write deny-oom",
+        KEY_1,
+    ),
+    (
+        "rlatch.countdown",
+        Some(latch::countdown_command),
+        "write",
+        KEY_1,
+    ),
+    (
+        "rlatch.await",
+        Some(latch::await_command),
+        "readonly",
+        KEY_1,
+    ),
+    (
+        "rlatch.count",
+        Some(latch::count_command),
+        "readonly fast",
         KEY_1,
     ),
 ];

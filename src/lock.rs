@@ -35,12 +35,16 @@ pub enum Want {
     Read,
     /// A write hold of a read-write lock (`RWLOCK.* WRITE`).
     Write,
+    /// A latch to open (`RLATCH.AWAIT`): granted to every such waiter at once.
+    Latch,
+    /// `n` permits of a semaphore (`RSEM.ACQUIRE`): granted when they fit, in queue order.
+    Permits(i64),
 }
 
 impl Want {
     pub fn access(self) -> Access {
         match self {
-            Want::Read => Access::Shared,
+            Want::Read | Want::Latch | Want::Permits(_) => Access::Shared,
             Want::Lock | Want::Write => Access::Exclusive,
         }
     }

@@ -79,7 +79,7 @@ fn release(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     let now = now_ms();
     let call = o.id.map(|id| retries::release_call(db, name, owner, id));
     if let Some(call) = &call {
-        if lifetime::with_released(|r| r.contains(call, now)) {
+        if lifetime::with_released(|r| r.reply(call, now).is_some()) {
             stats::RETRIES_ANSWERED.add();
             return Ok(Reply::Int(0));
         }
@@ -112,7 +112,7 @@ fn release(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
         lifetime::with_watchdog(|w| w.unbind(db, name, owner));
         if let Some(call) = call {
             let window = config::retry_window_ms();
-            lifetime::with_released(|r| r.remember(&call, now, window));
+            lifetime::with_released(|r| r.remember(&call, 0, now, window));
         }
     }
     if remaining > 0 {

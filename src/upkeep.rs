@@ -22,7 +22,7 @@ use crate::api::{
     OwnedStr, TimerId,
 };
 use crate::config;
-use crate::grants::{admit_rw, grant_next, hand_over_or_announce};
+use crate::grants::{self, admit_rw, grant_next, hand_over_or_announce};
 use crate::lifetime::watchdog::{Binding, LockId};
 use crate::lifetime::with_watchdog;
 use crate::lock::{lease_end, watchdog_renews, View, Want};
@@ -129,12 +129,17 @@ fn run(ctx: Ctx, work: Vec<Work>) {
 
 /// Opens the lock `lock` from a timer: the timer's client is pointed at its db first.
 fn open(ctx: Ctx, lock: &LockId) -> (OwnedStr, Result<LockKey, crate::error::Error>) {
-    // SAFETY: `ctx` is a timer context, whose client we may point at any db.
-    unsafe { crate::api::api!(RedisModule_SelectDb)(ctx, lock.0) };
-    let name = OwnedStr::new(&lock.1);
+    let name = select(ctx, lock.0, &lock.1);
     // Opening the key lets Redis expire it first (and replicate that DEL before our writes).
     let key = LockKey::open(ctx, name.0, true);
     (name, key)
+}
+
+/// Points the timer's client at `db` and names `key` there.
+fn select(ctx: Ctx, db: i32, key: &[u8]) -> OwnedStr {
+    // SAFETY: `ctx` is a timer context, whose client we may point at any db.
+    unsafe { crate::api::api!(RedisModule_SelectDb)(ctx, db) };
+    OwnedStr::new(key)
 }
 
 /// Whether the lock is still held by the binding's holding (owner and token).
@@ -177,8 +182,14 @@ fn end_holding(ctx: Ctx, lock_id: &LockId, binding: &Binding) {
 /// lease (a read-write lock first drops the read holdings whose lease ended, which may free
 /// it); now another type or kind of lock → its waiters get WRONGTYPE.
 fn check(ctx: Ctx, db: i32, key: &[u8], expired: bool) {
-    if waiters::count(db, key) == 0 {
-        return;
+    match waiters::next_want(db, key) {
+        None => return,
+        Some(Want::Latch) => {
+            let name = select(ctx, db, key);
+            grants::open_latch(ctx, db, name.0);
+            return;
+        }
+        Some(_) => {}
     }
     let (_name, lock) = open(ctx, &(db, Rc::from(key)));
     match lock {

@@ -165,22 +165,25 @@ pub fn release_call(db: i32, key: &[u8], owner: &[u8], id: &[u8]) -> Vec<u8> {
 /// hash they emptied is gone, and the lock may since be free or someone else's.
 #[derive(Debug, Default)]
 pub struct Released {
-    until: HashMap<Rc<[u8]>, i64>,
+    /// call -> (remembered until, its reply)
+    until: HashMap<Rc<[u8]>, (i64, i64)>,
     order: VecDeque<(i64, Rc<[u8]>)>,
 }
 
 impl Released {
-    pub fn remember(&mut self, call: &[u8], now_ms: i64, window_ms: i64) {
+    /// Remembers a call and its reply for `window_ms`.
+    pub fn remember(&mut self, call: &[u8], reply: i64, now_ms: i64, window_ms: i64) {
         self.forget_expired(now_ms);
         let until = now_ms + window_ms;
         let call: Rc<[u8]> = Rc::from(call);
-        self.until.insert(call.clone(), until);
+        self.until.insert(call.clone(), (until, reply));
         self.order.push_back((until, call));
     }
 
-    pub fn contains(&mut self, call: &[u8], now_ms: i64) -> bool {
+    /// The reply of a remembered call.
+    pub fn reply(&mut self, call: &[u8], now_ms: i64) -> Option<i64> {
         self.forget_expired(now_ms);
-        self.until.contains_key(call)
+        self.until.get(call).map(|(_, reply)| *reply)
     }
 
     pub fn len(&self) -> usize {
@@ -195,7 +198,7 @@ impl Released {
         {
             if let Some((until, call)) = self.order.pop_front() {
                 // A later release with the same id (rare) keeps its own, later deadline.
-                if self.until.get(&call) == Some(&until) {
+                if self.until.get(&call).map(|(u, _)| *u) == Some(until) {
                     self.until.remove(&call);
                 }
             }

@@ -257,3 +257,88 @@ return nil;";
         ]))
     }
 }
+
+/// Redisson's `RCountDownLatch` scripts (RedissonCountDownLatch.trySetCountAsync and
+/// countDownAsync), as Redisson sends them.
+pub mod latch {
+    use super::super::resp::Conn;
+
+    pub const TRY_SET_COUNT: &str = "\
+if redis.call('exists', KEYS[1]) == 0 then \
+redis.call('set', KEYS[1], ARGV[2]); \
+redis.call(ARGV[3], KEYS[2], ARGV[1]); \
+return 1 \
+else \
+return 0 \
+end";
+
+    pub const COUNT_DOWN: &str = "\
+local v = redis.call('decr', KEYS[1]);\
+if v <= 0 then redis.call('del', KEYS[1]) end;\
+if v == 0 then redis.call(ARGV[2], KEYS[2], ARGV[1]) end;";
+
+    pub fn channel(key: &str) -> String {
+        format!("redisson_countdownlatch__channel__{{{key}}}")
+    }
+
+    pub fn try_set_count(c: &mut Conn, key: &str, count: i64) -> bool {
+        let (channel, count) = (channel(key), count.to_string());
+        let args = [
+            "EVAL",
+            TRY_SET_COUNT,
+            "2",
+            key,
+            &channel,
+            "1",
+            &count,
+            "publish",
+        ];
+        c.cmd(&args).int() == 1
+    }
+
+    pub fn count_down(c: &mut Conn, key: &str) {
+        let channel = channel(key);
+        c.cmd(&["EVAL", COUNT_DOWN, "2", key, &channel, "0", "publish"]);
+    }
+}
+
+/// Redisson's `RSemaphore` scripts (RedissonSemaphore.tryAcquireAsync and releaseAsync), as
+/// Redisson sends them.
+pub mod semaphore {
+    use super::super::resp::Conn;
+
+    pub const TRY_ACQUIRE: &str = "\
+local value = redis.call('get', KEYS[1]); \
+if (value ~= false and tonumber(value) >= tonumber(ARGV[1])) then \
+local val = redis.call('decrby', KEYS[1], ARGV[1]); \
+return 1; \
+end; \
+return 0;";
+
+    pub const RELEASE: &str = "\
+local value = redis.call('incrby', KEYS[1], ARGV[1]); \
+redis.call(ARGV[2], KEYS[2], value); ";
+
+    pub fn channel(key: &str) -> String {
+        format!("redisson_sc:{{{key}}}")
+    }
+
+    pub fn try_acquire(c: &mut Conn, key: &str, permits: i64) -> bool {
+        c.cmd(&["EVAL", TRY_ACQUIRE, "1", key, &permits.to_string()])
+            .int()
+            == 1
+    }
+
+    pub fn release(c: &mut Conn, key: &str, permits: i64) {
+        let channel = channel(key);
+        c.cmd(&[
+            "EVAL",
+            RELEASE,
+            "2",
+            key,
+            &channel,
+            &permits.to_string(),
+            "publish",
+        ]);
+    }
+}

@@ -1,0 +1,110 @@
+//! The count-down latch, `RLATCH.*`, in Redisson's `RCountDownLatch` layout: a string count at
+//! the key, deleted when it reaches 0, with Redisson's messages on
+//! `redisson_countdownlatch__channel__{key}` (`1`: a new count, `0`: open). Waiters queue in the
+//! shared queue as `Want::Latch` and are all answered when it opens (`grants::open_latch`).
+
+use crate::api::{bytes, now_ms, Ctx, OwnedStr, RStr};
+use crate::args;
+use crate::commands::{run, wait_or_nil, with_bytes, Reply};
+use crate::config;
+use crate::counter;
+use crate::error::{Error, Result};
+use crate::grants::{open_latch, publish, selected_db};
+use crate::lifetime::{self, retries};
+use crate::lock::Want;
+use crate::stats;
+use crate::waiters::Ask;
+use std::os::raw::c_int;
+
+fn channel(key: &[u8]) -> Vec<u8> {
+    [&b"redisson_countdownlatch__channel__{"[..], key, b"}"].concat()
+}
+
+/// `RLATCH.SET key count`: 1 when the latch was not set (now it is), else 0.
+fn set(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
+    let [_, key, count] = argv else {
+        return Err(Error::WrongArity);
+    };
+    let count = args::at_least("count", bytes(*count), 1)?;
+    if counter::get(ctx, *key)?.is_some() {
+        return Ok(Reply::Int(0));
+    }
+    counter::set(ctx, *key, count);
+    publish(ctx, &channel(bytes(*key)), b"1");
+    Ok(Reply::Int(1))
+}
+
+/// `RLATCH.COUNTDOWN key [ID request-id]`: the remaining count; at 0 the latch opens for every
+/// waiter. An unset latch replies 0 and nothing is written.
+fn countdown(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
+    let [_, key, options @ ..] = argv else {
+        return Err(Error::WrongArity);
+    };
+    let o = with_bytes(options, args::countdown_options)?;
+    let db = selected_db(ctx);
+    let name = bytes(*key);
+    let call = o.id.map(|id| retries::release_call(db, name, b"", id));
+    let now = now_ms();
+    if let Some(remaining) = call
+        .as_ref()
+        .and_then(|c| lifetime::with_released(|r| r.reply(c, now)))
+    {
+        stats::RETRIES_ANSWERED.add();
+        return Ok(Reply::Int(remaining));
+    }
+    if counter::get(ctx, *key)?.is_none() {
+        return Ok(Reply::Int(0));
+    }
+    let left = counter::add(ctx, *key, -1)?;
+    if left <= 0 {
+        counter::delete(ctx, *key);
+    }
+    if left == 0 {
+        publish(ctx, &channel(name), b"0");
+        open_latch(ctx, db, *key);
+    }
+    let remaining = left.max(0);
+    if let Some(call) = call {
+        let window = config::retry_window_ms();
+        lifetime::with_released(|r| r.remember(&call, remaining, now, window));
+    }
+    Ok(Reply::Int(remaining))
+}
+
+/// `RLATCH.AWAIT key [WAIT timeout-ms]`: 1 when the latch is open (or was never set); else nil
+/// at once without WAIT, or 1 when it opens, nil at the timeout.
+fn wait(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
+    let [_, key, options @ ..] = argv else {
+        return Err(Error::WrongArity);
+    };
+    let o = with_bytes(options, args::await_options)?;
+    if counter::get(ctx, *key)?.is_none_or(|count| count <= 0) {
+        return Ok(Reply::Int(1));
+    }
+    let ask = || Ask {
+        want: Want::Latch,
+        owner: OwnedStr::new(b""),
+        lease_ms: 0,
+        client: 0,
+        watchdog: false,
+        id: None,
+        max_hold_ms: None,
+    };
+    let db = selected_db(ctx);
+    wait_or_nil(ctx, (db, bytes(*key)), o.wait, ask, || Ok(None))
+}
+
+/// `RLATCH.COUNT key`: the remaining count (0 when unset or open).
+fn count(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
+    let [_, key] = argv else {
+        return Err(Error::WrongArity);
+    };
+    Ok(Reply::Int(counter::get(ctx, *key)?.unwrap_or(0).max(0)))
+}
+
+crate::commands::entry_points!(
+    set_command => set,
+    countdown_command => countdown,
+    await_command => wait,
+    count_command => count,
+);
