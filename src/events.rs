@@ -88,6 +88,28 @@ pub fn ensure_keyspace_subscription(ctx: Ctx) -> bool {
     subscribed
 }
 
+static STRING_SUBSCRIBED: AtomicBool = AtomicBool::new(false);
+
+/// Subscribes to string events when the first client waits for semaphore permits: a Redisson
+/// client's release is an `INCRBY` on the counter, which must serve the queue at once. Every
+/// string write of the server then raises an event (a cheap exit while nobody waits), so only
+/// servers that queue semaphore waiters pay for it.
+pub fn ensure_string_subscription(ctx: Ctx) -> bool {
+    if STRING_SUBSCRIBED.load(Ordering::Relaxed) {
+        return true;
+    }
+    // SAFETY: `ctx` is live; the callback lives as long as the module.
+    let subscribed = unsafe {
+        api!(RedisModule_SubscribeToKeyspaceEvents)(
+            ctx,
+            raw::REDISMODULE_NOTIFY_STRING,
+            Some(on_keyspace_event),
+        )
+    } == OK;
+    STRING_SUBSCRIBED.store(subscribed, Ordering::Relaxed);
+    subscribed
+}
+
 extern "C" fn on_keyspace_event(ctx: Ctx, class: c_int, _event: *const c_char, key: RStr) -> c_int {
     guarded("a keyspace event", OK, || {
         // Cheap exit first: this runs for every write on the server.

@@ -11,6 +11,8 @@ use crate::lifetime::with_watchdog;
 use crate::lock::{lease_end, Access, Acquire, TokenClock, Want};
 use crate::rwlock::{self, Refused};
 use crate::rwstore;
+use crate::semaphore;
+use crate::semstore::Semaphore;
 use crate::stats;
 use crate::store::{Extra, LockKey, LockType};
 use crate::waiters::{self, Outcome, Request};
@@ -149,6 +151,8 @@ pub fn announce(ctx: Ctx, key: &[u8], kind: LockType) {
     let (name, message) = match kind {
         LockType::Plain => ([&b"redisson_lock__channel:{"[..], key, b"}"].concat(), b"0"),
         LockType::ReadWrite => (rwlock::channel(key), b"1"),
+        // Semaphores announce their count as they change it (`give_back`).
+        LockType::Semaphore => return,
     };
     publish(ctx, &name, message);
 }
@@ -326,4 +330,102 @@ pub fn admit_rw(lock: &mut LockKey, db: i32) -> Option<i64> {
         _ => rwstore::next_lease_end(lock).ok().flatten(),
     };
     Some(watch.or(lock.expire_at()).unwrap_or_else(now_ms))
+}
+
+/// Gives `permits` back to the semaphore and tells Redisson's waiters the new count, as
+/// Redisson's release does.
+pub fn give_back(ctx: Ctx, sem: &mut Semaphore, permits: i64) -> Result<i64> {
+    let available = sem.add_available(permits)?;
+    publish(
+        ctx,
+        &semaphore::channel(bytes(sem.key())),
+        available.to_string().as_bytes(),
+    );
+    Ok(available)
+}
+
+/// Puts a semaphore right: holdings whose lease ended give their permits back, then queued
+/// requests are granted in order while the head's request fits (a request at the head is not
+/// passed by smaller ones behind it). Returns the earliest lease end left, to watch.
+pub fn serve_semaphore(ctx: Ctx, db: i32, sem: &mut Semaphore) -> Result<Option<i64>> {
+    let now = now_ms();
+    let key = bytes(sem.key()).to_vec();
+    let mut back = 0;
+    for (owner, holding) in sem.holdings() {
+        if holding.expire_at <= now {
+            sem.remove_holding(&owner);
+            with_watchdog(|w| w.unbind(db, &key, &owner));
+            back += holding.permits;
+            stats::EXPIRY_WAKEUPS.add();
+        }
+    }
+    if back > 0 {
+        give_back(ctx, sem, back)?;
+    }
+    while let Some(Want::Permits(wanted)) = waiters::next_want(db, &key) {
+        if sem.available()? < wanted {
+            break;
+        }
+        let Some((bc, waiter)) = waiters::pop_next(db, &key) else {
+            break;
+        };
+        let outcome = match grant_permits(db, sem, &waiter.ask.request(), wanted) {
+            Ok(token) => {
+                stats::HANDOFFS.add();
+                Outcome::Granted(token)
+            }
+            Err(error) => Outcome::Failed(error),
+        };
+        waiters::deliver(bc, outcome);
+    }
+    Ok(sem.holdings().iter().map(|(_, h)| h.expire_at).min())
+}
+
+/// Takes `permits` for `ask`'s owner: they add up with what it holds, under a new token (tokens
+/// of a key never go back); the lease (never past the holding's cap) covers all of them; a
+/// request id is remembered; a watchdog binding follows the latest token.
+pub fn grant_permits(db: i32, sem: &mut Semaphore, ask: &Request, permits: i64) -> Result<i64> {
+    let owner = bytes(ask.owner);
+    let key = bytes(sem.key()).to_vec();
+    let now = now_ms();
+    let existing = sem.holding(owner)?;
+    let cap = match existing {
+        Some(held) => held.cap,
+        None => ask
+            .max_hold_ms
+            .or_else(config::max_hold_ms)
+            .map(|ms| now + ms),
+    };
+    let token = issue_token();
+    let ids = ask.id.map(|id| {
+        let mut memory = match existing {
+            Some(_) => sem.ids(owner),
+            None => Memory::default(),
+        };
+        memory.remember(Kind::Acquire, id, token, now, config::retry_window_ms());
+        memory.encode()
+    });
+    sem.add_available(-permits)?;
+    let holding = semaphore::Holding {
+        permits: existing.map_or(0, |h| h.permits) + permits,
+        token,
+        expire_at: lease_end(now, ask.lease_ms, cap),
+        cap,
+    };
+    sem.set_holding(owner, &holding, ids.as_deref());
+    let bound = with_watchdog(|w| {
+        let bound = w.get(db, &key, owner).is_some();
+        w.retoken(db, &key, owner, Some(token));
+        bound
+    });
+    if let (Some(client), false) = (ask.bind_to, bound) {
+        let holding = Holding {
+            kind: LockType::Semaphore,
+            owner,
+            token: Some(token),
+        };
+        bind(db, &key, holding, client, ask.lease_ms);
+    }
+    stats::ACQUISITIONS.add();
+    Ok(token)
 }

@@ -19,6 +19,9 @@ mod rwlock;
 mod rwstore;
 mod scan;
 mod scan_args;
+mod semaphore;
+mod semcommands;
+mod semstore;
 mod sidekeys;
 mod stats;
 mod store;
@@ -34,7 +37,7 @@ const KEY_1: Keys = (1, 1, 1);
 const NO_KEY: Keys = (0, 0, 0);
 
 /// (name, handler, flags, key positions).
-const COMMANDS: [(&str, redis_module::raw::RedisModuleCmdFunc, &str, Keys); 15] = [
+const COMMANDS: [(&str, redis_module::raw::RedisModuleCmdFunc, &str, Keys); 21] = [
     (
         "rlock.acquire",
         Some(commands::acquire_command),
@@ -113,6 +116,42 @@ const COMMANDS: [(&str, redis_module::raw::RedisModuleCmdFunc, &str, Keys); 15] 
         "rlatch.count",
         Some(latch::count_command),
         "readonly fast",
+        KEY_1,
+    ),
+    (
+        "rsem.acquire",
+        Some(semcommands::acquire_command),
+        "write deny-oom",
+        KEY_1,
+    ),
+    (
+        "rsem.release",
+        Some(semcommands::release_command),
+        "write",
+        KEY_1,
+    ),
+    (
+        "rsem.renew",
+        Some(semcommands::renew_command),
+        "write",
+        KEY_1,
+    ),
+    (
+        "rsem.setpermits",
+        Some(semcommands::set_permits_command),
+        "write deny-oom",
+        KEY_1,
+    ),
+    (
+        "rsem.addpermits",
+        Some(semcommands::add_permits_command),
+        "write deny-oom",
+        KEY_1,
+    ),
+    (
+        "rsem.info",
+        Some(semcommands::info_command),
+        "readonly",
         KEY_1,
     ),
 ];

@@ -16,6 +16,8 @@ pub const CAP_FIELD: &[u8] = b"rlock:maxhold";
 pub enum LockType {
     Plain,
     ReadWrite,
+    /// A semaphore's holders (only ever a watchdog binding's kind: its key is a counter).
+    Semaphore,
 }
 
 /// What a request asks of a lock: the whole lock (the plain lock, a write hold), or a share of

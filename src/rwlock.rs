@@ -196,7 +196,7 @@ pub fn decode_token(value: &[u8]) -> Option<i64> {
 }
 
 /// Redisson's hash-tag wrapping: `{key}`, or the key itself when it has a `{` already.
-fn tagged(key: &[u8]) -> Vec<u8> {
+pub fn tagged(key: &[u8]) -> Vec<u8> {
     if key.contains(&b'{') {
         key.to_vec()
     } else {

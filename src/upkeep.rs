@@ -28,6 +28,7 @@ use crate::lifetime::with_watchdog;
 use crate::lock::{lease_end, watchdog_renews, View, Want};
 use crate::rwlock;
 use crate::rwstore::{self, Settled};
+use crate::semstore::Semaphore;
 use crate::stats;
 use crate::store::{LockKey, LockType};
 use crate::waiters;
@@ -50,6 +51,8 @@ pub type Check = (i32, Rc<[u8]>, bool);
 
 enum Work {
     Check(Check),
+    /// Settle a semaphore (a holder's lease ended) and serve its queue.
+    Semaphore(i32, Rc<[u8]>),
     /// End a watchdog holding whose connection closed.
     End(LockId, Binding),
 }
@@ -64,6 +67,9 @@ struct Upkeep {
     /// One timer per watched lock, just after its lease ends, so the next waiter need not wait
     /// for Redis's own (lazy or ~100 ms) expiry: (timer, fire time).
     lease_timers: HashMap<(i32, Rc<[u8]>), (TimerId, i64)>,
+    /// One timer per semaphore with holders, at the earliest holder's lease end: its permits
+    /// come back then whether or not anyone waits (Redisson's clients poll the counter).
+    holder_timers: HashMap<(i32, Rc<[u8]>), (TimerId, i64)>,
 }
 
 thread_local! {
@@ -121,6 +127,7 @@ fn run(ctx: Ctx, work: Vec<Work>) {
     for item in work {
         match item {
             Work::Check((db, key, expired)) => check(ctx, db, &key, expired),
+            Work::Semaphore(db, key) => semaphore_check(ctx, db, &key),
             Work::End(lock, binding) => end_holding(ctx, &lock, &binding),
         }
     }
@@ -157,6 +164,10 @@ fn still_bound(lock: &LockKey, binding: &Binding) -> bool {
 
 /// The holding's connection closed: all its holds end, and the next waiters get the lock.
 fn end_holding(ctx: Ctx, lock_id: &LockId, binding: &Binding) {
+    if binding.kind == LockType::Semaphore {
+        end_permits(ctx, lock_id, binding);
+        return;
+    }
     let (_name, lock) = open(ctx, lock_id);
     let Ok(mut lock) = lock else {
         return;
@@ -175,7 +186,85 @@ fn end_holding(ctx: Ctx, lock_id: &LockId, binding: &Binding) {
                 serve_rw(ctx, &mut lock, lock_id.0, settled);
             }
         }
+        LockType::Semaphore => {}
     }
+}
+
+/// Opens the semaphore at `key` from a timer (WRONGTYPE fails its waiters).
+fn open_semaphore(ctx: Ctx, db: i32, key: &[u8]) -> Option<(OwnedStr, Semaphore)> {
+    let name = select(ctx, db, key);
+    match Semaphore::open(ctx, name.0) {
+        Ok(sem) => Some((name, sem)),
+        Err(_) => {
+            waiters::fail_all(db, key);
+            None
+        }
+    }
+}
+
+/// A watchdog semaphore holder's connection closed: its permits come back.
+fn end_permits(ctx: Ctx, lock_id: &LockId, binding: &Binding) {
+    let Some((_name, mut sem)) = open_semaphore(ctx, lock_id.0, &lock_id.1) else {
+        return;
+    };
+    let owner = &binding.owner;
+    if let Ok(Some(held)) = sem.holding(owner) {
+        if Some(held.token) == binding.token {
+            sem.remove_holding(owner);
+            stats::WATCHDOG_RELEASES.add();
+            if grants::give_back(ctx, &mut sem, held.permits).is_ok() {
+                semaphore_changed(ctx, lock_id.0, &mut sem);
+            }
+        }
+    }
+}
+
+/// A semaphore's holders or counter changed: serve its queue and watch its holders' leases.
+pub fn semaphore_changed(ctx: Ctx, db: i32, sem: &mut Semaphore) {
+    let key = bytes(sem.key()).to_vec();
+    match grants::serve_semaphore(ctx, db, sem) {
+        Ok(next) => watch_holders(ctx, db, &key, next),
+        Err(_) => waiters::fail_all(db, &key),
+    }
+    arm_renewals(ctx);
+}
+
+fn semaphore_check(ctx: Ctx, db: i32, key: &[u8]) {
+    if let Some((_name, mut sem)) = open_semaphore(ctx, db, key) {
+        semaphore_changed(ctx, db, &mut sem);
+    }
+}
+
+/// Arms the semaphore's holder timer for the lease ending at `at` (none: it has no holders).
+fn watch_holders(ctx: Ctx, db: i32, key: &[u8], at: Option<i64>) {
+    let target = (db, Rc::<[u8]>::from(key));
+    with(|u| {
+        if let Some(&(timer, armed)) = u.holder_timers.get(&target) {
+            if at == Some(armed) {
+                return;
+            }
+            if let Some(data) = stop_timer(ctx, timer) {
+                // SAFETY: holder timers' data is a boxed key, released once, here.
+                drop(unsafe { Box::from_raw(data.cast::<(i32, Rc<[u8]>)>()) });
+            }
+            u.holder_timers.remove(&target);
+        }
+        if let Some(at) = at {
+            let data = Box::into_raw(Box::new(target.clone()));
+            let timer = create_timer(ctx, at + 1, Some(on_holder_timer), data.cast());
+            u.holder_timers.insert(target, (timer, at));
+        }
+    });
+}
+
+extern "C" fn on_holder_timer(ctx: Ctx, data: *mut c_void) {
+    // SAFETY: holder timers are created with a boxed key, released here once.
+    let target = unsafe { Box::from_raw(data.cast::<(i32, Rc<[u8]>)>()) };
+    guarded("a semaphore's holder timer", (), || {
+        with(|u| u.holder_timers.remove(&*target));
+        let (db, key) = *target;
+        run(ctx, vec![Work::Semaphore(db, key)]);
+    })
 }
 
 /// Looks at a lock that has waiters: free → the next waiter gets it; still held → watch its
@@ -187,6 +276,10 @@ fn check(ctx: Ctx, db: i32, key: &[u8], expired: bool) {
         Some(Want::Latch) => {
             let name = select(ctx, db, key);
             grants::open_latch(ctx, db, name.0);
+            return;
+        }
+        Some(Want::Permits(_)) => {
+            semaphore_check(ctx, db, key);
             return;
         }
         Some(_) => {}
@@ -364,6 +457,10 @@ fn renew(ctx: Ctx, lock_id: &LockId, binding: &Binding, activity: Option<(i64, b
         stats::WATCHDOG_IDLE_STOPS.add();
         return;
     }
+    if binding.kind == LockType::Semaphore {
+        renew_permits(ctx, lock_id, binding, now);
+        return;
+    }
     let (_name, lock) = open(ctx, lock_id);
     let Some(mut lock) = lock.ok().filter(|l| still_bound(l, binding)) else {
         with_watchdog(|w| w.unbind(lock_id.0, &lock_id.1, &binding.owner));
@@ -379,6 +476,7 @@ fn renew(ctx: Ctx, lock_id: &LockId, binding: &Binding, activity: Option<(i64, b
                 watch_lease(ctx, db, key, Some(expire_at));
             }
         }
+        LockType::Semaphore => {}
         LockType::ReadWrite => {
             let owner = &binding.owner;
             let at = lease_end(now, binding.lease_ms, rwstore::cap(&lock, owner));
@@ -388,6 +486,28 @@ fn renew(ctx: Ctx, lock_id: &LockId, binding: &Binding, activity: Option<(i64, b
                 watch_lease(ctx, db, key, next);
             }
         }
+    }
+}
+
+/// A watchdog renewal of a semaphore holder: its lease (never past its cap) starts again.
+fn renew_permits(ctx: Ctx, lock_id: &LockId, binding: &Binding, now: i64) {
+    let (db, key) = (lock_id.0, &lock_id.1);
+    let Some((_name, mut sem)) = open_semaphore(ctx, db, key) else {
+        return;
+    };
+    let owner = &binding.owner;
+    let held = sem.holding(owner).ok().flatten();
+    let Some(mut held) = held.filter(|h| Some(h.token) == binding.token) else {
+        with_watchdog(|w| w.unbind(db, key, owner));
+        return;
+    };
+    let at = lease_end(now, binding.lease_ms, held.cap);
+    if at > now {
+        held.expire_at = at;
+        sem.set_holding(owner, &held, None);
+        stats::WATCHDOG_RENEWALS.add();
+        let next = sem.holdings().iter().map(|(_, h)| h.expire_at).min();
+        watch_holders(ctx, db, key, next);
     }
 }
 

@@ -143,6 +143,21 @@ pub fn next_want(db: i32, key: &[u8]) -> Option<Want> {
     })
 }
 
+/// What every live waiter of (db, key) asks for, in queue order (O(queue length): for INFO).
+pub fn wants(db: i32, key: &[u8]) -> Vec<Want> {
+    with(|r| {
+        let Some(queue) = r.queues.get(&db).and_then(|q| q.get(key)) else {
+            return Vec::new();
+        };
+        queue
+            .order
+            .iter()
+            .filter_map(|(seq, bc)| r.waiters.get(bc).filter(|w| w.seq == *seq))
+            .map(|w| w.ask.want)
+            .collect()
+    })
+}
+
 /// How many live waiters of (db, key) want `want` (O(queue length): for `INFO` replies).
 pub fn count_wanting(db: i32, key: &[u8], want: Want) -> usize {
     with(|r| {

@@ -287,14 +287,15 @@ mod tests {
     fn full_releases_are_remembered_for_the_window() {
         let mut r = Released::default();
         let call = release_call(0, b"k", b"o", b"id");
-        r.remember(&call, 1_000, 500);
-        assert!(r.contains(&call, 1_499));
-        assert!(!r.contains(&release_call(1, b"k", b"o", b"id"), 1_499));
-        assert!(
-            !r.contains(&release_call(0, b"ko", b"", b"id"), 1_499),
+        r.remember(&call, 7, 1_000, 500);
+        assert_eq!(r.reply(&call, 1_499), Some(7), "with the reply it gave");
+        assert_eq!(r.reply(&release_call(1, b"k", b"o", b"id"), 1_499), None);
+        assert_eq!(
+            r.reply(&release_call(0, b"ko", b"", b"id"), 1_499),
+            None,
             "parts stay apart"
         );
-        assert!(!r.contains(&call, 1_500));
+        assert_eq!(r.reply(&call, 1_500), None);
         assert_eq!(r.len(), 0);
     }
 }

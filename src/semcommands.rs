@@ -1,0 +1,311 @@
+//! The RSEM commands: a semaphore whose permits belong to their holders and come back when a
+//! holder's lease ends, its watchdog connection closes or its cap is reached. Parse, apply,
+//! reply; the queue, leases, watchdog and request ids are the lock's machinery.
+
+use crate::api::{api, bytes, now_ms, Ctx, OwnedStr, RStr};
+use crate::args;
+use crate::commands::{run, wait_or_nil, watchdog_client, with_bytes, Reply};
+use crate::config;
+use crate::error::{Error, Result};
+use crate::grants::{self, give_back, grant_permits, publish, selected_db};
+use crate::lifetime::{self, retries, retries::Kind};
+use crate::lock::{lease_end, LockType, Want};
+use crate::semaphore::{self, fits};
+use crate::semstore::Semaphore;
+use crate::stats;
+use crate::upkeep::{arm_renewals, semaphore_changed};
+use crate::waiters::{self, Ask, Request};
+use std::os::raw::{c_int, c_long};
+
+/// Opens the semaphore for a write command, giving back the permits of expired holders and
+/// serving its queue first.
+fn open_settled(ctx: Ctx, key: RStr) -> Result<(Semaphore, i32)> {
+    let mut sem = Semaphore::open(ctx, key)?;
+    let db = selected_db(ctx);
+    semaphore_changed(ctx, db, &mut sem);
+    Ok((sem, db))
+}
+
+/// `RSEM.ACQUIRE key owner [PERMITS n] [PX lease-ms] [WAIT timeout-ms] [WATCHDOG] [ID id]
+/// [MAXHOLD ms]`: a fencing token for the grant, nil when not granted.
+fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
+    let [_, key, owner, options @ ..] = argv else {
+        return Err(Error::WrongArity);
+    };
+    args::owner(bytes(*owner))?;
+    let o = with_bytes(options, args::sem_acquire_options)?;
+    let permits = o.permits.unwrap_or(1);
+    let request = Request {
+        owner: *owner,
+        lease_ms: o.lease_ms.unwrap_or_else(config::default_lease_ms),
+        bind_to: watchdog_client(ctx, o.watchdog)?,
+        id: o.id,
+        max_hold_ms: o.max_hold_ms,
+    };
+    let (mut sem, db) = open_settled(ctx, *key)?;
+    let name = bytes(*key);
+    let held = sem.holding(bytes(*owner))?;
+    if let (Some(id), Some(held)) = (o.id, held) {
+        if sem.ids(bytes(*owner)).find(Kind::Acquire, id) == Some(held.token) {
+            stats::RETRIES_ANSWERED.add();
+            return Ok(Reply::Int(held.token));
+        }
+    }
+    let queued = waiters::count(db, name) > 0;
+    if fits(sem.available()?, permits, queued) {
+        let token = grant_permits(db, &mut sem, &request, permits)?;
+        semaphore_changed(ctx, db, &mut sem);
+        if held.is_some() {
+            stats::REENTRIES.add();
+        }
+        return Ok(Reply::Int(token));
+    }
+    if o.wait.is_some() && !crate::events::ensure_string_subscription(ctx) {
+        return Err(Error::Internal);
+    }
+    let ask = || Ask {
+        want: Want::Permits(permits),
+        owner: OwnedStr::hold(*owner),
+        lease_ms: request.lease_ms,
+        client: request.bind_to.unwrap_or(0),
+        watchdog: request.bind_to.is_some(),
+        id: o.id.map(Box::from),
+        max_hold_ms: o.max_hold_ms,
+    };
+    wait_or_nil(ctx, (db, name), o.wait, ask, || Ok(None))
+}
+
+/// `RSEM.RELEASE key owner [PERMITS n] [ID request-id]`: the permits the owner still holds, nil
+/// when it held none; releasing more than it holds is an error.
+fn release(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
+    let [_, key, owner, options @ ..] = argv else {
+        return Err(Error::WrongArity);
+    };
+    let owner = args::owner(bytes(*owner))?;
+    let o = with_bytes(options, args::sem_release_options)?;
+    let permits = o.permits.unwrap_or(1);
+    let (mut sem, db) = open_settled(ctx, *key)?;
+    let name = bytes(*key);
+    let now = now_ms();
+    let call = o.id.map(|id| retries::release_call(db, name, owner, id));
+    if let Some(reply) = call
+        .as_ref()
+        .and_then(|c| lifetime::with_released(|r| r.reply(c, now)))
+    {
+        stats::RETRIES_ANSWERED.add();
+        return Ok(Reply::Int(reply));
+    }
+    let Some(mut held) = sem.holding(owner)? else {
+        return Ok(Reply::Null);
+    };
+    let mut memory = sem.ids(owner);
+    if let Some(left) = o.id.and_then(|id| memory.find(Kind::Release, id)) {
+        stats::RETRIES_ANSWERED.add();
+        return Ok(Reply::Int(left));
+    }
+    if permits > held.permits {
+        return Err(Error::TooManyPermits { held: held.permits });
+    }
+    held.permits -= permits;
+    if held.permits > 0 {
+        let ids = o.id.map(|id| {
+            memory.remember(
+                Kind::Release,
+                id,
+                held.permits,
+                now,
+                config::retry_window_ms(),
+            );
+            memory.encode()
+        });
+        sem.set_holding(owner, &held, ids.as_deref());
+    } else {
+        sem.remove_holding(owner);
+        lifetime::with_watchdog(|w| w.unbind(db, name, owner));
+        if let Some(call) = call {
+            let window = config::retry_window_ms();
+            lifetime::with_released(|r| r.remember(&call, 0, now, window));
+        }
+    }
+    give_back(ctx, &mut sem, permits)?;
+    stats::RELEASES.add();
+    semaphore_changed(ctx, db, &mut sem);
+    Ok(Reply::Int(held.permits))
+}
+
+/// `RSEM.RENEW key owner [PX lease-ms] [WATCHDOG]`: the owner's lease starts again (never past
+/// its cap); `WATCHDOG` binds it to this connection. 1, or 0 when it holds no permits.
+fn renew(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
+    let [_, key, owner, options @ ..] = argv else {
+        return Err(Error::WrongArity);
+    };
+    let owner = args::owner(bytes(*owner))?;
+    let o = with_bytes(options, args::renew_options)?;
+    let bind_to = watchdog_client(ctx, o.watchdog)?;
+    let lease_ms = o.lease_ms.unwrap_or_else(config::default_lease_ms);
+    let (mut sem, db) = open_settled(ctx, *key)?;
+    let Some(mut held) = sem.holding(owner)? else {
+        return Ok(Reply::Int(0));
+    };
+    held.expire_at = lease_end(now_ms(), lease_ms, held.cap);
+    sem.set_holding(owner, &held, None);
+    let name = bytes(*key);
+    match bind_to {
+        Some(client) => {
+            let holding = grants::Holding {
+                kind: LockType::Semaphore,
+                owner,
+                token: Some(held.token),
+            };
+            grants::bind(db, name, holding, client, lease_ms);
+            arm_renewals(ctx);
+        }
+        None if o.lease_ms.is_some() => {
+            lifetime::with_watchdog(|w| w.set_lease(db, name, owner, lease_ms));
+        }
+        None => {}
+    }
+    semaphore_changed(ctx, db, &mut sem);
+    Ok(Reply::Int(1))
+}
+
+/// `RSEM.SETPERMITS key n`: sets the available permits when the semaphore does not exist yet
+/// (1), else 0.
+fn set_permits(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
+    let [_, key, n] = argv else {
+        return Err(Error::WrongArity);
+    };
+    let n = args::at_least("permits", bytes(*n), 0)?;
+    let (mut sem, db) = open_settled(ctx, *key)?;
+    if sem.counter()?.is_some() {
+        return Ok(Reply::Int(0));
+    }
+    sem.set_available(n);
+    publish(
+        ctx,
+        &semaphore::channel(bytes(*key)),
+        n.to_string().as_bytes(),
+    );
+    semaphore_changed(ctx, db, &mut sem);
+    Ok(Reply::Int(1))
+}
+
+/// `RSEM.ADDPERMITS key n`: adds (negative: removes) available permits; the new count.
+fn add_permits(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
+    let [_, key, n] = argv else {
+        return Err(Error::WrongArity);
+    };
+    let n = std::str::from_utf8(bytes(*n))
+        .ok()
+        .and_then(|s| s.parse::<i64>().ok())
+        .ok_or(Error::NotAnInteger { option: "n" })?;
+    let (mut sem, db) = open_settled(ctx, *key)?;
+    let available = give_back(ctx, &mut sem, n)?;
+    semaphore_changed(ctx, db, &mut sem);
+    Ok(Reply::Int(available))
+}
+
+/// One holder as `RSEM.INFO` shows it.
+struct Shown {
+    owner: Vec<u8>,
+    permits: i64,
+    ttl: i64,
+    token: i64,
+    watchdog: Option<u64>,
+}
+
+/// `RSEM.INFO key`: nil when the semaphore does not exist; else available, holders, waiters.
+fn info(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
+    let [_, key] = argv else {
+        return Err(Error::WrongArity);
+    };
+    let sem = Semaphore::open(ctx, *key)?;
+    let counter = sem.counter()?;
+    let now = now_ms();
+    let db = selected_db(ctx);
+    let name = bytes(*key);
+    let holders: Vec<Shown> = sem
+        .holdings()
+        .into_iter()
+        .filter(|(_, h)| h.expire_at > now)
+        .map(|(owner, h)| {
+            let watchdog = lifetime::with_watchdog(|w| {
+                w.get(db, name, &owner)
+                    .filter(|b| b.token == Some(h.token))
+                    .map(|b| b.client)
+            });
+            Shown {
+                owner,
+                permits: h.permits,
+                ttl: h.expire_at - now,
+                token: h.token,
+                watchdog,
+            }
+        })
+        .collect();
+    if counter.is_none() && holders.is_empty() {
+        return Ok(Reply::Null);
+    }
+    let wanted: Vec<i64> = waiters::wants(db, name)
+        .into_iter()
+        .filter_map(|w| match w {
+            Want::Permits(n) => Some(n),
+            _ => None,
+        })
+        .collect();
+    let available = counter.unwrap_or(0);
+    Ok(Reply::With(Box::new(move |ctx| {
+        // SAFETY: replies go to the context of the command being executed.
+        unsafe { reply_info(ctx, available, &holders, &wanted) }
+    })))
+}
+
+/// A map in RESP3, a flat field/value array in RESP2 (holders likewise).
+unsafe fn reply_info(ctx: Ctx, available: i64, holders: &[Shown], wanted: &[i64]) -> c_int {
+    unsafe {
+        let text = |t: &[u8]| {
+            api!(RedisModule_ReplyWithStringBuffer)(ctx, t.as_ptr().cast(), t.len());
+        };
+        let int = |n: i64| {
+            api!(RedisModule_ReplyWithLongLong)(ctx, n);
+        };
+        api!(RedisModule_ReplyWithMap)(ctx, 3 as c_long);
+        text(b"available");
+        int(available);
+        text(b"holders");
+        api!(RedisModule_ReplyWithArray)(ctx, holders.len() as c_long);
+        for h in holders {
+            api!(RedisModule_ReplyWithMap)(ctx, 5 as c_long);
+            text(b"owner");
+            text(&h.owner);
+            text(b"permits");
+            int(h.permits);
+            text(b"ttl");
+            int(h.ttl);
+            text(b"token");
+            int(h.token);
+            text(b"watchdog");
+            match h.watchdog {
+                Some(client) => int(client as i64),
+                None => {
+                    api!(RedisModule_ReplyWithNull)(ctx);
+                }
+            }
+        }
+        text(b"waiters");
+        api!(RedisModule_ReplyWithArray)(ctx, wanted.len() as c_long);
+        for n in wanted {
+            int(*n);
+        }
+        crate::api::OK
+    }
+}
+
+crate::commands::entry_points!(
+    acquire_command => acquire,
+    release_command => release,
+    renew_command => renew,
+    set_permits_command => set_permits,
+    add_permits_command => add_permits,
+    info_command => info,
+);
