@@ -28,6 +28,8 @@ enum Arg {
     Flag(&'static CStr),
     /// `READ|WRITE`.
     Mode,
+    /// A required integer, named.
+    Number(&'static CStr),
 }
 
 struct Doc {
@@ -39,7 +41,7 @@ struct Doc {
     args: &'static [Arg],
 }
 
-const DOCS: [Doc; 11] = [
+const DOCS: [Doc; 21] = [
     Doc {
         name: c"rlock.acquire",
         summary: c"Takes or re-enters a lock; replies a fencing token, or nil when held elsewhere. WAIT blocks in a FIFO queue.",
@@ -113,6 +115,9 @@ const DOCS: [Doc; 11] = [
             Arg::Mode,
             Arg::Option(c"PX", c"lease-ms"),
             Arg::Option(c"WAIT", c"timeout-ms"),
+            Arg::Flag(c"WATCHDOG"),
+            Arg::Text(c"ID", c"request-id"),
+            Arg::Option(c"MAXHOLD", c"max-hold-ms"),
         ],
     },
     Doc {
@@ -121,15 +126,15 @@ const DOCS: [Doc; 11] = [
         complexity: c"O(N), N the reader holds",
         arity: -4,
         writes: true,
-        args: &[Arg::Key, Arg::Owner, Arg::Mode],
+        args: &[Arg::Key, Arg::Owner, Arg::Mode, Arg::Text(c"ID", c"request-id")],
     },
     Doc {
         name: c"rwlock.renew",
-        summary: c"Resets the lease of every holding of the owner; replies 1, or 0 when it holds nothing.",
+        summary: c"Resets the lease of every holding of the owner (WATCHDOG: binds them to this connection); replies 1, or 0 when it holds nothing.",
         complexity: c"O(N), N the reader holds",
         arity: -3,
         writes: true,
-        args: &[Arg::Key, Arg::Owner, Arg::Option(c"PX", c"lease-ms")],
+        args: &[Arg::Key, Arg::Owner, Arg::Option(c"PX", c"lease-ms"), Arg::Flag(c"WATCHDOG")],
     },
     Doc {
         name: c"rwlock.forcerelease",
@@ -143,6 +148,100 @@ const DOCS: [Doc; 11] = [
         name: c"rwlock.info",
         summary: c"Replies the mode, ttl, holdings (owner, mode, holds, token, ttl) and waiters by mode, or nil when free.",
         complexity: c"O(N), N the reader holds and waiters",
+        arity: 2,
+        writes: false,
+        args: &[Arg::Key],
+    },
+    Doc {
+        name: c"rlatch.set",
+        summary: c"Sets a count-down latch when it is not set; replies 1, else 0.",
+        complexity: c"O(1)",
+        arity: 3,
+        writes: true,
+        args: &[Arg::Key, Arg::Number(c"count")],
+    },
+    Doc {
+        name: c"rlatch.countdown",
+        summary: c"Counts the latch down by one; replies the remaining count. At 0 every waiter is answered.",
+        complexity: c"O(1), O(N) for N waiters when it opens",
+        arity: -2,
+        writes: true,
+        args: &[Arg::Key, Arg::Text(c"ID", c"request-id")],
+    },
+    Doc {
+        name: c"rlatch.await",
+        summary: c"Replies 1 when the latch is open; else nil, or with WAIT blocks until it opens (1) or times out (nil).",
+        complexity: c"O(1)",
+        arity: -2,
+        writes: false,
+        args: &[Arg::Key, Arg::Option(c"WAIT", c"timeout-ms")],
+    },
+    Doc {
+        name: c"rlatch.count",
+        summary: c"Replies the latch's remaining count (0 when unset or open).",
+        complexity: c"O(1)",
+        arity: 2,
+        writes: false,
+        args: &[Arg::Key],
+    },
+    Doc {
+        name: c"rsem.acquire",
+        summary: c"Takes permits of a semaphore for an owner; replies a fencing token, or nil when not granted. WAIT blocks in a FIFO queue.",
+        complexity: c"O(H), H the holders",
+        arity: -3,
+        writes: true,
+        args: &[
+            Arg::Key,
+            Arg::Owner,
+            Arg::Option(c"PERMITS", c"permits"),
+            Arg::Option(c"PX", c"lease-ms"),
+            Arg::Option(c"WAIT", c"timeout-ms"),
+            Arg::Flag(c"WATCHDOG"),
+            Arg::Text(c"ID", c"request-id"),
+            Arg::Option(c"MAXHOLD", c"max-hold-ms"),
+        ],
+    },
+    Doc {
+        name: c"rsem.release",
+        summary: c"Gives back permits of the owner; replies the permits it still holds, nil if it held none.",
+        complexity: c"O(H), H the holders",
+        arity: -3,
+        writes: true,
+        args: &[
+            Arg::Key,
+            Arg::Owner,
+            Arg::Option(c"PERMITS", c"permits"),
+            Arg::Text(c"ID", c"request-id"),
+        ],
+    },
+    Doc {
+        name: c"rsem.renew",
+        summary: c"Resets the lease of the owner's permits (WATCHDOG: binds them to this connection); replies 1, or 0.",
+        complexity: c"O(H), H the holders",
+        arity: -3,
+        writes: true,
+        args: &[Arg::Key, Arg::Owner, Arg::Option(c"PX", c"lease-ms"), Arg::Flag(c"WATCHDOG")],
+    },
+    Doc {
+        name: c"rsem.setpermits",
+        summary: c"Sets the available permits when the semaphore does not exist yet; replies 1, else 0.",
+        complexity: c"O(H), H the holders",
+        arity: 3,
+        writes: true,
+        args: &[Arg::Key, Arg::Number(c"permits")],
+    },
+    Doc {
+        name: c"rsem.addpermits",
+        summary: c"Adds (or, negative, removes) available permits and serves the queue; replies the new count.",
+        complexity: c"O(H), H the holders",
+        arity: 3,
+        writes: true,
+        args: &[Arg::Key, Arg::Number(c"permits")],
+    },
+    Doc {
+        name: c"rsem.info",
+        summary: c"Replies the available permits, the holders (owner, permits, ttl, token, watchdog) and the waiters' requests, or nil.",
+        complexity: c"O(H + W), H the holders, W the waiters",
         arity: 2,
         writes: false,
         args: &[Arg::Key],
@@ -179,6 +278,10 @@ fn raw_arg(arg: Arg, choices: &mut [raw::RedisModuleCommandArg; 3]) -> raw::Redi
         }
         Arg::Cursor => {
             out.name = c"cursor".as_ptr();
+            out.type_ = raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_INTEGER;
+        }
+        Arg::Number(name) => {
+            out.name = name.as_ptr();
             out.type_ = raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_INTEGER;
         }
         Arg::Option(token, name) => {
