@@ -72,10 +72,7 @@ unsafe fn reply_info(
         let field = |name: &str| {
             api!(RedisModule_ReplyWithStringBuffer)(ctx, name.as_ptr().cast(), name.len());
         };
-        let int_or_nil = |n: Option<i64>| match n {
-            Some(n) => api!(RedisModule_ReplyWithLongLong)(ctx, n),
-            None => api!(RedisModule_ReplyWithNull)(ctx),
-        };
+        let int_or_nil = |n: Option<i64>| reply_int_or_nil(ctx, n);
         api!(RedisModule_ReplyWithMap)(ctx, 7 as c_long);
         field("owner");
         api!(RedisModule_ReplyWithStringBuffer)(
@@ -137,6 +134,32 @@ pub fn watchdog_client(ctx: Ctx, watchdog: bool) -> Result<Option<u64>> {
     Ok(Some(unsafe { api!(RedisModule_GetClientId)(ctx) }))
 }
 
+/// What an acquire asks for, from its options: the lease (default `rlock.default-lease-ms`),
+/// the connection to bind (`WATCHDOG`), the request id and the hold cap.
+pub fn request<'a>(ctx: Ctx, owner: RStr, o: &args::Options<'a>) -> Result<Request<'a>> {
+    Ok(Request {
+        owner,
+        lease_ms: o.lease_ms.unwrap_or_else(config::default_lease_ms),
+        bind_to: watchdog_client(ctx, o.watchdog)?,
+        id: o.id,
+        max_hold_ms: o.max_hold_ms,
+    })
+}
+
+/// Replies an integer, or nil.
+///
+/// # Safety
+/// `ctx` is the context of the command being replied to.
+pub unsafe fn reply_int_or_nil(ctx: Ctx, n: Option<i64>) -> c_int {
+    // SAFETY: as the caller promises.
+    unsafe {
+        match n {
+            Some(n) => api!(RedisModule_ReplyWithLongLong)(ctx, n),
+            None => api!(RedisModule_ReplyWithNull)(ctx),
+        }
+    }
+}
+
 /// Opens a lock of `kind` for a write command, serving its queue first if the lock is free.
 /// The other kind of lock, found or just handed to a waiter of that kind, is `WRONGTYPE`.
 pub fn open_for_write(ctx: Ctx, key: RStr, kind: LockType) -> Result<(LockKey, i32)> {
@@ -180,14 +203,8 @@ fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     };
     args::owner(bytes(*owner))?;
     let o = with_bytes(options, args::acquire_options)?;
-    let bind_to = watchdog_client(ctx, o.watchdog)?;
-    let request = Request {
-        owner: *owner,
-        lease_ms: o.lease_ms.unwrap_or_else(config::default_lease_ms),
-        bind_to,
-        id: o.id,
-        max_hold_ms: o.max_hold_ms,
-    };
+    let request = request(ctx, *owner, &o)?;
+    let bind_to = request.bind_to;
     let (mut lock, db) = open_for_write(ctx, *key, LockType::Plain)?;
     let view = view(&lock, *owner)?;
     if let (

@@ -3,7 +3,9 @@
 
 use crate::api::{api, bytes, now_ms, Ctx, OwnedStr, RStr};
 use crate::args;
-use crate::commands::{open_for_write, run, wait_or_nil, watchdog_client, with_bytes, Reply};
+use crate::commands::{
+    open_for_write, reply_int_or_nil, request, run, wait_or_nil, watchdog_client, with_bytes, Reply,
+};
 use crate::config;
 use crate::error::{Error, Result};
 use crate::grants::{self, announce, selected_db, take_rw, Holding};
@@ -14,7 +16,7 @@ use crate::rwstore::{self, Settled};
 use crate::stats;
 use crate::store::{LockKey, LockType};
 use crate::upkeep::{arm_renewals, hand_over, serve_queue_if_free, serve_rw, watch_lease};
-use crate::waiters::{self, Ask, Request};
+use crate::waiters::{self, Ask};
 use std::os::raw::{c_int, c_long};
 
 fn want(access: Access) -> Want {
@@ -33,14 +35,8 @@ fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     args::rw_owner(bytes(*owner))?;
     let access = args::mode(bytes(*mode))?;
     let o = with_bytes(options, args::acquire_options)?;
-    let bind_to = watchdog_client(ctx, o.watchdog)?;
-    let request = Request {
-        owner: *owner,
-        lease_ms: o.lease_ms.unwrap_or_else(config::default_lease_ms),
-        bind_to,
-        id: o.id,
-        max_hold_ms: o.max_hold_ms,
-    };
+    let request = request(ctx, *owner, &o)?;
+    let bind_to = request.bind_to;
     let (mut lock, db) = open_for_write(ctx, *key, LockType::ReadWrite)?;
     let name = bytes(*key);
     let queued = waiters::count(db, name) > 0;
@@ -298,12 +294,7 @@ unsafe fn reply_info(
             text(b"ttl");
             int(s.ttl);
             text(b"watchdog");
-            match s.watchdog {
-                Some(client) => int(client as i64),
-                None => {
-                    api!(RedisModule_ReplyWithNull)(ctx);
-                }
-            }
+            reply_int_or_nil(ctx, s.watchdog.map(|c| c as i64));
         }
         text(b"waiting_readers");
         int(readers);

@@ -4,7 +4,9 @@
 
 use crate::api::{api, bytes, now_ms, Ctx, OwnedStr, RStr};
 use crate::args;
-use crate::commands::{run, wait_or_nil, watchdog_client, with_bytes, Reply};
+use crate::commands::{
+    reply_int_or_nil, request, run, wait_or_nil, watchdog_client, with_bytes, Reply,
+};
 use crate::config;
 use crate::error::{Error, Result};
 use crate::grants::{self, give_back, grant_permits, publish, selected_db};
@@ -14,7 +16,7 @@ use crate::semaphore::{self, fits};
 use crate::semstore::Semaphore;
 use crate::stats;
 use crate::upkeep::{arm_renewals, semaphore_changed};
-use crate::waiters::{self, Ask, Request};
+use crate::waiters::{self, Ask};
 use std::os::raw::{c_int, c_long};
 
 /// Opens the semaphore for a write command, giving back the permits of expired holders and
@@ -35,13 +37,7 @@ fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     args::owner(bytes(*owner))?;
     let o = with_bytes(options, args::sem_acquire_options)?;
     let permits = o.permits.unwrap_or(1);
-    let request = Request {
-        owner: *owner,
-        lease_ms: o.lease_ms.unwrap_or_else(config::default_lease_ms),
-        bind_to: watchdog_client(ctx, o.watchdog)?,
-        id: o.id,
-        max_hold_ms: o.max_hold_ms,
-    };
+    let request = request(ctx, *owner, &o)?;
     let (mut sem, db) = open_settled(ctx, *key)?;
     let name = bytes(*key);
     let held = sem.holding(bytes(*owner))?;
@@ -285,12 +281,7 @@ unsafe fn reply_info(ctx: Ctx, available: i64, holders: &[Shown], wanted: &[i64]
             text(b"token");
             int(h.token);
             text(b"watchdog");
-            match h.watchdog {
-                Some(client) => int(client as i64),
-                None => {
-                    api!(RedisModule_ReplyWithNull)(ctx);
-                }
-            }
+            reply_int_or_nil(ctx, h.watchdog.map(|c| c as i64));
         }
         text(b"waiters");
         api!(RedisModule_ReplyWithArray)(ctx, wanted.len() as c_long);

@@ -32,6 +32,7 @@ use crate::semstore::Semaphore;
 use crate::stats;
 use crate::store::{LockKey, LockType};
 use crate::waiters;
+use redis_module::raw;
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::ffi::c_void;
@@ -57,6 +58,49 @@ enum Work {
     End(LockId, Binding),
 }
 
+type Target = (i32, Rc<[u8]>);
+
+/// Timers that look at a key again at a given time: one per key, the earliest wins (one that
+/// fires early finds nothing to do, and its caller arms it again for the right time).
+#[derive(Default)]
+struct KeyTimers(HashMap<Target, (TimerId, i64)>);
+
+impl KeyTimers {
+    /// Makes sure `target` is looked at by `callback` at `fire_at` or earlier (None: not at
+    /// all).
+    fn arm(
+        &mut self,
+        ctx: Ctx,
+        target: Target,
+        fire_at: Option<i64>,
+        callback: raw::RedisModuleTimerProc,
+    ) {
+        if let Some(&(timer, armed)) = self.0.get(&target) {
+            if fire_at.is_some_and(|at| armed <= at) {
+                return;
+            }
+            if let Some(data) = stop_timer(ctx, timer) {
+                // SAFETY: these timers' data is a boxed target, released once, here.
+                drop(unsafe { Box::from_raw(data.cast::<Target>()) });
+            }
+            self.0.remove(&target);
+        }
+        if let Some(at) = fire_at {
+            let data = Box::into_raw(Box::new(target.clone()));
+            let timer = create_timer(ctx, at, callback, data.cast());
+            self.0.insert(target, (timer, at));
+        }
+    }
+
+    /// A timer fired: takes back its data, the target.
+    fn fired(&mut self, data: *mut c_void) -> Box<Target> {
+        // SAFETY: these timers are created with a boxed target, released here once.
+        let target = unsafe { Box::from_raw(data.cast::<Target>()) };
+        self.0.remove(&*target);
+        target
+    }
+}
+
 #[derive(Default)]
 struct Upkeep {
     pending: Vec<Work>,
@@ -66,10 +110,10 @@ struct Upkeep {
     to_close: Vec<u64>,
     /// One timer per watched lock, just after its lease ends, so the next waiter need not wait
     /// for Redis's own (lazy or ~100 ms) expiry: (timer, fire time).
-    lease_timers: HashMap<(i32, Rc<[u8]>), (TimerId, i64)>,
+    lease_timers: KeyTimers,
     /// One timer per semaphore with holders, at the earliest holder's lease end: its permits
     /// come back then whether or not anyone waits (Redisson's clients poll the counter).
-    holder_timers: HashMap<(i32, Rc<[u8]>), (TimerId, i64)>,
+    holder_timers: KeyTimers,
 }
 
 thread_local! {
@@ -237,31 +281,16 @@ fn semaphore_check(ctx: Ctx, db: i32, key: &[u8]) {
 
 /// Arms the semaphore's holder timer for the lease ending at `at` (none: it has no holders).
 fn watch_holders(ctx: Ctx, db: i32, key: &[u8], at: Option<i64>) {
-    let target = (db, Rc::<[u8]>::from(key));
+    let (target, fire_at) = ((db, Rc::from(key)), at.map(|at| at + 1));
     with(|u| {
-        if let Some(&(timer, armed)) = u.holder_timers.get(&target) {
-            if at == Some(armed) {
-                return;
-            }
-            if let Some(data) = stop_timer(ctx, timer) {
-                // SAFETY: holder timers' data is a boxed key, released once, here.
-                drop(unsafe { Box::from_raw(data.cast::<(i32, Rc<[u8]>)>()) });
-            }
-            u.holder_timers.remove(&target);
-        }
-        if let Some(at) = at {
-            let data = Box::into_raw(Box::new(target.clone()));
-            let timer = create_timer(ctx, at + 1, Some(on_holder_timer), data.cast());
-            u.holder_timers.insert(target, (timer, at));
-        }
+        u.holder_timers
+            .arm(ctx, target, fire_at, Some(on_holder_timer))
     });
 }
 
 extern "C" fn on_holder_timer(ctx: Ctx, data: *mut c_void) {
-    // SAFETY: holder timers are created with a boxed key, released here once.
-    let target = unsafe { Box::from_raw(data.cast::<(i32, Rc<[u8]>)>()) };
+    let target = with(|u| u.holder_timers.fired(data));
     guarded("a semaphore's holder timer", (), || {
-        with(|u| u.holder_timers.remove(&*target));
         let (db, key) = *target;
         run(ctx, vec![Work::Semaphore(db, key)]);
     })
@@ -336,38 +365,16 @@ pub fn watch_lease(ctx: Ctx, db: i32, key: &[u8], expire_at: Option<i64>) {
     if waiters::count(db, key) == 0 {
         return;
     }
-    let fire_at = expire_at.map(|at| at + 1);
+    let (target, fire_at) = ((db, Rc::from(key)), expire_at.map(|at| at + 1));
     with(|u| {
-        let armed = u
-            .lease_timers
-            .get_key_value(&(db, Rc::from(key)))
-            .map(|(k, v)| (k.clone(), *v));
-        match (armed, fire_at) {
-            // An earlier timer re-checks and re-arms; nothing to do.
-            (Some((_, (_, at))), Some(fire_at)) if at <= fire_at => return,
-            (Some((k, (timer, _))), _) => {
-                if let Some(data) = stop_timer(ctx, timer) {
-                    // SAFETY: lease timers' data is a boxed key, released once, here.
-                    drop(unsafe { Box::from_raw(data.cast::<(i32, Rc<[u8]>)>()) });
-                }
-                u.lease_timers.remove(&k);
-            }
-            (None, _) => {}
-        }
-        if let Some(fire_at) = fire_at {
-            let target = (db, Rc::<[u8]>::from(key));
-            let data = Box::into_raw(Box::new(target.clone()));
-            let timer = create_timer(ctx, fire_at, Some(on_lease_timer), data.cast());
-            u.lease_timers.insert(target, (timer, fire_at));
-        }
+        u.lease_timers
+            .arm(ctx, target, fire_at, Some(on_lease_timer))
     });
 }
 
 extern "C" fn on_lease_timer(ctx: Ctx, data: *mut c_void) {
-    // SAFETY: lease timers are created with a boxed key, released here once.
-    let target = unsafe { Box::from_raw(data.cast::<(i32, Rc<[u8]>)>()) };
+    let target = with(|u| u.lease_timers.fired(data));
     guarded("the lease timer", (), || {
-        with(|u| u.lease_timers.remove(&*target));
         let (db, key) = *target;
         run(ctx, vec![Work::Check((db, key, true))]);
     })
