@@ -6,7 +6,27 @@
 use crate::api::{api, reply_bytes, CallReply, Ctx, RStr};
 use crate::error::{Error, Result};
 use redis_module::raw;
-use std::os::raw::c_int;
+use std::cell::Cell;
+use std::os::raw::{c_int, c_longlong};
+
+thread_local! {
+    /// Set while this module writes a counter: the keyspace events of its own writes need no
+    /// second look (the writer serves the queue itself).
+    static WRITING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether the keyspace event being delivered comes from this module's own counter write.
+pub fn writing() -> bool {
+    WRITING.with(Cell::get)
+}
+
+/// Runs a write, marked as this module's own.
+fn own<R>(write: impl FnOnce() -> R) -> R {
+    WRITING.with(|w| w.set(true));
+    let result = write();
+    WRITING.with(|w| w.set(false));
+    result
+}
 
 /// Frees a call reply on drop.
 struct Reply(CallReply);
@@ -78,37 +98,28 @@ pub fn get(ctx: Ctx, key: RStr) -> Result<Option<i64>> {
 
 /// `SET key n`.
 pub fn set(ctx: Ctx, key: RStr, n: i64) {
-    // SAFETY: the format names a string and a long long; '!' replicates the command.
-    drop(Reply(unsafe {
-        api!(RedisModule_Call)(
-            ctx,
-            c"SET".as_ptr(),
-            c"!sl".as_ptr(),
-            key,
-            n as std::os::raw::c_longlong,
-        )
-    }));
+    drop(call_with_number(ctx, c"SET", key, n));
 }
 
 /// `INCRBY key n` (n may be negative): the new value.
 pub fn add(ctx: Ctx, key: RStr, n: i64) -> Result<i64> {
-    // SAFETY: as in `set`.
-    Reply(unsafe {
-        api!(RedisModule_Call)(
-            ctx,
-            c"INCRBY".as_ptr(),
-            c"!sl".as_ptr(),
-            key,
-            n as std::os::raw::c_longlong,
-        )
+    call_with_number(ctx, c"INCRBY", key, n).integer()
+}
+
+/// `<command> key n`, replicated, marked as this module's own write.
+fn call_with_number(ctx: Ctx, command: &std::ffi::CStr, key: RStr, n: i64) -> Reply {
+    // SAFETY: the format names a string and a long long; '!' replicates the command.
+    own(|| {
+        Reply(unsafe {
+            api!(RedisModule_Call)(ctx, command.as_ptr(), c"!sl".as_ptr(), key, n as c_longlong)
+        })
     })
-    .integer()
 }
 
 /// `DEL key`.
 pub fn delete(ctx: Ctx, key: RStr) {
     // SAFETY: as in `set`.
-    drop(Reply(unsafe {
-        api!(RedisModule_Call)(ctx, c"DEL".as_ptr(), c"!s".as_ptr(), key)
+    drop(own(|| {
+        Reply(unsafe { api!(RedisModule_Call)(ctx, c"DEL".as_ptr(), c"!s".as_ptr(), key) })
     }));
 }

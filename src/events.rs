@@ -113,7 +113,7 @@ pub fn ensure_string_subscription(ctx: Ctx) -> bool {
 extern "C" fn on_keyspace_event(ctx: Ctx, class: c_int, _event: *const c_char, key: RStr) -> c_int {
     guarded("a keyspace event", OK, || {
         // Cheap exit first: this runs for every write on the server.
-        if waiters::total() == 0 || !is_writable_master(ctx) {
+        if waiters::total() == 0 || crate::counter::writing() || !is_writable_master(ctx) {
             return OK;
         }
         let db = selected_db(ctx);
