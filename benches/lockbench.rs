@@ -21,6 +21,8 @@ mod w5_limit;
 mod w6_watchdog;
 #[path = "lockbench/w7_rwlock.rs"]
 mod w7_rwlock;
+#[path = "lockbench/w8_semaphore.rs"]
+mod w8_semaphore;
 
 use common::Server;
 use driver::{Shas, Table};
@@ -31,7 +33,7 @@ type Workload = fn(&Server, &Shas, &mut Table);
 /// In the order they run. W1, W5 and W6 first: the first blocking WAIT (in W2) subscribes the
 /// module to keyspace events, which then cost every write, SET NX PX included. The README
 /// states that cost.
-const WORKLOADS: [(&str, Workload); 7] = [
+const WORKLOADS: [(&str, Workload); 8] = [
     ("w1", w1_uncontended::run),
     ("w5", w5_limit::run),
     ("w6", w6_watchdog::run),
@@ -39,6 +41,7 @@ const WORKLOADS: [(&str, Workload); 7] = [
     ("w3", w3_dead_holder::run),
     ("w4", w4_queued_waiters::run),
     ("w7", w7_rwlock::run),
+    ("w8", w8_semaphore::run),
 ];
 
 fn main() {

@@ -61,6 +61,12 @@ pub fn strings(args: &[&str]) -> Vec<String> {
     args.iter().map(|s| s.to_string()).collect()
 }
 
+/// EVALSHA with its key count, as Redisson sends its scripts.
+pub fn evalsha(sha: &str, keys: &[&str], args: &[&str]) -> Vec<String> {
+    let count = keys.len().to_string();
+    strings(&[&["EVALSHA", sha, &count][..], keys, args].concat())
+}
+
 pub fn acquire_args(im: Impl, shas: &Shas, key: &str, owner: &str, wait: bool) -> Vec<String> {
     match im {
         Impl::Rlock if wait => strings(&["RLOCK.ACQUIRE", key, owner, "PX", "30000", "WAIT", "0"]),
@@ -130,12 +136,9 @@ pub fn pipelined(
     done.load(Ordering::Relaxed) as f64 / start.elapsed().as_secs_f64()
 }
 
-/// How a Redisson client waits (RedissonLock.lock, and tryLock when `deadline` is its wait
-/// time): try `acquire`, a script replying nil when granted, else the holder's PTTL; on
-/// failure subscribe to `channel`, then try again and wait for a message or the PTTL between
-/// tries; unsubscribe when done. Gives up after a failed try once `stop` is set or `deadline`
-/// has passed. `sub` is the client's pub/sub connection, opened at its first wait. Returns
-/// whether it acquired.
+/// How a Redisson client waits for a lock (RedissonLock.lock, and tryLock when `deadline` is
+/// its wait time): `acquire` is a script replying nil when granted, else the holder's PTTL,
+/// which bounds each wait for a message. Returns whether it acquired.
 pub fn redisson_lock(
     server: &Server,
     c: &mut Conn,
@@ -145,21 +148,42 @@ pub fn redisson_lock(
     stop: &AtomicBool,
     deadline: Option<Instant>,
 ) -> bool {
-    if c.cmd(acquire).is_nil() {
+    let try_acquire = |c: &mut Conn| {
+        let ttl = c.cmd(acquire);
+        (!ttl.is_nil()).then(|| Duration::from_millis(ttl.int().max(1) as u64))
+    };
+    redisson_wait(server, c, sub, channel, stop, deadline, try_acquire)
+}
+
+/// Redisson's wait loop, shared by its locks and semaphores: `try_acquire` sends one try and
+/// returns `None` when granted, else how long to wait for a message before trying again. On a
+/// failed first try it subscribes to `channel`, then tries again and waits for a message (or
+/// that time) between tries; it unsubscribes when done. Gives up after a failed try once
+/// `stop` is set or `deadline` has passed. `sub` is the client's pub/sub connection, opened
+/// at its first wait. Returns whether it acquired.
+pub fn redisson_wait(
+    server: &Server,
+    c: &mut Conn,
+    sub: &mut Option<Conn>,
+    channel: &str,
+    stop: &AtomicBool,
+    deadline: Option<Instant>,
+    mut try_acquire: impl FnMut(&mut Conn) -> Option<Duration>,
+) -> bool {
+    if try_acquire(c).is_none() {
         return true;
     }
     let s = sub.get_or_insert_with(|| server.conn());
     s.cmd(&["SUBSCRIBE", channel]);
     let give_up = || stop.load(Ordering::Relaxed) || deadline.is_some_and(|d| Instant::now() >= d);
-    // Redisson tries once more as soon as it listens: an unlock published before the
-    // subscription would otherwise leave it sleeping a whole PTTL.
-    let mut ttl = c.cmd(acquire);
-    while !ttl.is_nil() && !give_up() {
-        let pttl = Duration::from_millis(ttl.int().max(1) as u64);
-        let left = deadline.map_or(pttl, |d| d.saturating_duration_since(Instant::now()));
-        s.set_read_timeout(Some(pttl.min(left).max(Duration::from_millis(1))));
+    // Redisson tries once more as soon as it listens: a release published before the
+    // subscription would otherwise leave it sleeping a whole wait.
+    let mut wait = try_acquire(c);
+    while let Some(pause) = wait.filter(|_| !give_up()) {
+        let left = deadline.map_or(pause, |d| d.saturating_duration_since(Instant::now()));
+        s.set_read_timeout(Some(pause.min(left).max(Duration::from_millis(1))));
         let _ = s.read(); // a message, or the timeout
-        ttl = c.cmd(acquire);
+        wait = try_acquire(c);
     }
     s.set_read_timeout(Some(Duration::from_secs(30)));
     s.send(&["UNSUBSCRIBE", channel]).expect("send");
@@ -173,7 +197,30 @@ pub fn redisson_lock(
             break;
         }
     }
-    ttl.is_nil()
+    wait.is_none()
+}
+
+/// Runs `n` clients on threads of their own for `RUN`: each is `client(id, stop)`, which
+/// returns once `stop` is set. Returns what each returned.
+pub fn clients_for_run<T: Send>(
+    n: usize,
+    client: impl Fn(usize, &AtomicBool) -> T + Sync,
+) -> Vec<T> {
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..n)
+            .map(|id| {
+                let (client, stop) = (&client, &stop);
+                s.spawn(move || client(id, stop))
+            })
+            .collect();
+        std::thread::sleep(RUN);
+        stop.store(true, Ordering::Relaxed);
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("client"))
+            .collect()
+    })
 }
 
 /// Reads the replies to a pipeline; a benchmark whose commands fail measures nothing.
@@ -338,6 +385,69 @@ pub fn percentile(sorted: &[f64], p: f64) -> f64 {
         return f64::NAN;
     }
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+/// Interleaved rounds of rlock against Redisson: each side's figures, one value a round, named
+/// `{prefix}.{side}.{figure}` in bench.json.
+pub struct Rounds {
+    prefix: String,
+    figures: BTreeMap<String, Vec<f64>>,
+}
+
+impl Rounds {
+    pub fn new(prefix: &str) -> Rounds {
+        Rounds {
+            prefix: prefix.into(),
+            figures: BTreeMap::new(),
+        }
+    }
+
+    fn name(&self, im: Impl, figure: &str) -> String {
+        format!("{}.{}.{figure}", self.prefix, im.name())
+    }
+
+    /// One run's figures for `im`.
+    pub fn push(&mut self, im: Impl, figures: &[(&str, f64)]) {
+        for (figure, value) in figures {
+            let name = self.name(im, figure);
+            self.figures.entry(name).or_default().push(*value);
+        }
+    }
+
+    pub fn get(&self, im: Impl, figure: &str) -> &[f64] {
+        &self.figures[&self.name(im, figure)]
+    }
+
+    /// The median over the rounds.
+    pub fn mid(&self, im: Impl, figure: &str) -> f64 {
+        spread(self.get(im, figure)).0
+    }
+
+    /// `im`'s acquires/s as "median (min-max)".
+    pub fn rate(&self, im: Impl) -> String {
+        let (rate, min, max) = spread(self.get(im, "acquires_per_s"));
+        format!("{rate:.0} ({min:.0}-{max:.0})")
+    }
+
+    /// Adds the ratio row (each round's ratio of acquires/s, as the two sides of a round ran
+    /// back to back) and writes the figures into bench.json.
+    pub fn finish(self, table: &mut Table, workload: &str, note: String) {
+        let rates = |im| self.get(im, "acquires_per_s").iter();
+        let ratios: Vec<f64> = rates(Impl::Rlock)
+            .zip(rates(Impl::Redisson))
+            .map(|(rlock, redisson)| rlock / redisson)
+            .collect();
+        let (ratio, min, max) = spread(&ratios);
+        table.add(
+            workload,
+            "rlock / redisson acquires/s (min-max)",
+            format!("{ratio:.1}x ({min:.1}-{max:.1})"),
+            note,
+        );
+        for (name, values) in self.figures {
+            table.raw(&name, values);
+        }
+    }
 }
 
 /// A bench.json value; written without a serde dependency.

@@ -6,10 +6,9 @@
 use crate::common::redisson::rw;
 use crate::common::{wait_until, Conn, Server, Value};
 use crate::driver::{
-    percentile, redisson_lock, reset, spread, strings, total_calls, Impl, Rng, Shas, Table, ROUNDS,
-    RUN,
+    clients_for_run, evalsha, percentile, redisson_lock, reset, total_calls, Impl, Rng, Rounds,
+    Shas, Table, ROUNDS,
 };
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -71,12 +70,6 @@ impl RwShas {
             write_release: load(rw::WRITE_RELEASE),
         }
     }
-}
-
-/// EVALSHA with its key count, as Redisson sends its scripts.
-fn evalsha(sha: &str, keys: &[&str], args: &[&str]) -> Vec<String> {
-    let count = keys.len().to_string();
-    strings(&[&["EVALSHA", sha, &count][..], keys, args].concat())
 }
 
 /// One client of one side on `key`, with Redisson's pub/sub connection once it waited.
@@ -204,30 +197,28 @@ struct Mix {
 /// `ROUNDS` runs of `RUN` for each side, interleaved.
 fn read_mostly(server: &Server, shas: &RwShas, c: &mut Conn, table: &mut Table) {
     let workload = format!("W7 RW lock, {CLIENTS} clients, {WRITE_PERCENT}% writes");
-    let mut figures: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    let mut rounds = Rounds::new("w7.mix");
     for _ in 0..ROUNDS {
         for im in SIDES {
             let mix = mixed_run(server, shas, c, im);
             let (reads, writes) = (&mix.reads_ms, &mix.writes_ms);
-            for (figure, value) in [
-                ("acquires_per_s", mix.acquires_per_s),
-                ("read_p50_ms", percentile(reads, 0.5)),
-                ("read_p99_ms", percentile(reads, 0.99)),
-                ("write_p50_ms", percentile(writes, 0.5)),
-                ("write_p99_ms", percentile(writes, 0.99)),
-                ("timeouts", mix.timeouts as f64),
-                ("commands_per_acquire", mix.commands_per_acquire),
-            ] {
-                let name = format!("w7.mix.{}.{figure}", im.name());
-                figures.entry(name).or_default().push(value);
-            }
+            rounds.push(
+                im,
+                &[
+                    ("acquires_per_s", mix.acquires_per_s),
+                    ("read_p50_ms", percentile(reads, 0.5)),
+                    ("read_p99_ms", percentile(reads, 0.99)),
+                    ("write_p50_ms", percentile(writes, 0.5)),
+                    ("write_p99_ms", percentile(writes, 0.99)),
+                    ("timeouts", mix.timeouts as f64),
+                    ("commands_per_acquire", mix.commands_per_acquire),
+                ],
+            );
         }
     }
-    let get = |im: Impl, figure: &str| figures[&format!("w7.mix.{}.{figure}", im.name())].clone();
-    let mid = |im: Impl, figure: &str| spread(&get(im, figure)).0;
     for im in SIDES {
-        let (rate, min, max) = spread(&get(im, "acquires_per_s"));
-        let timeouts: f64 = get(im, "timeouts").iter().sum();
+        let timeouts: f64 = rounds.get(im, "timeouts").iter().sum();
+        let mid = |figure| rounds.mid(im, figure);
         table.add(
             &workload,
             &format!(
@@ -235,55 +226,27 @@ fn read_mostly(server: &Server, shas: &RwShas, c: &mut Conn, table: &mut Table) 
                 im.name()
             ),
             format!(
-                "{rate:.0} ({min:.0}-{max:.0}) | {:.2} {:.1} | {:.2} {:.1} | {:.1}",
-                mid(im, "read_p50_ms"),
-                mid(im, "read_p99_ms"),
-                mid(im, "write_p50_ms"),
-                mid(im, "write_p99_ms"),
-                mid(im, "commands_per_acquire"),
+                "{} | {:.2} {:.1} | {:.2} {:.1} | {:.1}",
+                rounds.rate(im),
+                mid("read_p50_ms"),
+                mid("read_p99_ms"),
+                mid("write_p50_ms"),
+                mid("write_p99_ms"),
+                mid("commands_per_acquire"),
             ),
             format!("{timeouts:.0} waits of {WAIT:?} timed out"),
         );
     }
-    // Each round's ratio: the two sides of a round ran back to back.
-    let ratios: Vec<f64> = get(Impl::Rlock, "acquires_per_s")
-        .iter()
-        .zip(get(Impl::Redisson, "acquires_per_s"))
-        .map(|(rlock, redisson)| rlock / redisson)
-        .collect();
-    let (ratio, min, max) = spread(&ratios);
-    table.add(
-        &workload,
-        "rlock / redisson acquires/s (min-max)",
-        format!("{ratio:.1}x ({min:.1}-{max:.1})"),
-        String::new(),
-    );
-    for (name, values) in figures {
-        table.raw(&name, values);
-    }
+    rounds.finish(table, &workload, String::new());
 }
 
 fn mixed_run(server: &Server, shas: &RwShas, c: &mut Conn, im: Impl) -> Mix {
     reset(c);
     let key = format!("w7:mix:{}", im.name());
-    let stop = AtomicBool::new(false);
     let started = Instant::now();
-    let clients: Vec<(Vec<f64>, Vec<f64>, u64)> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..CLIENTS)
-            .map(|id| {
-                let (stop, key) = (&stop, key.as_str());
-                s.spawn(move || {
-                    let client = Client::new(server, shas, im, key, format!("client-{id}"));
-                    mixed_client(client, Rng::for_thread(id), stop)
-                })
-            })
-            .collect();
-        std::thread::sleep(RUN);
-        stop.store(true, Ordering::Relaxed);
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("client"))
-            .collect()
+    let clients = clients_for_run(CLIENTS, |id, stop| {
+        let client = Client::new(server, shas, im, &key, format!("client-{id}"));
+        mixed_client(client, Rng::for_thread(id), stop)
     });
     let elapsed = started.elapsed().as_secs_f64();
     let (mut reads_ms, mut writes_ms, mut timeouts) = (Vec::new(), Vec::new(), 0);
