@@ -310,7 +310,7 @@ fn release(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
             return Ok(Reply::Int(0));
         }
     }
-    let view = view(&lock, *owner)?;
+    let view = lock.view_without_token(*owner)?;
     if let (Some(id), View::Mine { .. }) = (o.id, view) {
         if let Some(remaining) = lock.ids().find(Kind::Release, id) {
             stats::RETRIES_ANSWERED.add();

@@ -254,13 +254,23 @@ impl LockKey {
     }
 
     pub fn view(&self, owner: RStr) -> Result<View> {
+        self.view_with(owner, true)
+    }
+
+    /// The lock as `owner` sees it, without reading the token (a release needs only the count,
+    /// and each hash read costs as much as the rest of the release's own work).
+    pub fn view_without_token(&self, owner: RStr) -> Result<View> {
+        self.view_with(owner, false)
+    }
+
+    fn view_with(&self, owner: RStr, with_token: bool) -> Result<View> {
         if self.is_free() {
             return Ok(View::Free);
         }
         Ok(match self.int_field(owner)? {
             Some(holds) => View::Mine {
                 holds,
-                token: self.token(),
+                token: if with_token { self.token() } else { None },
             },
             None => View::Theirs,
         })
