@@ -50,8 +50,17 @@ test-compat: build $(VENV)/.compat-installed ## Run the integration tests agains
 	  REDIS_SERVER=$$PWD/$$server $(CARGO) test --release --tests; \
 	done
 
-bench: build ## Benchmark RLOCK against the Redisson scripts and SET NX PX (table + target/bench.json)
+# The chart's plotting library, in the same virtual environment as the compat servers.
+CHART_PACKAGES := matplotlib==3.11.2
+
+$(VENV)/.chart-installed:
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q $(CHART_PACKAGES)
+	touch $@
+
+bench: build $(VENV)/.chart-installed ## Benchmark RLOCK against the Redisson scripts and SET NX PX (table, target/bench.json, target/bench.svg)
 	$(CARGO) bench --bench lockbench
+	$(VENV)/bin/python benches/chart.py
 
 clean: ## Remove build output
 	$(CARGO) clean

@@ -1,6 +1,7 @@
 //! `make bench`: RLOCK against the Redisson RLock protocol (Lua scripts + pub/sub waiting) and
 //! the plain `SET NX PX` pattern, side by side on one server with the module, interleaved.
-//! Prints one table of medians and ratios and writes the raw figures to target/bench.json.
+//! Prints one table of medians with their spread (min-max) over interleaved rounds, ratios
+//! taken round by round, and writes every round's figures to target/bench.json.
 //! `cargo bench --bench lockbench -- w1` runs one workload alone.
 
 #[path = "../tests/common/mod.rs"]
@@ -23,6 +24,8 @@ mod w6_watchdog;
 mod w7_rwlock;
 #[path = "lockbench/w8_semaphore.rs"]
 mod w8_semaphore;
+#[path = "lockbench/w9_live_keys.rs"]
+mod w9_live_keys;
 
 use common::Server;
 use driver::{Shas, Table};
@@ -30,13 +33,14 @@ use std::time::Instant;
 
 type Workload = fn(&Server, &Shas, &mut Table);
 
-/// In the order they run. W1, W5 and W6 first: the first blocking WAIT (in W2) subscribes the
-/// module to keyspace events, which then cost every write, SET NX PX included. The README
+/// In the order they run. W1, W5, W6 and W9 first: the first blocking WAIT (in W2) subscribes
+/// the module to keyspace events, which then cost every write, SET NX PX included. The README
 /// states that cost.
-const WORKLOADS: [(&str, Workload); 8] = [
+const WORKLOADS: [(&str, Workload); 9] = [
     ("w1", w1_uncontended::run),
     ("w5", w5_limit::run),
     ("w6", w6_watchdog::run),
+    ("w9", w9_live_keys::run),
     ("w2", w2_hot_lock::run),
     ("w3", w3_dead_holder::run),
     ("w4", w4_queued_waiters::run),

@@ -7,8 +7,10 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-pub const ROUNDS: usize = 3;
-pub const RUN: Duration = Duration::from_secs(2);
+/// Every comparison runs as this many interleaved rounds, so a run shows its own spread.
+pub const ROUNDS: usize = 5;
+/// One round of one side. Short, so five rounds of every workload fit in a few minutes.
+pub const RUN: Duration = Duration::from_secs(1);
 pub const CONNECTIONS: usize = 50;
 pub const PIPELINE: usize = 16;
 
@@ -266,6 +268,59 @@ pub fn fresh_acquires(
     })
 }
 
+/// The commands a client sends for one acquire+release pair of `im` (`None`: SET NX with a
+/// plain DEL), as INFO commandstats names them. Commands that scripts run inside are counted
+/// there too, and inside their script's time: they stay out.
+fn pair_commands(im: Option<Impl>) -> &'static [&'static str] {
+    match im {
+        Some(Impl::Rlock) => &["rlock.acquire", "rlock.release"],
+        Some(Impl::Redisson) => &["evalsha"],
+        Some(Impl::SetNx) => &["set", "evalsha"],
+        None => &["set", "del"],
+    }
+}
+
+/// One run of uncontended pairs, from the server's accounting.
+pub struct Pairs {
+    pub per_s: f64,
+    pub pair_usec: f64,
+    /// Per call, where acquire and release are distinct commands (NaN for Redisson's EVALSHA).
+    pub acquire_usec: f64,
+    pub release_usec: f64,
+}
+
+/// Pipelined acquire+release pairs of `im` (`None`: SET NX + DEL) on random keys
+/// `{prefix}:<n>`, each released in the same pipeline, so the keyspace keeps its size.
+pub fn pairs(server: &Server, c: &mut Conn, shas: &Shas, im: Option<Impl>, prefix: &str) -> Pairs {
+    reset_stats(c);
+    let acquire_im = im.unwrap_or(Impl::SetNx);
+    let per_s = pipelined(server, |rng, buf| {
+        for _ in 0..PIPELINE / 2 {
+            let key = format!("{prefix}:{}", rng.next() % 1_000_000_000);
+            encode(buf, &acquire_args(acquire_im, shas, &key, "owner-1", false));
+            match im {
+                Some(im) => encode(buf, &release_args(im, shas, &key, "owner-1")),
+                None => encode(buf, &strings(&["DEL", &key])),
+            }
+        }
+        (PIPELINE, (PIPELINE / 2) as u64)
+    });
+    let stats = commandstats(c);
+    let sent: Vec<(u64, f64)> = pair_commands(im)
+        .iter()
+        .map(|name| stats.get(*name).copied().unwrap_or((0, f64::NAN)))
+        .collect();
+    let calls: u64 = sent.iter().map(|s| s.0).sum();
+    let usec: f64 = sent.iter().map(|(n, us)| *n as f64 * us).sum();
+    let per_call = |i: usize| sent.get(i).map_or(f64::NAN, |s| s.1);
+    Pairs {
+        per_s,
+        pair_usec: usec / (calls as f64 / 2.0),
+        acquire_usec: per_call(0),
+        release_usec: per_call(1),
+    }
+}
+
 /// Pipelined PINGs, the floor any command is measured against; returns PINGs/s.
 pub fn pings(server: &Server) -> f64 {
     let ping = strings(&["PING"]);
@@ -328,6 +383,11 @@ pub fn total_calls(c: &mut Conn) -> u64 {
 
 pub fn reset(c: &mut Conn) {
     c.q("FLUSHALL");
+    reset_stats(c);
+}
+
+/// Zeroes INFO commandstats, keeping the keys.
+pub fn reset_stats(c: &mut Conn) {
     c.q("CONFIG RESETSTAT");
 }
 
@@ -387,8 +447,19 @@ pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
 }
 
-/// Interleaved rounds of rlock against Redisson: each side's figures, one value a round, named
-/// `{prefix}.{side}.{figure}` in bench.json.
+/// "median (min-max)" of repeated runs, with `decimals` decimals.
+pub fn shown(runs: &[f64], decimals: usize) -> String {
+    shown_in(runs, decimals, "")
+}
+
+/// "median`unit` (min-max)", e.g. "1.99x (1.90-2.10)".
+fn shown_in(runs: &[f64], decimals: usize, unit: &str) -> String {
+    let (mid, min, max) = spread(runs);
+    format!("{mid:.decimals$}{unit} ({min:.decimals$}-{max:.decimals$})")
+}
+
+/// Interleaved rounds of several sides (implementations, or commands): each side's figures,
+/// one value a round, named `{prefix}.{side}.{figure}` in bench.json.
 pub struct Rounds {
     prefix: String,
     figures: BTreeMap<String, Vec<f64>>,
@@ -402,48 +473,81 @@ impl Rounds {
         }
     }
 
-    fn name(&self, im: Impl, figure: &str) -> String {
-        format!("{}.{}.{figure}", self.prefix, im.name())
+    fn name(&self, side: &str, figure: &str) -> String {
+        format!("{}.{side}.{figure}", self.prefix)
     }
 
-    /// One run's figures for `im`.
-    pub fn push(&mut self, im: Impl, figures: &[(&str, f64)]) {
+    /// One round's figures for `side`.
+    pub fn push(&mut self, side: &str, figures: &[(&str, f64)]) {
         for (figure, value) in figures {
-            let name = self.name(im, figure);
+            let name = self.name(side, figure);
             self.figures.entry(name).or_default().push(*value);
         }
     }
 
-    pub fn get(&self, im: Impl, figure: &str) -> &[f64] {
-        &self.figures[&self.name(im, figure)]
+    pub fn get(&self, side: &str, figure: &str) -> &[f64] {
+        &self.figures[&self.name(side, figure)]
     }
 
     /// The median over the rounds.
-    pub fn mid(&self, im: Impl, figure: &str) -> f64 {
-        spread(self.get(im, figure)).0
+    pub fn mid(&self, side: &str, figure: &str) -> f64 {
+        spread(self.get(side, figure)).0
     }
 
-    /// `im`'s acquires/s as "median (min-max)".
-    pub fn rate(&self, im: Impl) -> String {
-        let (rate, min, max) = spread(self.get(im, "acquires_per_s"));
-        format!("{rate:.0} ({min:.0}-{max:.0})")
+    /// `side`'s `figure` as "median (min-max)".
+    pub fn show(&self, side: &str, figure: &str, decimals: usize) -> String {
+        shown(self.get(side, figure), decimals)
     }
 
-    /// Adds the ratio row (each round's ratio of acquires/s, as the two sides of a round ran
-    /// back to back) and writes the figures into bench.json.
-    pub fn finish(self, table: &mut Table, workload: &str, note: String) {
-        let rates = |im| self.get(im, "acquires_per_s").iter();
-        let ratios: Vec<f64> = rates(Impl::Rlock)
-            .zip(rates(Impl::Redisson))
-            .map(|(rlock, redisson)| rlock / redisson)
+    /// Several of `side`'s figures, each "median (min-max)" with its decimals, joined by "; ".
+    pub fn shows(&self, side: &str, figures: &[(&str, usize)]) -> String {
+        figures
+            .iter()
+            .map(|(figure, decimals)| self.show(side, figure, *decimals))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
+    /// `f(a, b)` of `figure` round by round, as the two sides of a round ran back to back;
+    /// kept for bench.json as `{prefix}.{a}{sign}{b}.{figure}`, shown as "median (min-max)".
+    fn each_round(
+        &mut self,
+        figure: &str,
+        (a, sign, b): (&str, &str, &str),
+        f: fn(f64, f64) -> f64,
+        (decimals, unit): (usize, &str),
+    ) -> String {
+        let values: Vec<f64> = self
+            .get(a, figure)
+            .iter()
+            .zip(self.get(b, figure))
+            .map(|(x, y)| f(*x, *y))
             .collect();
-        let (ratio, min, max) = spread(&ratios);
-        table.add(
-            workload,
-            "rlock / redisson acquires/s (min-max)",
-            format!("{ratio:.1}x ({min:.1}-{max:.1})"),
-            note,
-        );
+        let text = shown_in(&values, decimals, unit);
+        let name = self.name(&format!("{a}{sign}{b}"), figure);
+        self.figures.insert(name, values);
+        text
+    }
+
+    /// Each round's `a` ÷ `b` of `figure`: "1.99x (1.90-2.10)".
+    pub fn ratio(&mut self, figure: &str, a: &str, b: &str) -> String {
+        self.each_round(figure, (a, "/", b), |x, y| x / y, (2, "x"))
+    }
+
+    /// Each round's `a` − `b` of `figure`.
+    pub fn difference(&mut self, figure: &str, a: &str, b: &str, decimals: usize) -> String {
+        self.each_round(figure, (a, "-", b), |x, y| x - y, (decimals, ""))
+    }
+
+    /// Adds the row of each round's rlock ÷ Redisson acquires/s, then writes the figures.
+    pub fn finish_against_redisson(mut self, table: &mut Table, workload: &str, note: String) {
+        let ratio = self.ratio("acquires_per_s", "rlock", "redisson");
+        table.add(workload, "rlock / redisson acquires/s", ratio, note);
+        self.finish(table);
+    }
+
+    /// Writes every round's figures (and the ratios taken) into bench.json.
+    pub fn finish(self, table: &mut Table) {
         for (name, values) in self.figures {
             table.raw(&name, values);
         }
@@ -476,6 +580,9 @@ impl Table {
     pub fn new(version: &str) -> Table {
         let mut report = BTreeMap::new();
         report.insert("redis_version".into(), Json::Text(version.into()));
+        // How the figures were taken, for whoever reads bench.json (the chart's notes).
+        report.insert("rounds".into(), Json::Num(ROUNDS as f64));
+        report.insert("round_s".into(), Json::Num(RUN.as_secs_f64()));
         Table {
             rows: vec![],
             report,
@@ -504,7 +611,7 @@ impl Table {
                 .max()
                 .unwrap_or(0)
         });
-        println!("\nrlock benchmark — Redis {} — {} connections × pipeline {} where pipelined; medians of {} interleaved runs of {:?}\n", self.version, CONNECTIONS, PIPELINE, ROUNDS, RUN);
+        println!("\nrlock benchmark — Redis {} — {CONNECTIONS} connections × pipeline {PIPELINE} where pipelined; each figure is the median (min-max) of {ROUNDS} interleaved rounds of {RUN:?} unless its row says otherwise, each ratio the median (min-max) of the rounds' ratios\n", self.version);
         let mut last = String::new();
         for r in &self.rows {
             let workload = if r[0] == last {

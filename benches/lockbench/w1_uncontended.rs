@@ -1,93 +1,98 @@
-//! W1: uncontended acquire+release pairs on random keys, and server µs per fresh acquire.
+//! W1: uncontended acquire+release pairs on random keys (pairs/s and server µs per pair), and
+//! server µs per fresh acquire; five interleaved rounds of every side.
 
 use crate::common::Server;
 use crate::driver::{
-    acquire_args, encode, fresh_acquire_usec, median, no_options, pipelined, release_args, reset,
-    Impl, Shas, Table, PIPELINE, ROUNDS,
+    fresh_acquire_usec, no_options, pairs, reset, Impl, Rounds, Shas, Table, ROUNDS,
 };
-use std::collections::BTreeMap;
 
 const WORKLOAD: &str = "W1 uncontended";
+/// SET NX with a plain DEL, the unsafe release people still write: the floor of a pair.
+const SET_NX_DEL: &str = "set-nx+del";
+const IMPLS: [Impl; 3] = [Impl::Rlock, Impl::Redisson, Impl::SetNx];
 
 pub fn run(server: &Server, shas: &Shas, table: &mut Table) {
     let mut c = server.conn();
-    let impls = [Impl::Rlock, Impl::Redisson, Impl::SetNx];
-    let mut pairs: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
-    let mut usec: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    let mut rounds = Rounds::new("w1");
     for _ in 0..ROUNDS {
-        // `None`: SET NX with a plain DEL, the unsafe release people still write.
-        for im in impls.into_iter().map(Some).chain([None]) {
+        for im in IMPLS.into_iter().map(Some).chain([None]) {
+            let side = im.map_or(SET_NX_DEL, Impl::name);
             reset(&mut c);
-            let name = im.map_or("set-nx+del", Impl::name);
-            let rate = pipelined(server, |rng, buf| {
-                for _ in 0..PIPELINE / 2 {
-                    let key = format!("w1:{}", rng.next() % 1_000_000);
-                    match im {
-                        Some(im) => {
-                            encode(buf, &acquire_args(im, shas, &key, "owner-1", false));
-                            encode(buf, &release_args(im, shas, &key, "owner-1"));
-                        }
-                        None => {
-                            encode(
-                                buf,
-                                &acquire_args(Impl::SetNx, shas, &key, "owner-1", false),
-                            );
-                            encode(buf, &["DEL".to_string(), key]);
-                        }
-                    }
-                }
-                (PIPELINE, (PIPELINE / 2) as u64)
-            });
-            pairs.entry(name).or_default().push(rate);
+            let run = pairs(server, &mut c, shas, im, "w1");
+            rounds.push(
+                side,
+                &[
+                    ("pairs_per_s", run.per_s),
+                    ("pair_usec", run.pair_usec),
+                    ("acquire_usec_in_pair", run.acquire_usec),
+                    ("release_usec", run.release_usec),
+                ],
+            );
             // Server time of a fresh acquire alone: acquires only, on distinct keys.
             if let Some(im) = im {
                 let us = fresh_acquire_usec(server, &mut c, shas, im, "w1a", no_options);
-                usec.entry(im.name()).or_default().push(us);
+                rounds.push(side, &[("acquire_usec", us)]);
             }
         }
     }
-    for (name, v) in &pairs {
-        table.raw(&format!("w1.pairs_per_s.{name}"), v.clone());
-    }
-    for (name, v) in &usec {
-        table.raw(&format!("w1.acquire_usec.{name}"), v.clone());
-    }
-    let m = |name: &str| median(pairs[name].clone());
-    let u = |name: &str| median(usec[name].clone());
-    for name in ["rlock", "redisson", "set-nx", "set-nx+del"] {
+    for side in ["rlock", "redisson", "set-nx", SET_NX_DEL] {
         table.add(
             WORKLOAD,
-            &format!("{name} acquire+release pairs/s"),
-            format!("{:.0}", m(name)),
+            &format!("{side} acquire+release pairs/s; server µs per pair"),
+            rounds.shows(side, &[("pairs_per_s", 0), ("pair_usec", 2)]),
             String::new(),
         );
     }
-    for (metric, ratio, goal) in [
+    for (metric, figure, b, goal) in [
         (
-            "rlock / (set-nx+del) pairs",
-            m("rlock") / m("set-nx+del"),
+            "rlock / (set-nx+del) pairs/s",
+            "pairs_per_s",
+            SET_NX_DEL,
             "goal >= 0.9x",
         ),
         (
-            "rlock / redisson pairs",
-            m("rlock") / m("redisson"),
+            "rlock / redisson pairs/s",
+            "pairs_per_s",
+            "redisson",
             "goal >= 1.8x",
         ),
+        (
+            "rlock / (set-nx+del) server µs per pair",
+            "pair_usec",
+            SET_NX_DEL,
+            "goal <= 1.3x",
+        ),
     ] {
-        table.add(WORKLOAD, metric, format!("{ratio:.2}x"), goal.into());
+        let ratio = rounds.ratio(figure, "rlock", b);
+        table.add(WORKLOAD, metric, ratio, goal.into());
     }
-    for name in ["rlock", "redisson", "set-nx"] {
+    for im in IMPLS {
         table.add(
             WORKLOAD,
-            &format!("{name} server µs per fresh acquire"),
-            format!("{:.2}", u(name)),
+            &format!("{} server µs per fresh acquire", im.name()),
+            rounds.show(im.name(), "acquire_usec", 2),
             String::new(),
         );
     }
+    // Redisson's two scripts are both EVALSHA to INFO: only their pair has a cost of its own.
+    for (side, acquire, release) in [
+        ("rlock", "RLOCK.ACQUIRE", "RLOCK.RELEASE"),
+        ("set-nx", "SET NX PX", "CAD script"),
+        (SET_NX_DEL, "SET NX PX", "DEL"),
+    ] {
+        table.add(
+            WORKLOAD,
+            &format!("{side} in pairs: server µs per {acquire}; per {release}"),
+            rounds.shows(side, &[("acquire_usec_in_pair", 2), ("release_usec", 2)]),
+            String::new(),
+        );
+    }
+    let ratio = rounds.ratio("acquire_usec", "rlock", "set-nx");
     table.add(
         WORKLOAD,
-        "rlock / set-nx server µs",
-        format!("{:.2}x", u("rlock") / u("set-nx")),
-        "goal <= 1.2x".into(),
+        "rlock / set-nx server µs per fresh acquire",
+        ratio,
+        "goal <= 1.3x".into(),
     );
+    rounds.finish(table);
 }

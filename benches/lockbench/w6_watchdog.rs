@@ -1,20 +1,20 @@
 //! W6: what the server-side watchdog costs. Idle: the server CPU and module heap that
 //! `LOCKS` watchdog locks take beyond as many plain ones. Per call: the server time of a
-//! fresh RLOCK.ACQUIRE with each new option against none, interleaved in one run.
+//! fresh RLOCK.ACQUIRE with each new option against none. Both in five interleaved rounds.
 
 use crate::common::{Conn, Server, Value};
 use crate::driver::{
-    acquire_args, encode, fresh_acquire_usec, heap_bytes, info_field, info_number, median,
-    no_options, read_replies, reset, spread, strings, Impl, Shas, Table, ROUNDS,
+    acquire_args, encode, fresh_acquire_usec, heap_bytes, info_field, info_number, no_options,
+    read_replies, reset, spread, strings, Impl, Rounds, Shas, Table, ROUNDS,
 };
-use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 const WORKLOAD: &str = "W6 watchdog";
 const LOCKS: usize = 10_000;
 /// A binding belongs to the connection that took the lock, so each holder keeps its own share.
 const HOLDERS: usize = 8;
-const IDLE: Duration = Duration::from_secs(10);
+/// Two renewal periods: each watchdog lock renews the same number of times in any such window.
+const IDLE: Duration = Duration::from_secs(2);
 /// The server renews a watchdog lock about every third of its lease: every second here.
 const WATCHDOG_HOLD: &[&str] = &["PX", "3000", "WATCHDOG"];
 /// Long enough that no plain lock expires while idle: both sides keep `LOCKS` keys with a TTL.
@@ -41,60 +41,81 @@ pub fn run(server: &Server, shas: &Shas, table: &mut Table) {
         reset(&mut c);
         return;
     }
-    let plain = hold_idle(server, &mut c, PLAIN_HOLD);
-    let watchdog = hold_idle(server, &mut c, WATCHDOG_HOLD);
-    let heap_per_binding = (watchdog.heap_bytes - plain.heap_bytes) / LOCKS as f64;
-    table.num("w6.server_cpu_ms_per_s.plain", plain.cpu_ms_per_s);
-    table.num("w6.server_cpu_ms_per_s.watchdog", watchdog.cpu_ms_per_s);
-    table.num("w6.watchdog_locks_left", watchdog.locks_left as f64);
-    table.num(
-        "w6.renewals_per_s",
-        watchdog.renewals_per_s.unwrap_or(f64::NAN),
-    );
-    table.num("w6.heap_bytes_per_binding", heap_per_binding);
+    let mut rounds = Rounds::new("w6");
+    for _ in 0..ROUNDS {
+        let plain = hold_idle(server, &mut c, PLAIN_HOLD);
+        let watchdog = hold_idle(server, &mut c, WATCHDOG_HOLD);
+        let renewals = watchdog.renewals_per_s.unwrap_or(f64::NAN);
+        let renewal_usec = (watchdog.cpu_ms_per_s - plain.cpu_ms_per_s) * 1000.0 / renewals;
+        for (side, idle) in [("plain", &plain), ("watchdog", &watchdog)] {
+            rounds.push(
+                side,
+                &[
+                    ("idle_cpu_ms_per_s", idle.cpu_ms_per_s),
+                    ("heap_bytes_per_lock", idle.heap_bytes / LOCKS as f64),
+                    ("locks_left", idle.locks_left as f64),
+                ],
+            );
+        }
+        rounds.push(
+            "watchdog",
+            &[
+                ("renewals_per_s", renewals),
+                ("usec_per_renewal", renewal_usec),
+            ],
+        );
+        for (name, _, options) in VARIANTS {
+            let us = fresh_acquire_usec(server, &mut c, shas, Impl::Rlock, "w6", options);
+            rounds.push(name, &[("acquire_usec", us)]);
+        }
+    }
+    let cpu = rounds.difference("idle_cpu_ms_per_s", "watchdog", "plain", 2);
     table.add(
         WORKLOAD,
-        &format!("server CPU ms/s, {LOCKS} idle locks: watchdog - plain"),
-        format!("{:.2}", watchdog.cpu_ms_per_s - plain.cpu_ms_per_s),
+        &format!("server CPU ms/s, {LOCKS} idle locks for {IDLE:?}: watchdog - plain"),
+        cpu,
         format!(
-            "{:.2} - {:.2}; {} of {LOCKS} watchdog locks left after {IDLE:?}",
-            watchdog.cpu_ms_per_s, plain.cpu_ms_per_s, watchdog.locks_left
+            "watchdog {} - plain {}; {:.0} of {LOCKS} watchdog locks left",
+            rounds.show("watchdog", "idle_cpu_ms_per_s", 2),
+            rounds.show("plain", "idle_cpu_ms_per_s", 2),
+            spread(rounds.get("watchdog", "locks_left")).1
         ),
     );
+    let renewals = if rounds.mid("watchdog", "renewals_per_s").is_nan() {
+        "n/a".to_string()
+    } else {
+        rounds.show("watchdog", "renewals_per_s", 0)
+    };
     table.add(
         WORKLOAD,
-        "watchdog renewals/s",
-        watchdog
-            .renewals_per_s
-            .map_or("n/a".into(), |r| format!("{r:.0}")),
-        format!("~{LOCKS} expected"),
+        "watchdog renewals/s; server µs per renewal",
+        format!(
+            "{renewals}; {}",
+            rounds.show("watchdog", "usec_per_renewal", 2)
+        ),
+        format!("~{LOCKS} renewals/s expected"),
     );
+    let heap = rounds.difference("heap_bytes_per_lock", "watchdog", "plain", 0);
     table.add(
         WORKLOAD,
         "module heap bytes per watchdog binding",
-        format!("{heap_per_binding:.0}"),
+        heap,
         String::new(),
     );
-
-    let mut usec: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
-    for _ in 0..ROUNDS {
-        for (name, _, options) in VARIANTS {
-            let us = fresh_acquire_usec(server, &mut c, shas, Impl::Rlock, "w6", options);
-            usec.entry(name).or_default().push(us);
-        }
-    }
-    let plain_usec = median(usec["plain"].clone());
     for (name, options_shown, _) in VARIANTS {
-        let runs = &usec[name];
-        let (us, min, max) = spread(runs);
-        table.raw(&format!("w6.acquire_usec.{name}"), runs.clone());
+        let against_plain = if name == "plain" {
+            String::new()
+        } else {
+            format!("{} plain", rounds.ratio("acquire_usec", name, "plain"))
+        };
         table.add(
             WORKLOAD,
-            &format!("server µs per fresh acquire, median (min-max): {options_shown}"),
-            format!("{us:.2} ({min:.2}-{max:.2})"),
-            format!("{:.2}x plain", us / plain_usec),
+            &format!("server µs per fresh acquire: {options_shown}"),
+            rounds.show(name, "acquire_usec", 2),
+            against_plain,
         );
     }
+    rounds.finish(table);
     reset(&mut c);
 }
 

@@ -21,19 +21,19 @@ const WRITE_PERCENT: u64 = 5;
 /// How long a reader or a read-mostly client waits: RWLOCK's WAIT, Redisson's tryLock time.
 const WAIT: Duration = Duration::from_secs(5);
 const READERS: usize = 32;
-const WRITER_TRIES: usize = 20;
+/// Writer tries per side and round.
+const WRITER_TRIES: usize = 4;
 /// Redisson's writer may never get in: each try ends here and counts as a timeout.
 const WRITER_WAIT: Duration = Duration::from_secs(2);
-/// No new writer try after this, per side: keeps W7 under a minute when every try times out.
-const WRITER_BUDGET: Duration = Duration::from_secs(16);
+/// No new writer try after this, per side and round: keeps W7 under a minute when every try
+/// times out.
+const WRITER_BUDGET: Duration = Duration::from_secs(3);
 
 pub fn run(server: &Server, _shas: &Shas, table: &mut Table) {
     let mut c = server.conn();
     let shas = RwShas::load(&mut c);
     read_mostly(server, &shas, &mut c, table);
-    for im in SIDES {
-        writer_against_readers(server, &shas, &mut c, im, table);
-    }
+    writer_against_readers(server, &shas, &mut c, table);
     reset(&mut c);
 }
 
@@ -203,7 +203,7 @@ fn read_mostly(server: &Server, shas: &RwShas, c: &mut Conn, table: &mut Table) 
             let mix = mixed_run(server, shas, c, im);
             let (reads, writes) = (&mix.reads_ms, &mix.writes_ms);
             rounds.push(
-                im,
+                im.name(),
                 &[
                     ("acquires_per_s", mix.acquires_per_s),
                     ("read_p50_ms", percentile(reads, 0.5)),
@@ -217,27 +217,30 @@ fn read_mostly(server: &Server, shas: &RwShas, c: &mut Conn, table: &mut Table) 
         }
     }
     for im in SIDES {
-        let timeouts: f64 = rounds.get(im, "timeouts").iter().sum();
-        let mid = |figure| rounds.mid(im, figure);
+        let name = im.name();
+        let timeouts: f64 = rounds.get(name, "timeouts").iter().sum();
         table.add(
             &workload,
-            &format!(
-                "{} acquires/s (min-max) | read p50 p99 ms | write p50 p99 ms | cmds/acquire",
-                im.name()
-            ),
-            format!(
-                "{} | {:.2} {:.1} | {:.2} {:.1} | {:.1}",
-                rounds.rate(im),
-                mid("read_p50_ms"),
-                mid("read_p99_ms"),
-                mid("write_p50_ms"),
-                mid("write_p99_ms"),
-                mid("commands_per_acquire"),
-            ),
+            &format!("{name} acquires/s; cmds/acquire"),
+            rounds.shows(name, &[("acquires_per_s", 0), ("commands_per_acquire", 1)]),
             format!("{timeouts:.0} waits of {WAIT:?} timed out"),
         );
+        table.add(
+            &workload,
+            &format!("{name} read p50; p99 ms; write p50; p99 ms"),
+            rounds.shows(
+                name,
+                &[
+                    ("read_p50_ms", 2),
+                    ("read_p99_ms", 1),
+                    ("write_p50_ms", 2),
+                    ("write_p99_ms", 1),
+                ],
+            ),
+            String::new(),
+        );
     }
-    rounds.finish(table, &workload, String::new());
+    rounds.finish_against_redisson(table, &workload, String::new());
 }
 
 fn mixed_run(server: &Server, shas: &RwShas, c: &mut Conn, im: Impl) -> Mix {
@@ -305,16 +308,46 @@ impl Drop for StopOnDrop<'_> {
 }
 
 /// Part 2: `READERS` readers take short read holds back to back while one writer tries
-/// `WRITER_TRIES` times, each try starting while readers hold the lock.
-fn writer_against_readers(
+/// `WRITER_TRIES` times a round, each try starting while readers hold the lock.
+fn writer_against_readers(server: &Server, shas: &RwShas, c: &mut Conn, table: &mut Table) {
+    let mut rounds = Rounds::new("w7.writer");
+    for round in 0..ROUNDS {
+        for im in SIDES {
+            let figures = writer_round(server, shas, c, im, round);
+            rounds.push(im.name(), &figures);
+        }
+    }
+    for im in SIDES {
+        let name = im.name();
+        let timeouts: f64 = rounds.get(name, "timeouts").iter().sum();
+        let tries: f64 = rounds.get(name, "tries").iter().sum();
+        let note = match im {
+            Impl::Rlock => "fair: new readers queue behind the writer".to_string(),
+            _ => format!("reader-preferring; a try ends at {WRITER_WAIT:?}"),
+        };
+        table.add(
+            &format!("W7 one writer, {READERS} readers"),
+            &format!("{name} writer wait p50; max ms ({WRITER_TRIES} tries a round); reads/s"),
+            rounds.shows(
+                name,
+                &[("wait_p50_ms", 1), ("wait_max_ms", 1), ("reads_per_s", 0)],
+            ),
+            format!("{timeouts:.0} of {tries:.0} tries timed out; {note}"),
+        );
+    }
+    rounds.finish(table);
+}
+
+/// One round of part 2 for one side; returns its figures.
+fn writer_round(
     server: &Server,
     shas: &RwShas,
     c: &mut Conn,
     im: Impl,
-    table: &mut Table,
-) {
+    round: usize,
+) -> [(&'static str, f64); 5] {
     reset(c);
-    let key = format!("w7:stream:{}", im.name());
+    let key = format!("w7:stream:{}:{round}", im.name());
     let (stop, reads) = (AtomicBool::new(false), AtomicU64::new(0));
     let started = Instant::now();
     let mut waits_ms = Vec::new();
@@ -354,25 +387,13 @@ fn writer_against_readers(
         }
     });
     let reads_per_s = reads.into_inner() as f64 / started.elapsed().as_secs_f64();
-    let name = im.name();
-    table.raw(&format!("w7.writer.{name}.wait_ms"), waits_ms.clone());
-    table.num(&format!("w7.writer.{name}.timeouts"), timeouts as f64);
-    table.num(&format!("w7.writer.{name}.reads_per_s"), reads_per_s);
+    let tries = waits_ms.len() as f64;
     waits_ms.sort_by(|a, b| a.total_cmp(b));
-    let note = match im {
-        Impl::Rlock => "fair: new readers queue behind the writer".to_string(),
-        _ => format!("reader-preferring; a try ends at {WRITER_WAIT:?}"),
-    };
-    table.add(
-        &format!("W7 one writer, {READERS} readers"),
-        &format!("{name} writer wait p50 p99 max ms | timed-out tries | reads/s"),
-        format!(
-            "{:.1} {:.1} {:.1} | {timeouts}/{} | {reads_per_s:.0}",
-            percentile(&waits_ms, 0.5),
-            percentile(&waits_ms, 0.99),
-            percentile(&waits_ms, 1.0),
-            waits_ms.len()
-        ),
-        note,
-    );
+    [
+        ("wait_p50_ms", percentile(&waits_ms, 0.5)),
+        ("wait_max_ms", percentile(&waits_ms, 1.0)),
+        ("timeouts", timeouts as f64),
+        ("tries", tries),
+        ("reads_per_s", reads_per_s),
+    ]
 }

@@ -116,7 +116,7 @@ pub fn run(server: &Server, _shas: &Shas, table: &mut Table) {
             let run = one_run(server, &shas, &mut c, im, round);
             let lat = &run.latencies_ms;
             rounds.push(
-                im,
+                im.name(),
                 &[
                     ("acquires_per_s", run.acquires_per_s),
                     ("p50_ms", percentile(lat, 0.5)),
@@ -131,27 +131,26 @@ pub fn run(server: &Server, _shas: &Shas, table: &mut Table) {
     }
     reset(&mut c);
     for im in SIDES {
-        let timeouts: f64 = rounds.get(im, "timeouts").iter().sum();
-        let most = spread(rounds.get(im, "most_holders")).2;
-        let mid = |figure| rounds.mid(im, figure);
+        let name = im.name();
+        let timeouts: f64 = rounds.get(name, "timeouts").iter().sum();
+        let most = spread(rounds.get(name, "most_holders")).2;
         table.add(
             &workload,
-            &format!(
-                "{} acquires/s (min-max) | p50 p99 ms | cmds/acquire: server sent",
-                im.name()
-            ),
-            format!(
-                "{} | {:.2} {:.1} | {:.1} {:.1}",
-                rounds.rate(im),
-                mid("p50_ms"),
-                mid("p99_ms"),
-                mid("commands_per_acquire"),
-                mid("sent_per_acquire"),
-            ),
+            &format!("{name} acquires/s; p50 ms; p99 ms"),
+            rounds.shows(name, &[("acquires_per_s", 0), ("p50_ms", 2), ("p99_ms", 1)]),
             format!("{timeouts:.0} waits timed out; at most {most:.0} holders at once"),
         );
+        table.add(
+            &workload,
+            &format!("{name} cmds/acquire: run by the server; sent"),
+            rounds.shows(
+                name,
+                &[("commands_per_acquire", 1), ("sent_per_acquire", 1)],
+            ),
+            String::new(),
+        );
     }
-    rounds.finish(table, &workload, format!("work {WORK:?} per hold"));
+    rounds.finish_against_redisson(table, &workload, format!("work {WORK:?} per hold"));
 }
 
 /// `CLIENTS` clients loop acquire -> work -> release for `RUN` on a semaphore of its own.
