@@ -1,6 +1,6 @@
 //! The RLOCK commands: parse, apply to the lock, reply. Writes replicate from `store`.
 
-use crate::api::{api, bytes, context_flags, guarded, now_ms, Ctx, OwnedStr, RStr};
+use crate::api::{api, bytes, context_flags, guarded, now_ms, Ctx, RStr};
 use crate::args;
 use crate::config;
 use crate::error::{Error, Result};
@@ -146,6 +146,15 @@ pub fn request<'a>(ctx: Ctx, owner: RStr, o: &args::Options<'a>) -> Result<Reque
     })
 }
 
+/// Replies a string.
+///
+/// # Safety
+/// `ctx` is the context of the command being replied to.
+pub unsafe fn reply_text(ctx: Ctx, text: &[u8]) {
+    // SAFETY: as the caller promises.
+    unsafe { api!(RedisModule_ReplyWithStringBuffer)(ctx, text.as_ptr().cast(), text.len()) };
+}
+
 /// Replies an integer, or nil.
 ///
 /// # Safety
@@ -257,15 +266,7 @@ fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
             ctx,
             (db, bytes(*key)),
             o.wait,
-            || Ask {
-                want: Want::Lock,
-                owner: OwnedStr::hold(*owner),
-                lease_ms: request.lease_ms,
-                client: bind_to.unwrap_or(0),
-                watchdog: bind_to.is_some(),
-                id: o.id.map(Box::from),
-                max_hold_ms: o.max_hold_ms,
-            },
+            || Ask::new(Want::Lock, &request),
             || Ok(lock.expire_at()),
         ),
     }

@@ -1,10 +1,11 @@
 //! The RWLOCK commands: parse, apply the read-write lock's rules, reply. Everything else is the
 //! plain lock's machinery: the queue (`waiters`), handoff (`grants`), lease timers (`upkeep`).
 
-use crate::api::{api, bytes, now_ms, Ctx, OwnedStr, RStr};
+use crate::api::{api, bytes, now_ms, Ctx, RStr};
 use crate::args;
 use crate::commands::{
-    open_for_write, reply_int_or_nil, request, run, wait_or_nil, watchdog_client, with_bytes, Reply,
+    open_for_write, reply_int_or_nil, reply_text, request, run, wait_or_nil, watchdog_client,
+    with_bytes, Reply,
 };
 use crate::config;
 use crate::error::{Error, Result};
@@ -48,15 +49,7 @@ fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
         }
         return Ok(Reply::Int(token));
     }
-    let ask = || Ask {
-        want: want(access),
-        owner: OwnedStr::hold(*owner),
-        lease_ms: request.lease_ms,
-        client: bind_to.unwrap_or(0),
-        watchdog: bind_to.is_some(),
-        id: o.id.map(Box::from),
-        max_hold_ms: o.max_hold_ms,
-    };
+    let ask = || Ask::new(want(access), &request);
     wait_or_nil(ctx, (db, name), o.wait, ask, || {
         rwstore::next_lease_end(&lock)
     })
@@ -263,11 +256,9 @@ unsafe fn reply_info(
     writers: i64,
 ) -> c_int {
     unsafe {
-        let text = |t: &[u8]| {
-            api!(RedisModule_ReplyWithStringBuffer)(ctx, t.as_ptr().cast(), t.len());
-        };
+        let text = |t: &[u8]| reply_text(ctx, t);
         let int = |n: i64| {
-            api!(RedisModule_ReplyWithLongLong)(ctx, n);
+            reply_int_or_nil(ctx, Some(n));
         };
         api!(RedisModule_ReplyWithMap)(ctx, 5 as c_long);
         text(b"mode");

@@ -2,10 +2,10 @@
 //! holder's lease ends, its watchdog connection closes or its cap is reached. Parse, apply,
 //! reply; the queue, leases, watchdog and request ids are the lock's machinery.
 
-use crate::api::{api, bytes, now_ms, Ctx, OwnedStr, RStr};
+use crate::api::{api, bytes, now_ms, Ctx, RStr};
 use crate::args;
 use crate::commands::{
-    reply_int_or_nil, request, run, wait_or_nil, watchdog_client, with_bytes, Reply,
+    reply_int_or_nil, reply_text, request, run, wait_or_nil, watchdog_client, with_bytes, Reply,
 };
 use crate::config;
 use crate::error::{Error, Result};
@@ -59,15 +59,7 @@ fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     if o.wait.is_some() && !crate::events::ensure_string_subscription(ctx) {
         return Err(Error::Internal);
     }
-    let ask = || Ask {
-        want: Want::Permits(permits),
-        owner: OwnedStr::hold(*owner),
-        lease_ms: request.lease_ms,
-        client: request.bind_to.unwrap_or(0),
-        watchdog: request.bind_to.is_some(),
-        id: o.id.map(Box::from),
-        max_hold_ms: o.max_hold_ms,
-    };
+    let ask = || Ask::new(Want::Permits(permits), &request);
     wait_or_nil(ctx, (db, name), o.wait, ask, || Ok(None))
 }
 
@@ -259,11 +251,9 @@ fn info(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
 /// A map in RESP3, a flat field/value array in RESP2 (holders likewise).
 unsafe fn reply_info(ctx: Ctx, available: i64, holders: &[Shown], wanted: &[i64]) -> c_int {
     unsafe {
-        let text = |t: &[u8]| {
-            api!(RedisModule_ReplyWithStringBuffer)(ctx, t.as_ptr().cast(), t.len());
-        };
+        let text = |t: &[u8]| reply_text(ctx, t);
         let int = |n: i64| {
-            api!(RedisModule_ReplyWithLongLong)(ctx, n);
+            reply_int_or_nil(ctx, Some(n));
         };
         api!(RedisModule_ReplyWithMap)(ctx, 3 as c_long);
         text(b"available");

@@ -43,6 +43,19 @@ pub struct Ask {
 }
 
 impl Ask {
+    /// A waiter for `want`, asking what `request` asks.
+    pub fn new(want: Want, request: &Request) -> Ask {
+        Ask {
+            want,
+            owner: OwnedStr::hold(request.owner),
+            lease_ms: request.lease_ms,
+            client: request.bind_to.unwrap_or(0),
+            watchdog: request.bind_to.is_some(),
+            id: request.id.map(Box::from),
+            max_hold_ms: request.max_hold_ms,
+        }
+    }
+
     pub fn request(&self) -> Request<'_> {
         Request {
             owner: self.owner.0,
