@@ -425,7 +425,9 @@ mod tests {
             f("rlock:read:w", "t43"),
             f("rlock:ids", "whatever"),
         ];
-        let h = holders(&fields).expect("a lock");
+        let read = holders(&fields);
+        assert!(read.is_ok(), "{read:?}");
+        let h = read.unwrap_or_default();
         assert_eq!(h.mode, Some(Mode::Write));
         let holding = |holds, token| Holding {
             owner: b"w".to_vec(),
