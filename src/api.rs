@@ -43,6 +43,7 @@ required_api!(
     RedisModule_OpenKey,
     RedisModule_CloseKey,
     RedisModule_KeyType,
+    RedisModule_ValueLength,
     RedisModule_HashGet,
     RedisModule_HashSet,
     RedisModule_StringSet,

@@ -5,7 +5,7 @@ use crate::args;
 use crate::config;
 use crate::error::{Error, Result};
 use crate::grants::{self, grant_fresh, observe_token, selected_db};
-use crate::lifetime::{self, retries, retries::Kind};
+use crate::lifetime::{self, retries, retries::Kind, retries::Memory};
 use crate::lock::{self, lease_end, Acquire, Release, View, Want};
 use crate::stats;
 use crate::store::{Extra, Holder, LockKey, LockType};
@@ -198,11 +198,16 @@ fn plain_holding(owner: &[u8], token: Option<i64>) -> grants::Holding<'_> {
     }
 }
 
-/// `ids` with one more call remembered, encoded for the hash.
-fn remembered(lock: &LockKey, kind: Kind, id: &[u8], value: i64) -> Vec<u8> {
-    let mut ids = lock.ids();
-    ids.remember(kind, id, value, now_ms(), config::retry_window_ms());
-    ids.encode()
+/// The ids `owner`'s holding remembers, read once, only for a call with an id by the holder.
+fn memory_for(lock: &LockKey, id: Option<&[u8]>, view: View) -> Option<Memory> {
+    (id.is_some() && matches!(view, View::Mine { .. })).then(|| lock.ids())
+}
+
+/// `memory` with one more call remembered, encoded for the hash.
+fn remembered(memory: Option<Memory>, kind: Kind, id: &[u8], value: i64) -> Vec<u8> {
+    let mut memory = memory.unwrap_or_default();
+    memory.remember(kind, id, value, now_ms(), config::retry_window_ms());
+    memory.encode()
 }
 
 /// `RLOCK.ACQUIRE key owner [PX lease-ms] [WAIT timeout-ms] [WATCHDOG] [ID id] [MAXHOLD ms]`
@@ -216,14 +221,16 @@ fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     let bind_to = request.bind_to;
     let (mut lock, db) = open_for_write(ctx, *key, LockType::Plain)?;
     let view = view(&lock, *owner)?;
+    let mut memory = memory_for(&lock, o.id, view);
     if let (
         Some(id),
+        Some(memory),
         View::Mine {
             token: Some(token), ..
         },
-    ) = (o.id, view)
+    ) = (o.id, &memory, view)
     {
-        if lock.ids().find(Kind::Acquire, id) == Some(token) {
+        if memory.find(Kind::Acquire, id) == Some(token) {
             stats::RETRIES_ANSWERED.add();
             return Ok(Reply::Int(token));
         }
@@ -242,7 +249,8 @@ fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
             token,
             new_token,
         } => {
-            let ids = o.id.map(|id| remembered(&lock, Kind::Acquire, id, token));
+            let ids =
+                o.id.map(|id| remembered(memory.take(), Kind::Acquire, id, token));
             let extra = Extra {
                 token: new_token.then_some(token),
                 ids: ids.as_deref(),
@@ -312,8 +320,9 @@ fn release(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
         }
     }
     let view = lock.view_without_token(*owner)?;
-    if let (Some(id), View::Mine { .. }) = (o.id, view) {
-        if let Some(remaining) = lock.ids().find(Kind::Release, id) {
+    let mut memory = memory_for(&lock, o.id, view);
+    if let (Some(id), Some(memory)) = (o.id, &memory) {
+        if let Some(remaining) = memory.find(Kind::Release, id) {
             stats::RETRIES_ANSWERED.add();
             return Ok(Reply::Int(remaining));
         }
@@ -322,7 +331,7 @@ fn release(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
         Release::NotHolder => Ok(Reply::Null),
         Release::Partial { remaining } => {
             let ids =
-                o.id.map(|id| remembered(&lock, Kind::Release, id, remaining));
+                o.id.map(|id| remembered(memory.take(), Kind::Release, id, remaining));
             let extra = Extra {
                 ids: ids.as_deref(),
                 ..Extra::default()

@@ -350,41 +350,56 @@ pub fn give_back(ctx: Ctx, sem: &mut Semaphore, permits: i64) -> Result<i64> {
 pub fn serve_semaphore(ctx: Ctx, db: i32, sem: &mut Semaphore) -> Result<Option<i64>> {
     let now = now_ms();
     let key = bytes(sem.key()).to_vec();
-    let mut back = 0;
+    let (mut back, mut earliest) = (0, None::<i64>);
     for (owner, holding) in sem.holdings() {
         if holding.expire_at <= now {
             sem.remove_holding(&owner);
             with_watchdog(|w| w.unbind(db, &key, &owner));
             back += holding.permits;
             stats::EXPIRY_WAKEUPS.add();
+        } else {
+            earliest = earlier(earliest, holding.expire_at);
         }
     }
     if back > 0 {
         give_back(ctx, sem, back)?;
     }
     while let Some(Want::Permits(wanted)) = waiters::next_want(db, &key) {
-        if sem.available()? < wanted {
+        if sem.available() < wanted {
             break;
         }
         let Some((bc, waiter)) = waiters::pop_next(db, &key) else {
             break;
         };
         let outcome = match grant_permits(db, sem, &waiter.ask.request(), wanted) {
-            Ok(token) => {
+            Ok((token, expire_at)) => {
                 stats::HANDOFFS.add();
+                earliest = earlier(earliest, expire_at);
                 Outcome::Granted(token)
             }
             Err(error) => Outcome::Failed(error),
         };
         waiters::deliver(bc, outcome);
     }
-    Ok(sem.holdings().iter().map(|(_, h)| h.expire_at).min())
+    // A grant to an owner that already held may have moved its lease later: a timer armed at
+    // its old end only looks early and is armed again.
+    Ok(earliest)
+}
+
+fn earlier(at: Option<i64>, other: i64) -> Option<i64> {
+    Some(at.map_or(other, |at| at.min(other)))
 }
 
 /// Takes `permits` for `ask`'s owner: they add up with what it holds, under a new token (tokens
 /// of a key never go back); the lease (never past the holding's cap) covers all of them; a
-/// request id is remembered; a watchdog binding follows the latest token.
-pub fn grant_permits(db: i32, sem: &mut Semaphore, ask: &Request, permits: i64) -> Result<i64> {
+/// request id is remembered; a watchdog binding follows the latest token. Returns the token and
+/// the lease end.
+pub fn grant_permits(
+    db: i32,
+    sem: &mut Semaphore,
+    ask: &Request,
+    permits: i64,
+) -> Result<(i64, i64)> {
     let owner = bytes(ask.owner);
     let key = bytes(sem.key()).to_vec();
     let now = now_ms();
@@ -427,5 +442,5 @@ pub fn grant_permits(db: i32, sem: &mut Semaphore, ask: &Request, permits: i64) 
         bind(db, &key, holding, client, ask.lease_ms);
     }
     stats::ACQUISITIONS.add();
-    Ok(token)
+    Ok((token, holding.expire_at))
 }

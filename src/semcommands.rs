@@ -15,7 +15,7 @@ use crate::lock::{lease_end, LockType, Want};
 use crate::semaphore::{self, fits};
 use crate::semstore::Semaphore;
 use crate::stats;
-use crate::upkeep::{arm_renewals, semaphore_changed};
+use crate::upkeep::{arm_renewals, semaphore_changed, watch_holding};
 use crate::waiters::{self, Ask};
 use std::os::raw::{c_int, c_long};
 
@@ -48,9 +48,9 @@ fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
         }
     }
     let queued = waiters::count(db, name) > 0;
-    if fits(sem.available()?, permits, queued) {
-        let token = grant_permits(db, &mut sem, &request, permits)?;
-        semaphore_changed(ctx, db, &mut sem);
+    if fits(sem.available(), permits, queued) {
+        let (token, expire_at) = grant_permits(db, &mut sem, &request, permits)?;
+        watch_holding(ctx, db, name, expire_at);
         if held.is_some() {
             stats::REENTRIES.add();
         }
@@ -153,7 +153,7 @@ fn renew(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
         }
         None => {}
     }
-    semaphore_changed(ctx, db, &mut sem);
+    watch_holding(ctx, db, name, held.expire_at);
     Ok(Reply::Int(1))
 }
 
@@ -165,7 +165,7 @@ fn set_permits(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     };
     let n = args::at_least("permits", bytes(*n), 0)?;
     let (mut sem, db) = open_settled(ctx, *key)?;
-    if sem.counter()?.is_some() {
+    if sem.counter().is_some() {
         return Ok(Reply::Int(0));
     }
     sem.set_available(n);
@@ -208,7 +208,7 @@ fn info(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
         return Err(Error::WrongArity);
     };
     let sem = Semaphore::open(ctx, *key)?;
-    let counter = sem.counter()?;
+    let counter = sem.counter();
     let now = now_ms();
     let db = selected_db(ctx);
     let name = bytes(*key);

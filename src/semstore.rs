@@ -13,6 +13,10 @@ use crate::store::LockKey;
 pub struct Semaphore {
     ctx: Ctx,
     key: RStr,
+    /// The counter as read at open and kept current by this module's own writes: nothing else
+    /// runs while a command or timer holds the semaphore open, and each read is a
+    /// `RedisModule_Call`.
+    counter: Option<i64>,
     /// Declared before the name it was opened with, so it is closed first.
     holders: LockKey,
     _holders_name: OwnedStr,
@@ -22,12 +26,13 @@ impl Semaphore {
     /// Opens the semaphore at `key`: WRONGTYPE when the key holds something other than a
     /// counter, or its holders key something other than a hash.
     pub fn open(ctx: Ctx, key: RStr) -> Result<Semaphore> {
-        counter::get(ctx, key)?;
+        let counter = counter::get(ctx, key)?;
         let name = OwnedStr::new(&holders_key(bytes(key)));
         let holders = LockKey::open(ctx, name.0, true)?;
         Ok(Semaphore {
             ctx,
             key,
+            counter,
             holders,
             _holders_name: name,
         })
@@ -38,22 +43,25 @@ impl Semaphore {
     }
 
     /// The counter; None when the semaphore was never set.
-    pub fn counter(&self) -> Result<Option<i64>> {
-        counter::get(self.ctx, self.key)
+    pub fn counter(&self) -> Option<i64> {
+        self.counter
     }
 
-    pub fn available(&self) -> Result<i64> {
-        Ok(self.counter()?.unwrap_or(0))
+    pub fn available(&self) -> i64 {
+        self.counter.unwrap_or(0)
     }
 
     /// `SET key n` (RSEM.SETPERMITS).
     pub fn set_available(&mut self, n: i64) {
         counter::set(self.ctx, self.key, n);
+        self.counter = Some(n);
     }
 
     /// Adds `n` (negative: takes) to the available permits: the new count.
     pub fn add_available(&mut self, n: i64) -> Result<i64> {
-        counter::add(self.ctx, self.key, n)
+        let available = counter::add(self.ctx, self.key, n)?;
+        self.counter = Some(available);
+        Ok(available)
     }
 
     pub fn holding(&self, owner: &[u8]) -> Result<Option<Holding>> {

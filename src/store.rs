@@ -236,9 +236,20 @@ impl LockKey {
 
     /// The holding's hold cap (absolute ms), if it has one.
     pub fn cap(&self) -> Option<i64> {
+        // Most locks hold only the owner and the token: no field to look for, and a hash read
+        // costs as much as the rest of a re-entry's own work.
+        if self.len() <= 2 {
+            return None;
+        }
         self.int_field(CAP_FIELD_STR.load(Ordering::Relaxed))
             .ok()
             .flatten()
+    }
+
+    /// The number of fields in the hash (0 when free).
+    fn len(&self) -> usize {
+        // SAFETY: `self.key` is open (ValueLength accepts an empty key and replies 0).
+        unsafe { api!(RedisModule_ValueLength)(self.key) }
     }
 
     /// The request ids the current holding remembers.

@@ -273,6 +273,12 @@ pub fn semaphore_changed(ctx: Ctx, db: i32, sem: &mut Semaphore) {
     arm_renewals(ctx);
 }
 
+/// A semaphore holding was granted or renewed to end at `at`: its timer looks then at the latest.
+pub fn watch_holding(ctx: Ctx, db: i32, key: &[u8], at: i64) {
+    watch_holders(ctx, db, key, Some(at));
+    arm_renewals(ctx);
+}
+
 fn semaphore_check(ctx: Ctx, db: i32, key: &[u8]) {
     if let Some((_name, mut sem)) = open_semaphore(ctx, db, key) {
         semaphore_changed(ctx, db, &mut sem);
