@@ -299,18 +299,18 @@ pub fn take_rw(
 pub fn admit_rw(lock: &mut LockKey, db: i32) -> Option<i64> {
     let key = bytes(lock.name()).to_vec();
     let mut admitted = false;
-    while let Some(want @ (Want::Read | Want::Write)) = waiters::next_want(db, &key) {
+    while let Some(access) = waiters::next_want(db, &key).and_then(rwlock::access) {
         let Ok(mode) = rwstore::mode(lock) else {
             waiters::fail_all(db, &key);
             break;
         };
-        if !rwlock::may_enter(mode, want.access()) {
+        if !rwlock::may_enter(mode, access) {
             break;
         }
         let Some((bc, waiter)) = waiters::pop_next(db, &key) else {
             break;
         };
-        let outcome = match take_rw(lock, db, &waiter.ask.request(), want.access(), false) {
+        let outcome = match take_rw(lock, db, &waiter.ask.request(), access, false) {
             Ok(Some(token)) => Outcome::Granted(token),
             // Admitted by the rules, so only a refusal of the owner's own (an upgrade) is left.
             Ok(None) => Outcome::Failed(Error::Upgrade),

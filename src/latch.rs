@@ -85,8 +85,7 @@ fn wait(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
         want: Want::Latch,
         owner: OwnedStr::new(b""),
         lease_ms: 0,
-        client: 0,
-        watchdog: false,
+        bind_to: None,
         id: None,
         max_hold_ms: None,
     };

@@ -43,15 +43,6 @@ pub enum Want {
     Permits(i64),
 }
 
-impl Want {
-    pub fn access(self) -> Access {
-        match self {
-            Want::Read | Want::Latch | Want::Permits(_) => Access::Shared,
-            Want::Lock | Want::Write => Access::Exclusive,
-        }
-    }
-}
-
 /// Where a lease set at `now_ms` for `lease_ms` ends: never past the holding's cap.
 pub fn lease_end(now_ms: i64, lease_ms: i64, cap_at: Option<i64>) -> i64 {
     let end = now_ms.saturating_add(lease_ms);

@@ -20,13 +20,6 @@ use crate::upkeep::{arm_renewals, hand_over, serve_queue_if_free, serve_rw, watc
 use crate::waiters::{self, Ask};
 use std::os::raw::{c_int, c_long};
 
-fn want(access: Access) -> Want {
-    match access {
-        Access::Shared => Want::Read,
-        Access::Exclusive => Want::Write,
-    }
-}
-
 /// `RWLOCK.ACQUIRE key owner READ|WRITE [PX lease-ms] [WAIT timeout-ms] [WATCHDOG] [ID id]
 /// [MAXHOLD ms]`
 fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
@@ -49,7 +42,7 @@ fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
         }
         return Ok(Reply::Int(token));
     }
-    let ask = || Ask::new(want(access), &request);
+    let ask = || Ask::new(rwlock::want(access), &request);
     wait_or_nil(ctx, (db, name), o.wait, ask, || {
         rwstore::next_lease_end(&lock)
     })

@@ -3,7 +3,7 @@
 //! The per-holding arithmetic (re-entry, tokens) is the plain lock's, in `lock.rs`: a read or
 //! write holding is one owner's holding of one mode.
 
-use crate::lock::{self, Access, Acquire, Release, TokenClock, View};
+use crate::lock::{self, Access, Acquire, Release, TokenClock, View, Want};
 
 /// The hash field that says the lock's mode (`read` or `write`), as Redisson writes it. A hash
 /// with this field is a read-write lock; the plain lock's commands refuse it.
@@ -86,6 +86,23 @@ pub enum Refused {
     /// A reader asked for the write lock: it would wait for itself for ever.
     Upgrade,
     TooManyReadHolds,
+}
+
+/// How the shared queue names a request of `access` to a read-write lock.
+pub fn want(access: Access) -> Want {
+    match access {
+        Access::Shared => Want::Read,
+        Access::Exclusive => Want::Write,
+    }
+}
+
+/// The access a queued request asks of a read-write lock; None for another lock type's.
+pub fn access(want: Want) -> Option<Access> {
+    match want {
+        Want::Read => Some(Access::Shared),
+        Want::Write => Some(Access::Exclusive),
+        Want::Lock | Want::Latch | Want::Permits(_) => None,
+    }
 }
 
 /// What an acquire does: a read holding re-enters, a writer may add read holds (downgrade), a

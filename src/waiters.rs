@@ -35,9 +35,8 @@ pub struct Ask {
     pub want: Want,
     pub owner: OwnedStr,
     pub lease_ms: i64,
-    /// The waiter's connection, bound to the holding when `watchdog` is set.
-    pub client: u64,
-    pub watchdog: bool,
+    /// The waiter's connection, to bind its holding to (`WATCHDOG`).
+    pub bind_to: Option<u64>,
     pub id: Option<Box<[u8]>>,
     pub max_hold_ms: Option<i64>,
 }
@@ -49,8 +48,7 @@ impl Ask {
             want,
             owner: OwnedStr::hold(request.owner),
             lease_ms: request.lease_ms,
-            client: request.bind_to.unwrap_or(0),
-            watchdog: request.bind_to.is_some(),
+            bind_to: request.bind_to,
             id: request.id.map(Box::from),
             max_hold_ms: request.max_hold_ms,
         }
@@ -60,7 +58,7 @@ impl Ask {
         Request {
             owner: self.owner.0,
             lease_ms: self.lease_ms,
-            bind_to: self.watchdog.then_some(self.client),
+            bind_to: self.bind_to,
             id: self.id.as_deref(),
             max_hold_ms: self.max_hold_ms,
         }
