@@ -29,6 +29,17 @@ pub struct Options<'a> {
     pub token: Option<i64>,
     /// `PERMITS n` (semaphores): how many permits.
     pub permits: Option<i64>,
+    /// `NOTIFY [client-id]`: wait as a queue entry, told by a message (docs/notify.md).
+    pub notify: Option<Notify>,
+}
+
+/// Which connection a `NOTIFY` waiter's messages go to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Notify {
+    /// The calling connection.
+    Caller,
+    /// Another connection of this server (a RESP2 client's subscriber).
+    Client(u64),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -40,9 +51,10 @@ enum Opt {
     MaxHold,
     Token,
     Permits,
+    Notify,
 }
 
-const OPTIONS: [(&str, Opt); 7] = [
+const OPTIONS: [(&str, Opt); 8] = [
     ("PX", Opt::Px),
     ("WAIT", Opt::Wait),
     ("WATCHDOG", Opt::Watchdog),
@@ -50,6 +62,7 @@ const OPTIONS: [(&str, Opt); 7] = [
     ("MAXHOLD", Opt::MaxHold),
     ("TOKEN", Opt::Token),
     ("PERMITS", Opt::Permits),
+    ("NOTIFY", Opt::Notify),
 ];
 
 pub fn owner(owner: &[u8]) -> Result<&[u8]> {
@@ -83,11 +96,18 @@ pub fn mode(word: &[u8]) -> Result<Access> {
     }
 }
 
-/// `[PX lease-ms] [WAIT timeout-ms] [WATCHDOG] [ID request-id] [MAXHOLD ms]`
+/// `[PX lease-ms] [WAIT timeout-ms [NOTIFY [client-id]]] [WATCHDOG] [ID request-id] [MAXHOLD ms]`
 pub fn acquire_options<'a>(args: &[&'a [u8]]) -> Result<Options<'a>> {
     parse(
         args,
-        &[Opt::Px, Opt::Wait, Opt::Watchdog, Opt::Id, Opt::MaxHold],
+        &[
+            Opt::Px,
+            Opt::Wait,
+            Opt::Notify,
+            Opt::Watchdog,
+            Opt::Id,
+            Opt::MaxHold,
+        ],
     )
 }
 
@@ -153,6 +173,19 @@ fn parse<'a>(args: &[&'a [u8]], allowed: &[Opt]) -> Result<Options<'a>> {
                     .ok_or(Error::MissingValue { option: "PERMITS" })?;
                 o.permits = Some(at_least("PERMITS", value, 1)?);
             }
+            Opt::Notify => {
+                if o.notify.is_some() {
+                    return Err(Error::RepeatedOption { option: "NOTIFY" });
+                }
+                // The client id is optional: an option name is never a number.
+                match tail.first().and_then(|v| client_id(v)) {
+                    Some(id) => o.notify = Some(Notify::Client(id)),
+                    None => {
+                        o.notify = Some(Notify::Caller);
+                        continue;
+                    }
+                }
+            }
             Opt::Token => {
                 if o.token.is_some() {
                     return Err(Error::RepeatedOption { option: "TOKEN" });
@@ -165,12 +198,23 @@ fn parse<'a>(args: &[&'a [u8]], allowed: &[Opt]) -> Result<Options<'a>> {
         }
         rest = &tail[1..];
     }
+    if o.notify.is_some() && o.wait.is_none() {
+        return Err(Error::NotifyWithoutWait);
+    }
     Ok(o)
 }
 
-/// `[WAIT timeout-ms]` (RLATCH.AWAIT)
+fn client_id(value: &[u8]) -> Option<u64> {
+    let text = std::str::from_utf8(value).ok()?;
+    text.bytes()
+        .all(|b| b.is_ascii_digit())
+        .then(|| text.parse().ok())
+        .flatten()
+}
+
+/// `[WAIT timeout-ms [NOTIFY [client-id]]]` (RLATCH.AWAIT)
 pub fn await_options<'a>(args: &[&'a [u8]]) -> Result<Options<'a>> {
-    parse(args, &[Opt::Wait])
+    parse(args, &[Opt::Wait, Opt::Notify])
 }
 
 /// `[ID request-id]` (RLATCH.COUNTDOWN)
@@ -186,6 +230,7 @@ pub fn sem_acquire_options<'a>(args: &[&'a [u8]]) -> Result<Options<'a>> {
             Opt::Permits,
             Opt::Px,
             Opt::Wait,
+            Opt::Notify,
             Opt::Watchdog,
             Opt::Id,
             Opt::MaxHold,

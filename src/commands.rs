@@ -7,6 +7,7 @@ use crate::error::{Error, Result};
 use crate::grants::{self, grant_fresh, observe_token, selected_db};
 use crate::lifetime::{self, retries, retries::Kind, retries::Memory};
 use crate::lock::{self, lease_end, Acquire, Release, View, Want};
+use crate::notify;
 use crate::stats;
 use crate::store::{Extra, Holder, LockKey, LockType};
 use crate::upkeep::{arm_renewals, hand_over, serve_queue_if_free, watch_lease};
@@ -21,6 +22,8 @@ pub enum Reply {
     With(Box<dyn FnOnce(Ctx) -> c_int>),
     /// The client is blocked; its reply comes later, from `waiters`.
     Blocked,
+    /// Queued with `NOTIFY`: the outcome comes later, as a message.
+    Waiting,
     Info {
         holder: Holder,
         ttl: i64,
@@ -38,7 +41,15 @@ pub type Handler = fn(Ctx, &[RStr]) -> Result<Reply>;
 pub fn run(ctx: Ctx, argv: *mut RStr, argc: c_int, handler: Handler) -> c_int {
     // SAFETY: Redis passes `argc` live strings in `argv` for the duration of the command.
     let args = unsafe { std::slice::from_raw_parts(argv, argc.max(0) as usize) };
+    let in_exec = context_flags(ctx) & raw::REDISMODULE_CTX_FLAGS_MULTI != 0;
+    if in_exec {
+        // SAFETY: `ctx` is the live context of the command.
+        notify::set_in_exec(Some(unsafe { api!(RedisModule_GetClientId)(ctx) }));
+    }
     let result = guarded("a command", Err(Error::Internal), || handler(ctx, args));
+    if in_exec {
+        notify::set_in_exec(None);
+    }
     // SAFETY: replies go to the context of the command being executed.
     unsafe {
         match result {
@@ -46,6 +57,7 @@ pub fn run(ctx: Ctx, argv: *mut RStr, argc: c_int, handler: Handler) -> c_int {
             Ok(Reply::Null) => api!(RedisModule_ReplyWithNull)(ctx),
             Ok(Reply::With(write)) => write(ctx),
             Ok(Reply::Blocked) => crate::api::OK,
+            Ok(Reply::Waiting) => api!(RedisModule_ReplyWithSimpleString)(ctx, c"WAITING".as_ptr()),
             Ok(Reply::Info {
                 holder,
                 ttl,
@@ -135,7 +147,8 @@ pub fn watchdog_client(ctx: Ctx, watchdog: bool) -> Result<Option<u64>> {
 }
 
 /// What an acquire asks for, from its options: the lease (default `rlock.default-lease-ms`),
-/// the connection to bind (`WATCHDOG`), the request id and the hold cap.
+/// the connection to bind (`WATCHDOG`), the request id, the hold cap and the connection told
+/// by message (`NOTIFY`).
 pub fn request<'a>(ctx: Ctx, owner: RStr, o: &args::Options<'a>) -> Result<Request<'a>> {
     Ok(Request {
         owner,
@@ -143,7 +156,34 @@ pub fn request<'a>(ctx: Ctx, owner: RStr, o: &args::Options<'a>) -> Result<Reque
         bind_to: watchdog_client(ctx, o.watchdog)?,
         id: o.id,
         max_hold_ms: o.max_hold_ms,
+        notify: notify_target(ctx, o.notify)?,
+        by_message: false,
     })
+}
+
+/// The connection a `NOTIFY` call's messages go to, checked to be here and subscribed.
+pub fn notify_target(ctx: Ctx, notify: Option<args::Notify>) -> Result<Option<u64>> {
+    let client = match notify {
+        None => return Ok(None),
+        Some(args::Notify::Client(id)) => id,
+        Some(args::Notify::Caller) => {
+            if context_flags(ctx) & raw::REDISMODULE_CTX_FLAGS_LUA != 0 {
+                return Err(Error::NotifyInScript);
+            }
+            // SAFETY: `ctx` is the live context of the command.
+            unsafe { api!(RedisModule_GetClientId)(ctx) }
+        }
+    };
+    notify::check_subscribed(ctx, client)?;
+    Ok(Some(client))
+}
+
+/// A holding granted at once with `NOTIFY` is watched to its lease end, so that its owner
+/// hears of a loss (a `DEL` is seen through keyspace events).
+pub fn watch_for_loss(ctx: Ctx, request: &Request, (db, key): (i32, &[u8]), at: Option<i64>) {
+    if request.notify.is_some() && crate::events::ensure_keyspace_subscription(ctx) {
+        watch_lease(ctx, db, key, at);
+    }
 }
 
 /// Replies a string.
@@ -238,10 +278,11 @@ fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     let decision = grants::with_token_clock(|clock, now_us| lock::acquire(view, clock, now_us));
     match decision {
         Acquire::Fresh { token } => {
-            grant_fresh(&mut lock, db, &request, token);
+            let expire_at = grant_fresh(&mut lock, db, &request, token);
             if bind_to.is_some() {
                 arm_renewals(ctx);
             }
+            watch_for_loss(ctx, &request, (db, bytes(*key)), Some(expire_at));
             Ok(Reply::Int(token))
         }
         Acquire::Reentry {
@@ -261,7 +302,7 @@ fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
             lock.set_expire_at(expire_at);
             if let Some(client) = bind_to {
                 let holding = plain_holding(bytes(*owner), Some(token));
-                if grants::bind_if_unbound(db, bytes(*key), holding, client, request.lease_ms) {
+                if grants::bind_if_unbound(db, bytes(*key), holding, client, request.lease_ms, true) {
                     arm_renewals(ctx);
                 }
             }
@@ -280,8 +321,10 @@ fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     }
 }
 
-/// A request found the lock taken by others: with `WAIT`, where a client may block, it joins
-/// the back of the queue with `ask`, and the lease ending at `watch_at` is watched; else nil.
+/// A request found the lock taken by others: with `WAIT`, it joins the back of the queue with
+/// `ask`, blocked where a client may block or told by message (`NOTIFY`), and the lease
+/// ending at `watch_at` is watched; else nil. A `NOTIFY` retried with the same request id
+/// takes over its entry.
 pub fn wait_or_nil(
     ctx: Ctx,
     (db, key): (i32, &[u8]),
@@ -290,17 +333,35 @@ pub fn wait_or_nil(
     watch_at: impl FnOnce() -> Result<Option<i64>>,
 ) -> Result<Reply> {
     stats::CONTENDED.add();
-    match wait {
-        Some(wait) if may_block(ctx) => {
-            if !crate::events::ensure_keyspace_subscription(ctx) {
-                return Err(Error::Internal);
-            }
-            waiters::block(ctx, db, key, ask(), wait);
-            watch_lease(ctx, db, key, watch_at()?);
-            Ok(Reply::Blocked)
-        }
-        _ => Ok(Reply::Null),
+    let Some(wait) = wait else {
+        return Ok(Reply::Null);
+    };
+    let ask = ask();
+    if ask.notify.is_none() && !may_block(ctx) {
+        return Ok(Reply::Null);
     }
+    if !crate::events::ensure_keyspace_subscription(ctx) {
+        return Err(Error::Internal);
+    }
+    let reply = match ask.notify {
+        Some(client) => {
+            let owner = bytes(ask.owner.0);
+            let retried = ask
+                .id
+                .as_deref()
+                .is_some_and(|id| waiters::take_over(db, key, owner, id, client));
+            if !retried {
+                waiters::enqueue(ctx, db, key, ask, wait, client);
+            }
+            Reply::Waiting
+        }
+        None => {
+            waiters::block(ctx, db, key, ask, wait);
+            Reply::Blocked
+        }
+    };
+    watch_lease(ctx, db, key, watch_at()?);
+    Ok(reply)
 }
 
 /// `RLOCK.RELEASE key owner [ID request-id]`
@@ -341,6 +402,7 @@ fn release(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
         }
         Release::Full => {
             lock.delete();
+            grants::released(db, bytes(*key), bytes(*owner));
             stats::RELEASES.add();
             if let Some(call) = call {
                 let window = config::retry_window_ms();
@@ -370,7 +432,7 @@ fn renew(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     let name = bytes(*key);
     match bind_to {
         Some(client) => {
-            grants::bind(
+            grants::bind_or_confirm(
                 db,
                 name,
                 plain_holding(bytes(*owner), token),

@@ -30,6 +30,8 @@ enum Arg {
     Mode,
     /// A required integer, named.
     Number(&'static CStr),
+    /// An optional integer without a token (`NOTIFY`'s client id).
+    Maybe(&'static CStr),
 }
 
 struct Doc {
@@ -41,7 +43,7 @@ struct Doc {
     args: &'static [Arg],
 }
 
-const DOCS: [Doc; 21] = [
+const DOCS: [Doc; 23] = [
     Doc {
         name: c"rlock.acquire",
         summary: c"Takes or re-enters a lock; replies a fencing token, or nil when held elsewhere. WAIT blocks in a FIFO queue.",
@@ -53,6 +55,8 @@ const DOCS: [Doc; 21] = [
             Arg::Owner,
             Arg::Option(c"PX", c"lease-ms"),
             Arg::Option(c"WAIT", c"timeout-ms"),
+            Arg::Flag(c"NOTIFY"),
+            Arg::Maybe(c"client-id"),
             Arg::Flag(c"WATCHDOG"),
             Arg::Text(c"ID", c"request-id"),
             Arg::Option(c"MAXHOLD", c"max-hold-ms"),
@@ -104,6 +108,22 @@ const DOCS: [Doc; 21] = [
         ],
     },
     Doc {
+        name: c"rlock.cancel",
+        summary: c"Takes the owner's entries out of the key's wait queue (any lock type; \"\" for this connection's latch waits); replies how many.",
+        complexity: c"O(N), N the waiters of the key",
+        arity: 3,
+        writes: false,
+        args: &[Arg::Key, Arg::Owner],
+    },
+    Doc {
+        name: c"rlock.channel",
+        summary: c"Replies the channel that NOTIFY messages for this connection (or client-id) are published on.",
+        complexity: c"O(1)",
+        arity: -1,
+        writes: false,
+        args: &[Arg::Maybe(c"client-id")],
+    },
+    Doc {
         name: c"rwlock.acquire",
         summary: c"Takes or re-enters a read or write hold of a read-write lock; replies a fencing token, or nil when not granted. WAIT blocks in a FIFO queue.",
         complexity: c"O(1) for a new reader, O(N) for a re-entry, N the reader holds",
@@ -115,6 +135,8 @@ const DOCS: [Doc; 21] = [
             Arg::Mode,
             Arg::Option(c"PX", c"lease-ms"),
             Arg::Option(c"WAIT", c"timeout-ms"),
+            Arg::Flag(c"NOTIFY"),
+            Arg::Maybe(c"client-id"),
             Arg::Flag(c"WATCHDOG"),
             Arg::Text(c"ID", c"request-id"),
             Arg::Option(c"MAXHOLD", c"max-hold-ms"),
@@ -174,7 +196,12 @@ const DOCS: [Doc; 21] = [
         complexity: c"O(1)",
         arity: -2,
         writes: false,
-        args: &[Arg::Key, Arg::Option(c"WAIT", c"timeout-ms")],
+        args: &[
+            Arg::Key,
+            Arg::Option(c"WAIT", c"timeout-ms"),
+            Arg::Flag(c"NOTIFY"),
+            Arg::Maybe(c"client-id"),
+        ],
     },
     Doc {
         name: c"rlatch.count",
@@ -196,6 +223,8 @@ const DOCS: [Doc; 21] = [
             Arg::Option(c"PERMITS", c"permits"),
             Arg::Option(c"PX", c"lease-ms"),
             Arg::Option(c"WAIT", c"timeout-ms"),
+            Arg::Flag(c"NOTIFY"),
+            Arg::Maybe(c"client-id"),
             Arg::Flag(c"WATCHDOG"),
             Arg::Text(c"ID", c"request-id"),
             Arg::Option(c"MAXHOLD", c"max-hold-ms"),
@@ -283,6 +312,11 @@ fn raw_arg(arg: Arg, choices: &mut [raw::RedisModuleCommandArg; 3]) -> raw::Redi
         Arg::Number(name) => {
             out.name = name.as_ptr();
             out.type_ = raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_INTEGER;
+        }
+        Arg::Maybe(name) => {
+            out.name = name.as_ptr();
+            out.type_ = raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_INTEGER;
+            out.flags = raw::REDISMODULE_CMD_ARG_OPTIONAL as c_int;
         }
         Arg::Option(token, name) => {
             out.name = name.as_ptr();

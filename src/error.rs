@@ -58,6 +58,15 @@ pub enum Error {
     TooManyPermits {
         held: i64,
     },
+    /// `NOTIFY` without `WAIT`: there is no wait to be told about.
+    NotifyWithoutWait,
+    /// `NOTIFY` without a client id from a Lua script: a script has no connection to tell.
+    NotifyInScript,
+    /// `NOTIFY` names a connection that is gone or not subscribed to its grant channel.
+    NotSubscribed {
+        client: u64,
+        channel: String,
+    },
     Internal,
 }
 
@@ -131,12 +140,27 @@ impl fmt::Display for Error {
             Error::TooManyPermits { held } => {
                 write!(f, "ERR this owner holds only {held} permits")
             }
+            Error::NotifyWithoutWait => write!(f, "ERR NOTIFY needs WAIT timeout-ms"),
+            Error::NotifyInScript => write!(
+                f,
+                "ERR NOTIFY in a script needs the client-id of the connection to tell"
+            ),
+            Error::NotSubscribed { client, channel } => write!(
+                f,
+                "ERR NOTIFY: connection {client} is not subscribed to {channel}"
+            ),
             Error::Internal => write!(f, "ERR rlock internal error (see the server log)"),
         }
     }
 }
 
 impl Error {
+    /// The error's code, its first word (`ERR`, `WRONGTYPE`): what a `failed` message carries.
+    pub fn code(&self) -> String {
+        let text = self.to_string();
+        text.split(' ').next().unwrap_or("ERR").to_string()
+    }
+
     /// The reply text as a C string; error texts never contain NUL bytes except through a
     /// user-supplied option name, which is cut at the first NUL.
     pub fn to_cstring(&self) -> std::ffi::CString {

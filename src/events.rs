@@ -51,6 +51,9 @@ extern "C" fn on_client_change(
         if lifetime::with_watchdog(|w| w.has_client(client)) {
             upkeep::client_closed(ctx, client);
         }
+        if waiters::is_receiver(client) {
+            waiters::receiver_closed(client);
+        }
     })
 }
 
@@ -113,12 +116,13 @@ pub fn ensure_string_subscription(ctx: Ctx) -> bool {
 extern "C" fn on_keyspace_event(ctx: Ctx, class: c_int, _event: *const c_char, key: RStr) -> c_int {
     guarded("a keyspace event", OK, || {
         // Cheap exit first: this runs for every write on the server.
-        if waiters::total() == 0 || crate::counter::writing() || !is_writable_master(ctx) {
+        let nothing_watched = waiters::total() == 0 && lifetime::with_notices(|n| n.len() == 0);
+        if nothing_watched || crate::counter::writing() || !is_writable_master(ctx) {
             return OK;
         }
         let db = selected_db(ctx);
         let key = bytes(key);
-        if waiters::count(db, key) > 0 {
+        if waiters::count(db, key) > 0 || upkeep::noticed(db, key) {
             let expired = class & raw::REDISMODULE_NOTIFY_EXPIRED != 0;
             upkeep::schedule(ctx, [(db, Rc::from(key), expired)], 0);
         }
@@ -133,7 +137,9 @@ extern "C" fn on_flush(ctx: Ctx, _event: raw::RedisModuleEvent, subevent: u64, d
         }
         // SAFETY: FlushDB events carry a RedisModuleFlushInfo.
         let dbnum = unsafe { (*data.cast::<raw::RedisModuleFlushInfo>()).dbnum };
-        let keys = waiters::queued_keys((dbnum >= 0).then_some(dbnum));
+        let db = (dbnum >= 0).then_some(dbnum);
+        let mut keys = waiters::queued_keys(db);
+        keys.extend(lifetime::with_notices(|n| n.keys(db)));
         upkeep::schedule(ctx, keys.into_iter().map(|(db, key)| (db, key, false)), 0);
     })
 }

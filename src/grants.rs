@@ -7,7 +7,9 @@ use crate::counter;
 use crate::error::{Error, Result};
 use crate::lifetime::retries::{Kind, Memory};
 use crate::lifetime::watchdog::Bind;
-use crate::lifetime::with_watchdog;
+use crate::lifetime::notices::Notice;
+use crate::lifetime::{with_notices, with_watchdog};
+use crate::notify::{self, Event};
 use crate::lock::{lease_end, Access, Acquire, TokenClock, Want};
 use crate::rwlock::{self, Refused};
 use crate::rwstore;
@@ -54,10 +56,10 @@ pub fn grant_next(lock: &mut LockKey, db: i32) -> Option<i64> {
 }
 
 fn grant_next_plain(lock: &mut LockKey, db: i32) -> Option<i64> {
-    let (bc, waiter) = waiters::pop_next(db, bytes(lock.name()))?;
+    let waiter = waiters::pop_next(db, bytes(lock.name()))?;
     let token = issue_token();
     let expire_at = grant_fresh(lock, db, &waiter.ask.request(), token);
-    waiters::deliver(bc, Outcome::Granted(token));
+    waiters::deliver(waiter, Outcome::Granted(token));
     stats::HANDOFFS.add();
     Some(expire_at)
 }
@@ -84,16 +86,48 @@ pub fn grant_fresh(lock: &mut LockKey, db: i32, ask: &Request, token: i64) -> i6
     lock.grant(ask.owner, extra, expire_at);
     let key = bytes(lock.name());
     unbind(db, key);
+    let holding = Holding {
+        kind: LockType::Plain,
+        owner: bytes(ask.owner),
+        token: Some(token),
+    };
+    tell_loss(db, key, &holding, ask, Want::Lock);
     if let Some(client) = ask.bind_to {
-        let holding = Holding {
-            kind: LockType::Plain,
-            owner: bytes(ask.owner),
-            token: Some(token),
-        };
-        bind(db, key, holding, client, ask.lease_ms);
+        bind(db, key, holding, client, ask.lease_ms, !ask.by_message);
     }
     stats::ACQUISITIONS.add();
     expire_at
+}
+
+/// A holding granted with `NOTIFY` is told of its loss on its grant channel.
+fn tell_loss(db: i32, key: &[u8], holding: &Holding, ask: &Request, want: Want) {
+    if let (Some(client), Some(token)) = (ask.notify, holding.token) {
+        let notice = Notice {
+            owner: Rc::from(holding.owner),
+            token,
+            client,
+            want,
+        };
+        with_notices(|n| n.watch(db, key, notice));
+    }
+}
+
+/// The owner ended its own holding: it is not told of a loss.
+pub fn released(db: i32, key: &[u8], owner: &[u8]) {
+    with_notices(|n| n.forget(db, key, owner));
+}
+
+/// Tells the owners of the lock's noticed holdings that they ended (`lost`).
+fn lost_all(db: i32, key: &[u8]) {
+    for notice in with_notices(|n| n.take_lock(db, key)) {
+        send_lost(key, &notice);
+    }
+}
+
+fn send_lost(key: &[u8], notice: &Notice) {
+    stats::NOTIFY_LOST.add();
+    let message = notify::message(&Event::Lost(notice.token), notice.want, key, &notice.owner);
+    notify::send(notice.client, message);
 }
 
 /// A holding to bind: of which lock type, whose, and which one (its token).
@@ -103,31 +137,53 @@ pub struct Holding<'a> {
     pub token: Option<i64>,
 }
 
-/// Binds a holding of the lock at `key` to connection `client`, renewed for `lease_ms`.
-pub fn bind(db: i32, key: &[u8], holding: Holding, client: u64, lease_ms: i64) {
+/// Binds a holding of the lock at `key` to connection `client`, renewed for `lease_ms` (once
+/// confirmed, for a grant told by message: `renewing` false).
+pub fn bind(db: i32, key: &[u8], holding: Holding, client: u64, lease_ms: i64, renewing: bool) {
     let bind = Bind {
         owner: Rc::from(holding.owner),
         token: holding.token,
         client,
         lease_ms,
         kind: holding.kind,
+        renewing,
     };
     with_watchdog(|w| w.bind((db, Rc::from(key)), bind, now_ms()));
 }
 
+/// `RENEW ... WATCHDOG`: confirms a grant told by message (its binding stays on the connection
+/// the grant was told to, and renewals start), or binds the holding to `client`.
+pub fn bind_or_confirm(db: i32, key: &[u8], holding: Holding, client: u64, lease_ms: i64) {
+    let lock = (db, Rc::from(key));
+    let confirmed =
+        with_watchdog(|w| w.confirm(lock, holding.owner, holding.token, lease_ms, now_ms()));
+    if !confirmed {
+        bind(db, key, holding, client, lease_ms, true);
+    }
+}
+
 /// Binds a holding that has no binding yet (a re-entry with WATCHDOG); never moves one, which
 /// only `RENEW ... WATCHDOG` does. Returns whether it bound.
-pub fn bind_if_unbound(db: i32, key: &[u8], holding: Holding, client: u64, lease_ms: i64) -> bool {
+pub fn bind_if_unbound(
+    db: i32,
+    key: &[u8],
+    holding: Holding,
+    client: u64,
+    lease_ms: i64,
+    renewing: bool,
+) -> bool {
     let bound = with_watchdog(|w| w.get(db, key, holding.owner).is_some());
     if !bound {
-        bind(db, key, holding, client, lease_ms);
+        bind(db, key, holding, client, lease_ms, renewing);
     }
     !bound
 }
 
-/// Ends every watchdog binding of the lock (it is free, or a new holding replaces the old).
+/// Ends every watchdog binding of the lock (it is free, or a new holding replaces the old);
+/// the owners told of a loss hear of it.
 pub fn unbind(db: i32, key: &[u8]) {
     with_watchdog(|w| w.unbind_lock(db, key));
+    lost_all(db, key);
 }
 
 /// After a full release: the next waiter gets the lock (its lease end is returned), or, with
@@ -178,14 +234,14 @@ pub fn open_latch(ctx: Ctx, db: i32, key: RStr) {
         Err(error) => Outcome::Failed(error),
     };
     while waiters::next_want(db, name) == Some(Want::Latch) {
-        let Some((bc, _)) = waiters::pop_next(db, name) else {
+        let Some(waiter) = waiters::pop_next(db, name) else {
             break;
         };
         let outcome = match &outcome {
             Outcome::Granted(n) => Outcome::Granted(*n),
             Outcome::Failed(e) => Outcome::Failed(e.clone()),
         };
-        waiters::deliver(bc, outcome);
+        waiters::deliver(waiter, outcome);
     }
 }
 
@@ -282,13 +338,16 @@ pub fn take_rw(
         Acquire::Busy => return Ok(None),
         Acquire::Overflow => return Err(Error::HoldsOverflow),
     };
+    let holding = Holding {
+        kind: LockType::ReadWrite,
+        owner,
+        token: Some(token),
+    };
+    if holds_nothing {
+        tell_loss(db, &key, &holding, ask, rwlock::want(access));
+    }
     if let Some(client) = ask.bind_to {
-        let holding = Holding {
-            kind: LockType::ReadWrite,
-            owner,
-            token: Some(token),
-        };
-        bind_if_unbound(db, &key, holding, client, ask.lease_ms);
+        bind_if_unbound(db, &key, holding, client, ask.lease_ms, !ask.by_message);
     }
     Ok(Some(token))
 }
@@ -307,7 +366,7 @@ pub fn admit_rw(lock: &mut LockKey, db: i32) -> Option<i64> {
         if !rwlock::may_enter(mode, access) {
             break;
         }
-        let Some((bc, waiter)) = waiters::pop_next(db, &key) else {
+        let Some(waiter) = waiters::pop_next(db, &key) else {
             break;
         };
         let outcome = match take_rw(lock, db, &waiter.ask.request(), access, false) {
@@ -320,7 +379,7 @@ pub fn admit_rw(lock: &mut LockKey, db: i32) -> Option<i64> {
             stats::HANDOFFS.add();
             admitted = true;
         }
-        waiters::deliver(bc, outcome);
+        waiters::deliver(waiter, outcome);
     }
     if !admitted {
         return None;
@@ -355,6 +414,9 @@ pub fn serve_semaphore(ctx: Ctx, db: i32, sem: &mut Semaphore) -> Result<Option<
         if holding.expire_at <= now {
             sem.remove_holding(&owner);
             with_watchdog(|w| w.unbind(db, &key, &owner));
+            if let Some(notice) = with_notices(|n| n.forget(db, &key, &owner)) {
+                send_lost(&key, &notice);
+            }
             back += holding.permits;
             stats::EXPIRY_WAKEUPS.add();
         } else {
@@ -368,7 +430,7 @@ pub fn serve_semaphore(ctx: Ctx, db: i32, sem: &mut Semaphore) -> Result<Option<
         if sem.available() < wanted {
             break;
         }
-        let Some((bc, waiter)) = waiters::pop_next(db, &key) else {
+        let Some(waiter) = waiters::pop_next(db, &key) else {
             break;
         };
         let outcome = match grant_permits(db, sem, &waiter.ask.request(), wanted) {
@@ -379,7 +441,7 @@ pub fn serve_semaphore(ctx: Ctx, db: i32, sem: &mut Semaphore) -> Result<Option<
             }
             Err(error) => Outcome::Failed(error),
         };
-        waiters::deliver(bc, outcome);
+        waiters::deliver(waiter, outcome);
     }
     // A grant to an owner that already held may have moved its lease later: a timer armed at
     // its old end only looks early and is armed again.
@@ -433,13 +495,14 @@ pub fn grant_permits(
         w.retoken(db, &key, owner, Some(token));
         bound
     });
+    let granted = Holding {
+        kind: LockType::Semaphore,
+        owner,
+        token: Some(token),
+    };
+    tell_loss(db, &key, &granted, ask, Want::Permits(holding.permits));
     if let (Some(client), false) = (ask.bind_to, bound) {
-        let holding = Holding {
-            kind: LockType::Semaphore,
-            owner,
-            token: Some(token),
-        };
-        bind(db, &key, holding, client, ask.lease_ms);
+        bind(db, &key, granted, client, ask.lease_ms, !ask.by_message);
     }
     stats::ACQUISITIONS.add();
     Ok((token, holding.expire_at))

@@ -16,7 +16,7 @@ pub fn register(ctx: Ctx) -> Result<(), String> {
 
 extern "C" fn on_info(ictx: *mut raw::RedisModuleInfoCtx, _for_crash_report: c_int) {
     guarded("INFO", (), || {
-        let fields: [(&std::ffi::CStr, u64); 17] = [
+        let fields: [(&std::ffi::CStr, u64); 21] = [
             (c"acquisitions", stats::ACQUISITIONS.get()),
             (c"reentries", stats::REENTRIES.get()),
             (c"contended", stats::CONTENDED.get()),
@@ -26,6 +26,10 @@ extern "C" fn on_info(ictx: *mut raw::RedisModuleInfoCtx, _for_crash_report: c_i
             (c"releases", stats::RELEASES.get()),
             (c"force_releases", stats::FORCE_RELEASES.get()),
             (c"waiters", waiters::total() as u64),
+            (c"notified_waiters", waiters::notified() as u64),
+            (c"notify_skipped", stats::NOTIFY_SKIPPED.get()),
+            (c"notify_lost", stats::NOTIFY_LOST.get()),
+            (c"cancelled", stats::CANCELLED.get()),
             (c"locks_with_waiters", waiters::locks_with_waiters() as u64),
             (c"watchdog_locks", with_watchdog(|w| w.len()) as u64),
             (c"watchdog_renewals", stats::WATCHDOG_RENEWALS.get()),

@@ -5,7 +5,7 @@
 
 use crate::api::{bytes, now_ms, Ctx, OwnedStr, RStr};
 use crate::args;
-use crate::commands::{run, wait_or_nil, with_bytes, Reply};
+use crate::commands::{notify_target, run, wait_or_nil, with_bytes, Reply};
 use crate::config;
 use crate::counter;
 use crate::error::{Error, Result};
@@ -71,13 +71,15 @@ fn countdown(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     Ok(Reply::Int(remaining))
 }
 
-/// `RLATCH.AWAIT key [WAIT timeout-ms]`: 1 when the latch is open (or was never set); else nil
-/// at once without WAIT, or 1 when it opens, nil at the timeout.
+/// `RLATCH.AWAIT key [WAIT timeout-ms [NOTIFY [client-id]]]`: 1 when the latch is open (or was
+/// never set); else nil at once without WAIT, or 1 when it opens, nil at the timeout (with
+/// `NOTIFY`: `WAITING`, and the same told by message).
 fn wait(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     let [_, key, options @ ..] = argv else {
         return Err(Error::WrongArity);
     };
     let o = with_bytes(options, args::await_options)?;
+    let notify = notify_target(ctx, o.notify)?;
     if counter::get(ctx, *key)?.is_none_or(|count| count <= 0) {
         return Ok(Reply::Int(1));
     }
@@ -88,6 +90,7 @@ fn wait(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
         bind_to: None,
         id: None,
         max_hold_ms: None,
+        notify,
     };
     let db = selected_db(ctx);
     wait_or_nil(ctx, (db, bytes(*key)), o.wait, ask, || Ok(None))

@@ -14,6 +14,8 @@ mod info;
 mod latch;
 mod lifetime;
 mod lock;
+mod notify;
+mod queuecommands;
 mod rwcommands;
 mod rwlock;
 mod rwstore;
@@ -37,7 +39,7 @@ const KEY_1: Keys = (1, 1, 1);
 const NO_KEY: Keys = (0, 0, 0);
 
 /// (name, handler, flags, key positions).
-const COMMANDS: [(&str, redis_module::raw::RedisModuleCmdFunc, &str, Keys); 21] = [
+const COMMANDS: [(&str, redis_module::raw::RedisModuleCmdFunc, &str, Keys); 23] = [
     (
         "rlock.acquire",
         Some(commands::acquire_command),
@@ -64,6 +66,18 @@ const COMMANDS: [(&str, redis_module::raw::RedisModuleCmdFunc, &str, Keys); 21] 
         KEY_1,
     ),
     ("rlock.scan", Some(scan::scan_command), "readonly", NO_KEY),
+    (
+        "rlock.cancel",
+        Some(queuecommands::cancel_command),
+        "fast",
+        KEY_1,
+    ),
+    (
+        "rlock.channel",
+        Some(queuecommands::channel_command),
+        "fast",
+        NO_KEY,
+    ),
     (
         "rwlock.acquire",
         Some(rwcommands::acquire_command),
@@ -189,6 +203,7 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
             ));
         }
         store::init();
+        notify::init(ctx.ctx);
         config::register(ctx, args)?;
         register_commands(ctx)?;
         docs::register(ctx.ctx)?;

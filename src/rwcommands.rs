@@ -4,8 +4,8 @@
 use crate::api::{api, bytes, now_ms, Ctx, RStr};
 use crate::args;
 use crate::commands::{
-    open_for_write, reply_int_or_nil, reply_text, request, run, wait_or_nil, watchdog_client,
-    with_bytes, Reply,
+    open_for_write, reply_int_or_nil, reply_text, request, run, wait_or_nil, watch_for_loss,
+    watchdog_client, with_bytes, Reply,
 };
 use crate::config;
 use crate::error::{Error, Result};
@@ -36,7 +36,9 @@ fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     let queued = waiters::count(db, name) > 0;
     if let Some(token) = take_rw(&mut lock, db, &request, access, queued)? {
         // A re-entry may shorten a lease the queue is watching.
-        watch_lease(ctx, db, name, rwstore::next_lease_end(&lock)?);
+        let next = rwstore::next_lease_end(&lock)?;
+        watch_lease(ctx, db, name, next);
+        watch_for_loss(ctx, &request, (db, name), next);
         if bind_to.is_some() {
             arm_renewals(ctx);
         }
@@ -92,6 +94,7 @@ fn release(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
         }
     } else {
         lifetime::with_watchdog(|w| w.unbind(db, name, owner));
+        grants::released(db, name, owner);
         if let Some(call) = call {
             let window = config::retry_window_ms();
             lifetime::with_released(|r| r.remember(&call, 0, now, window));
@@ -137,7 +140,7 @@ fn renew(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
                     .filter(|_| mine.writes > 0)
                     .or(mine.read_token),
             };
-            grants::bind(db, name, holding, client, lease_ms);
+            grants::bind_or_confirm(db, name, holding, client, lease_ms);
             arm_renewals(ctx);
         }
         None if o.lease_ms.is_some() => {

@@ -110,6 +110,7 @@ fn release(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     } else {
         sem.remove_holding(owner);
         lifetime::with_watchdog(|w| w.unbind(db, name, owner));
+        grants::released(db, name, owner);
         if let Some(call) = call {
             let window = config::retry_window_ms();
             lifetime::with_released(|r| r.remember(&call, 0, now, window));
@@ -145,7 +146,7 @@ fn renew(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
                 owner,
                 token: Some(held.token),
             };
-            grants::bind(db, name, holding, client, lease_ms);
+            grants::bind_or_confirm(db, name, holding, client, lease_ms);
             arm_renewals(ctx);
         }
         None if o.lease_ms.is_some() => {

@@ -10,7 +10,11 @@ impl Counter {
     }
 
     pub fn add(&self) {
-        self.0.fetch_add(1, Ordering::Relaxed);
+        self.add_n(1);
+    }
+
+    pub fn add_n(&self, n: u64) {
+        self.0.fetch_add(n, Ordering::Relaxed);
     }
 
     pub fn get(&self) -> u64 {
@@ -38,3 +42,9 @@ pub static WATCHDOG_RENEWALS: Counter = Counter::new();
 pub static WATCHDOG_RELEASES: Counter = Counter::new();
 /// Watchdog bindings dropped because their connection sat idle past `rlock.watchdog-idle-ms`.
 pub static WATCHDOG_IDLE_STOPS: Counter = Counter::new();
+/// `NOTIFY` waiters skipped at their turn: their connection was gone or no longer subscribed.
+pub static NOTIFY_SKIPPED: Counter = Counter::new();
+/// `lost` messages: holdings granted with `NOTIFY` that ended other than by their release.
+pub static NOTIFY_LOST: Counter = Counter::new();
+/// Queue entries taken out by `RLOCK.CANCEL`.
+pub static CANCELLED: Counter = Counter::new();

@@ -1,17 +1,20 @@
-//! Clients blocked in `RLOCK.ACQUIRE ... WAIT`: one FIFO queue per (db, key), and every
-//! blocked-client and timer call of the module.
+//! Waiters: one FIFO queue per (db, key) for every lock type and both kinds of waiter, clients
+//! blocked in `... WAIT` and queue entries told by message (`NOTIFY`), and every
+//! blocked-client and wait-deadline call of the module.
 //!
-//! Ownership rule: a waiter is in `Registry::waiters` exactly while nobody has called
-//! `RedisModule_UnblockClient` for it. Whoever removes it (a grant, its timeout, its
-//! disconnect) makes that one call; a callback that finds it gone does nothing more, which is
-//! what keeps a late disconnect of an already granted client from unblocking it twice.
+//! Ownership rule: a waiter is in `Registry::waiters` exactly while nobody has answered it (for
+//! a blocked one: called `RedisModule_UnblockClient`). Whoever removes it (a grant, its
+//! timeout, its disconnect, a cancel) answers it once; a callback that finds it gone does
+//! nothing more, which is what keeps a late disconnect of an already granted client from
+//! unblocking it twice.
 
 use crate::api::{
-    api, create_timer, guarded, now_ms, stop_timer, Ctx, OwnedStr, RStr, TimerId, ERR,
+    api, bytes, create_timer, guarded, now_ms, stop_timer, Ctx, OwnedStr, RStr, TimerId, ERR,
 };
 use crate::args::Wait;
 use crate::error::Error;
 use crate::lock::Want;
+use crate::notify::{self, Event};
 use crate::stats;
 use redis_module::raw;
 use std::cell::RefCell;
@@ -39,18 +42,22 @@ pub struct Ask {
     pub bind_to: Option<u64>,
     pub id: Option<Box<[u8]>>,
     pub max_hold_ms: Option<i64>,
+    /// The connection told of the grant by message (`NOTIFY`), and of the holding's loss.
+    pub notify: Option<u64>,
 }
 
 impl Ask {
-    /// A waiter for `want`, asking what `request` asks.
+    /// A waiter for `want`, asking what `request` asks. A `NOTIFY` waiter's holding binds to
+    /// the connection its grant is told to.
     pub fn new(want: Want, request: &Request) -> Ask {
         Ask {
             want,
             owner: OwnedStr::hold(request.owner),
             lease_ms: request.lease_ms,
-            bind_to: request.bind_to,
+            bind_to: request.bind_to.map(|caller| request.notify.unwrap_or(caller)),
             id: request.id.map(Box::from),
             max_hold_ms: request.max_hold_ms,
+            notify: request.notify,
         }
     }
 
@@ -61,6 +68,8 @@ impl Ask {
             bind_to: self.bind_to,
             id: self.id.as_deref(),
             max_hold_ms: self.max_hold_ms,
+            notify: self.notify,
+            by_message: self.notify.is_some(),
         }
     }
 }
@@ -73,33 +82,51 @@ pub struct Request<'a> {
     pub bind_to: Option<u64>,
     pub id: Option<&'a [u8]>,
     pub max_hold_ms: Option<i64>,
+    /// The connection told of the holding's loss (`NOTIFY`).
+    pub notify: Option<u64>,
+    /// The grant is told by a message, which a client library may drop: a watchdog binding
+    /// renews only once the owner confirms with `RENEW ... WATCHDOG`.
+    pub by_message: bool,
+}
+
+/// How a waiter learns the outcome: its blocked connection is answered, or a message goes to
+/// the connection that receives its grants (`NOTIFY`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Via {
+    Blocked(usize),
+    Message(u64),
 }
 
 pub struct Waiter {
-    seq: u64,
     db: i32,
     key: Rc<[u8]>,
     pub ask: Ask,
+    via: Via,
 }
 
 #[derive(Default)]
 struct Queue {
-    /// (seq, blocked client) in arrival order. Entries of waiters that left early stay until
-    /// they reach the front or the queue is compacted; `seq` tells them from a new waiter
-    /// whose blocked client happens to reuse the address.
-    order: VecDeque<(u64, usize)>,
+    /// Waiters' sequence numbers in arrival order. Entries of waiters that left early stay
+    /// until they reach the front or the queue is compacted.
+    order: VecDeque<u64>,
     live: usize,
 }
 
 #[derive(Default)]
 struct Registry {
-    waiters: HashMap<usize, Waiter>,
+    /// Every waiter, by its sequence number (unique for the server's life).
+    waiters: HashMap<u64, Waiter>,
+    /// Blocked clients to their waiter.
+    blocked: HashMap<usize, u64>,
+    /// Connections that receive grant messages to their waiters (and entries that left, until
+    /// compacted): (sequence numbers, live count).
+    receivers: HashMap<u64, (Vec<u64>, usize)>,
     queues: HashMap<i32, HashMap<Rc<[u8]>, Queue>>,
     next_seq: u64,
     /// Wait deadlines, to wake the event loop at each: Redis 7.0 notices a blocked client's
-    /// timeout only in `beforeSleep`, which otherwise may run ~100 ms late. Deadlines of
-    /// waiters that left early just cause one harmless extra wakeup.
-    deadlines: BinaryHeap<Reverse<i64>>,
+    /// timeout only in `beforeSleep`, which otherwise may run ~100 ms late; a `NOTIFY` waiter's
+    /// deadline is ours to keep. Deadlines of waiters that left early are skipped.
+    deadlines: BinaryHeap<Reverse<(i64, u64)>>,
     wake_timer: Option<(TimerId, i64)>,
 }
 
@@ -113,17 +140,101 @@ fn with<R>(f: impl FnOnce(&mut Registry) -> R) -> R {
     REGISTRY.with(|r| f(&mut r.borrow_mut()))
 }
 
+impl Registry {
+    fn queue(&self, db: i32, key: &[u8]) -> Option<&Queue> {
+        self.queues.get(&db)?.get(key)
+    }
+
+    /// The live waiters of (db, key), in queue order.
+    fn in_order<'a>(&'a self, db: i32, key: &[u8]) -> impl Iterator<Item = (u64, &'a Waiter)> {
+        self.queue(db, key)
+            .into_iter()
+            .flat_map(|q| q.order.iter())
+            .filter_map(|seq| self.waiters.get(seq).map(|w| (*seq, w)))
+    }
+
+    /// Puts a waiter at the back of the queue for (db, key).
+    fn push(&mut self, db: i32, key: &[u8], ask: Ask, via: Via, wait: Wait) -> u64 {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let queues = self.queues.entry(db).or_default();
+        // One shared copy of the key name for the queue and all its waiters.
+        let key = queues
+            .get_key_value(key)
+            .map_or_else(|| Rc::from(key), |(k, _)| k.clone());
+        let queue = queues.entry(key.clone()).or_default();
+        queue.order.push_back(seq);
+        queue.live += 1;
+        match via {
+            Via::Blocked(bc) => {
+                self.blocked.insert(bc, seq);
+            }
+            Via::Message(client) => self.add_receiver(client, seq),
+        }
+        self.waiters.insert(seq, Waiter { db, key, ask, via });
+        if let Wait::Ms(ms) = wait {
+            self.deadlines.push(Reverse((now_ms() + ms + 1, seq)));
+        }
+        seq
+    }
+
+    fn add_receiver(&mut self, client: u64, seq: u64) {
+        let (seqs, live) = self.receivers.entry(client).or_default();
+        seqs.push(seq);
+        *live += 1;
+    }
+
+    /// Takes a waiter out of the registry and its queue.
+    fn take(&mut self, seq: u64) -> Option<Waiter> {
+        let waiter = self.waiters.remove(&seq)?;
+        match waiter.via {
+            Via::Blocked(bc) => {
+                self.blocked.remove(&bc);
+            }
+            Via::Message(client) => self.drop_receiver(client),
+        }
+        let (db, key) = (waiter.db, waiter.key.clone());
+        if let Some(queue) = self.queues.get_mut(&db).and_then(|q| q.get_mut(&key)) {
+            queue.live -= 1;
+            if queue.live == 0 {
+                drop_queue(self, db, &key);
+            } else if queue.order.len() > 2 * queue.live + 16 {
+                let waiters = &self.waiters;
+                queue.order.retain(|seq| waiters.contains_key(seq));
+            }
+        }
+        Some(waiter)
+    }
+
+    fn drop_receiver(&mut self, client: u64) {
+        let Some((seqs, live)) = self.receivers.get_mut(&client) else {
+            return;
+        };
+        *live -= 1;
+        if *live == 0 {
+            self.receivers.remove(&client);
+        } else if seqs.len() > 2 * *live + 16 {
+            let waiters = &self.waiters;
+            seqs.retain(|seq| {
+                waiters
+                    .get(seq)
+                    .is_some_and(|w| w.via == Via::Message(client))
+            });
+        }
+    }
+}
+
 pub fn count(db: i32, key: &[u8]) -> usize {
-    with(|r| {
-        r.queues
-            .get(&db)
-            .and_then(|q| q.get(key))
-            .map_or(0, |q| q.live)
-    })
+    with(|r| r.queue(db, key).map_or(0, |q| q.live))
 }
 
 pub fn total() -> usize {
     with(|r| r.waiters.len())
+}
+
+/// Waiters told by message (`NOTIFY`).
+pub fn notified() -> usize {
+    with(|r| r.waiters.len() - r.blocked.len())
 }
 
 pub fn locks_with_waiters() -> usize {
@@ -143,46 +254,19 @@ pub fn queued_keys(db: Option<i32>) -> Vec<(i32, Rc<[u8]>)> {
 
 /// What the first live waiter of (db, key) asks for, if anyone waits.
 pub fn next_want(db: i32, key: &[u8]) -> Option<Want> {
-    with(|r| {
-        let queue = r.queues.get(&db)?.get(key)?;
-        queue.order.iter().find_map(|(seq, bc)| {
-            r.waiters
-                .get(bc)
-                .filter(|w| w.seq == *seq)
-                .map(|w| w.ask.want)
-        })
-    })
+    with(|r| r.in_order(db, key).next().map(|(_, w)| w.ask.want))
 }
 
 /// What every live waiter of (db, key) asks for, in queue order (O(queue length): for INFO).
 pub fn wants(db: i32, key: &[u8]) -> Vec<Want> {
-    with(|r| {
-        let Some(queue) = r.queues.get(&db).and_then(|q| q.get(key)) else {
-            return Vec::new();
-        };
-        queue
-            .order
-            .iter()
-            .filter_map(|(seq, bc)| r.waiters.get(bc).filter(|w| w.seq == *seq))
-            .map(|w| w.ask.want)
-            .collect()
-    })
+    with(|r| r.in_order(db, key).map(|(_, w)| w.ask.want).collect())
 }
 
 /// How many live waiters of (db, key) want `want` (O(queue length): for `INFO` replies).
 pub fn count_wanting(db: i32, key: &[u8], want: Want) -> usize {
     with(|r| {
-        let Some(queue) = r.queues.get(&db).and_then(|q| q.get(key)) else {
-            return 0;
-        };
-        queue
-            .order
-            .iter()
-            .filter(|(seq, bc)| {
-                r.waiters
-                    .get(bc)
-                    .is_some_and(|w| w.seq == *seq && w.ask.want == want)
-            })
+        r.in_order(db, key)
+            .filter(|(_, w)| w.ask.want == want)
             .count()
     })
 }
@@ -207,64 +291,96 @@ pub fn block(ctx: Ctx, db: i32, key: &[u8], ask: Ask, wait: Wait) {
         bc
     };
     with(|r| {
-        let seq = r.next_seq;
-        r.next_seq += 1;
-        let queues = r.queues.entry(db).or_default();
-        // One shared copy of the key name for the queue and all its waiters.
-        let key = queues
-            .get_key_value(key)
-            .map_or_else(|| Rc::from(key), |(k, _)| k.clone());
-        let queue = queues.entry(key.clone()).or_default();
-        queue.order.push_back((seq, bc as usize));
-        queue.live += 1;
-        r.waiters.insert(bc as usize, Waiter { seq, db, key, ask });
-        if let Wait::Ms(ms) = wait {
-            r.deadlines.push(Reverse(now_ms() + ms + 1));
-            arm_wake_timer(ctx, r);
-        }
+        r.push(db, key, ask, Via::Blocked(bc as usize), wait);
+        arm_wake_timer(ctx, r);
     });
 }
 
-/// Takes the first live waiter of (db, key) out of the queue: the caller grants or fails it
-/// and must `deliver` to its blocked client.
-pub fn pop_next(db: i32, key: &[u8]) -> Option<(Bc, Waiter)> {
+/// Queues a waiter that is told by a message to connection `client` (`NOTIFY`).
+pub fn enqueue(ctx: Ctx, db: i32, key: &[u8], ask: Ask, wait: Wait, client: u64) {
     with(|r| {
-        let Registry {
-            waiters, queues, ..
-        } = r;
-        let queue = queues.get_mut(&db)?.get_mut(key)?;
-        let mut found = None;
-        while let Some((seq, bc)) = queue.order.pop_front() {
-            if waiters.get(&bc).is_some_and(|w| w.seq == seq) {
-                found = waiters.remove(&bc).map(|w| (bc as Bc, w));
-                queue.live -= 1;
-                break;
+        r.push(db, key, ask, Via::Message(client), wait);
+        arm_wake_timer(ctx, r);
+    });
+}
+
+/// A retried `NOTIFY` (same owner and request id) takes over its waiting entry, keeping its
+/// place, with its messages now going to `client`. Returns whether it found one.
+pub fn take_over(db: i32, key: &[u8], owner: &[u8], id: &[u8], client: u64) -> bool {
+    with(|r| {
+        let found = r
+            .in_order(db, key)
+            .find(|(_, w)| {
+                matches!(w.via, Via::Message(_))
+                    && bytes(w.ask.owner.0) == owner
+                    && w.ask.id.as_deref() == Some(id)
+            })
+            .map(|(seq, w)| (seq, w.via));
+        let Some((seq, Via::Message(old))) = found else {
+            return false;
+        };
+        if old != client {
+            r.drop_receiver(old);
+            r.add_receiver(client, seq);
+            if let Some(w) = r.waiters.get_mut(&seq) {
+                w.via = Via::Message(client);
+                w.ask.notify = Some(client);
+                if w.ask.bind_to.is_some() {
+                    w.ask.bind_to = Some(client);
+                }
             }
         }
-        if queue.live == 0 {
-            drop_queue(r, db, key);
-        }
-        found
+        true
     })
 }
 
-/// Takes a waiter out because its client timed out or went away.
-fn remove(bc: Bc) -> Option<Waiter> {
-    with(|r| {
-        let waiter = r.waiters.remove(&(bc as usize))?;
-        let (db, key) = (waiter.db, waiter.key.clone());
-        let queue = r.queues.get_mut(&db).and_then(|q| q.get_mut(&key))?;
-        queue.live -= 1;
-        if queue.live == 0 {
-            drop_queue(r, db, &key);
-        } else if queue.order.len() > 2 * queue.live + 16 {
-            let waiters = &r.waiters;
-            queue
-                .order
-                .retain(|(seq, bc)| waiters.get(bc).is_some_and(|w| w.seq == *seq));
+/// `RLOCK.CANCEL`: takes `owner`'s entries out of the queue for (db, key); an empty owner (a
+/// latch's waiters) takes only those of connection `caller`. Blocked ones are answered nil.
+/// Returns how many left.
+pub fn cancel(db: i32, key: &[u8], owner: &[u8], caller: u64) -> usize {
+    let taken: Vec<Waiter> = with(|r| {
+        let seqs: Vec<u64> = r
+            .in_order(db, key)
+            .filter(|(_, w)| {
+                bytes(w.ask.owner.0) == owner
+                    && (!owner.is_empty() || w.via == Via::Message(caller))
+            })
+            .map(|(seq, _)| seq)
+            .collect();
+        seqs.into_iter().filter_map(|seq| r.take(seq)).collect()
+    });
+    let count = taken.len();
+    for waiter in taken {
+        if let Via::Blocked(bc) = waiter.via {
+            // SAFETY: just taken out of the registry: this is its one UnblockClient; no
+            // outcome means nil.
+            unsafe { api!(RedisModule_UnblockClient)(bc as Bc, null_mut()) };
         }
-        Some(waiter)
-    })
+    }
+    count
+}
+
+/// Takes the first live waiter of (db, key) out of the queue: the caller grants or fails it
+/// and must `deliver` to it. A waiter told by message whose connection is gone or no longer
+/// subscribed is dropped on the way.
+pub fn pop_next(db: i32, key: &[u8]) -> Option<Waiter> {
+    loop {
+        let waiter = with(|r| {
+            let seq = r.in_order(db, key).next().map(|(seq, _)| seq)?;
+            let queue = r.queues.get_mut(&db)?.get_mut(key)?;
+            while queue.order.front().is_some_and(|s| *s != seq) {
+                queue.order.pop_front();
+            }
+            queue.order.pop_front();
+            r.take(seq)
+        })?;
+        match waiter.via {
+            Via::Message(client) if !notify::reachable(client) => {
+                stats::NOTIFY_SKIPPED.add();
+            }
+            _ => return Some(waiter),
+        }
+    }
 }
 
 fn drop_queue(r: &mut Registry, db: i32, key: &[u8]) {
@@ -277,23 +393,55 @@ fn drop_queue(r: &mut Registry, db: i32, key: &[u8]) {
     }
 }
 
-/// Unblocks a client taken out with `pop_next`, with what it is to be told.
-pub fn deliver(bc: Bc, outcome: Outcome) {
-    let outcome = Box::into_raw(Box::new(outcome));
-    // SAFETY: `bc` was taken out of the registry by the caller, so this is its one
-    // UnblockClient; Redis hands `outcome` to `on_reply` and then to `free_outcome`.
-    unsafe { api!(RedisModule_UnblockClient)(bc, outcome.cast()) };
+/// Tells a waiter taken out with `pop_next` what became of it.
+pub fn deliver(waiter: Waiter, outcome: Outcome) {
+    match waiter.via {
+        Via::Blocked(bc) => {
+            let outcome = Box::into_raw(Box::new(outcome));
+            // SAFETY: `bc` was taken out of the registry by the caller, so this is its one
+            // UnblockClient; Redis hands `outcome` to `on_reply` and then to `free_outcome`.
+            unsafe { api!(RedisModule_UnblockClient)(bc as Bc, outcome.cast()) };
+        }
+        Via::Message(client) => {
+            let event = match &outcome {
+                Outcome::Granted(token) => Event::Granted(*token),
+                Outcome::Failed(error) => Event::Failed(error),
+            };
+            let message = notify::message(&event, waiter.ask.want, &waiter.key, bytes(waiter.ask.owner.0));
+            notify::send(client, message);
+        }
+    }
 }
 
 /// Fails every waiter of (db, key): the key now holds another type.
 pub fn fail_all(db: i32, key: &[u8]) {
-    while let Some((bc, _)) = pop_next(db, key) {
-        deliver(bc, Outcome::Failed(Error::WrongType));
+    while let Some(waiter) = pop_next(db, key) {
+        deliver(waiter, Outcome::Failed(Error::WrongType));
     }
 }
 
+/// A connection closed: the waiters told through it leave their queues.
+pub fn receiver_closed(client: u64) {
+    with(|r| {
+        let Some((seqs, _)) = r.receivers.remove(&client) else {
+            return;
+        };
+        for seq in seqs {
+            if r.waiters.get(&seq).is_some_and(|w| w.via == Via::Message(client)) {
+                // Already out of `receivers`: `take` finds nothing more to drop there.
+                r.take(seq);
+            }
+        }
+    });
+}
+
+/// Whether any waiter is told through connection `client`.
+pub fn is_receiver(client: u64) -> bool {
+    with(|r| r.receivers.contains_key(&client))
+}
+
 fn arm_wake_timer(ctx: Ctx, r: &mut Registry) {
-    let Some(&Reverse(next)) = r.deadlines.peek() else {
+    let Some(&Reverse((next, _))) = r.deadlines.peek() else {
         return;
     };
     match r.wake_timer {
@@ -309,17 +457,42 @@ fn arm_wake_timer(ctx: Ctx, r: &mut Registry) {
     ));
 }
 
+/// At a wait deadline: a `NOTIFY` waiter is told its time ran out; for a blocked one, the
+/// event loop's turn is enough (its beforeSleep times the client out).
 extern "C" fn on_wake_timer(ctx: Ctx, _data: *mut c_void) {
-    // Nothing to do but let the event loop turn: its beforeSleep times the clients out.
     guarded("the wait deadline timer", (), || {
-        with(|r| {
+        let timed_out = with(|r| {
             r.wake_timer = None;
             let now = now_ms();
-            while r.deadlines.peek().is_some_and(|&Reverse(at)| at <= now) {
+            let mut timed_out = Vec::new();
+            while let Some(&Reverse((at, seq))) = r.deadlines.peek() {
+                if at > now {
+                    break;
+                }
                 r.deadlines.pop();
+                if r.waiters.get(&seq).is_some_and(|w| matches!(w.via, Via::Message(_))) {
+                    timed_out.extend(r.take(seq));
+                }
             }
             arm_wake_timer(ctx, r);
-        })
+            timed_out
+        });
+        for waiter in timed_out {
+            if let Via::Message(client) = waiter.via {
+                stats::WAIT_TIMEOUTS.add();
+                let owner = bytes(waiter.ask.owner.0);
+                let message = notify::message(&Event::Timeout, waiter.ask.want, &waiter.key, owner);
+                notify::send(client, message);
+            }
+        }
+    })
+}
+
+/// Takes a blocked waiter out because its client timed out or went away.
+fn remove(bc: Bc) -> Option<Waiter> {
+    with(|r| {
+        let seq = *r.blocked.get(&(bc as usize))?;
+        r.take(seq)
     })
 }
 

@@ -2,9 +2,11 @@
 //! Pure bookkeeping here; `upkeep` drives it with timers and writes.
 //!
 //! - `watchdog`: holdings renewed by the server while their connection lives.
+//! - `notices`: holdings whose owner is told of their loss (`NOTIFY`).
 //! - `retries`: request ids, so a retried call never counts twice.
 //! - Hold caps (`MAXHOLD`) are a lease clip, in `lock::lease_end`.
 
+pub mod notices;
 pub mod retries;
 pub mod watchdog;
 
@@ -14,6 +16,12 @@ thread_local! {
     // Redis calls every callback of this module on its main thread.
     static WATCHDOG: RefCell<watchdog::Watchdog> = RefCell::default();
     static RELEASED: RefCell<retries::Released> = RefCell::default();
+    static NOTICES: RefCell<notices::Notices> = RefCell::default();
+}
+
+/// Runs `f` on the holdings told of their loss. `f` must not call back into this function.
+pub fn with_notices<R>(f: impl FnOnce(&mut notices::Notices) -> R) -> R {
+    NOTICES.with(|n| f(&mut n.borrow_mut()))
 }
 
 /// Runs `f` on the watchdog's bindings. `f` must not call back into this function.

@@ -25,6 +25,9 @@ pub struct Binding {
     /// The lease each renewal sets (the holding's `PX`).
     pub lease_ms: i64,
     pub kind: LockType,
+    /// False for a grant told by message until its owner confirms it: the connection's close
+    /// ends it, but nothing renews it.
+    pub renewing: bool,
     /// Tells this binding's schedule entry from those of earlier bindings of the holding.
     generation: u64,
 }
@@ -57,6 +60,7 @@ pub struct Bind {
     pub client: u64,
     pub lease_ms: i64,
     pub kind: LockType,
+    pub renewing: bool,
 }
 
 impl Watchdog {
@@ -67,9 +71,11 @@ impl Watchdog {
         let generation = self.next_generation;
         self.next_generation += 1;
         let holding = (db, key.clone(), bind.owner.clone());
-        let due = next_due(now_ms, bind.lease_ms, &key);
-        self.schedule
-            .push(Reverse((due, generation, holding.clone())));
+        if bind.renewing {
+            let due = next_due(now_ms, bind.lease_ms, &key);
+            self.schedule
+                .push(Reverse((due, generation, holding.clone())));
+        }
         self.by_client
             .entry(bind.client)
             .or_default()
@@ -86,6 +92,7 @@ impl Watchdog {
                 client: bind.client,
                 lease_ms: bind.lease_ms,
                 kind: bind.kind,
+                renewing: bind.renewing,
                 generation,
             });
     }
@@ -149,6 +156,25 @@ impl Watchdog {
             .get_mut(key)?
             .iter_mut()
             .find(|b| *b.owner == *owner)
+    }
+
+    /// The owner confirmed a grant told by message (`RENEW ... WATCHDOG`): renewals start, on
+    /// the connection the grant was told to. Returns whether there was such a binding of the
+    /// holding with `token`.
+    pub fn confirm(&mut self, lock: LockId, owner: &[u8], token: Option<i64>, lease_ms: i64, now_ms: i64) -> bool {
+        let (db, key) = lock;
+        let Some(b) = self.get_mut(db, &key, owner) else {
+            return false;
+        };
+        if b.renewing || b.token != token {
+            return false;
+        }
+        b.renewing = true;
+        b.lease_ms = lease_ms;
+        let (generation, owner) = (b.generation, b.owner.clone());
+        let due = next_due(now_ms, lease_ms, &key);
+        self.schedule.push(Reverse((due, generation, (db, key, owner))));
+        true
     }
 
     /// A plain `RENEW ... PX n` sets the lease the watchdog keeps renewing.
@@ -257,6 +283,7 @@ mod tests {
             client,
             lease_ms,
             kind: LockType::Plain,
+            renewing: true,
         }
     }
 
@@ -338,6 +365,24 @@ mod tests {
         assert_eq!(w.unbind_lock(0, b"rw").len(), 2);
         assert_eq!(w.len(), 0);
         assert!(!w.has_client(8));
+    }
+
+    #[test]
+    fn a_grant_told_by_message_renews_only_once_confirmed() {
+        let mut w = Watchdog::default();
+        let unconfirmed = Bind {
+            renewing: false,
+            ..bind("o", 1, 7, 300)
+        };
+        w.bind(lock("a"), unconfirmed, 0);
+        assert_eq!(w.next_due_at(), None);
+        assert!(!w.confirm(lock("a"), b"o", Some(2), 300, 0), "another holding's token");
+        assert!(w.confirm(lock("a"), b"o", Some(1), 600, 100));
+        assert!(!w.confirm(lock("a"), b"o", Some(1), 600, 100), "confirmed once");
+        let due = w.due(1_000, 10);
+        assert_eq!(due.len(), 1);
+        assert_eq!((due[0].1.client, due[0].1.lease_ms), (7, 600));
+        assert_eq!(w.take_client(7).len(), 1, "its connection's close ends it");
     }
 
     #[test]

@@ -250,7 +250,7 @@ extern "C" fn on_holder_timer(ctx: Ctx, data: *mut c_void) {
 /// it); now another type or kind of lock → its waiters get WRONGTYPE.
 fn check(ctx: Ctx, db: i32, key: &[u8], expired: bool) {
     match waiters::next_want(db, key) {
-        None => return,
+        None if !noticed(db, key) => return,
         Some(Want::Latch) => {
             let name = select(ctx, db, key);
             grants::open_latch(ctx, db, name.0);
@@ -260,12 +260,14 @@ fn check(ctx: Ctx, db: i32, key: &[u8], expired: bool) {
             semaphore_check(ctx, db, key);
             return;
         }
-        Some(_) => {}
+        _ => {}
     }
     let (_name, lock) = open(ctx, &(db, Rc::from(key)));
     match lock {
         Err(_) => waiters::fail_all(db, key),
         Ok(mut lock) if lock.is_free() => {
+            // The holdings it had ended: their owners hear of it (NOTIFY).
+            grants::unbind(db, key);
             if let Some(expire_at) = grant_next(&mut lock, db) {
                 after_grant(ctx, db, key, expire_at);
                 if expired {
@@ -274,10 +276,10 @@ fn check(ctx: Ctx, db: i32, key: &[u8], expired: bool) {
             }
         }
         Ok(mut lock) => match (lock.kind(), waiters::next_want(db, key)) {
-            (Some(LockType::Plain), Some(Want::Lock)) => {
+            (Some(LockType::Plain), None | Some(Want::Lock)) => {
                 watch_lease(ctx, db, key, lock.expire_at())
             }
-            (Some(LockType::ReadWrite), Some(Want::Read | Want::Write)) => {
+            (Some(LockType::ReadWrite), None | Some(Want::Read | Want::Write)) => {
                 match rwstore::settle(&mut lock, now_ms(), None) {
                     Ok(settled) => {
                         if settled == Settled::Free && expired && waiters::count(db, key) > 0 {
@@ -302,16 +304,22 @@ pub fn serve_rw(ctx: Ctx, lock: &mut LockKey, db: i32, settled: Settled) {
         hand_over(ctx, lock, db, LockType::ReadWrite);
     } else if let Some(at) = admit_rw(lock, db) {
         after_grant(ctx, db, &key, at);
-    } else if waiters::count(db, &key) > 0 {
+    } else if waiters::count(db, &key) > 0 || noticed(db, &key) {
         let next = rwstore::next_lease_end(lock).ok().flatten();
         watch_lease(ctx, db, &key, next);
     }
 }
 
-/// Makes sure a lock that has waiters is looked at again just after the lease ending at
+/// Whether a holding of the lock is told of its loss (`NOTIFY`): then its lease end and its
+/// removal are watched even with nobody queued.
+pub fn noticed(db: i32, key: &[u8]) -> bool {
+    crate::lifetime::with_notices(|n| n.watched(db, key))
+}
+
+/// Makes sure a lock that has waiters (or a noticed holding) is looked at again just after the lease ending at
 /// `expire_at` (ms): if it then is gone, the next waiter gets it.
 pub fn watch_lease(ctx: Ctx, db: i32, key: &[u8], expire_at: Option<i64>) {
-    if waiters::count(db, key) == 0 {
+    if waiters::count(db, key) == 0 && !noticed(db, key) {
         return;
     }
     let (target, fire_at) = ((db, Rc::from(key)), expire_at.map(|at| at + 1));

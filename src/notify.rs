@@ -1,0 +1,200 @@
+//! Messages to waiters that wait without a blocked connection (`NOTIFY`, docs/notify.md): the
+//! channel of a connection, the message format, and delivery. A message for a connection in
+//! the middle of its own `MULTI`/`EXEC` is held back until the EXEC reply is out: Redis 7.0
+//! would put it inside that reply.
+
+use crate::api::{api, create_timer, guarded, reply_elements, Ctx, OwnedStr};
+use crate::error::{Error, Result};
+use crate::lock::Want;
+use redis_module::raw;
+use std::cell::RefCell;
+use std::ffi::{c_void, CStr};
+use std::ptr::null_mut;
+
+/// What a message tells its waiter or holder.
+pub enum Event<'a> {
+    /// The waiter holds now, with this token (1 for an open latch).
+    Granted(i64),
+    Timeout,
+    Failed(&'a Error),
+    /// A holding granted with `NOTIFY` ended other than by its owner's release.
+    Lost(i64),
+}
+
+/// The word a message names a lock type by.
+pub fn type_word(want: Want) -> &'static str {
+    match want {
+        Want::Lock => "lock",
+        Want::Read => "read",
+        Want::Write => "write",
+        Want::Permits(_) => "permits",
+        Want::Latch => "latch",
+    }
+}
+
+/// `<event> <type> <value> <key-length> <key> <owner>`: binary-safe, the key counted, the
+/// owner the rest.
+pub fn message(event: &Event, want: Want, key: &[u8], owner: &[u8]) -> Vec<u8> {
+    let (word, value) = match event {
+        Event::Granted(token) => ("granted", token.to_string()),
+        Event::Timeout => ("timeout", "-".to_string()),
+        Event::Failed(error) => ("failed", error.code()),
+        Event::Lost(token) => ("lost", token.to_string()),
+    };
+    let head = format!("{word} {} {value} {} ", type_word(want), key.len());
+    [head.as_bytes(), key, b" ", owner].concat()
+}
+
+/// `__rlock__:<client-id>`, and in a cluster `__rlock__:<node-id>:<client-id>`: client ids are
+/// unique only within one server, and a cluster broadcasts every message to all nodes.
+pub fn channel(client: u64) -> Vec<u8> {
+    // SAFETY: returns NULL outside a cluster, else the node's NUL-terminated id.
+    let node = unsafe { api!(RedisModule_GetMyClusterID)() };
+    if node.is_null() {
+        return format!("__rlock__:{client}").into_bytes();
+    }
+    // SAFETY: checked non-NULL; Redis keeps the id for the life of the server.
+    let node = unsafe { CStr::from_ptr(node) }.to_string_lossy();
+    format!("__rlock__:{node}:{client}").into_bytes()
+}
+
+#[derive(Default)]
+struct Outbox {
+    /// The client whose `EXEC` is running now, set by the command wrapper.
+    in_exec: Option<u64>,
+    held_back: Vec<(u64, Vec<u8>)>,
+    timer_armed: bool,
+    /// A context of the module's own for publishing and timers outside any callback's.
+    ctx: Option<usize>,
+}
+
+thread_local! {
+    // Redis calls every callback of this module on its main thread.
+    static OUTBOX: RefCell<Outbox> = RefCell::default();
+}
+
+fn with<R>(f: impl FnOnce(&mut Outbox) -> R) -> R {
+    OUTBOX.with(|o| f(&mut o.borrow_mut()))
+}
+
+/// Keeps a context of the module's own. Call from OnLoad.
+pub fn init(ctx: Ctx) {
+    // SAFETY: OnLoad's context; the detached context lives as long as the module.
+    let own = unsafe { api!(RedisModule_GetDetachedThreadSafeContext)(ctx) };
+    with(|o| o.ctx = Some(own as usize));
+}
+
+fn own_ctx() -> Ctx {
+    with(|o| o.ctx.unwrap_or(0)) as Ctx
+}
+
+/// Marks the client whose `EXEC` runs the current command (None after it).
+pub fn set_in_exec(client: Option<u64>) {
+    with(|o| o.in_exec = client);
+}
+
+/// Sends `message` to `client`'s channel; returns whether anyone received it (a held-back
+/// message counts as received).
+pub fn send(client: u64, message: Vec<u8>) -> bool {
+    let hold_back = with(|o| {
+        if o.in_exec != Some(client) {
+            return false;
+        }
+        o.held_back.push((client, message.clone()));
+        if !o.timer_armed {
+            o.timer_armed = true;
+            let ctx = o.ctx.unwrap_or(0) as Ctx;
+            create_timer(ctx, 0, Some(on_release_timer), null_mut());
+        }
+        true
+    });
+    hold_back || publish(client, &message) > 0
+}
+
+fn publish(client: u64, message: &[u8]) -> i32 {
+    let (channel, message) = (OwnedStr::new(&channel(client)), OwnedStr::new(message));
+    // SAFETY: both strings live across the call; Redis copies what it keeps.
+    unsafe { api!(RedisModule_PublishMessage)(own_ctx(), channel.0, message.0) }
+}
+
+extern "C" fn on_release_timer(_ctx: Ctx, _data: *mut c_void) {
+    guarded("held-back messages", (), || {
+        let held = with(|o| {
+            o.timer_armed = false;
+            std::mem::take(&mut o.held_back)
+        });
+        for (client, message) in held {
+            publish(client, &message);
+        }
+    })
+}
+
+/// Whether `client` is connected and subscribed to something (its channel, we trust: a
+/// connection subscribed to other channels only is caught by `check_subscribed` up front).
+pub fn reachable(client: u64) -> bool {
+    client_flags(client).is_some_and(|f| f & raw::REDISMODULE_CLIENTINFO_FLAG_PUBSUB as u64 != 0)
+}
+
+fn client_flags(client: u64) -> Option<u64> {
+    let mut info: raw::RedisModuleClientInfo = unsafe { std::mem::zeroed() };
+    info.version = 1;
+    // SAFETY: a version-1 client info for Redis to fill.
+    let found = unsafe {
+        api!(RedisModule_GetClientInfoById)((&mut info as *mut raw::RedisModuleClientInfo).cast(), client)
+    } == crate::api::OK;
+    found.then_some(info.flags)
+}
+
+/// Refuses a `NOTIFY` whose connection is gone or not subscribed to its channel.
+pub fn check_subscribed(ctx: Ctx, client: u64) -> Result<()> {
+    let channel = channel(client);
+    if reachable(client) && subscribers(ctx, &channel) > 0 {
+        return Ok(());
+    }
+    Err(Error::NotSubscribed {
+        client,
+        channel: String::from_utf8_lossy(&channel).into_owned(),
+    })
+}
+
+/// `PUBSUB NUMSUB channel` on this server.
+fn subscribers(ctx: Ctx, channel: &[u8]) -> i64 {
+    let channel = OwnedStr::new(channel);
+    // SAFETY: the strings live across the call; the reply is freed below.
+    unsafe {
+        let reply = api!(RedisModule_Call)(
+            ctx,
+            c"PUBSUB".as_ptr(),
+            c"cs".as_ptr(),
+            c"NUMSUB".as_ptr(),
+            channel.0,
+        );
+        if reply.is_null() {
+            return 0;
+        }
+        let count = reply_elements(reply)
+            .and_then(|mut e| e.nth(1))
+            .map_or(0, |n| api!(RedisModule_CallReplyInteger)(n));
+        api!(RedisModule_FreeCallReply)(reply);
+        count
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_count_the_key_and_end_with_the_owner() {
+        let cases: [(Event, Want, &[u8], &[u8], &[u8]); 5] = [
+            (Event::Granted(17), Want::Lock, b"jobs", b"w-1", b"granted lock 17 4 jobs w-1"),
+            (Event::Timeout, Want::Read, b"a b", b"o", b"timeout read - 3 a b o"),
+            (Event::Failed(&Error::WrongType), Want::Permits(2), b"s", b"o", b"failed permits WRONGTYPE 1 s o"),
+            (Event::Lost(5), Want::Write, b"", b"x y", b"lost write 5 0  x y"),
+            (Event::Granted(1), Want::Latch, b"l\r\n\0", b"", b"granted latch 1 4 l\r\n\0 "),
+        ];
+        for (event, want, key, owner, expected) in cases {
+            assert_eq!(message(&event, want, key, owner), expected);
+        }
+    }
+}
