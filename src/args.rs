@@ -322,10 +322,36 @@ mod tests {
                     ..Options::default()
                 },
             ),
+            (
+                "WAIT 0 NOTIFY WATCHDOG",
+                Options {
+                    wait: Some(Wait::Forever),
+                    notify: Some(Notify::Caller),
+                    watchdog: true,
+                    ..Options::default()
+                },
+            ),
+            (
+                "notify 42 wait 10",
+                Options {
+                    wait: Some(Wait::Ms(10)),
+                    notify: Some(Notify::Client(42)),
+                    ..Options::default()
+                },
+            ),
         ];
         for (input, expected) in ok {
             assert_eq!(acquire_options(&split(input)), Ok(expected), "{input}");
         }
+        assert_eq!(
+            acquire_options(&split("NOTIFY 42")),
+            Err(Error::NotifyWithoutWait)
+        );
+        assert_eq!(
+            acquire_options(&split("WAIT 0 NOTIFY -1")),
+            Err(Error::UnknownOption("-1".into())),
+            "a client id is a whole number"
+        );
         let range = |option, min| Error::OutOfRange {
             option,
             min,

@@ -302,7 +302,8 @@ fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
             lock.set_expire_at(expire_at);
             if let Some(client) = bind_to {
                 let holding = plain_holding(bytes(*owner), Some(token));
-                if grants::bind_if_unbound(db, bytes(*key), holding, client, request.lease_ms, true) {
+                if grants::bind_if_unbound(db, bytes(*key), holding, client, request.lease_ms, true)
+                {
                     arm_renewals(ctx);
                 }
             }

@@ -8,7 +8,10 @@ use crate::error::{Error, Result};
 use crate::lock::Want;
 use redis_module::raw;
 use std::cell::RefCell;
-use std::ffi::{c_void, CStr};
+use std::ffi::c_void;
+
+/// `REDISMODULE_NODE_ID_LEN`.
+const NODE_ID_LEN: usize = 40;
 use std::ptr::null_mut;
 
 /// What a message tells its waiter or holder.
@@ -48,14 +51,14 @@ pub fn message(event: &Event, want: Want, key: &[u8], owner: &[u8]) -> Vec<u8> {
 /// `__rlock__:<client-id>`, and in a cluster `__rlock__:<node-id>:<client-id>`: client ids are
 /// unique only within one server, and a cluster broadcasts every message to all nodes.
 pub fn channel(client: u64) -> Vec<u8> {
-    // SAFETY: returns NULL outside a cluster, else the node's NUL-terminated id.
+    // SAFETY: returns NULL outside a cluster, else the node's id: 40 bytes, not NUL-terminated.
     let node = unsafe { api!(RedisModule_GetMyClusterID)() };
     if node.is_null() {
         return format!("__rlock__:{client}").into_bytes();
     }
-    // SAFETY: checked non-NULL; Redis keeps the id for the life of the server.
-    let node = unsafe { CStr::from_ptr(node) }.to_string_lossy();
-    format!("__rlock__:{node}:{client}").into_bytes()
+    // SAFETY: checked non-NULL; Redis keeps the id's 40 bytes for the life of the server.
+    let node = unsafe { std::slice::from_raw_parts(node.cast::<u8>(), NODE_ID_LEN) };
+    [b"__rlock__:", node, b":", client.to_string().as_bytes()].concat()
 }
 
 #[derive(Default)]
@@ -140,7 +143,10 @@ fn client_flags(client: u64) -> Option<u64> {
     info.version = 1;
     // SAFETY: a version-1 client info for Redis to fill.
     let found = unsafe {
-        api!(RedisModule_GetClientInfoById)((&mut info as *mut raw::RedisModuleClientInfo).cast(), client)
+        api!(RedisModule_GetClientInfoById)(
+            (&mut info as *mut raw::RedisModuleClientInfo).cast(),
+            client,
+        )
     } == crate::api::OK;
     found.then_some(info.flags)
 }
@@ -187,11 +193,41 @@ mod tests {
     #[test]
     fn messages_count_the_key_and_end_with_the_owner() {
         let cases: [(Event, Want, &[u8], &[u8], &[u8]); 5] = [
-            (Event::Granted(17), Want::Lock, b"jobs", b"w-1", b"granted lock 17 4 jobs w-1"),
-            (Event::Timeout, Want::Read, b"a b", b"o", b"timeout read - 3 a b o"),
-            (Event::Failed(&Error::WrongType), Want::Permits(2), b"s", b"o", b"failed permits WRONGTYPE 1 s o"),
-            (Event::Lost(5), Want::Write, b"", b"x y", b"lost write 5 0  x y"),
-            (Event::Granted(1), Want::Latch, b"l\r\n\0", b"", b"granted latch 1 4 l\r\n\0 "),
+            (
+                Event::Granted(17),
+                Want::Lock,
+                b"jobs",
+                b"w-1",
+                b"granted lock 17 4 jobs w-1",
+            ),
+            (
+                Event::Timeout,
+                Want::Read,
+                b"a b",
+                b"o",
+                b"timeout read - 3 a b o",
+            ),
+            (
+                Event::Failed(&Error::WrongType),
+                Want::Permits(2),
+                b"s",
+                b"o",
+                b"failed permits WRONGTYPE 1 s o",
+            ),
+            (
+                Event::Lost(5),
+                Want::Write,
+                b"",
+                b"x y",
+                b"lost write 5 0  x y",
+            ),
+            (
+                Event::Granted(1),
+                Want::Latch,
+                b"l\r\n\0",
+                b"",
+                b"granted latch 1 4 l\r\n\0 ",
+            ),
         ];
         for (event, want, key, owner, expected) in cases {
             assert_eq!(message(&event, want, key, owner), expected);

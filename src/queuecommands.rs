@@ -40,7 +40,9 @@ fn channel(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
             .all(u8::is_ascii_digit)
             .then(|| std::str::from_utf8(bytes(*id)).ok()?.parse().ok())
             .flatten()
-            .ok_or(Error::NotAnInteger { option: "client-id" })?,
+            .ok_or(Error::NotAnInteger {
+                option: "client-id",
+            })?,
         _ => return Err(Error::WrongArity),
     };
     let name = notify::channel(client);

@@ -54,7 +54,9 @@ impl Ask {
             want,
             owner: OwnedStr::hold(request.owner),
             lease_ms: request.lease_ms,
-            bind_to: request.bind_to.map(|caller| request.notify.unwrap_or(caller)),
+            bind_to: request
+                .bind_to
+                .map(|caller| request.notify.unwrap_or(caller)),
             id: request.id.map(Box::from),
             max_hold_ms: request.max_hold_ms,
             notify: request.notify,
@@ -407,7 +409,12 @@ pub fn deliver(waiter: Waiter, outcome: Outcome) {
                 Outcome::Granted(token) => Event::Granted(*token),
                 Outcome::Failed(error) => Event::Failed(error),
             };
-            let message = notify::message(&event, waiter.ask.want, &waiter.key, bytes(waiter.ask.owner.0));
+            let message = notify::message(
+                &event,
+                waiter.ask.want,
+                &waiter.key,
+                bytes(waiter.ask.owner.0),
+            );
             notify::send(client, message);
         }
     }
@@ -427,7 +434,10 @@ pub fn receiver_closed(client: u64) {
             return;
         };
         for seq in seqs {
-            if r.waiters.get(&seq).is_some_and(|w| w.via == Via::Message(client)) {
+            if r.waiters
+                .get(&seq)
+                .is_some_and(|w| w.via == Via::Message(client))
+            {
                 // Already out of `receivers`: `take` finds nothing more to drop there.
                 r.take(seq);
             }
@@ -470,7 +480,10 @@ extern "C" fn on_wake_timer(ctx: Ctx, _data: *mut c_void) {
                     break;
                 }
                 r.deadlines.pop();
-                if r.waiters.get(&seq).is_some_and(|w| matches!(w.via, Via::Message(_))) {
+                if r.waiters
+                    .get(&seq)
+                    .is_some_and(|w| matches!(w.via, Via::Message(_)))
+                {
                     timed_out.extend(r.take(seq));
                 }
             }

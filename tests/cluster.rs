@@ -123,3 +123,69 @@ fn a_held_lock_survives_a_slot_migration() {
     assert_eq!(client.cmd(&["RLOCK.RELEASE", key, "worker-1"]).int(), 0);
     assert!(client.cmd(&["RLOCK.ACQUIRE", key, "worker-2"]).int() > token);
 }
+
+/// `stat` of `CLUSTER INFO` (e.g. `cluster_stats_messages_publish_sent`), 0 when absent.
+fn cluster_stat(c: &mut common::Conn, stat: &str) -> i64 {
+    c.q("CLUSTER INFO")
+        .text()
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{stat}:")))
+        .map_or(0, |v| v.trim().parse().expect("number"))
+}
+
+#[test]
+fn notify_channels_name_the_node_so_a_grant_reaches_only_its_waiter() {
+    let cluster = Cluster::start();
+    let (a, b) = (&cluster.nodes[0], &cluster.nodes[1]);
+    let mut on_a = a.conn();
+    let key = (0..)
+        .map(|i| format!("n{i}"))
+        .find(|k| on_a.cmd(&["RLOCK.INFO", k]) == common::Value::Nil)
+        .expect("a key of node a");
+    let mut waiter = a.conn();
+    waiter.q("HELLO 3");
+    let id = waiter.q("CLIENT ID").int();
+    let channel = waiter.q("RLOCK.CHANNEL").text();
+    assert_eq!(
+        channel,
+        format!("__rlock__:{}:{id}", cluster.node_id(a.port))
+    );
+    waiter.cmd(&["SUBSCRIBE", &channel]);
+    // On node b: what a client there with the same id would hear under a plain
+    // `__rlock__:<id>` name, and node b's own name for that id.
+    let mut eavesdropper = b.conn();
+    eavesdropper.cmd(&["SUBSCRIBE", &format!("__rlock__:{id}")]);
+    let other = b.conn().q(&format!("RLOCK.CHANNEL {id}")).text();
+    assert_ne!(other, channel);
+    assert!(other.starts_with(&format!("__rlock__:{}:", cluster.node_id(b.port))));
+    // Only the grants publish (not Redisson's unlock announcements).
+    on_a.q("CONFIG SET rlock.redisson-publish no");
+    let grants = 20;
+    let sent_before = cluster_stat(&mut on_a, "cluster_stats_messages_publish_sent");
+    for i in 0..grants {
+        on_a.cmd(&["RLOCK.ACQUIRE", &key, "h", "PX", "60000"]);
+        let owner = format!("w{i}");
+        let reply = waiter.cmd(&["RLOCK.ACQUIRE", &key, &owner, "WAIT", "0", "NOTIFY"]);
+        assert_eq!(reply, common::Value::Simple("WAITING".into()));
+        on_a.cmd(&["RLOCK.RELEASE", &key, "h"]);
+        let message = waiter.read().expect("grant").items()[2].text();
+        assert!(message.starts_with("granted lock "), "{message}");
+        assert!(message.ends_with(&format!(" {owner}")), "{message}");
+        waiter.cmd(&["RLOCK.RELEASE", &key, &owner]);
+    }
+    let sent = cluster_stat(&mut on_a, "cluster_stats_messages_publish_sent") - sent_before;
+    eprintln!(
+        "cluster bus PUBLISH messages per grant (3 masters): {}",
+        sent as f64 / grants as f64
+    );
+    assert_eq!(
+        sent,
+        2 * grants,
+        "each grant is broadcast to the two other nodes"
+    );
+    eavesdropper.set_read_timeout(Some(std::time::Duration::from_millis(200)));
+    assert!(
+        eavesdropper.read().is_err(),
+        "nothing reaches node b's plain channel"
+    );
+}

@@ -161,7 +161,14 @@ impl Watchdog {
     /// The owner confirmed a grant told by message (`RENEW ... WATCHDOG`): renewals start, on
     /// the connection the grant was told to. Returns whether there was such a binding of the
     /// holding with `token`.
-    pub fn confirm(&mut self, lock: LockId, owner: &[u8], token: Option<i64>, lease_ms: i64, now_ms: i64) -> bool {
+    pub fn confirm(
+        &mut self,
+        lock: LockId,
+        owner: &[u8],
+        token: Option<i64>,
+        lease_ms: i64,
+        now_ms: i64,
+    ) -> bool {
         let (db, key) = lock;
         let Some(b) = self.get_mut(db, &key, owner) else {
             return false;
@@ -173,7 +180,8 @@ impl Watchdog {
         b.lease_ms = lease_ms;
         let (generation, owner) = (b.generation, b.owner.clone());
         let due = next_due(now_ms, lease_ms, &key);
-        self.schedule.push(Reverse((due, generation, (db, key, owner))));
+        self.schedule
+            .push(Reverse((due, generation, (db, key, owner))));
         true
     }
 
@@ -376,9 +384,15 @@ mod tests {
         };
         w.bind(lock("a"), unconfirmed, 0);
         assert_eq!(w.next_due_at(), None);
-        assert!(!w.confirm(lock("a"), b"o", Some(2), 300, 0), "another holding's token");
+        assert!(
+            !w.confirm(lock("a"), b"o", Some(2), 300, 0),
+            "another holding's token"
+        );
         assert!(w.confirm(lock("a"), b"o", Some(1), 600, 100));
-        assert!(!w.confirm(lock("a"), b"o", Some(1), 600, 100), "confirmed once");
+        assert!(
+            !w.confirm(lock("a"), b"o", Some(1), 600, 100),
+            "confirmed once"
+        );
         let due = w.due(1_000, 10);
         assert_eq!(due.len(), 1);
         assert_eq!((due[0].1.client, due[0].1.lease_ms), (7, 600));
