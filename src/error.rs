@@ -58,6 +58,8 @@ pub enum Error {
     TooManyPermits {
         held: i64,
     },
+    /// The server turned replica under a `NOTIFY` waiter (its `failed` message).
+    TurnedReplica,
     /// `NOTIFY` without `WAIT`: there is no wait to be told about.
     NotifyWithoutWait,
     /// `NOTIFY` without a client id from a Lua script: a script has no connection to tell.
@@ -140,6 +142,10 @@ impl fmt::Display for Error {
             Error::TooManyPermits { held } => {
                 write!(f, "ERR this owner holds only {held} permits")
             }
+            Error::TurnedReplica => write!(
+                f,
+                "READONLY this server turned replica: wait again on the new master"
+            ),
             Error::NotifyWithoutWait => write!(f, "ERR NOTIFY needs WAIT timeout-ms"),
             Error::NotifyInScript => write!(
                 f,

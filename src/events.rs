@@ -66,6 +66,8 @@ extern "C" fn on_role_change(
     guarded("a role change", (), || {
         if subevent == raw::REDISMODULE_EVENT_REPLROLECHANGED_NOW_REPLICA as u64 {
             upkeep::turned_replica(ctx);
+            // Redis unblocks the blocked waiters itself; the notified ones are told.
+            waiters::fail_notified(crate::error::Error::TurnedReplica);
         }
     })
 }

@@ -427,6 +427,22 @@ pub fn fail_all(db: i32, key: &[u8]) {
     }
 }
 
+/// Every waiter told by message is failed with `error` (the server turned replica).
+pub fn fail_notified(error: Error) {
+    let taken: Vec<Waiter> = with(|r| {
+        let seqs: Vec<u64> = r
+            .waiters
+            .iter()
+            .filter(|(_, w)| matches!(w.via, Via::Message(_)))
+            .map(|(seq, _)| *seq)
+            .collect();
+        seqs.into_iter().filter_map(|seq| r.take(seq)).collect()
+    });
+    for waiter in taken {
+        deliver(waiter, Outcome::Failed(error.clone()));
+    }
+}
+
 /// A connection closed: the waiters told through it leave their queues.
 pub fn receiver_closed(client: u64) {
     with(|r| {

@@ -509,3 +509,17 @@ fn every_lock_type_waits_the_same_way() {
     );
     assert!(m.owner.is_empty());
 }
+
+#[test]
+fn notified_waiters_are_told_when_their_server_turns_replica() {
+    let server = Server::start();
+    let other = Server::start();
+    let mut c = server.conn();
+    let mut r = Receiver::resp3(&server);
+    c.q("RLOCK.ACQUIRE k h PX 60000");
+    waiting(&r.q("RLOCK.ACQUIRE k w PX 60000 WAIT 0 NOTIFY"));
+    c.q(&format!("REPLICAOF 127.0.0.1 {}", other.port));
+    let m = r.next();
+    assert_eq!((m.event.as_str(), m.value.as_str()), ("failed", "READONLY"), "{m:?}");
+    assert_eq!(server.stat("notified_waiters"), 0);
+}
