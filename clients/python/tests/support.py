@@ -252,6 +252,13 @@ def blocked_clients(admin) -> int:
     return admin.info("clients")["blocked_clients"]
 
 
+def waiters(admin, name) -> int:
+    """How many wait in the lock's queue: blocked in WAIT (rlock.Lock) or told by message
+    (rlock.asyncio.Lock's NOTIFY), both kinds in one FIFO queue."""
+    info = lock_info(admin, name)
+    return 0 if info is None else info["waiters"]
+
+
 def client_ids(admin) -> set:
     return {int(client["id"]) for client in admin.client_list()}
 

@@ -52,3 +52,14 @@ def test_replies_of_both_protocols():
     assert keepalive_interval([b"rlock.watchdog-idle-ms", b"30000"]) == 10.0
     assert keepalive_interval(None) == 10.0  # CONFIG refused: the server's default bound
     assert keepalive_interval([b"rlock.watchdog-idle-ms", b"0"]) == 10.0
+
+
+def test_notify_goes_with_wait_only():
+    command = acquire_command("k", b"me", 30000, True, None, wait_until(True, 2.0, now=100.0))
+    args = command.args(now=100.0, notify=12)
+    assert args[6:10] == ["WAIT", 2000, "NOTIFY", 12] and args[-2] == "ID"
+    assert command.waits(now=100.0) and not command.waits(now=102.0)
+    assert "NOTIFY" not in command.args(now=102.0, notify=12)  # no time left: one attempt, no wait
+    forever = acquire_command("k", b"me", 30000, True, None, wait_until(True, None, now=0))
+    assert forever.args(now=5, notify=7)[6:10] == ["WAIT", 0, "NOTIFY", 7]
+    assert "NOTIFY" not in acquire_command("k", b"me", 1, False, None, None).args(now=0, notify=7)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from redis.exceptions import LockError, ResponseError
 
-from support import blocked_clients, eventually, lock_info
+from support import eventually, lock_info, waiters
 
 HOLDER = Path(__file__).with_name("holder.py")
 
@@ -103,7 +103,7 @@ async def test_a_waiter_is_granted_as_the_holder_releases(variant, admin):
     holder, waiter = variant.lock("k"), variant.lock("k")
     assert await holder.acquire()
     waiting = waiter.start("acquire")  # blocking, no timeout: WAIT 0
-    await eventually(lambda: blocked_clients(admin) == 1, what="the waiter to queue")
+    await eventually(lambda: waiters(admin, "k") == 1, what="the waiter to queue")
     await holder.release()
     assert await waiting
     assert await waiter.owned()
@@ -128,7 +128,7 @@ async def test_processes_exclude_each_other(variant, admin, redis_server):
         lock = variant.lock("k")
         assert not await lock.acquire(blocking=False)
         waiting = lock.start("acquire", blocking_timeout=10)
-        await eventually(lambda: blocked_clients(admin) == 1, what="the waiter to queue")
+        await eventually(lambda: waiters(admin, "k") == 1, what="the waiter to queue")
         holder.stdin.write("release\n")
         holder.stdin.flush()
         assert await waiting

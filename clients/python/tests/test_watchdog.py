@@ -14,7 +14,7 @@ import pytest
 from redis.exceptions import LockNotOwnedError
 
 from servers import free_port
-from support import blocked_clients, client_ids, eventually, lock_info
+from support import client_ids, eventually, lock_info, waiters
 from test_reentry_and_waiting import holding_process
 
 KILL_HANDOFF_BOUND_S = 0.050
@@ -69,7 +69,7 @@ async def test_killing_the_holder_process_lets_the_waiter_in_at_once(variant, ad
         with holding_process(redis_server.port, "k") as holder:
             waiter = variant.lock("k")
             waiting = waiter.start("acquire", blocking_timeout=10)
-            await eventually(lambda: blocked_clients(admin) == 1, what="the waiter to queue")
+            await eventually(lambda: waiters(admin, "k") == 1, what="the waiter to queue")
             killed_at = time.monotonic()
             os.kill(holder.pid, signal.SIGKILL)
             assert await waiting

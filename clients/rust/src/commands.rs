@@ -41,6 +41,18 @@ pub(crate) fn millis(duration: Duration) -> u64 {
 
 /// `RLOCK.ACQUIRE key owner PX ms [WAIT ms] [WATCHDOG] ID id [MAXHOLD ms]`
 pub(crate) fn acquire(key: &str, owner: &str, options: &AcquireOptions, id: &str) -> Cmd {
+    acquire_cmd(key, owner, options, id, false)
+}
+
+/// `RLOCK.ACQUIRE key owner PX ms WAIT ms NOTIFY [WATCHDOG] ID id [MAXHOLD ms]`: waits
+/// without blocking the connection; the grant comes as a message on the caller's
+/// `__rlock__` channel (docs/notify.md). Only for a `wait` (`NOTIFY` needs `WAIT`).
+pub(crate) fn acquire_notified(key: &str, owner: &str, options: &AcquireOptions, id: &str) -> Cmd {
+    debug_assert!(options.wait != Wait::No, "NOTIFY needs WAIT");
+    acquire_cmd(key, owner, options, id, true)
+}
+
+fn acquire_cmd(key: &str, owner: &str, options: &AcquireOptions, id: &str, notify: bool) -> Cmd {
     let mut cmd = redis::cmd("RLOCK.ACQUIRE");
     cmd.arg(key).arg(owner).arg("PX").arg(millis(options.lease));
     match options.wait {
@@ -53,6 +65,9 @@ pub(crate) fn acquire(key: &str, owner: &str, options: &AcquireOptions, id: &str
             cmd.arg("WAIT").arg(0);
         }
     }
+    if notify {
+        cmd.arg("NOTIFY");
+    }
     if options.watchdog {
         cmd.arg("WATCHDOG");
     }
@@ -64,19 +79,31 @@ pub(crate) fn acquire(key: &str, owner: &str, options: &AcquireOptions, id: &str
 }
 
 /// `RLOCK.RELEASE key owner ID id`
-pub(crate) fn release(key: &str, owner: &str, id: &str) -> Cmd {
+pub(crate) fn release(key: impl AsRef<[u8]>, owner: impl AsRef<[u8]>, id: &str) -> Cmd {
     let mut cmd = redis::cmd("RLOCK.RELEASE");
-    cmd.arg(key).arg(owner).arg("ID").arg(id);
+    cmd.arg(key.as_ref()).arg(owner.as_ref()).arg("ID").arg(id);
     cmd
+}
+
+/// `RLOCK.CANCEL key owner`: takes every queue entry of `owner` at `key` out of the queue.
+pub(crate) fn cancel(key: impl AsRef<[u8]>, owner: impl AsRef<[u8]>) -> Cmd {
+    let mut cmd = redis::cmd("RLOCK.CANCEL");
+    cmd.arg(key.as_ref()).arg(owner.as_ref());
+    cmd
+}
+
+/// `RLOCK.CHANNEL`: the channel on which the calling connection is told of its grants.
+pub(crate) fn channel() -> Cmd {
+    redis::cmd("RLOCK.CHANNEL")
 }
 
 /// `RLOCK.RENEW key owner PX ms WATCHDOG`: moves the holding's watchdog binding to the
 /// connection that sends it. `PX` keeps the lease we asked for (without it the server would
 /// fall back to `rlock.default-lease-ms`).
-pub(crate) fn rebind(key: &str, owner: &str, lease: Duration) -> Cmd {
+pub(crate) fn rebind(key: impl AsRef<[u8]>, owner: impl AsRef<[u8]>, lease: Duration) -> Cmd {
     let mut cmd = redis::cmd("RLOCK.RENEW");
-    cmd.arg(key)
-        .arg(owner)
+    cmd.arg(key.as_ref())
+        .arg(owner.as_ref())
         .arg("PX")
         .arg(millis(lease))
         .arg("WATCHDOG");

@@ -3,16 +3,19 @@
 use crate::commands;
 use crate::error::{Error, Result};
 use crate::link::Link;
+use crate::notify::Holding;
 use crate::watchdog::Binding;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Where a holding is released: the lock handle's shared link, or the holding's own
-/// watchdog connection (which must stay open until then, or the server ends the holding).
+/// Where a holding is released: the lock handle's shared link, the holding's own watchdog
+/// connection (which must stay open until then, or the server ends the holding), or the
+/// connection shared by the client's waits, which a waiting handle's holdings live on.
 pub(crate) enum Route {
     Plain(Arc<Link>),
     Bound(Arc<Binding>),
+    Notified(Arc<Holding>),
 }
 
 impl Route {
@@ -20,6 +23,7 @@ impl Route {
         match self {
             Route::Plain(link) => link,
             Route::Bound(binding) => &binding.link,
+            Route::Notified(holding) => holding.link(),
         }
     }
 }
@@ -83,7 +87,8 @@ impl LockGuard {
     }
 
     /// True once the lock is known lost: a watchdog lock whose connection dropped and could
-    /// not be re-bound, or a lock whose lease or hold cap has run out.
+    /// not be re-bound, a lock whose lease or hold cap has run out, or (a lock taken after a
+    /// `wait`) one the server reported ended (`lost`: force-released, deleted, expired).
     pub fn is_lost(&self) -> bool {
         self.binding_lost() || self.expires.is_some_and(|at| Instant::now() >= at)
     }
@@ -91,6 +96,7 @@ impl LockGuard {
     fn binding_lost(&self) -> bool {
         match &self.route {
             Some(Route::Bound(binding)) => binding.is_lost(),
+            Some(Route::Notified(holding)) => holding.is_lost(),
             _ => false,
         }
     }
@@ -100,6 +106,7 @@ impl LockGuard {
     pub fn lost(&self) -> impl Future<Output = ()> + Send + 'static {
         let lost = match &self.route {
             Some(Route::Bound(binding)) => Some(binding.lost()),
+            Some(Route::Notified(holding)) => Some(holding.lost()),
             _ => None,
         };
         let expires = self.expires;
@@ -154,8 +161,10 @@ async fn release(route: &Route, key: &str, owner: &str, known_lost: bool) -> Res
         let cmd = commands::release(key, owner, &commands::request_id());
         route.link().call(&cmd, Some(Duration::ZERO)).await
     };
-    if let Route::Bound(binding) = route {
-        binding.released();
+    match route {
+        Route::Bound(binding) => binding.released(),
+        Route::Notified(holding) => holding.released(),
+        Route::Plain(_) => {}
     }
     remaining?.map(drop).ok_or(Error::Lost)
 }

@@ -33,9 +33,21 @@
 //!   answers a repeated acquire or release as it answered the first, so a retry never counts
 //!   twice.
 //! - **Connections.** A handle talks to the one server its `redis::Client` names (no Cluster
-//!   routing). Plain calls of a handle share one multiplexed connection; a `wait` and every
-//!   watchdog holding get their own. Watchdog connections speak RESP3, the protocol in which
-//!   redis-rs reports a dropped connection the moment it happens.
+//!   routing). Plain calls of a handle share one multiplexed connection, and every watchdog
+//!   holding taken without a `wait` gets its own. Watchdog connections speak RESP3, the
+//!   protocol in which redis-rs reports a dropped connection the moment it happens.
+//! - **Waiting.** Handles with a [`wait`](Lock::wait) block no connection: all those of one
+//!   `redis::Client` (in one tokio runtime) share one RESP3 connection, subscribed to its own
+//!   `__rlock__` channel, and queue with `RLOCK.ACQUIRE ... WAIT ms NOTIFY`. The server answers
+//!   at once (the token, or `WAITING`) and later sends the grant, timeout or failure as a
+//!   message, which the client routes to the waiting future; any number of locks wait at
+//!   once while other calls run on that connection. Dropping the `acquire` future leaves the
+//!   queue (`RLOCK.CANCEL`, and a grant that raced it is released). Holdings of waiting
+//!   handles live on the shared connection: a watchdog grant is confirmed with
+//!   `RLOCK.RENEW ... WATCHDOG`, the connection is `PING`ed and re-binds them after a
+//!   reconnect, and the server's `lost` message (force release, expiry) reports a loss. A
+//!   wait whose connection drops is sent again, with its id, from a new one. The module must
+//!   support `NOTIFY`.
 //! - **Release on drop.** Dropping a guard releases in a background task when a tokio runtime
 //!   is running. Call [`LockGuard::release`] to learn whether the lock was still yours.
 //!
@@ -104,6 +116,7 @@ mod error;
 mod guard;
 mod link;
 mod lock;
+mod notify;
 mod redlock;
 mod timing;
 mod watchdog;

@@ -2,22 +2,37 @@
 //! fresh one when it breaks, with the crate's retry rule: a call that fails on a broken
 //! connection is sent once more, unchanged (same request id), on a fresh connection.
 
-use crate::watchdog::Rebind;
-use redis::aio::MultiplexedConnection;
-use redis::{AsyncConnectionConfig, Client, Cmd, FromRedisValue, PushInfo, RedisResult};
+use redis::aio::{AsyncPushSender, MultiplexedConnection};
+use redis::{AsyncConnectionConfig, Client, Cmd, FromRedisValue, RedisResult};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::mpsc::UnboundedSender;
 use tokio::sync::Mutex;
+
+pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// What a link whose connections carry state does around opening each one. Such links speak
+/// RESP3: the protocol in which redis-rs reports a dropped connection at once (a
+/// `Disconnection` push) and delivers pub/sub messages next to replies.
+pub(crate) trait Hooks: Send + Sync + 'static {
+    /// Where the connection numbered `generation` (1 for the first) sends its pushes.
+    fn push_sender(&self, generation: u64) -> Arc<dyn AsyncPushSender>;
+
+    /// Runs on the fresh connection numbered `generation` before anything else is sent on it.
+    fn setup<'a>(
+        &'a self,
+        conn: &'a mut MultiplexedConnection,
+        generation: u64,
+    ) -> BoxFuture<'a, RedisResult<()>>;
+}
 
 pub(crate) struct Link {
     client: Client,
     /// How long a reply may take beyond the time a `WAIT` asks for. The connections are opened
     /// without redis-rs's own response timeout so that a long `WAIT` is not cut short.
     response_timeout: Duration,
-    /// Watchdog links only: where the connection says that it dropped.
-    disconnects: Option<UnboundedSender<PushInfo>>,
-    /// Watchdog links only: what a fresh connection must do before anything else.
-    rebind: Option<Rebind>,
+    hooks: Option<Arc<dyn Hooks>>,
     slot: Mutex<Slot>,
 }
 
@@ -35,37 +50,25 @@ impl Link {
         Link {
             client: client.clone(),
             response_timeout,
-            disconnects: None,
-            rebind: None,
+            hooks: None,
             slot: Mutex::default(),
         }
     }
 
-    /// A link that carries a watchdog binding: its connections speak RESP3, the only protocol
-    /// in which redis-rs reports a dropped connection at once, and every fresh connection
-    /// re-binds the holding before it is used.
-    pub(crate) fn watched(
+    /// A RESP3 link whose every connection is prepared by `hooks` before it is used.
+    pub(crate) fn with_hooks(
         client: &Client,
         response_timeout: Duration,
-        disconnects: UnboundedSender<PushInfo>,
-        rebind: Rebind,
+        hooks: Arc<dyn Hooks>,
     ) -> Link {
-        let info = client.get_connection_info().clone();
-        let resp3 = info
-            .redis_settings()
-            .clone()
-            .set_protocol(redis::ProtocolVersion::RESP3);
-        let client = Client::open(info.set_redis_settings(resp3))
-            .expect("the same connection info with RESP3 is valid");
         Link {
-            disconnects: Some(disconnects),
-            rebind: Some(rebind),
-            ..Link::new(&client, response_timeout)
+            hooks: Some(hooks),
+            ..Link::new(&resp3(client), response_timeout)
         }
     }
 
-    pub(crate) fn rebind(&self) -> Option<&Rebind> {
-        self.rebind.as_ref()
+    pub(crate) fn response_timeout(&self) -> Duration {
+        self.response_timeout
     }
 
     /// Sends `cmd`, allowing `extra` more time than an ordinary reply (`None`: no limit).
@@ -77,14 +80,15 @@ impl Link {
         let (mut conn, generation) = self.current().await?;
         match self.send(&mut conn, cmd, extra).await {
             Err(err) if is_connection_error(&err) => {
-                let mut conn = self.replace(generation).await?;
+                let (mut conn, _) = self.replace(generation).await?;
                 self.send(&mut conn, cmd, extra).await
             }
             reply => reply,
         }
     }
 
-    async fn send<T: FromRedisValue>(
+    /// Sends `cmd` on `conn` once, bounded by the response timeout plus `extra`.
+    pub(crate) async fn send<T: FromRedisValue>(
         &self,
         conn: &mut MultiplexedConnection,
         cmd: &Cmd,
@@ -103,7 +107,8 @@ impl Link {
         }
     }
 
-    async fn current(&self) -> RedisResult<(MultiplexedConnection, u64)> {
+    /// The current connection (opened when there is none) and its generation.
+    pub(crate) async fn current(&self) -> RedisResult<(MultiplexedConnection, u64)> {
         let mut slot = self.slot.lock().await;
         if slot.conn.is_none() {
             self.open(&mut slot).await?;
@@ -112,41 +117,59 @@ impl Link {
         Ok((conn, slot.generation))
     }
 
+    /// The generation of the current connection (0 before the first).
+    pub(crate) async fn generation(&self) -> u64 {
+        self.slot.lock().await.generation
+    }
+
     /// Replaces the connection of generation `failed`, unless another caller already did.
-    async fn replace(&self, failed: u64) -> RedisResult<MultiplexedConnection> {
+    pub(crate) async fn replace(&self, failed: u64) -> RedisResult<(MultiplexedConnection, u64)> {
         let mut slot = self.slot.lock().await;
         match &slot.conn {
-            Some(conn) if slot.generation != failed => Ok(conn.clone()),
-            _ => self.open(&mut slot).await,
+            Some(conn) if slot.generation != failed => Ok((conn.clone(), slot.generation)),
+            _ => {
+                let conn = self.open(&mut slot).await?;
+                Ok((conn, slot.generation))
+            }
         }
     }
 
     async fn open(&self, slot: &mut Slot) -> RedisResult<MultiplexedConnection> {
         slot.conn = None;
+        let generation = slot.generation + 1;
         let mut config = AsyncConnectionConfig::new()
             .set_response_timeout(None)
             .set_connection_timeout(Some(self.response_timeout));
-        if let Some(disconnects) = &self.disconnects {
-            config = config.set_push_sender(disconnects.clone());
+        if let Some(hooks) = &self.hooks {
+            config = config.set_push_sender(hooks.push_sender(generation));
         }
         let mut conn = self
             .client
             .get_multiplexed_async_connection_with_config(&config)
             .await?;
-        // A first connection has nothing to re-bind yet; a replacement may carry a holding
-        // that is still bound to the connection it replaces.
-        if let (Some(rebind), true) = (&self.rebind, slot.generation > 0) {
-            rebind.run(&mut conn).await?;
+        if let Some(hooks) = &self.hooks {
+            hooks.setup(&mut conn, generation).await?;
         }
-        slot.generation += 1;
+        slot.generation = generation;
         slot.conn = Some(conn.clone());
         Ok(conn)
     }
 }
 
+/// The same server and settings, spoken in RESP3.
+fn resp3(client: &Client) -> Client {
+    let info = client.get_connection_info().clone();
+    let resp3 = info
+        .redis_settings()
+        .clone()
+        .set_protocol(redis::ProtocolVersion::RESP3);
+    Client::open(info.set_redis_settings(resp3))
+        .expect("the same connection info with RESP3 is valid")
+}
+
 /// Errors after which the connection is not to be trusted, and a retry on a fresh one is the
 /// right answer: I/O errors (dropped, reset, timed out) and what redis-rs says needs a
 /// reconnect. Server replies such as `ERR` or `WRONGTYPE` are final.
-fn is_connection_error(err: &redis::RedisError) -> bool {
+pub(crate) fn is_connection_error(err: &redis::RedisError) -> bool {
     err.is_io_error() || err.is_unrecoverable_error()
 }

@@ -4,6 +4,7 @@ use crate::commands::{self, AcquireOptions, Wait};
 use crate::error::{Error, Result};
 use crate::guard::{LockGuard, Route};
 use crate::link::Link;
+use crate::notify::{self, Holding, Notifier};
 use crate::timing;
 use crate::watchdog::Binding;
 use redis::Client;
@@ -48,6 +49,10 @@ pub struct Lock {
     ping_every: Arc<OnceCell<Duration>>,
     /// The hold cap of the current holding, by token (re-entries share the first grant's).
     cap: Mutex<Option<(u64, Instant)>>,
+    /// Waiting handles: the connection shared by the client's waits (`NOTIFY`), kept while
+    /// the handle lives, and this handle's current holding through it.
+    notifier: Mutex<Option<Arc<Notifier>>>,
+    notified: Mutex<Weak<Holding>>,
 }
 
 impl Lock {
@@ -69,6 +74,8 @@ impl Lock {
             binding: Mutex::default(),
             ping_every: Arc::default(),
             cap: Mutex::default(),
+            notifier: Mutex::default(),
+            notified: Mutex::default(),
         }
     }
 
@@ -82,6 +89,13 @@ impl Lock {
 
     /// Wait up to `limit` in the server's FIFO queue when another owner holds the lock
     /// (`WAIT`). Without it, [`acquire`](Lock::acquire) tries once.
+    ///
+    /// A waiting handle blocks no connection: it waits with `WAIT ms NOTIFY` on the one RESP3
+    /// connection that all waiting handles of the same `redis::Client` share (in the same
+    /// tokio runtime), and is told of its grant by a message on that connection's channel.
+    /// Its holdings live on that connection too (a `watchdog` one is bound to it). Dropping
+    /// the `acquire` future leaves the queue (`RLOCK.CANCEL`); the module must support
+    /// `NOTIFY` (its docs/notify.md).
     pub fn wait(mut self, limit: Duration) -> Self {
         self.options.wait = if limit.is_zero() {
             Wait::No
@@ -116,6 +130,7 @@ impl Lock {
     pub fn response_timeout(mut self, timeout: Duration) -> Self {
         self.response_timeout = timeout;
         self.plain = Arc::new(Link::new(&self.client, timeout));
+        self.notifier = Mutex::default();
         self
     }
 
@@ -132,7 +147,17 @@ impl Lock {
     /// Takes the lock (or one more hold of it, when this handle holds it already) and
     /// returns its guard. [`Error::NotAcquired`] when another owner holds it and the `wait`
     /// (if any) ran out.
+    ///
+    /// With a `wait`, the future can be dropped (`select!`, `timeout`) to stop waiting: the
+    /// wait leaves the server's queue in the background, and a grant that raced the drop is
+    /// released. A watchdog lock granted after a wait is confirmed (`RLOCK.RENEW ...
+    /// WATCHDOG`) before it is returned; [`Error::Lost`] if it ended before that. Concurrent
+    /// waits through the *same* handle for its key leave the queue together when one is
+    /// dropped (the server's `RLOCK.CANCEL` names the owner): the others end at their `wait`.
     pub async fn acquire(&self) -> Result<LockGuard> {
+        if self.options.wait != Wait::No {
+            return self.acquire_waiting().await;
+        }
         let cmd = commands::acquire(
             &self.key,
             &self.owner,
@@ -142,15 +167,7 @@ impl Lock {
         let route = self.route();
         let sent = Instant::now();
         let extra = self.options.wait.extra_time();
-        let token: Option<u64> = match &route {
-            // A blocked WAIT gets a connection of its own, so that it stalls nobody's calls.
-            Route::Plain(_) if self.options.wait != Wait::No => {
-                Link::new(&self.client, self.response_timeout)
-                    .call(&cmd, extra)
-                    .await?
-            }
-            route => route.link().call(&cmd, extra).await?,
-        };
+        let token: Option<u64> = route.link().call(&cmd, extra).await?;
         let token = token.ok_or(Error::NotAcquired)?;
         if let Route::Bound(binding) = &route {
             binding.held(self.ping_every.clone(), self.options.lease);
@@ -163,6 +180,72 @@ impl Lock {
             route,
             expires,
         ))
+    }
+
+    /// A waiting acquire, on the client's shared connection (see [`Lock::wait`]).
+    async fn acquire_waiting(&self) -> Result<LockGuard> {
+        let notifier = self.notifier();
+        let held = notify::acquire(&notifier, &self.key, &self.owner, &self.options)
+            .await?
+            .ok_or(Error::NotAcquired)?;
+        let holding = {
+            let mut current = self.notified.lock().expect("notified lock");
+            match current
+                .upgrade()
+                .filter(|holding| holding.token() == held.token && !holding.is_lost())
+            {
+                Some(holding) => holding,
+                None => {
+                    let holding = Holding::new(
+                        &notifier,
+                        &self.key,
+                        &self.owner,
+                        held.token,
+                        self.options.lease,
+                        self.options.watchdog,
+                    );
+                    *current = Arc::downgrade(&holding);
+                    holding
+                }
+            }
+        };
+        holding.held();
+        let expires = self.expiry(held.token, Instant::now());
+        // The guard exists from here on: if this future is dropped now, it releases.
+        let guard = LockGuard::new(
+            &self.key,
+            &self.owner,
+            held.token,
+            Route::Notified(holding.clone()),
+            expires,
+        );
+        // The server renews a grant it sent as a message only once its owner confirms it, on
+        // the receiving connection: a grant nobody read ends at its lease. A holding taken at
+        // once is renewed as it is, unless the connection it is bound to was replaced before
+        // the holding was registered for re-binding: then it is re-bound here.
+        let rebind = held.granted || holding.link().generation().await != held.generation;
+        if rebind && self.options.watchdog {
+            let confirm = commands::rebind(&self.key, &self.owner, self.options.lease);
+            let still_ours: i64 = holding.link().call(&confirm, Some(Duration::ZERO)).await?;
+            if still_ours == 0 {
+                holding.mark_lost();
+                drop(guard);
+                return Err(Error::Lost);
+            }
+        }
+        Ok(guard)
+    }
+
+    /// The notifier of this handle's client in the current runtime.
+    fn notifier(&self) -> Arc<Notifier> {
+        let mut cached = self.notifier.lock().expect("notifier lock");
+        let runtime = tokio::runtime::Handle::current().id();
+        if let Some(notifier) = cached.as_ref().filter(|n| n.runtime() == runtime) {
+            return notifier.clone();
+        }
+        let notifier = Notifier::shared(&self.client, self.response_timeout);
+        *cached = Some(notifier.clone());
+        notifier
     }
 
     /// Where this acquire goes and its guard releases: the handle's plain link, or its

@@ -2,15 +2,15 @@
 //!
 //! The server renews a `WATCHDOG` lock while the connection that took it stays open, and
 //! stops once that connection has been silent for `rlock.watchdog-idle-ms`. So each lock
-//! handle that holds a watchdog lock owns one connection of its own (a blocked `WAIT` on a
-//! shared multiplexed connection would stall everyone else on it), and one task per such
-//! connection sends `PING` every third of that bound. When the connection drops while the
+//! handle without a `wait` that holds a watchdog lock owns one connection of its own, and one
+//! task per such connection sends `PING` every third of that bound. (Waiting handles hold on
+//! the connection their waits share instead: see `notify`.) When the connection drops while the
 //! lock is held, the task opens a new one at once and re-binds with `RLOCK.RENEW ... WATCHDOG`:
 //! 1 means the server had not noticed the drop and the lock is still ours; 0 means it is lost.
 
 use crate::commands;
-use crate::link::Link;
-use redis::aio::MultiplexedConnection;
+use crate::link::{BoxFuture, Hooks, Link};
+use redis::aio::{AsyncPushSender, MultiplexedConnection};
 use redis::{Client, PushInfo, RedisResult};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -22,7 +22,7 @@ use tokio::task::AbortHandle;
 /// The server's default `rlock.watchdog-idle-ms`, used when `CONFIG GET` is not allowed.
 const DEFAULT_IDLE: Duration = Duration::from_millis(30_000);
 /// Pause between attempts to reach a server that refuses connections.
-const RECONNECT_PAUSE: Duration = Duration::from_millis(100);
+pub(crate) const RECONNECT_PAUSE: Duration = Duration::from_millis(100);
 
 /// What a fresh connection of a watchdog link does first: move the binding onto itself.
 pub(crate) struct Rebind {
@@ -53,11 +53,40 @@ impl Rebind {
     }
 }
 
+/// The hooks of a watchdog link: drop notices go to the keep-alive task, and every connection
+/// after the first re-binds the holding before it is used.
+struct Watched {
+    disconnects: mpsc::UnboundedSender<PushInfo>,
+    rebind: Arc<Rebind>,
+}
+
+impl Hooks for Watched {
+    fn push_sender(&self, _generation: u64) -> Arc<dyn AsyncPushSender> {
+        Arc::new(self.disconnects.clone())
+    }
+
+    fn setup<'a>(
+        &'a self,
+        conn: &'a mut MultiplexedConnection,
+        generation: u64,
+    ) -> BoxFuture<'a, RedisResult<()>> {
+        Box::pin(async move {
+            // A first connection has nothing to re-bind yet; a replacement may carry a
+            // holding that is still bound to the connection it replaces.
+            if generation > 1 {
+                self.rebind.run(conn).await?;
+            }
+            Ok(())
+        })
+    }
+}
+
 /// One watchdog holding of one lock handle, shared by its re-entrant guards: the dedicated
 /// link and its keep-alive task. Dropped with the last guard, which closes the connection (the
 /// server then ends whatever is still held).
 pub(crate) struct Binding {
     pub(crate) link: Arc<Link>,
+    rebind: Arc<Rebind>,
     lost: watch::Receiver<bool>,
     disconnects: Mutex<Option<mpsc::UnboundedReceiver<PushInfo>>>,
     keepalive: Mutex<Option<AbortHandle>>,
@@ -73,20 +102,20 @@ impl Binding {
     ) -> Binding {
         let (lost_tx, lost) = watch::channel(false);
         let (disconnects_tx, disconnects) = mpsc::unbounded_channel();
-        let rebind = Rebind {
+        let rebind = Arc::new(Rebind {
             key: key.to_string(),
             owner: owner.to_string(),
             lease,
             holds: AtomicUsize::new(0),
             lost: lost_tx,
+        });
+        let hooks = Watched {
+            disconnects: disconnects_tx,
+            rebind: rebind.clone(),
         };
         Binding {
-            link: Arc::new(Link::watched(
-                client,
-                response_timeout,
-                disconnects_tx,
-                rebind,
-            )),
+            link: Arc::new(Link::with_hooks(client, response_timeout, Arc::new(hooks))),
+            rebind,
             lost,
             disconnects: Mutex::new(Some(disconnects)),
             keepalive: Mutex::new(None),
@@ -94,7 +123,7 @@ impl Binding {
     }
 
     fn rebind(&self) -> &Rebind {
-        self.link.rebind().expect("a watchdog link re-binds")
+        &self.rebind
     }
 
     /// A guard now holds through this binding; the first one starts the keep-alive task.
@@ -103,7 +132,13 @@ impl Binding {
         self.rebind().holds.fetch_add(1, Ordering::SeqCst);
         let mut keepalive = self.keepalive.lock().expect("keepalive lock");
         if let Some(disconnects) = self.disconnects.lock().expect("disconnects lock").take() {
-            let task = keep_alive(self.link.clone(), disconnects, ping_every, lease);
+            let task = keep_alive(
+                self.link.clone(),
+                self.rebind.clone(),
+                disconnects,
+                ping_every,
+                lease,
+            );
             *keepalive = Some(tokio::spawn(task).abort_handle());
         }
     }
@@ -136,11 +171,11 @@ impl Drop for Binding {
 /// whole lease has surely let the lease run out: the lock is then reported lost.
 async fn keep_alive(
     link: Arc<Link>,
+    rebind: Arc<Rebind>,
     mut disconnects: mpsc::UnboundedReceiver<PushInfo>,
     ping_every: Arc<OnceCell<Duration>>,
     lease: Duration,
 ) {
-    let rebind = link.rebind().expect("a watchdog link re-binds");
     let every = *ping_every.get_or_init(|| ping_interval(&link)).await;
     let mut last_contact = Instant::now();
     loop {
@@ -174,7 +209,7 @@ async fn keep_alive(
 /// A third of the server's `rlock.watchdog-idle-ms`. When that is 0 (no idle bound) or cannot
 /// be read (an ACL without `CONFIG`), a third of the default: the `PING` then only finds
 /// half-open connections sooner.
-async fn ping_interval(link: &Link) -> Duration {
+pub(crate) async fn ping_interval(link: &Link) -> Duration {
     let mut cmd = redis::cmd("CONFIG");
     cmd.arg("GET").arg("rlock.watchdog-idle-ms");
     let config: RedisResult<HashMap<String, u64>> = link.call(&cmd, Some(Duration::ZERO)).await;

@@ -68,7 +68,8 @@ async fn a_waiter_is_granted_on_release_and_gives_up_after_its_wait() -> Result<
         guard.release().await?;
         Ok::<u64, Error>(token)
     });
-    redis.wait_blocked(1);
+    // The waiter queues without blocking a connection (`NOTIFY`): watch the queue.
+    support::wait_waiters(&redis, "k", 1);
     let first_token = held.token();
     held.release().await?;
     let second_token = waiting.await.expect("task")?;

@@ -65,6 +65,7 @@ class Holding:
     guard: Any  # serialises this holding's calls with its keeper's re-binding
     ended: bool = False  # fully released
     lost: bool = False  # gone without a release of ours: expired, force-released, connection lost
+    subscriber: Any = None  # asyncio: the subscriber told of its loss (granted with NOTIFY)
 
     @property
     def live(self) -> bool:
@@ -116,6 +117,7 @@ class LockBase:
         self.local = _PerThread() if self.thread_local else SimpleNamespace(token=None, holding=None)
         self._id = str(uuid.uuid4())
         self._encoder = pool.get_encoder()
+        self._key = self._encoder.encode(name)  # the key as the server names it in messages
         self._channels = self._channels_for(pool)
 
     # Overridden by the blocking and the asyncio class.

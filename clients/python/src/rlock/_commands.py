@@ -51,17 +51,27 @@ class Command:
     wait_until: Optional[float] = None
     request_id: Optional[str] = None
 
-    def args(self, now: float) -> list:
+    def args(self, now: float, notify: Optional[int] = None) -> list:
+        """The words to send now. With `notify` (a client id), an attempt that waits does so as
+        a queue entry told by message on that connection's channel (docs/notify.md)."""
         args = list(self.words)
-        if self.wait_until == math.inf:
-            args += ["WAIT", 0]  # WAIT 0: no time limit
-        elif self.wait_until is not None:
-            left_ms = math.ceil((self.wait_until - now) * 1000)
-            if left_ms > 0:  # nothing left: one attempt without WAIT (WAIT 0 would wait for ever)
-                args += ["WAIT", left_ms]
+        if self.waits(now):
+            if self.wait_until == math.inf:
+                args += ["WAIT", 0]  # WAIT 0: no time limit
+            else:
+                args += ["WAIT", math.ceil((self.wait_until - now) * 1000)]
+            if notify is not None:
+                args += ["NOTIFY", notify]
+        # else, with nothing left: one attempt without WAIT (WAIT 0 would wait for ever)
         if self.request_id is not None:
             args += ["ID", self.request_id]
         return args
+
+    def waits(self, now: float) -> bool:
+        """Whether an attempt sent now would wait (carry WAIT)."""
+        return self.wait_until is not None and (
+            self.wait_until == math.inf or math.ceil((self.wait_until - now) * 1000) > 0
+        )
 
     def read_timeout(self, now: float) -> Any:
         """SOCKET_TIMEOUT, None (wait for the reply for ever) or seconds."""
@@ -89,6 +99,11 @@ def renew_command(name, owner: bytes, lease_ms: int, watchdog: bool = False) -> 
     """RENEW sets the lease again; it is idempotent, so it needs no ID to be retried."""
     words = ("RLOCK.RENEW", name, owner, "PX", lease_ms)
     return Command(words + ("WATCHDOG",) if watchdog else words)
+
+
+def cancel_command(name, owner: bytes) -> Command:
+    """RLOCK.CANCEL takes the owner's queue entries out; sent again it finds none: no ID needed."""
+    return Command(("RLOCK.CANCEL", name, owner))
 
 
 def info_command(name) -> Command:

@@ -65,6 +65,22 @@ pub fn lock_info(server: &Server, key: &str) -> Option<(String, i64, Option<i64>
     ))
 }
 
+/// The number of waiters in the lock's queue (`RLOCK.INFO`'s `waiters`; 0 when not locked).
+pub fn waiters(server: &Server, key: &str) -> i64 {
+    let info = server.conn().cmd(&["RLOCK.INFO", key]);
+    if info.is_nil() {
+        return 0;
+    }
+    info.field("waiters").int()
+}
+
+/// Waits (up to 10 s) until the lock's queue holds exactly `n` waiters.
+pub fn wait_waiters(server: &Server, key: &str, n: i64) {
+    crate::common::wait_until(&format!("{n} waiters at {key}"), || {
+        waiters(server, key) == n
+    });
+}
+
 /// The lock's hold count, or `None` when not locked.
 pub fn holds(server: &Server, key: &str) -> Option<i64> {
     lock_info(server, key).map(|(_, holds, _)| holds)

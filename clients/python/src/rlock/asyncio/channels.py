@@ -1,19 +1,26 @@
 """rlock.channels for redis.asyncio: the same dedicated connections, with one keeper task per
-watchdog connection instead of a thread."""
+watchdog connection instead of a thread, and the one subscriber connection per event loop that
+blocking acquires wait on (subscriber.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import inspect
 import itertools
+import logging
 import math
 import time
+import weakref
+from typing import Optional
 
 from redis.asyncio.retry import Retry
 from redis.exceptions import ConnectionError, RedisError, ResponseError, TimeoutError
 
 from .._commands import CALL_RETRIES, CONFIG_COMMAND, SOCKET_TIMEOUT, keepalive_interval
 from .._connections import MAX_IDLE_CONNECTIONS, PerPool, lock_connection_kwargs
+from .subscriber import NotifyUnavailable, Subscriber
+
+logger = logging.getLogger("rlock")
 
 
 class Channel:
@@ -61,15 +68,21 @@ class Channels:
         self._connection_class = pool.connection_class
         self._kwargs = lock_connection_kwargs(pool, Retry)
         self._idle = []
-        self._keepers = set()  # the event loop keeps only weak references to tasks
+        self._keepers = set()  # background tasks: the event loop keeps only weak references
         self._keepalive = None
+        # Per event loop: its Subscriber, or the task opening it.
+        self._subscribers = weakref.WeakKeyDictionary()
+        self.notify_unavailable: Optional[str] = None  # why waits block in WAIT instead
+
+    async def _connect(self):
+        connection = self._connection_class(**self._kwargs)
+        await connection.connect()
+        return connection
 
     async def checkout(self) -> Channel:
         if self._idle:
             return self._idle.pop()
-        connection = self._connection_class(**self._kwargs)
-        await connection.connect()
-        return Channel(connection)
+        return Channel(await self._connect())
 
     async def checkin(self, channel: Channel) -> None:
         if len(self._idle) < MAX_IDLE_CONNECTIONS:
@@ -81,23 +94,77 @@ class Channels:
         idle, self._idle = self._idle, []
         for channel in idle:
             await channel.close()
+        subscriber = self._subscribers.get(asyncio.get_running_loop())
+        if isinstance(subscriber, Subscriber) and subscriber.idle:
+            await subscriber.close()
 
-    async def call(self, command, *, keep: bool = False, retries=CALL_RETRIES):
-        """As rlock.channels.Channels.call."""
+    # -- the subscriber -------------------------------------------------------------------------
+
+    async def subscriber(self) -> Subscriber:
+        """This event loop's subscriber, opened on first use (and anew after it closed). Raises
+        NotifyUnavailable when the server cannot tell waiters by message."""
+        if self.notify_unavailable is not None:
+            raise NotifyUnavailable(self.notify_unavailable)
+        loop = asyncio.get_running_loop()
+        entry = self._subscribers.get(loop)
+        if isinstance(entry, Subscriber) and entry.error is None:
+            return entry
+        if not isinstance(entry, asyncio.Task):  # one opening for all who ask meanwhile
+            entry = self._subscribers[loop] = loop.create_task(self._open_subscriber(loop))
+            entry.add_done_callback(lambda task: task.cancelled() or task.exception())
+        try:
+            return await asyncio.shield(entry)
+        except NotifyUnavailable as error:
+            if self.notify_unavailable is None:
+                self.notify_unavailable = str(error)
+                logger.warning(
+                    "rlock: this server cannot tell waiters by message (%s): rlock.asyncio.Lock "
+                    "waits blocked in WAIT, on a connection per waiting lock",
+                    error,
+                )
+            raise
+
+    async def _open_subscriber(self, loop) -> Subscriber:
+        opening = asyncio.current_task()
+        try:
+            subscriber = await Subscriber.open(self, await self._connect())
+        except BaseException:
+            if self._subscribers.get(loop) is opening:
+                del self._subscribers[loop]
+            raise
+        if self._subscribers.get(loop) is opening:
+            if subscriber.error is None:
+                self._subscribers[loop] = subscriber
+            else:
+                del self._subscribers[loop]
+        return subscriber
+
+    def subscriber_closed(self, subscriber: Subscriber) -> None:
+        """The next wait opens a new one."""
+        for loop, entry in list(self._subscribers.items()):
+            if entry is subscriber:
+                del self._subscribers[loop]
+
+    # -- calls ----------------------------------------------------------------------------------
+
+    async def call(self, command, *, keep: bool = False, retries=CALL_RETRIES, notify: Optional[int] = None):
+        """As rlock.channels.Channels.call. With `notify` (a subscriber's client id), a call
+        that waits is told by message on that connection, and its reply comes at once."""
         for attempt in itertools.count():
             try:
-                return await self._attempt(command, keep)
+                return await self._attempt(command, keep, notify)
             except retries.errors:
                 delay = retries.delay(attempt, time.monotonic())
                 if delay is None:
                     raise
             await asyncio.sleep(delay)
 
-    async def _attempt(self, command, keep: bool):
+    async def _attempt(self, command, keep: bool, notify: Optional[int] = None):
         channel = await self.checkout()
         try:
             now = time.monotonic()
-            reply = await channel.execute(command.args(now), command.read_timeout(now))
+            read_timeout = SOCKET_TIMEOUT if notify is not None else command.read_timeout(now)
+            reply = await channel.execute(command.args(now, notify), read_timeout)
         except ResponseError:  # the server answered: the connection is fine
             await self.checkin(channel)
             raise
@@ -116,9 +183,40 @@ class Channels:
         if holding is None:
             await self.checkin(channel)
             return
-        task = asyncio.get_running_loop().create_task(Keeper(self, channel, holding).run())
+        self.track(asyncio.get_running_loop().create_task(Keeper(self, channel, holding).run()))
+
+    def track(self, task: asyncio.Task) -> None:
+        """Keeps a background task referenced until it ends."""
         self._keepers.add(task)
         task.add_done_callback(self._keepers.discard)
+
+    async def rebind(self, holding) -> Optional[Channel]:
+        """A watchdog holding whose connection closed: binds it from a new connection
+        (RENEW ... WATCHDOG, retried while its lease may run), which it returns; else the
+        holding is lost (reported) or was released meanwhile, and it returns None."""
+        async with holding.guard:
+            if not holding.live:  # released meanwhile: nothing to keep
+                return None
+            try:
+                reply, channel = await self.call(
+                    holding.rebind_command(), keep=True, retries=holding.rebind_retries()
+                )
+            except RedisError:
+                reply, channel = None, None
+            if reply == 1:
+                return channel
+            await self.keep_alive(channel, None)
+            holding.lost = True
+        reported = holding.lock._report_lost(holding)
+        if inspect.isawaitable(reported):
+            await reported
+        return None
+
+    async def rebind_elsewhere(self, holding) -> None:
+        """A holding bound to a subscriber that closed: re-bound, it gets a keeper of its own."""
+        channel = await self.rebind(holding)
+        if channel is not None:
+            await self.keep_alive(channel, holding)
 
     async def keepalive_interval(self) -> float:
         if self._keepalive is None:
@@ -151,25 +249,11 @@ class Keeper:
             raise
 
     async def _rebind(self) -> bool:
-        holding = self.holding
-        async with holding.guard:
-            if not holding.live:  # released meanwhile: nothing to keep
-                return False
-            try:
-                reply, channel = await self.channels.call(
-                    holding.rebind_command(), keep=True, retries=holding.rebind_retries()
-                )
-            except RedisError:
-                reply, channel = None, None
-            if reply == 1:
-                self.channel = channel
-                return True
-            await self.channels.keep_alive(channel, None)
-            holding.lost = True
-        reported = holding.lock._report_lost(holding)
-        if inspect.isawaitable(reported):
-            await reported
-        return False
+        channel = await self.channels.rebind(self.holding)
+        if channel is None:
+            return False
+        self.channel = channel
+        return True
 
 
 _per_pool = PerPool(Channels)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 import weakref
 from typing import Awaitable, Literal, Optional
 
@@ -12,7 +13,9 @@ from redis.exceptions import LockError
 from .._base import LockBase, next_serial, thread_serial
 from .._commands import to_ms
 from .._connections import check_client
+from . import notified
 from .channels import channels_for
+from .subscriber import NotifyUnavailable
 
 _task_serials = weakref.WeakKeyDictionary()
 _task_serials_mutex = threading.Lock()  # one dictionary for the event loops of all threads
@@ -39,6 +42,18 @@ class Lock(LockBase):
     held state is per thread, not per task (``thread_local``), so any task of the event loop's
     thread may release what another acquired. The watchdog connection's keep-alive is one
     asyncio task per connection; ``on_lost`` may be a plain function or a coroutine function.
+
+    Waiting does not block a connection (docs/notify.md): a blocking acquire() queues with
+    ``NOTIFY`` and is told its grant by a message on one subscriber connection per client and
+    event loop, shared by every waiting lock (RESP3: the waiting calls run on that connection
+    too; RESP2: they name its client id). A watchdog lock granted that way, or taken at once
+    over RESP3, is bound to the subscriber, which PINGs every third of
+    ``rlock.watchdog-idle-ms``; if the subscriber closes, pending acquires raise ConnectionError
+    and its locks are re-bound from a new connection or reported lost. A ``lost`` message
+    reports a lock taken that way lost (``owned()`` False, ``on_lost``). A cancelled acquire
+    leaves the queue (``RLOCK.CANCEL``) and gives back a grant that came meanwhile. A server
+    that cannot notify (a module without ``NOTIFY``, or an ACL user without ``&__rlock__:*``)
+    is waited on as before, blocked in ``WAIT``.
 
     Note: on Python 3.10 and 3.11, ``asyncio.wait_for(lock.acquire(), t)`` runs acquire() in a
     task of its own, which then is the owner: use ``lock.acquire(blocking_timeout=t)``.
@@ -76,17 +91,27 @@ class Lock(LockBase):
         blocking_timeout: Optional[float] = None,
         token=None,
     ) -> bool:
-        """As rlock.Lock.acquire (redis-py's asyncio acquire has no ``sleep``)."""
+        """As rlock.Lock.acquire (redis-py's asyncio acquire has no ``sleep``); waiting, it is
+        told its grant by message instead of blocking a connection."""
         owner = self._owner(token)
         command = self._acquire_command(owner, blocking, blocking_timeout)
+        if command.waits(time.monotonic()) and self._channels.notify_unavailable is None:
+            try:
+                return await notified.acquire(self, owner, command)
+            except NotifyUnavailable:
+                pass  # logged once per client: wait blocked in WAIT, as before NOTIFY
         reply, channel = await self._channels.call(command, keep=self.watchdog)
         await self._channels.keep_alive(channel, self._settle_acquire(owner, reply))
         return reply is not None
 
     async def release(self) -> None:
         holding = self._releasable()
-        async with holding.guard:
-            self._settle_release(holding, await self._run(self._release_command(holding)))
+        try:
+            async with holding.guard:
+                self._settle_release(holding, await self._run(self._release_command(holding)))
+        finally:
+            if holding.subscriber is not None and not holding.live:
+                holding.subscriber.forget(holding)
 
     def extend(self, additional_time: float, replace_ttl: bool = False) -> Awaitable[Literal[True]]:
         """As rlock.Lock.extend; like redis-py, raises LockError before it is awaited."""
@@ -116,5 +141,6 @@ class Lock(LockBase):
 
 
 async def close_idle_connections(redis) -> None:
-    """As rlock.close_idle_connections, for a redis.asyncio client."""
+    """As rlock.close_idle_connections, for a redis.asyncio client; the subscriber connection
+    of the running event loop too, when nothing waits on it and no held lock is bound to it."""
     await channels_for(check_client(redis, want_async=True)).close_idle()

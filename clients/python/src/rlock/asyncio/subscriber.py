@@ -1,0 +1,382 @@
+"""The one connection an asyncio process waits for its locks on (docs/notify.md).
+
+A blocking rlock.asyncio.Lock.acquire() does not block a connection of its own in the server's
+queue: it sends ``RLOCK.ACQUIRE ... WAIT ms NOTIFY <client-id>``, which answers at once (the
+token, or ``WAITING``), and the grant comes later as a message on the channel of one subscriber
+connection, shared by every waiting lock of the same redis.asyncio client and event loop.
+
+- RESP3 (the client's protocol=3, redis-py 8's default): the subscriber connection subscribes
+  itself and keeps running commands; the messages come as push frames between the replies. The
+  waiting calls (ACQUIRE ... NOTIFY, CANCEL, the confirming RENEW) go over it, so their replies
+  and the messages arrive in the server's order.
+- RESP2: a subscribed connection runs nothing but (UN)SUBSCRIBE and PING, so the calls go over
+  rlock's other connections and name the subscriber's ``CLIENT ID`` after NOTIFY.
+
+The subscriber asks ``RLOCK.CHANNEL`` for its channel (never builds the name: in a cluster it
+holds the node's id), PINGs every third of ``rlock.watchdog-idle-ms`` (a watchdog grant told to
+it is bound to it), and dispatches each message by (type, key, owner) to the waiting call or to
+the holding it is about. When it closes, the server has dropped the queue entries told to it:
+their calls fail with ConnectionError, and the watchdog holdings bound to it are re-bound from a
+new connection or reported lost, as when a watchdog lock's own connection closes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import inspect
+import logging
+import math
+import time
+from typing import Optional
+
+from redis.exceptions import ConnectionError, RedisError, ResponseError, TimeoutError
+
+from .._commands import READ_GRACE_S
+from .._notify import GRANTED, LOST, Message, parse_message
+
+logger = logging.getLogger("rlock")
+
+#: `lost` notices kept for holdings not adopted yet.
+MAX_UNCLAIMED = 256
+
+
+class NotifyUnavailable(RedisError):
+    """The server cannot tell waiters by message here: the module predates NOTIFY, or the ACL
+    user may not subscribe to ``__rlock__:*``. Locks then wait the old way, blocked in WAIT."""
+
+
+class _Push:
+    """A RESP3 push frame, told apart from a command's reply."""
+
+    __slots__ = ("frame",)
+
+    def __init__(self, frame):
+        self.frame = frame
+
+
+async def _mark_push(frame):
+    return _Push(frame)
+
+
+def _retrieved(future: asyncio.Future) -> None:
+    """A future's exception counts as seen (nobody may be left to await it)."""
+    if not future.cancelled():
+        future.exception()
+
+
+def _word(value) -> bytes:
+    return value if isinstance(value, bytes) else str(value).encode()
+
+
+class Wait:
+    """One queue entry told to this subscriber: its future gets the message that ends it (or
+    the subscriber's ConnectionError)."""
+
+    def __init__(self, subscriber: "Subscriber", subject: tuple):
+        self.subscriber = subscriber
+        self.subject = subject
+        self.future = asyncio.get_running_loop().create_future()
+        self.future.add_done_callback(_retrieved)
+
+    def message(self) -> Optional[Message]:
+        """The message that ended the wait, if one came (raises the subscriber's error if it
+        closed first)."""
+        return self.future.result() if self.future.done() else None
+
+    def drop(self) -> None:
+        self.subscriber._drop(self)
+
+
+class Subscriber:
+    def __init__(self, channels, connection):
+        self.channels = channels
+        self.connection = connection
+        self.resp3 = int(getattr(connection, "protocol", 2) or 2) == 3
+        self.client_id: Optional[int] = None
+        self.channel: Optional[bytes] = None
+        self.error: Optional[ConnectionError] = None  # set when it closed
+        self._replies = collections.deque()  # futures of the calls sent, in order
+        self._send_mutex = asyncio.Lock()
+        self._waits = {}  # (type, key, owner) -> deque of Wait, in the order they were sent
+        self._holdings = {}  # (type, key, owner) -> (Holding, bound to this connection)
+        # `lost` notices that came before their holding was adopted (its grant and its loss
+        # read in one go): (type, key, owner) -> token, the latest few.
+        self._unclaimed = collections.OrderedDict()
+        self._tasks = set()
+        self._last_sent = time.monotonic()
+        self._reader = None
+        self._pinger = None
+
+    # -- opening and closing --------------------------------------------------------------------
+
+    @classmethod
+    async def open(cls, channels, connection) -> "Subscriber":
+        subscriber = cls(channels, connection)
+        try:
+            await subscriber._start()
+        except BaseException as error:
+            await subscriber._close(ConnectionError(f"rlock: opening the subscriber failed: {error!r}"))
+            if isinstance(error, ResponseError):
+                raise NotifyUnavailable(str(error)) from error
+            raise
+        return subscriber
+
+    async def _start(self) -> None:
+        if self.resp3:
+            parser = getattr(self.connection, "_parser", None)
+            if parser is None or not hasattr(parser, "set_pubsub_push_handler"):
+                raise ConnectionError("rlock: this connection's parser takes no push handler")
+            parser.set_pubsub_push_handler(_mark_push)
+        self._reader = self._spawn(self._read())
+        self.client_id = int(await self.call(("CLIENT", "ID")))
+        self.channel = _word(await self.call(("RLOCK.CHANNEL",)))
+        confirmation = await self.call(("SUBSCRIBE", self.channel))
+        if not (isinstance(confirmation, list) and confirmation and _word(confirmation[0]).lower() == b"subscribe"):
+            raise ConnectionError(f"rlock: unexpected reply to SUBSCRIBE: {confirmation!r}")
+        self._pinger = self._spawn(self._keep_alive(await self.channels.keepalive_interval()))
+
+    @property
+    def idle(self) -> bool:
+        """Nothing waits on it, no call is under way and no live holding is bound to it."""
+        return not self._waits and not self._replies and not any(
+            bound and holding.live for holding, bound in self._holdings.values()
+        )
+
+    async def close(self) -> None:
+        await self._close(ConnectionError("rlock: the subscriber connection was closed"))
+
+    async def _close(self, error: ConnectionError, rebind: bool = False) -> None:
+        self._end(error, rebind)
+        current = asyncio.current_task()
+        for task in (self._reader, self._pinger):
+            if task is not None and task is not current:
+                task.cancel()
+        await self.connection.disconnect(nowait=True)
+
+    def _end(self, error: BaseException, rebind: bool) -> None:
+        """It is closed (or found broken): every call and wait on it fails with one clear
+        ConnectionError; with `rebind`, the watchdog holdings bound to it are re-bound
+        elsewhere or reported lost."""
+        if self.error is not None:
+            return
+        if not (isinstance(error, ConnectionError) and str(error).startswith("rlock:")):
+            error = ConnectionError(
+                f"rlock: the subscriber connection (client {self.client_id}) closed, and the server"
+                f" dropped the waits told to it: {error or type(error).__name__}"
+            )
+        self.error = error
+        self.channels.subscriber_closed(self)
+        replies, self._replies = self._replies, collections.deque()
+        for future in replies:
+            if not future.done():
+                future.set_exception(error)
+        waits, self._waits = self._waits, {}
+        for queue in waits.values():
+            for wait in queue:
+                if not wait.future.done():
+                    wait.future.set_exception(error)
+        holdings, self._holdings = self._holdings, {}
+        if rebind:
+            for holding, bound in holdings.values():
+                if bound and holding.live:
+                    self._spawn(self.channels.rebind_elsewhere(holding))
+
+    def _spawn(self, coroutine) -> asyncio.Task:
+        task = asyncio.get_running_loop().create_task(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    # -- commands -----------------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self.error is not None:
+            raise self.error
+        if not self.connection.is_connected:  # redis-py would quietly connect a new socket
+            self._end(ConnectionError("rlock: the subscriber connection closed"), rebind=True)
+            raise self.error
+
+    async def call(self, args):
+        """Sends a command on the subscriber connection and returns its reply. Once sent, the
+        command is not taken back by cancelling the caller."""
+        sending = asyncio.ensure_future(self._send(args))
+        sending.add_done_callback(_retrieved)
+        future = await asyncio.shield(sending)
+        return await future
+
+    async def _send(self, args) -> asyncio.Future:
+        async with self._send_mutex:
+            self._check_open()
+            future = asyncio.get_running_loop().create_future()
+            future.add_done_callback(_retrieved)
+            self._replies.append(future)
+            self._last_sent = time.monotonic()
+            try:
+                await self.connection.send_command(*args, check_health=False)
+            except asyncio.CancelledError:  # the loop is closing
+                await self._close(ConnectionError("rlock: the subscriber connection was closed"))
+                raise
+            except BaseException as error:  # redis-py closed the connection: nothing can follow
+                await self._close(error, rebind=True)
+                raise self.error from error
+            return future
+
+    async def sync(self) -> None:
+        """Returns once every message the server sent before now has been dispatched: a PING's
+        reply comes after them on the connection."""
+        await self.call(("PING",))
+
+    # -- reading --------------------------------------------------------------------------------
+
+    async def _read(self) -> None:
+        try:
+            while True:
+                try:
+                    frame = await self.connection.read_response(timeout=math.inf, push_request=True)
+                except ResponseError as error:  # a command's error reply: the connection is fine
+                    self._reply(error, failed=True)
+                    continue
+                self._frame(frame)
+        except asyncio.CancelledError:
+            self._end(ConnectionError("rlock: the subscriber connection was closed"), rebind=False)
+            await self.connection.disconnect(nowait=True)
+            raise
+        except BaseException as error:
+            await self._close(error, rebind=True)
+
+    def _frame(self, frame) -> None:
+        if isinstance(frame, _Push):
+            frame = frame.frame
+            if self._is_message(frame):
+                self._message(frame)
+            else:  # subscribe, unsubscribe: the reply of SUBSCRIBE
+                self._reply(list(frame))
+        elif not self.resp3 and self._is_message(frame):
+            self._message(frame)
+        else:
+            self._reply(frame)
+
+    @staticmethod
+    def _is_message(frame) -> bool:
+        return isinstance(frame, list) and len(frame) == 3 and _word(frame[0]).lower() == b"message"
+
+    def _reply(self, reply, failed: bool = False) -> None:
+        if not self._replies:
+            raise ConnectionError(f"rlock: the subscriber connection sent what nobody asked for: {reply!r}")
+        future = self._replies.popleft()
+        if future.done():  # its caller gave up
+            return
+        if failed:
+            future.set_exception(reply)
+        else:
+            future.set_result(reply)
+
+    def _message(self, frame) -> None:
+        channel, data = frame[1], frame[2]
+        if _word(channel) != self.channel:
+            return
+        try:
+            message = parse_message(data)
+        except ValueError as error:
+            logger.warning("rlock: %s", error)
+            return
+        if message.event == LOST:
+            self._lost(message)
+            return
+        queue = self._waits.get(message.subject)
+        while queue:
+            wait = queue.popleft()
+            if not wait.future.done():
+                wait.future.set_result(message)
+                break
+        else:
+            logger.debug("rlock: a %s message for %r that nobody waits for", message.event, message.key)
+        if queue is not None and not queue:
+            del self._waits[message.subject]
+
+    # -- waits ----------------------------------------------------------------------------------
+
+    def expect(self, subject: tuple) -> Wait:
+        """Files a wait for the message about `subject` before the call that queues it is sent
+        (the message may overtake its reply on another connection)."""
+        self._check_open()
+        wait = Wait(self, subject)
+        self._waits.setdefault(subject, collections.deque()).append(wait)
+        return wait
+
+    def _drop(self, wait: Wait) -> None:
+        queue = self._waits.get(wait.subject)
+        if queue is None:
+            return
+        try:
+            queue.remove(wait)
+        except ValueError:
+            pass
+        if not queue:
+            del self._waits[wait.subject]
+
+    # -- holdings -------------------------------------------------------------------------------
+
+    def adopt(self, holding, subject: tuple, bound: bool) -> None:
+        """A holding granted with NOTIFY to this subscriber: its `lost` notice comes here; when
+        `bound`, its watchdog binding is this connection's (and is re-bound if it closes)."""
+        holding.subscriber = self
+        if self.error is not None:
+            if bound and holding.live:
+                self._spawn(self.channels.rebind_elsewhere(holding))
+            return
+        if self._unclaimed.pop(subject, None) == holding.fence:
+            self.lose(holding)
+            return
+        self._holdings[subject] = (holding, bound)
+
+    def forget(self, holding) -> None:
+        """The holding ended by its owner's release: no notice to wait for."""
+        for subject, (known, _) in list(self._holdings.items()):
+            if known is holding:
+                del self._holdings[subject]
+
+    def lose(self, holding) -> None:
+        """The server says the holding ended: report it once, as a keeper would."""
+        self.forget(holding)
+        if holding.live:
+            self._spawn(_report_lost(holding))
+
+    def _lost(self, message: Message) -> None:
+        entry = self._holdings.get(message.subject)
+        if entry is None:  # not adopted yet, or long forgotten
+            self._unclaimed[message.subject] = message.value
+            self._unclaimed.move_to_end(message.subject)
+            while len(self._unclaimed) > MAX_UNCLAIMED:
+                self._unclaimed.popitem(last=False)
+        elif entry[0].fence == message.value:  # else an older holding's notice
+            self.lose(entry[0])
+
+    # -- keep-alive -----------------------------------------------------------------------------
+
+    async def _keep_alive(self, interval: float) -> None:
+        """PINGs when nothing was sent for `interval` (a third of rlock.watchdog-idle-ms): the
+        server renews a watchdog holding only for a connection that speaks. A PING left
+        unanswered for three intervals means a connection gone without a word (no FIN), whose
+        waits would never be told anything."""
+        patience = max(3 * interval, READ_GRACE_S)
+        while self.error is None:
+            await asyncio.sleep(max(0.0, self._last_sent + interval - time.monotonic()))
+            if time.monotonic() - self._last_sent < interval:
+                continue
+            try:
+                await asyncio.wait_for(self.sync(), patience)
+            except asyncio.TimeoutError:
+                await self._close(ConnectionError(f"rlock: the subscriber did not answer PING within {patience} s"), rebind=True)
+                return
+            except RedisError:
+                return  # closed: the reader has told everyone
+
+
+async def _report_lost(holding) -> None:
+    if not holding.live:
+        return
+    reported = holding.lock._report_lost(holding)
+    if inspect.isawaitable(reported):
+        await reported

@@ -1,0 +1,315 @@
+"""rlock.asyncio.Lock waits without a blocked connection (docs/notify.md): a blocking acquire
+queues with NOTIFY and is told its grant on the channel of one subscriber connection that every
+waiting lock of the client shares. Each test runs over RESP2 (the calls name the subscriber's
+client id) and RESP3 (the subscriber runs the calls itself), against real servers, synchronised
+on what the server reports (RLOCK.INFO, INFO rlock, PUBSUB CHANNELS)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+import pytest
+import rlock.asyncio
+from redis.exceptions import ConnectionError, LockNotOwnedError, ResponseError
+from rlock._connections import MAX_IDLE_CONNECTIONS
+from rlock._notify import Message, parse_message
+
+from support import AsyncioVariant, blocked_clients, eventually, lock_info, rlock_stat, waiters
+
+LOCKS = 50
+WAITERS_PER_LOCK = 3
+
+protocols = pytest.mark.parametrize("protocol", [2, 3], ids=["resp2", "resp3"])
+
+
+@pytest.fixture
+def variant(redis_server):
+    """Only the asyncio Lock waits with NOTIFY (rlock.Lock keeps blocking in WAIT)."""
+    return AsyncioVariant(redis_server.port)
+
+
+def subscribers(admin) -> set:
+    """Client ids of the connections subscribed to an rlock channel, from the channel names."""
+    return {int(channel.rsplit(":", 1)[1]) for channel in admin.pubsub_channels("__rlock__:*")}
+
+
+def hold(admin, name, owner="holder"):
+    assert admin.execute_command("RLOCK.ACQUIRE", name, owner, "PX", 60000)
+
+
+def owner_of(admin, name) -> bytes:
+    return lock_info(admin, name)["owner"].encode()
+
+
+async def queue(admin, lock, name, place: int, **kwargs) -> asyncio.Task:
+    """Starts lock.acquire(**kwargs) in a task of its own, once it stands `place`-th in the queue."""
+    task = asyncio.create_task(lock.acquire(**kwargs))
+    await eventually(lambda: waiters(admin, name) == place, what=f"waiter {place} of {name} to queue")
+    return task
+
+
+def test_messages_are_read_as_documented():
+    cases = [
+        (b"granted lock 1763900000123456 5 jobs1 worker-7", Message("granted", "lock", 1763900000123456, b"jobs1", b"worker-7")),
+        (b"timeout lock - 3 a b o w", Message("timeout", "lock", None, b"a b", b"o w")),  # spaces in both
+        (b"failed lock WRONGTYPE 1 k o", Message("failed", "lock", "WRONGTYPE", b"k", b"o")),
+        (b"lost write 5 0  x y", Message("lost", "write", 5, b"", b"x y")),  # an empty key
+        (b"granted latch 1 5 l\r\n\x00  ", Message("granted", "latch", 1, b"l\r\n\x00 ", b"")),  # binary, no owner
+    ]
+    for data, message in cases:
+        assert parse_message(data) == message
+    for broken in [b"granted lock 1 9 short o", b"granted lock 1 x k o", b"granted lock 1", b"hello lock 1 1 k o", b"granted lock 1 1 kXo"]:
+        with pytest.raises(ValueError):
+            parse_message(broken)
+
+
+@protocols
+async def test_one_connection_waits_for_many_locks_in_fifo_order(variant, admin, protocol):
+    """150 waits on 50 locks stand in the server's queues over one subscriber connection, none
+    blocked, while the client goes on running other commands; each lock is handed on in arrival
+    order."""
+    names = [f"job:{n}" for n in range(LOCKS)]
+    for name in names:
+        hold(admin, name)
+    connections = len(admin.client_list())
+    client = variant.client(protocol=protocol)
+    queued = {name: [] for name in names}  # (lock, its acquire task), in arrival order
+    for place in range(1, WAITERS_PER_LOCK + 1):
+        for name in names:
+            lock = rlock.asyncio.Lock(client, name)
+            queued[name].append((lock, asyncio.create_task(lock.acquire(blocking_timeout=60))))
+        await eventually(lambda: all(waiters(admin, name) == place for name in names), what=f"round {place} to queue")
+
+    assert len(subscribers(admin)) == 1
+    assert blocked_clients(admin) == 0
+    bound = 2 if protocol == 3 else 1 + MAX_IDLE_CONNECTIONS  # the subscriber and idle lock connections
+    await eventually(lambda: len(admin.client_list()) - connections <= bound, what="the connections to settle")
+
+    other = rlock.asyncio.Lock(client, "other", timeout=10)
+
+    async def other_work():
+        for n in range(20):
+            assert await other.acquire()  # blocking, but free: held at once
+            assert await other.locked()
+            await other.release()
+            await client.set("plain", n)
+            assert await client.get("plain") == str(n).encode()
+
+    await asyncio.wait_for(other_work(), 10)
+    assert not any(task.done() for entries in queued.values() for _, task in entries)
+
+    for place in range(WAITERS_PER_LOCK):
+        if place == 0:
+            for name in names:
+                assert admin.execute_command("RLOCK.RELEASE", name, "holder") == 0
+        else:
+            await asyncio.gather(*(queued[name][place - 1][0].release() for name in names))
+        granted = await asyncio.wait_for(asyncio.gather(*(queued[name][place][1] for name in names)), 10)
+        assert all(granted)
+        for name in names:
+            lock, _ = queued[name][place]
+            info = lock_info(admin, name)
+            assert info["owner"].encode() == lock.local.token  # the next in arrival order
+            assert info["waiters"] == WAITERS_PER_LOCK - place - 1
+            assert not any(task.done() for _, task in queued[name][place + 1 :])
+    await asyncio.gather(*(queued[name][-1][0].release() for name in names))
+    assert all(lock_info(admin, name) is None for name in names)
+    assert blocked_clients(admin) == 0
+
+
+@protocols
+async def test_a_cancelled_wait_leaves_the_queue(variant, admin, protocol):
+    client = variant.client(protocol=protocol)
+    hold(admin, "k")
+    first, second = rlock.asyncio.Lock(client, "k"), rlock.asyncio.Lock(client, "k")
+    waiting_first = await queue(admin, first, "k", 1)
+    waiting_second = await queue(admin, second, "k", 2)
+    cancelled = rlock_stat(admin, "cancelled")
+
+    waiting_first.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting_first
+    assert waiters(admin, "k") == 1  # out of the queue once the cancelled call returns
+    assert rlock_stat(admin, "cancelled") == cancelled + 1
+
+    assert admin.execute_command("RLOCK.RELEASE", "k", "holder") == 0
+    assert await asyncio.wait_for(waiting_second, 5)
+    assert owner_of(admin, "k") == second.local.token
+    assert first.local.holding is None
+    await second.release()
+    assert lock_info(admin, "k") is None
+
+
+@protocols
+async def test_wait_for_that_times_out_leaves_the_queue(variant, admin, protocol):
+    client = variant.client(protocol=protocol)
+    hold(admin, "k")
+    lock = rlock.asyncio.Lock(client, "k")
+    with pytest.raises(asyncio.TimeoutError):
+        await asyncio.wait_for(lock.acquire(), 0.2)
+    assert waiters(admin, "k") == 0
+    assert admin.execute_command("RLOCK.RELEASE", "k", "holder") == 0
+    assert lock_info(admin, "k") is None  # nobody was left to hand it to
+
+
+@protocols
+async def test_a_grant_that_races_the_cancel_goes_to_the_next_waiter(variant, admin, protocol):
+    """The holder releases and the first waiter's task is cancelled before it has read its
+    grant: the grant it got after all is released, and the lock goes on to the second."""
+    client = variant.client(protocol=protocol)
+    hold(admin, "k")
+    first, second = rlock.asyncio.Lock(client, "k"), rlock.asyncio.Lock(client, "k")
+    waiting_first = await queue(admin, first, "k", 1)
+    waiting_second = await queue(admin, second, "k", 2)
+
+    assert admin.execute_command("RLOCK.RELEASE", "k", "holder") == 0  # the grant is on its way
+    assert lock_info(admin, "k")["owner"] != "holder"
+    waiting_first.cancel()  # before the event loop has run the subscriber's reader
+    with pytest.raises(asyncio.CancelledError):
+        await waiting_first
+
+    assert await asyncio.wait_for(waiting_second, 5)
+    assert owner_of(admin, "k") == second.local.token
+    assert first.local.holding is None or not first.local.holding.live
+    await second.release()
+    assert lock_info(admin, "k") is None
+
+
+@protocols
+async def test_the_server_times_the_wait_out(variant, admin, protocol):
+    client = variant.client(protocol=protocol)
+    hold(admin, "k")
+    lock = rlock.asyncio.Lock(client, "k")
+    timeouts = rlock_stat(admin, "wait_timeouts")
+    started = time.monotonic()
+    assert not await lock.acquire(blocking_timeout=0.2)
+    waited = time.monotonic() - started
+    assert 0.18 < waited < 0.9  # the server's `timeout` message, well before the client's grace
+    assert rlock_stat(admin, "wait_timeouts") == timeouts + 1
+    assert waiters(admin, "k") == 0
+    assert lock.local.holding is None
+    assert admin.execute_command("RLOCK.RELEASE", "k", "holder") == 0
+    assert lock_info(admin, "k") is None
+
+
+@protocols
+async def test_a_key_turned_another_type_fails_the_wait(variant, admin, protocol):
+    """The holder's key is overwritten by a string: at its lease end the waiter is told
+    `failed ... WRONGTYPE`, and acquire() raises it as the call would have."""
+    client = variant.client(protocol=protocol)
+    assert admin.execute_command("RLOCK.ACQUIRE", "k", "holder", "PX", 200)
+    lock = rlock.asyncio.Lock(client, "k")
+    waiting = await queue(admin, lock, "k", 1, blocking_timeout=5)
+    admin.set("k", "not a lock")
+    with pytest.raises(ResponseError, match="WRONGTYPE"):
+        await asyncio.wait_for(waiting, 5)
+    assert lock.local.holding is None
+
+
+@protocols
+async def test_a_watchdog_grant_is_confirmed_and_renewed(variant, new_server, protocol):
+    """A watchdog grant told by message is renewed only once confirmed (RENEW ... WATCHDOG),
+    and stays bound to the subscriber, which must PING to count as alive: with a 300 ms lease
+    and a 1 s idle bound, the lock lives through 2.5 s only if both happen."""
+    server = new_server("watchdog-idle-ms", 1000)
+    admin = server.client()
+    client = variant.client(port=server.port, protocol=protocol)
+    hold(admin, "k")
+    lock = rlock.asyncio.Lock(client, "k", watchdog_lease=0.3)
+    waiting = await queue(admin, lock, "k", 1)
+    assert admin.execute_command("RLOCK.RELEASE", "k", "holder") == 0
+    assert await asyncio.wait_for(waiting, 5)
+
+    info = lock_info(admin, "k")
+    assert info["token"] == lock.fence
+    assert info["watchdog"] in subscribers(admin)  # bound to the connection told of the grant
+    bound = info["watchdog"]
+
+    def renewed_for_long():
+        info = lock_info(admin, "k")
+        assert info is not None, "the lock ended"
+        assert (info["token"], info["watchdog"]) == (lock.fence, bound)
+        assert info["ttl"] <= 300
+        return info["held"] >= 2500
+
+    await eventually(renewed_for_long, timeout=10, what="2.5 s of holding")
+    assert await lock.owned()
+    await lock.release()
+    assert lock_info(admin, "k") is None
+
+
+@protocols
+@pytest.mark.parametrize("timeout", [None, 10], ids=["watchdog", "lease"])
+@pytest.mark.parametrize("granted", ["by-message", "at-once"])
+async def test_a_forced_release_is_reported_lost(variant, admin, protocol, timeout, granted):
+    client = variant.client(protocol=protocol)
+    lost = asyncio.Event()
+    lock = rlock.asyncio.Lock(client, "k", timeout=timeout, on_lost=lambda lock: lost.set())
+    if granted == "by-message":
+        hold(admin, "k")
+        waiting = await queue(admin, lock, "k", 1)
+        assert admin.execute_command("RLOCK.RELEASE", "k", "holder") == 0
+        assert await asyncio.wait_for(waiting, 5)
+    else:
+        assert await lock.acquire(blocking_timeout=5)  # free: held at once, still with NOTIFY
+    assert await lock.owned()
+    notices = rlock_stat(admin, "notify_lost")
+
+    assert admin.execute_command("RLOCK.FORCERELEASE", "k") == 1
+    await asyncio.wait_for(lost.wait(), 5)
+    assert rlock_stat(admin, "notify_lost") == notices + 1
+    assert not await lock.owned()
+    with pytest.raises(LockNotOwnedError):
+        await lock.release()
+
+
+@protocols
+async def test_a_closed_subscriber_fails_its_waits_and_loses_its_locks(variant, admin, protocol):
+    client = variant.client(protocol=protocol)
+    hold(admin, "k")
+    lock = rlock.asyncio.Lock(client, "k")
+    waiting = await queue(admin, lock, "k", 1)
+    [subscriber] = subscribers(admin)
+    admin.client_kill_filter(_id=subscriber)
+    with pytest.raises(ConnectionError, match="subscriber"):
+        await asyncio.wait_for(waiting, 5)
+    assert waiters(admin, "k") == 0  # the server dropped the entry with its connection
+
+    # The next wait opens a new subscriber; a watchdog lock granted through it is bound to it,
+    # and lost when it closes (re-binding finds nothing: the close released the lock).
+    lost = asyncio.Event()
+    lock = rlock.asyncio.Lock(client, "k", on_lost=lambda lock: lost.set())
+    waiting = await queue(admin, lock, "k", 1)
+    assert subscribers(admin) not in (set(), {subscriber})
+    [subscriber] = subscribers(admin)
+    assert admin.execute_command("RLOCK.RELEASE", "k", "holder") == 0
+    assert await asyncio.wait_for(waiting, 5)
+    assert lock_info(admin, "k")["watchdog"] == subscriber
+    admin.client_kill_filter(_id=subscriber)
+    await asyncio.wait_for(lost.wait(), 5)
+    assert lock_info(admin, "k") is None
+    assert not await lock.owned()
+
+
+@protocols
+@pytest.mark.parametrize("channels", ["&__rlock__:*", "resetchannels"])
+async def test_the_acl_channel_permission(variant, new_server, caplog, protocol, channels):
+    """A user with `&__rlock__:*` waits by message; one without it cannot subscribe, and its
+    locks wait blocked in WAIT as before NOTIFY (with one warning)."""
+    server = new_server()
+    admin = server.client()
+    admin.execute_command("ACL", "SETUSER", "worker", "on", ">secret", "~*", "+@all", "resetchannels", channels)
+    client = variant.client(port=server.port, protocol=protocol, username="worker", password="secret")
+    hold(admin, "k")
+    lock = rlock.asyncio.Lock(client, "k")
+    with caplog.at_level(logging.WARNING, logger="rlock"):
+        waiting = await queue(admin, lock, "k", 1)
+    notified = channels != "resetchannels"
+    assert blocked_clients(admin) == (0 if notified else 1)
+    assert ("cannot tell waiters by message" in caplog.text) != notified
+    assert admin.execute_command("RLOCK.RELEASE", "k", "holder") == 0
+    assert await asyncio.wait_for(waiting, 5)
+    assert owner_of(admin, "k") == lock.local.token
+    await lock.release()
