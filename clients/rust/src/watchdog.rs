@@ -188,22 +188,30 @@ async fn keep_alive(
             if rebind.is_lost() {
                 return;
             }
-            match link
-                .call::<()>(&redis::cmd("PING"), Some(Duration::ZERO))
-                .await
-            {
-                Ok(()) => {
-                    last_contact = Instant::now();
-                    break;
-                }
-                Err(_) if last_contact.elapsed() >= lease => {
-                    rebind.mark_lost();
-                    return;
-                }
-                Err(_) => tokio::time::sleep(RECONNECT_PAUSE).await,
+            if ping(&link, &mut last_contact).await {
+                break;
             }
+            if last_contact.elapsed() >= lease {
+                rebind.mark_lost();
+                return;
+            }
+            tokio::time::sleep(RECONNECT_PAUSE).await;
         }
     }
+}
+
+/// One keep-alive `PING` on `link`, for the holdings bound to its connection (on a broken
+/// connection the link opens a fresh one, which re-binds them first). An answer moves
+/// `last_contact` to now; returns whether one came.
+pub(crate) async fn ping(link: &Link, last_contact: &mut Instant) -> bool {
+    let answered = link
+        .call::<()>(&redis::cmd("PING"), Some(Duration::ZERO))
+        .await
+        .is_ok();
+    if answered {
+        *last_contact = Instant::now();
+    }
+    answered
 }
 
 /// A third of the server's `rlock.watchdog-idle-ms`. When that is 0 (no idle bound) or cannot

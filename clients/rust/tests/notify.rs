@@ -8,13 +8,54 @@
 mod common;
 mod support;
 
-use rlock_client::{Error, Lock};
+use rlock_client::{Error, Lock, LockGuard};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use support::proxy::Proxy;
 use support::{bound_to, client, client_at, holds, lock_info, server, wait_waiters, waiters};
+use tokio::task::JoinHandle;
 
 const SECOND: Duration = Duration::from_secs(1);
+
+/// A waiting acquire in a task of its own: it gives back the guard with its handle.
+type Acquiring = JoinHandle<Result<(LockGuard, Lock), Error>>;
+
+/// Takes `key` through a handle without watchdog or wait: the holding that waiters queue
+/// behind. The handle comes back with the guard, to live as long as the test keeps it.
+async fn hold(client: &redis::Client, key: &str) -> Result<(Lock, LockGuard), Error> {
+    let holder = Lock::new(client, key).watchdog(false);
+    let held = holder.acquire().await?;
+    Ok((holder, held))
+}
+
+/// Starts `waiter.acquire()` in a task and returns once its key's queue holds `waiters`.
+fn queue(redis: &common::Server, waiter: Lock, waiters: i64) -> Acquiring {
+    let key = waiter.key().to_string();
+    let task = tokio::spawn(async move {
+        let guard = waiter.acquire().await?;
+        Ok((guard, waiter))
+    });
+    wait_waiters(redis, &key, waiters);
+    task
+}
+
+/// What a task ended with, which must come within 5 s (else `what` says what did not come).
+async fn outcome<T>(task: JoinHandle<T>, what: &str) -> T {
+    tokio::time::timeout(5 * SECOND, task)
+        .await
+        .expect(what)
+        .expect("task")
+}
+
+/// Releases `held`, which the waiter of `task` queues behind, and returns what the waiter got.
+async fn release_to(
+    held: LockGuard,
+    task: Acquiring,
+    what: &str,
+) -> Result<(LockGuard, Lock), Error> {
+    held.release().await?;
+    outcome(task, what).await
+}
 
 /// `CLIENT LIST` as (id, the rest of the line) per connection.
 fn clients(redis: &common::Server) -> Vec<(i64, String)> {
@@ -132,8 +173,7 @@ async fn a_hundred_waits_share_one_connection_and_are_granted_in_order() -> Resu
 async fn dropping_a_waiting_acquire_leaves_the_queue() -> Result<(), Error> {
     let redis = server();
     let client = client(&redis);
-    let holder = Lock::new(&client, "k").watchdog(false);
-    let held = holder.acquire().await?;
+    let (_holder, held) = hold(&client, "k").await?;
 
     // Three waiters: the first is aborted (its future dropped), the second times out by the
     // caller's own `timeout`, the third gets the lock.
@@ -151,11 +191,7 @@ async fn dropping_a_waiting_acquire_leaves_the_queue() -> Result<(), Error> {
 
     let patient = Lock::new(&client, "k").wait(30 * SECOND);
     let patient_owner = patient.owner().to_string();
-    let patient_task = tokio::spawn(async move {
-        let guard = patient.acquire().await?;
-        Ok::<_, Error>((guard, patient))
-    });
-    wait_waiters(&redis, "k", 3);
+    let patient_task = queue(&redis, patient, 3);
 
     aborted_task.abort();
     assert!(aborted_task.await.expect_err("aborted").is_cancelled());
@@ -166,8 +202,7 @@ async fn dropping_a_waiting_acquire_leaves_the_queue() -> Result<(), Error> {
     );
     wait_waiters(&redis, "k", 1);
 
-    held.release().await?;
-    let (guard, _patient) = patient_task.await.expect("task")?;
+    let (guard, _patient) = release_to(held, patient_task, "granted on release").await?;
     let (owner, count, _) = lock_info(&redis, "k").expect("held");
     assert_eq!((owner, count), (patient_owner, 1));
     assert_eq!(waiters(&redis, "k"), 0);
@@ -202,8 +237,7 @@ async fn a_cancel_that_races_the_grant_leaves_nothing_held() -> Result<(), Error
 async fn a_wait_that_runs_out_is_not_acquired() -> Result<(), Error> {
     let redis = server();
     let client = client(&redis);
-    let holder = Lock::new(&client, "k").watchdog(false);
-    let held = holder.acquire().await?;
+    let (_holder, held) = hold(&client, "k").await?;
 
     let waiter = Lock::new(&client, "k").wait(Duration::from_millis(300));
     let start = Instant::now();
@@ -231,18 +265,12 @@ async fn a_watchdog_grant_is_confirmed_and_renewed_past_its_lease() -> Result<()
         .module_args(&["watchdog-idle-ms", "1500"])
         .start();
     let client = client(&redis);
-    let holder = Lock::new(&client, "k").watchdog(false);
-    let held = holder.acquire().await?;
+    let (_holder, held) = hold(&client, "k").await?;
 
     let lease = Duration::from_millis(300);
     let waiter = Lock::new(&client, "k").wait(30 * SECOND).lease(lease);
-    let task = tokio::spawn(async move {
-        let guard = waiter.acquire().await?;
-        Ok::<_, Error>((guard, waiter))
-    });
-    wait_waiters(&redis, "k", 1);
-    held.release().await?;
-    let (granted, waiter) = task.await.expect("task")?;
+    let task = queue(&redis, waiter, 1);
+    let (granted, waiter) = release_to(held, task, "granted on release").await?;
     let shared = subscribed(&redis);
     assert_eq!(shared.len(), 1);
     assert_eq!(
@@ -281,16 +309,10 @@ async fn a_force_released_lock_is_reported_lost() -> Result<(), Error> {
     let mut admin = redis.conn();
     for watchdog in [true, false] {
         // Granted after a wait ...
-        let holder = Lock::new(&client, "k").watchdog(false);
-        let held = holder.acquire().await?;
+        let (_holder, held) = hold(&client, "k").await?;
         let waiter = Lock::new(&client, "k").wait(30 * SECOND).watchdog(watchdog);
-        let task = tokio::spawn(async move {
-            let guard = waiter.acquire().await?;
-            Ok::<_, Error>((guard, waiter))
-        });
-        wait_waiters(&redis, "k", 1);
-        held.release().await?;
-        let (granted, _waiter) = task.await.expect("task")?;
+        let task = queue(&redis, waiter, 1);
+        let (granted, _waiter) = release_to(held, task, "granted on release").await?;
         assert!(!granted.is_lost());
         assert_eq!(admin.cmd(&["RLOCK.FORCERELEASE", "k"]).int(), 1);
         tokio::time::timeout(SECOND, granted.lost())
@@ -323,15 +345,9 @@ async fn a_wait_survives_its_connection_dropping() -> Result<(), Error> {
     let redis = server();
     let proxy = Proxy::start(redis.port).await;
     let (direct, proxied) = (client(&redis), client_at(proxy.port));
-    let holder = Lock::new(&direct, "k").watchdog(false);
-    let held = holder.acquire().await?;
+    let (_holder, held) = hold(&direct, "k").await?;
 
-    let waiter = Lock::new(&proxied, "k").wait(30 * SECOND);
-    let task = tokio::spawn(async move {
-        let guard = waiter.acquire().await?;
-        Ok::<_, Error>((guard, waiter))
-    });
-    wait_waiters(&redis, "k", 1);
+    let task = queue(&redis, Lock::new(&proxied, "k").wait(30 * SECOND), 1);
     let before = subscribed(&redis);
     assert_eq!(before.len(), 1);
 
@@ -349,11 +365,7 @@ async fn a_wait_survives_its_connection_dropping() -> Result<(), Error> {
     });
     wait_waiters(&redis, "k", 1);
 
-    held.release().await?;
-    let (guard, _waiter) = tokio::time::timeout(5 * SECOND, task)
-        .await
-        .expect("granted after the reconnect")
-        .expect("task")?;
+    let (guard, _waiter) = release_to(held, task, "granted after the reconnect").await?;
     assert_eq!(holds(&redis, "k"), Some(1));
     guard.release().await?;
     assert_eq!(lock_info(&redis, "k"), None);
@@ -365,25 +377,16 @@ async fn a_waiting_acquire_whose_reply_was_lost_is_retried_once() -> Result<(), 
     let redis = server();
     let proxy = Proxy::start(redis.port).await;
     let (direct, proxied) = (client(&redis), client_at(proxy.port));
-    let holder = Lock::new(&direct, "k").watchdog(false);
-    let held = holder.acquire().await?;
+    let (_holder, held) = hold(&direct, "k").await?;
 
     // The acquire queues, its `WAITING` is lost with the connection (both ends close, so the
     // server drops the entry), and the client sends it again on a fresh connection.
     let waiter = Lock::new(&proxied, "k").wait(30 * SECOND);
     proxy.drop_reply_to("RLOCK.ACQUIRE");
-    let task = tokio::spawn(async move {
-        let guard = waiter.acquire().await?;
-        Ok::<_, Error>((guard, waiter))
-    });
     // Queued: the first send, or already the retry (the grant below must reach it either way:
     // an entry granted before its connection closed is answered to the retry by its id).
-    wait_waiters(&redis, "k", 1);
-    held.release().await?;
-    let (guard, _waiter) = tokio::time::timeout(5 * SECOND, task)
-        .await
-        .expect("granted after the retry")
-        .expect("task")?;
+    let task = queue(&redis, waiter, 1);
+    let (guard, _waiter) = release_to(held, task, "granted after the retry").await?;
     assert_eq!(holds(&redis, "k"), Some(1));
     guard.release().await
 }
@@ -393,18 +396,12 @@ async fn when_the_server_closes_the_shared_connection_holdings_are_lost_and_wait
 ) -> Result<(), Error> {
     let redis = server();
     let client = client(&redis);
-    let holder = Lock::new(&client, "busy").watchdog(false);
-    let held = holder.acquire().await?;
+    let (_holder, held) = hold(&client, "busy").await?;
 
     // A watchdog holding and a wait, both on the shared connection.
     let owner = Lock::new(&client, "mine").wait(SECOND);
     let mine = owner.acquire().await?;
-    let waiter = Lock::new(&client, "busy").wait(30 * SECOND);
-    let task = tokio::spawn(async move {
-        let guard = waiter.acquire().await?;
-        Ok::<_, Error>((guard, waiter))
-    });
-    wait_waiters(&redis, "busy", 1);
+    let task = queue(&redis, Lock::new(&client, "busy").wait(30 * SECOND), 1);
     let shared = subscribed(&redis);
     assert_eq!(shared.len(), 1);
 
@@ -419,11 +416,7 @@ async fn when_the_server_closes_the_shared_connection_holdings_are_lost_and_wait
         subscribed(&redis).iter().any(|id| *id != shared[0])
     });
     wait_waiters(&redis, "busy", 1);
-    held.release().await?;
-    let (guard, _waiter) = tokio::time::timeout(5 * SECOND, task)
-        .await
-        .expect("granted after the reconnect")
-        .expect("task")?;
+    let (guard, _waiter) = release_to(held, task, "granted after the reconnect").await?;
     assert!(matches!(mine.release().await, Err(Error::Lost)));
     guard.release().await?;
     assert_eq!(lock_info(&redis, "busy"), None);
@@ -444,10 +437,7 @@ async fn a_wait_on_a_key_overwritten_by_another_type_fails_with_its_code() -> Re
 
     // The `failed` message (at the old lease end at the latest) ends the wait.
     redis.conn().cmd(&["SET", "k", "not a lock"]);
-    let failed = tokio::time::timeout(5 * SECOND, task)
-        .await
-        .expect("the wait ends")
-        .expect("task");
+    let failed = outcome(task, "the wait ends").await;
     match failed {
         Err(Error::Redis(err)) => assert_eq!(err.code(), Some("WRONGTYPE"), "{err}"),
         other => panic!("expected WRONGTYPE, got {other:?}"),

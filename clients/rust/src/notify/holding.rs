@@ -1,0 +1,119 @@
+//! Holdings taken through the shared connection: what the dispatcher keeps of each (to report
+//! its loss and to re-bind it), and the [`Holding`] that the guards of one lock handle share.
+
+use super::Notifier;
+use crate::link::Link;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::watch;
+
+/// What the dispatcher keeps of a holding: enough to report its loss and to re-bind it.
+pub(crate) struct HoldingState {
+    id: u64,
+    pub(super) key: Vec<u8>,
+    pub(super) owner: Vec<u8>,
+    pub(super) token: u64,
+    pub(super) lease: Duration,
+    pub(super) watchdog: bool,
+    /// Guards alive on this holding: a re-bind that finds nothing is a loss only then.
+    pub(super) holds: AtomicUsize,
+    lost: watch::Sender<bool>,
+}
+
+impl HoldingState {
+    pub(super) fn mark_lost(&self) {
+        self.lost.send_replace(true);
+    }
+
+    pub(super) fn is_lost(&self) -> bool {
+        *self.lost.borrow()
+    }
+}
+
+/// A holding taken through the shared connection, shared by the re-entrant guards of one
+/// lock handle.
+pub(crate) struct Holding {
+    notifier: Arc<Notifier>,
+    state: Arc<HoldingState>,
+}
+
+impl Holding {
+    pub(crate) fn new(
+        notifier: &Arc<Notifier>,
+        key: &str,
+        owner: &str,
+        token: u64,
+        lease: Duration,
+        watchdog: bool,
+    ) -> Arc<Holding> {
+        let (lost, _) = watch::channel(false);
+        let (key, owner) = (key.as_bytes().to_vec(), owner.as_bytes().to_vec());
+        let mut inner = notifier.state.inner.lock().expect("dispatcher lock");
+        inner.next_id += 1;
+        let state = Arc::new(HoldingState {
+            id: inner.next_id,
+            key: key.clone(),
+            owner: owner.clone(),
+            token,
+            lease,
+            watchdog,
+            holds: AtomicUsize::new(0),
+            lost,
+        });
+        let place = (key, owner);
+        if inner.unclaimed_lost.get(&place) == Some(&token) {
+            state.mark_lost();
+        }
+        inner.unclaimed_lost.remove(&place);
+        inner.holdings.entry(place).or_default().push(state.clone());
+        drop(inner);
+        Arc::new(Holding {
+            notifier: notifier.clone(),
+            state,
+        })
+    }
+
+    pub(crate) fn link(&self) -> &Link {
+        &self.notifier.link
+    }
+
+    pub(crate) fn token(&self) -> u64 {
+        self.state.token
+    }
+
+    /// A guard now holds through this holding.
+    pub(crate) fn held(&self) {
+        self.state.holds.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// A guard released its hold (or gave up on it).
+    pub(crate) fn released(&self) {
+        self.state.holds.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    pub(crate) fn lost(&self) -> watch::Receiver<bool> {
+        self.state.lost.subscribe()
+    }
+
+    pub(crate) fn is_lost(&self) -> bool {
+        self.state.is_lost()
+    }
+
+    pub(crate) fn mark_lost(&self) {
+        self.state.mark_lost();
+    }
+}
+
+impl Drop for Holding {
+    fn drop(&mut self) {
+        let mut inner = self.notifier.state.inner.lock().expect("dispatcher lock");
+        let place = (self.state.key.clone(), self.state.owner.clone());
+        if let Some(list) = inner.holdings.get_mut(&place) {
+            list.retain(|holding| holding.id != self.state.id);
+            if list.is_empty() {
+                inner.holdings.remove(&place);
+            }
+        }
+    }
+}

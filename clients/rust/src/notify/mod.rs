@@ -1,0 +1,196 @@
+//! Waiting without a blocked connection: `NOTIFY` (the server's docs/notify.md).
+//!
+//! The waiting acquires of every lock handle made from one `redis::Client` (in one tokio
+//! runtime) share one RESP3 multiplexed connection, the [`Notifier`]'s. The connection asks the
+//! server for its channel (`RLOCK.CHANNEL`) and subscribes to it; an acquire sent with
+//! `WAIT ms NOTIFY` answers at once, with the token when it holds or `WAITING` when it queued,
+//! and the outcome of a wait comes later as a message on that channel:
+//!
+//! ```text
+//! <event> <type> <value> <key-length> <key> <owner>
+//! ```
+//!
+//! redis-rs hands pub/sub messages to a push sender from the task that reads the connection,
+//! before it hands over any reply that follows them. The sender here dispatches each message
+//! right there, under a lock, to the waiting future it is for (by type, key and owner), so a
+//! message that the server sent before the reply to a later command has always reached its
+//! waiter by the time that reply is read. That is what makes giving up safe: the waiter sends
+//! `RLOCK.CANCEL key owner`, and once its reply is in, a grant that raced it is either in the
+//! waiter's hands (and is released) or was never sent.
+//!
+//! Other events on the connection:
+//! - `lost` marks a holding lost through the guard's ordinary loss reporting.
+//! - A grant that no waiter claims (its waiter gave up) is released.
+//! - A dropped connection ends the waits made on it: each is sent once more, unchanged (the
+//!   same request id takes over its queue entry, or answers its token), on a fresh connection.
+//! - `WATCHDOG` holdings granted this way are bound to the shared connection. One task per
+//!   connection `PING`s it every third of `rlock.watchdog-idle-ms`, and a fresh connection
+//!   re-binds them (`RLOCK.RENEW key owner PX lease WATCHDOG`) or reports them lost.
+//!
+//! This file holds the [`Notifier`] and the state its pieces share; the pieces:
+//! - `message`: splitting a channel message into its fields.
+//! - `dispatch`: routing each message to its waiter or holding.
+//! - `connection`: the shared connection's hooks (subscribe, re-bind) and keep-alive task.
+//! - `ticket`: the waiting acquire, and leaving the queue when it is given up.
+//! - `holding`: what is kept of a holding taken through the shared connection.
+
+mod connection;
+mod dispatch;
+mod holding;
+mod message;
+mod ticket;
+
+pub(crate) use holding::Holding;
+pub(crate) use ticket::acquire;
+
+use self::connection::{maintain, Subscriber};
+use self::holding::HoldingState;
+use crate::link::Link;
+use redis::Client;
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::AbortHandle;
+
+/// The `lock` type of the messages: the only one this crate waits for.
+const LOCK: &[u8] = b"lock";
+/// Unclaimed `lost` notices remembered (for a holding whose guard is still being made).
+const UNCLAIMED_LOST_LIMIT: usize = 1024;
+
+/// A key and an owner.
+type Place = (Vec<u8>, Vec<u8>);
+
+/// Every live notifier, by client settings and runtime: the registry that makes lock handles
+/// of one client share one connection.
+static NOTIFIERS: Mutex<Vec<(String, Weak<Notifier>)>> = Mutex::new(Vec::new());
+
+/// The connection that the waits of one client share, with its dispatcher and keep-alive.
+pub(crate) struct Notifier {
+    pub(crate) link: Arc<Link>,
+    state: Arc<State>,
+    runtime: tokio::runtime::Id,
+    maintenance: AbortHandle,
+}
+
+impl Notifier {
+    /// The notifier of the server `client` names, in the current tokio runtime (a connection
+    /// lives in the runtime that opened it); made on first use, dropped with its last user.
+    pub(crate) fn shared(client: &Client, response_timeout: Duration) -> Arc<Notifier> {
+        let runtime = tokio::runtime::Handle::current().id();
+        let info = client.get_connection_info();
+        let settings = info.redis_settings();
+        let name = format!(
+            "{runtime}|{:?}|{}|{:?}|{:?}|{}",
+            info.addr(),
+            settings.db(),
+            settings.username(),
+            settings.password(),
+            response_timeout.as_nanos()
+        );
+        let mut all = NOTIFIERS.lock().expect("notifier registry");
+        all.retain(|(_, notifier)| notifier.strong_count() > 0);
+        let found = all
+            .iter()
+            .filter(|(known, _)| *known == name)
+            .find_map(|(_, notifier)| notifier.upgrade());
+        if let Some(notifier) = found {
+            return notifier;
+        }
+        let notifier = Arc::new(Notifier::new(client, response_timeout, runtime));
+        all.push((name, Arc::downgrade(&notifier)));
+        notifier
+    }
+
+    fn new(client: &Client, response_timeout: Duration, runtime: tokio::runtime::Id) -> Notifier {
+        let (chores, chores_rx) = mpsc::unbounded_channel();
+        let state = Arc::new(State {
+            inner: Mutex::default(),
+            chores,
+        });
+        let hooks = Subscriber {
+            state: state.clone(),
+            response_timeout,
+        };
+        let link = Arc::new(Link::with_hooks(client, response_timeout, Arc::new(hooks)));
+        let maintenance = tokio::spawn(maintain(link.clone(), state.clone(), chores_rx));
+        Notifier {
+            link,
+            state,
+            runtime,
+            maintenance: maintenance.abort_handle(),
+        }
+    }
+
+    /// The runtime whose tasks drive this notifier's connection.
+    pub(crate) fn runtime(&self) -> tokio::runtime::Id {
+        self.runtime
+    }
+}
+
+impl Drop for Notifier {
+    fn drop(&mut self) {
+        self.maintenance.abort();
+    }
+}
+
+/// What the dispatcher knows, shared by the connection's push sender and the waits.
+struct State {
+    inner: Mutex<Inner>,
+    /// Work the dispatcher cannot do inside the connection's reader: sending commands.
+    chores: mpsc::UnboundedSender<Chore>,
+}
+
+#[derive(Default)]
+struct Inner {
+    next_id: u64,
+    /// Waits in the server's queues, by what their messages name, oldest first.
+    waiters: HashMap<Target, VecDeque<Waiter>>,
+    /// Holdings taken through this connection, by key and owner, for `lost` and re-binding.
+    holdings: HashMap<Place, Vec<Arc<HoldingState>>>,
+    /// `lost` notices that found no holding yet: (key, owner) -> token.
+    unclaimed_lost: HashMap<Place, u64>,
+}
+
+/// What a message names: type, key, owner.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Target {
+    kind: Vec<u8>,
+    key: Vec<u8>,
+    owner: Vec<u8>,
+}
+
+impl Target {
+    fn lock(key: &str, owner: &str) -> Target {
+        Target {
+            kind: LOCK.to_vec(),
+            key: key.as_bytes().to_vec(),
+            owner: owner.as_bytes().to_vec(),
+        }
+    }
+}
+
+struct Waiter {
+    id: u64,
+    /// The connection the wait was queued from: its drop ends the wait.
+    generation: u64,
+    tx: oneshot::Sender<Event>,
+}
+
+/// How a wait ended.
+#[derive(Debug)]
+enum Event {
+    Granted(u64),
+    Timeout,
+    /// The request was refused when its turn came (e.g. `WRONGTYPE`).
+    Failed(String),
+    /// The connection the wait was queued from dropped.
+    Disconnected,
+}
+
+enum Chore {
+    /// A grant that no waiter claimed: give it back.
+    Release { key: Vec<u8>, owner: Vec<u8> },
+    /// The connection dropped: open a new one now (re-subscribing and re-binding).
+    Reconnect,
+}
