@@ -8,6 +8,8 @@
 mod common;
 #[path = "lockbench/driver.rs"]
 mod driver;
+#[path = "lockbench/w10_notify.rs"]
+mod w10_notify;
 #[path = "lockbench/w1_uncontended.rs"]
 mod w1_uncontended;
 #[path = "lockbench/w2_hot_lock.rs"]
@@ -36,7 +38,7 @@ type Workload = fn(&Server, &Shas, &mut Table);
 /// In the order they run. W1, W5, W6 and W9 first: the first blocking WAIT (in W2) subscribes
 /// the module to keyspace events, which then cost every write, SET NX PX included. The README
 /// states that cost.
-const WORKLOADS: [(&str, Workload); 9] = [
+const WORKLOADS: [(&str, Workload); 10] = [
     ("w1", w1_uncontended::run),
     ("w5", w5_limit::run),
     ("w6", w6_watchdog::run),
@@ -46,6 +48,9 @@ const WORKLOADS: [(&str, Workload); 9] = [
     ("w4", w4_queued_waiters::run),
     ("w7", w7_rwlock::run),
     ("w8", w8_semaphore::run),
+    // Memory per NOTIFY waiter against blocked ones, and release-to-grant: W10 alone on any
+    // server: `REDIS_SERVER=<path> cargo bench --bench lockbench -- w10` (see its file).
+    ("w10", w10_notify::run),
 ];
 
 fn main() {

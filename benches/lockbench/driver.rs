@@ -603,6 +603,10 @@ impl Table {
         self.report.insert(name.into(), Json::Num(value));
     }
 
+    pub fn text(&mut self, name: &str, value: &str) {
+        self.report.insert(name.into(), Json::Text(value.into()));
+    }
+
     pub fn print(&self) {
         let widths = [0, 1, 2, 3].map(|i| {
             self.rows
