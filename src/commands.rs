@@ -338,13 +338,13 @@ pub fn wait_or_nil(
         return Ok(Reply::Null);
     };
     let ask = ask();
-    if ask.notify.is_none() && !may_block(ctx) {
+    if ask.notify().is_none() && !may_block(ctx) {
         return Ok(Reply::Null);
     }
     if !crate::events::ensure_keyspace_subscription(ctx) {
         return Err(Error::Internal);
     }
-    let reply = match ask.notify {
+    let reply = match ask.notify() {
         Some(client) => {
             let owner = bytes(ask.owner.0);
             let retried = ask
@@ -352,7 +352,7 @@ pub fn wait_or_nil(
                 .as_deref()
                 .is_some_and(|id| waiters::take_over(db, key, owner, id, client));
             if !retried {
-                waiters::enqueue(ctx, db, key, ask, wait, client);
+                waiters::enqueue(ctx, db, key, ask, wait);
             }
             Reply::Waiting
         }

@@ -3,7 +3,7 @@
 //! `redisson_countdownlatch__channel__{key}` (`1`: a new count, `0`: open). Waiters queue in the
 //! shared queue as `Want::Latch` and are all answered when it opens (`grants::open_latch`).
 
-use crate::api::{bytes, now_ms, Ctx, OwnedStr, RStr};
+use crate::api::{bytes, now_ms, Ctx, RStr};
 use crate::args;
 use crate::commands::{notify_target, run, wait_or_nil, with_bytes, Reply};
 use crate::config;
@@ -11,7 +11,6 @@ use crate::counter;
 use crate::error::{Error, Result};
 use crate::grants::{open_latch, publish, selected_db};
 use crate::lifetime::{self, retries};
-use crate::lock::Want;
 use crate::stats;
 use crate::waiters::Ask;
 use std::os::raw::c_int;
@@ -83,15 +82,7 @@ fn wait(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     if counter::get(ctx, *key)?.is_none_or(|count| count <= 0) {
         return Ok(Reply::Int(1));
     }
-    let ask = || Ask {
-        want: Want::Latch,
-        owner: OwnedStr::new(b""),
-        lease_ms: 0,
-        bind_to: None,
-        id: None,
-        max_hold_ms: None,
-        notify,
-    };
+    let ask = || Ask::latch(notify);
     let db = selected_db(ctx);
     wait_or_nil(ctx, (db, bytes(*key)), o.wait, ask, || Ok(None))
 }

@@ -17,9 +17,13 @@ use crate::lock::Want;
 use crate::notify::{self, Event};
 use crate::stats;
 use redis_module::raw;
+use slab::{Handle, Slab};
+
+mod slab;
 use std::cell::RefCell;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::num::{NonZeroI64, NonZeroU64, NonZeroUsize};
 use std::os::raw::{c_int, c_void};
 use std::ptr::null_mut;
 use std::rc::Rc;
@@ -34,16 +38,17 @@ pub enum Outcome {
 
 /// What a waiter asks for: a holding of some lock type and access (`want`) for an owner. The
 /// queue is the same for every lock type; each type's rules decide whom at its head to admit.
+/// Kept small: a waiter told by message costs only this and its queue slot.
 pub struct Ask {
     pub want: Want,
     pub owner: OwnedStr,
-    pub lease_ms: i64,
+    lease_ms: i64,
     /// The waiter's connection, to bind its holding to (`WATCHDOG`).
-    pub bind_to: Option<u64>,
+    bind_to: Option<NonZeroU64>,
     pub id: Option<Box<[u8]>>,
-    pub max_hold_ms: Option<i64>,
+    max_hold_ms: Option<NonZeroI64>,
     /// The connection told of the grant by message (`NOTIFY`), and of the holding's loss.
-    pub notify: Option<u64>,
+    notify: Option<NonZeroU64>,
 }
 
 impl Ask {
@@ -56,21 +61,40 @@ impl Ask {
             lease_ms: request.lease_ms,
             bind_to: request
                 .bind_to
-                .map(|caller| request.notify.unwrap_or(caller)),
+                .map(|caller| request.notify.unwrap_or(caller))
+                .and_then(NonZeroU64::new),
             id: request.id.map(Box::from),
-            max_hold_ms: request.max_hold_ms,
-            notify: request.notify,
+            max_hold_ms: request.max_hold_ms.and_then(NonZeroI64::new),
+            notify: request.notify.and_then(NonZeroU64::new),
         }
+    }
+
+    /// A latch waiter: no owner, nothing to hold.
+    pub fn latch(notify: Option<u64>) -> Ask {
+        Ask {
+            want: Want::Latch,
+            owner: OwnedStr::new(b""),
+            lease_ms: 0,
+            bind_to: None,
+            id: None,
+            max_hold_ms: None,
+            notify: notify.and_then(NonZeroU64::new),
+        }
+    }
+
+    /// The connection told by message (`NOTIFY`), if any.
+    pub fn notify(&self) -> Option<u64> {
+        self.notify.map(NonZeroU64::get)
     }
 
     pub fn request(&self) -> Request<'_> {
         Request {
             owner: self.owner.0,
             lease_ms: self.lease_ms,
-            bind_to: self.bind_to,
+            bind_to: self.bind_to.map(NonZeroU64::get),
             id: self.id.as_deref(),
-            max_hold_ms: self.max_hold_ms,
-            notify: self.notify,
+            max_hold_ms: self.max_hold_ms.map(NonZeroI64::get),
+            notify: self.notify(),
             by_message: self.notify.is_some(),
         }
     }
@@ -92,11 +116,11 @@ pub struct Request<'a> {
 }
 
 /// How a waiter learns the outcome: its blocked connection is answered, or a message goes to
-/// the connection that receives its grants (`NOTIFY`).
+/// the connection that receives its grants (`NOTIFY`, the ask's `notify`).
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Via {
-    Blocked(usize),
-    Message(u64),
+    Blocked(NonZeroUsize),
+    Message,
 }
 
 pub struct Waiter {
@@ -104,6 +128,16 @@ pub struct Waiter {
     key: Rc<[u8]>,
     pub ask: Ask,
     via: Via,
+}
+
+impl Waiter {
+    /// The connection its messages go to, for a waiter told by message.
+    fn receiver(&self) -> Option<u64> {
+        match self.via {
+            Via::Message => self.ask.notify(),
+            Via::Blocked(_) => None,
+        }
+    }
 }
 
 #[derive(Default)]
@@ -116,15 +150,14 @@ struct Queue {
 
 #[derive(Default)]
 struct Registry {
-    /// Every waiter, by its sequence number (unique for the server's life).
-    waiters: HashMap<u64, Waiter>,
+    /// Every waiter, by its handle.
+    waiters: Slab<Waiter>,
     /// Blocked clients to their waiter.
     blocked: HashMap<usize, u64>,
     /// Connections that receive grant messages to their waiters (and entries that left, until
     /// compacted): (sequence numbers, live count).
     receivers: HashMap<u64, (Vec<u64>, usize)>,
     queues: HashMap<i32, HashMap<Rc<[u8]>, Queue>>,
-    next_seq: u64,
     /// Wait deadlines, to wake the event loop at each: Redis 7.0 notices a blocked client's
     /// timeout only in `beforeSleep`, which otherwise may run ~100 ms late; a `NOTIFY` waiter's
     /// deadline is ours to keep. Deadlines of waiters that left early are skipped.
@@ -152,28 +185,33 @@ impl Registry {
         self.queue(db, key)
             .into_iter()
             .flat_map(|q| q.order.iter())
-            .filter_map(|seq| self.waiters.get(seq).map(|w| (*seq, w)))
+            .filter_map(|seq| self.waiters.get(*seq).map(|w| (*seq, w)))
     }
 
     /// Puts a waiter at the back of the queue for (db, key).
-    fn push(&mut self, db: i32, key: &[u8], ask: Ask, via: Via, wait: Wait) -> u64 {
-        let seq = self.next_seq;
-        self.next_seq += 1;
+    fn push(&mut self, db: i32, key: &[u8], ask: Ask, via: Via, wait: Wait) -> Handle {
         let queues = self.queues.entry(db).or_default();
         // One shared copy of the key name for the queue and all its waiters.
         let key = queues
             .get_key_value(key)
             .map_or_else(|| Rc::from(key), |(k, _)| k.clone());
-        let queue = queues.entry(key.clone()).or_default();
+        let receiver = ask.notify();
+        let seq = self.waiters.insert(Waiter {
+            db,
+            key: key.clone(),
+            ask,
+            via,
+        });
+        let queue = queues.entry(key).or_default();
         queue.order.push_back(seq);
         queue.live += 1;
-        match via {
-            Via::Blocked(bc) => {
-                self.blocked.insert(bc, seq);
+        match (via, receiver) {
+            (Via::Blocked(bc), _) => {
+                self.blocked.insert(bc.get(), seq);
             }
-            Via::Message(client) => self.add_receiver(client, seq),
+            (Via::Message, Some(client)) => self.add_receiver(client, seq),
+            (Via::Message, None) => {}
         }
-        self.waiters.insert(seq, Waiter { db, key, ask, via });
         if let Wait::Ms(ms) = wait {
             self.deadlines.push(Reverse((now_ms() + ms + 1, seq)));
         }
@@ -187,13 +225,14 @@ impl Registry {
     }
 
     /// Takes a waiter out of the registry and its queue.
-    fn take(&mut self, seq: u64) -> Option<Waiter> {
-        let waiter = self.waiters.remove(&seq)?;
-        match waiter.via {
-            Via::Blocked(bc) => {
-                self.blocked.remove(&bc);
+    fn take(&mut self, seq: Handle) -> Option<Waiter> {
+        let waiter = self.waiters.remove(seq)?;
+        match (waiter.via, waiter.receiver()) {
+            (Via::Blocked(bc), _) => {
+                self.blocked.remove(&bc.get());
             }
-            Via::Message(client) => self.drop_receiver(client),
+            (Via::Message, Some(client)) => self.drop_receiver(client),
+            (Via::Message, None) => {}
         }
         let (db, key) = (waiter.db, waiter.key.clone());
         if let Some(queue) = self.queues.get_mut(&db).and_then(|q| q.get_mut(&key)) {
@@ -202,7 +241,7 @@ impl Registry {
                 drop_queue(self, db, &key);
             } else if queue.order.len() > 2 * queue.live + 16 {
                 let waiters = &self.waiters;
-                queue.order.retain(|seq| waiters.contains_key(seq));
+                queue.order.retain(|seq| waiters.contains(*seq));
             }
         }
         Some(waiter)
@@ -219,8 +258,8 @@ impl Registry {
             let waiters = &self.waiters;
             seqs.retain(|seq| {
                 waiters
-                    .get(seq)
-                    .is_some_and(|w| w.via == Via::Message(client))
+                    .get(*seq)
+                    .is_some_and(|w| w.receiver() == Some(client))
             });
         }
     }
@@ -293,15 +332,16 @@ pub fn block(ctx: Ctx, db: i32, key: &[u8], ask: Ask, wait: Wait) {
         bc
     };
     with(|r| {
-        r.push(db, key, ask, Via::Blocked(bc as usize), wait);
+        let bc = NonZeroUsize::new(bc as usize).expect("Redis returned a blocked client");
+        r.push(db, key, ask, Via::Blocked(bc), wait);
         arm_wake_timer(ctx, r);
     });
 }
 
-/// Queues a waiter that is told by a message to connection `client` (`NOTIFY`).
-pub fn enqueue(ctx: Ctx, db: i32, key: &[u8], ask: Ask, wait: Wait, client: u64) {
+/// Queues a waiter that is told by a message to its `notify` connection.
+pub fn enqueue(ctx: Ctx, db: i32, key: &[u8], ask: Ask, wait: Wait) {
     with(|r| {
-        r.push(db, key, ask, Via::Message(client), wait);
+        r.push(db, key, ask, Via::Message, wait);
         arm_wake_timer(ctx, r);
     });
 }
@@ -313,22 +353,23 @@ pub fn take_over(db: i32, key: &[u8], owner: &[u8], id: &[u8], client: u64) -> b
         let found = r
             .in_order(db, key)
             .find(|(_, w)| {
-                matches!(w.via, Via::Message(_))
+                w.via == Via::Message
                     && bytes(w.ask.owner.0) == owner
                     && w.ask.id.as_deref() == Some(id)
             })
-            .map(|(seq, w)| (seq, w.via));
-        let Some((seq, Via::Message(old))) = found else {
+            .map(|(seq, w)| (seq, w.receiver()));
+        let Some((seq, old)) = found else {
             return false;
         };
-        if old != client {
-            r.drop_receiver(old);
+        if old != Some(client) {
+            if let Some(old) = old {
+                r.drop_receiver(old);
+            }
             r.add_receiver(client, seq);
-            if let Some(w) = r.waiters.get_mut(&seq) {
-                w.via = Via::Message(client);
-                w.ask.notify = Some(client);
+            if let Some(w) = r.waiters.get_mut(seq) {
+                w.ask.notify = NonZeroU64::new(client);
                 if w.ask.bind_to.is_some() {
-                    w.ask.bind_to = Some(client);
+                    w.ask.bind_to = NonZeroU64::new(client);
                 }
             }
         }
@@ -344,8 +385,7 @@ pub fn cancel(db: i32, key: &[u8], owner: &[u8], caller: u64) -> usize {
         let seqs: Vec<u64> = r
             .in_order(db, key)
             .filter(|(_, w)| {
-                bytes(w.ask.owner.0) == owner
-                    && (!owner.is_empty() || w.via == Via::Message(caller))
+                bytes(w.ask.owner.0) == owner && (!owner.is_empty() || w.receiver() == Some(caller))
             })
             .map(|(seq, _)| seq)
             .collect();
@@ -356,7 +396,7 @@ pub fn cancel(db: i32, key: &[u8], owner: &[u8], caller: u64) -> usize {
         if let Via::Blocked(bc) = waiter.via {
             // SAFETY: just taken out of the registry: this is its one UnblockClient; no
             // outcome means nil.
-            unsafe { api!(RedisModule_UnblockClient)(bc as Bc, null_mut()) };
+            unsafe { api!(RedisModule_UnblockClient)(bc.get() as Bc, null_mut()) };
         }
     }
     count
@@ -376,8 +416,8 @@ pub fn pop_next(db: i32, key: &[u8]) -> Option<Waiter> {
             queue.order.pop_front();
             r.take(seq)
         })?;
-        match waiter.via {
-            Via::Message(client) if !notify::reachable(client) => {
+        match waiter.receiver() {
+            Some(client) if !notify::reachable(client) => {
                 stats::NOTIFY_SKIPPED.add();
             }
             _ => return Some(waiter),
@@ -397,14 +437,15 @@ fn drop_queue(r: &mut Registry, db: i32, key: &[u8]) {
 
 /// Tells a waiter taken out with `pop_next` what became of it.
 pub fn deliver(waiter: Waiter, outcome: Outcome) {
-    match waiter.via {
-        Via::Blocked(bc) => {
+    match (waiter.via, waiter.receiver()) {
+        (Via::Blocked(bc), _) => {
             let outcome = Box::into_raw(Box::new(outcome));
             // SAFETY: `bc` was taken out of the registry by the caller, so this is its one
             // UnblockClient; Redis hands `outcome` to `on_reply` and then to `free_outcome`.
-            unsafe { api!(RedisModule_UnblockClient)(bc as Bc, outcome.cast()) };
+            unsafe { api!(RedisModule_UnblockClient)(bc.get() as Bc, outcome.cast()) };
         }
-        Via::Message(client) => {
+        (Via::Message, None) => {}
+        (Via::Message, Some(client)) => {
             let event = match &outcome {
                 Outcome::Granted(token) => Event::Granted(*token),
                 Outcome::Failed(error) => Event::Failed(error),
@@ -433,8 +474,8 @@ pub fn fail_notified(error: Error) {
         let seqs: Vec<u64> = r
             .waiters
             .iter()
-            .filter(|(_, w)| matches!(w.via, Via::Message(_)))
-            .map(|(seq, _)| *seq)
+            .filter(|(_, w)| w.via == Via::Message)
+            .map(|(seq, _)| seq)
             .collect();
         seqs.into_iter().filter_map(|seq| r.take(seq)).collect()
     });
@@ -451,8 +492,8 @@ pub fn receiver_closed(client: u64) {
         };
         for seq in seqs {
             if r.waiters
-                .get(&seq)
-                .is_some_and(|w| w.via == Via::Message(client))
+                .get(seq)
+                .is_some_and(|w| w.receiver() == Some(client))
             {
                 // Already out of `receivers`: `take` finds nothing more to drop there.
                 r.take(seq);
@@ -496,10 +537,7 @@ extern "C" fn on_wake_timer(ctx: Ctx, _data: *mut c_void) {
                     break;
                 }
                 r.deadlines.pop();
-                if r.waiters
-                    .get(&seq)
-                    .is_some_and(|w| matches!(w.via, Via::Message(_)))
-                {
+                if r.waiters.get(seq).is_some_and(|w| w.via == Via::Message) {
                     timed_out.extend(r.take(seq));
                 }
             }
@@ -507,7 +545,7 @@ extern "C" fn on_wake_timer(ctx: Ctx, _data: *mut c_void) {
             timed_out
         });
         for waiter in timed_out {
-            if let Via::Message(client) = waiter.via {
+            if let Some(client) = waiter.receiver() {
                 stats::WAIT_TIMEOUTS.add();
                 let owner = bytes(waiter.ask.owner.0);
                 let message = notify::message(&Event::Timeout, waiter.ask.want, &waiter.key, owner);
