@@ -10,7 +10,7 @@ use crate::lifetime::retries::{Kind, Memory};
 use crate::lifetime::watchdog::Bind;
 use crate::lifetime::{with_notices, with_watchdog};
 use crate::lock::{lease_end, Access, Acquire, TokenClock, Want};
-use crate::notify::{self, Event};
+use crate::notify;
 use crate::rwlock::{self, Refused};
 use crate::rwstore;
 use crate::semaphore;
@@ -120,14 +120,8 @@ pub fn released(db: i32, key: &[u8], owner: &[u8]) {
 /// Tells the owners of the lock's noticed holdings that they ended (`lost`).
 fn lost_all(db: i32, key: &[u8]) {
     for notice in with_notices(|n| n.take_lock(db, key)) {
-        send_lost(key, &notice);
+        notify::tell_lost(key, &notice);
     }
-}
-
-fn send_lost(key: &[u8], notice: &Notice) {
-    stats::NOTIFY_LOST.add();
-    let message = notify::message(&Event::Lost(notice.token), notice.want, key, &notice.owner);
-    notify::send(notice.client, message);
 }
 
 /// A holding to bind: of which lock type, whose, and which one (its token).
@@ -414,9 +408,7 @@ pub fn serve_semaphore(ctx: Ctx, db: i32, sem: &mut Semaphore) -> Result<Option<
         if holding.expire_at <= now {
             sem.remove_holding(&owner);
             with_watchdog(|w| w.unbind(db, &key, &owner));
-            if let Some(notice) = with_notices(|n| n.forget(db, &key, &owner)) {
-                send_lost(&key, &notice);
-            }
+            notify::owner_lost(db, &key, &owner);
             back += holding.permits;
             stats::EXPIRY_WAKEUPS.add();
         } else {

@@ -5,7 +5,10 @@
 
 use crate::api::{api, create_timer, guarded, reply_elements, Ctx, OwnedStr};
 use crate::error::{Error, Result};
+use crate::lifetime::notices::Notice;
+use crate::lifetime::with_notices;
 use crate::lock::Want;
+use crate::stats;
 use redis_module::raw;
 use std::cell::RefCell;
 use std::ffi::c_void;
@@ -130,6 +133,21 @@ extern "C" fn on_release_timer(_ctx: Ctx, _data: *mut c_void) {
             publish(client, &message);
         }
     })
+}
+
+/// Tells the owner of a holding granted with `NOTIFY` that it ended (`lost`).
+pub fn tell_lost(key: &[u8], notice: &Notice) {
+    stats::NOTIFY_LOST.add();
+    let message = message(&Event::Lost(notice.token), notice.want, key, &notice.owner);
+    send(notice.client, message);
+}
+
+/// `owner`'s holding of the lock ended other than by its release: it hears of it, if its
+/// holding was granted with `NOTIFY`.
+pub fn owner_lost(db: i32, key: &[u8], owner: &[u8]) {
+    if let Some(notice) = with_notices(|n| n.forget(db, key, owner)) {
+        tell_lost(key, &notice);
+    }
 }
 
 /// Whether `client` is connected and subscribed to something (its channel, we trust: a

@@ -289,6 +289,9 @@ pub fn settle(lock: &mut LockKey, now: i64, writer_lease: Option<i64>) -> Result
             Some(end) if end > now => longest = longest.max(Some(end)),
             _ => {
                 delete_reader_keys(lock, &reader.owner, 1, reader.holds);
+                // SAFETY: the lock's context is live for the command or callback.
+                let db = unsafe { crate::api::api!(RedisModule_GetSelectedDb)(lock.ctx()) };
+                crate::notify::owner_lost(db, bytes(lock.name()), &reader.owner);
                 dead_readers += 1;
                 dead.push(reader.owner.clone());
                 dead.push(token_field(&reader.owner, Access::Shared));

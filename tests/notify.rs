@@ -482,6 +482,22 @@ fn every_lock_type_waits_the_same_way() {
     assert_eq!(c.q("RWLOCK.FORCERELEASE rw").int(), 1);
     let lost: Vec<String> = (0..2).map(|_| r.next().event).collect();
     assert_eq!(lost, ["lost", "lost"]);
+    // One reader's lease ends while another still reads: only it hears.
+    let short = r
+        .q("RWLOCK.ACQUIRE rw short READ PX 200 WAIT 0 NOTIFY")
+        .int();
+    r.q("RWLOCK.ACQUIRE rw long READ PX 60000 WAIT 0 NOTIFY");
+    let m = r.next();
+    assert_eq!(
+        (
+            m.event.as_str(),
+            m.kind.as_str(),
+            m.owner.as_slice(),
+            m.value.parse().ok()
+        ),
+        ("lost", "read", &b"short"[..], Some(short))
+    );
+    assert_eq!(c.q("RWLOCK.INFO rw").field("mode").text(), "read");
     // Semaphore.
     c.q("RSEM.SETPERMITS s 1");
     c.q("RSEM.ACQUIRE s h PX 60000");
@@ -520,6 +536,10 @@ fn notified_waiters_are_told_when_their_server_turns_replica() {
     waiting(&r.q("RLOCK.ACQUIRE k w PX 60000 WAIT 0 NOTIFY"));
     c.q(&format!("REPLICAOF 127.0.0.1 {}", other.port));
     let m = r.next();
-    assert_eq!((m.event.as_str(), m.value.as_str()), ("failed", "READONLY"), "{m:?}");
+    assert_eq!(
+        (m.event.as_str(), m.value.as_str()),
+        ("failed", "READONLY"),
+        "{m:?}"
+    );
     assert_eq!(server.stat("notified_waiters"), 0);
 }
