@@ -8,6 +8,10 @@
 mod common;
 #[path = "lockbench/driver.rs"]
 mod driver;
+#[path = "lockbench/w10_latency.rs"]
+mod w10_latency;
+#[path = "lockbench/w10_memory.rs"]
+mod w10_memory;
 #[path = "lockbench/w10_notify.rs"]
 mod w10_notify;
 #[path = "lockbench/w1_uncontended.rs"]

@@ -31,7 +31,8 @@ use crate::store::{LockKey, LockType};
 use crate::waiters;
 use redis_module::raw;
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
 use std::ffi::c_void;
 use std::ptr::null_mut;
 use std::rc::Rc;
@@ -61,10 +62,18 @@ enum Work {
 
 type Target = (i32, Rc<[u8]>);
 
-/// Timers that look at a key again at a given time: one per key, the earliest wins (one that
-/// fires early finds nothing to do, and its caller arms it again for the right time).
+/// Looks at keys again at given times: one module timer for all of them, at the earliest, over
+/// a heap of (time, key); per key only the earliest time counts (a later one is dropped, an
+/// earlier one replaces it). A timer per key would cost Redis a timer and the module a boxed
+/// copy of the key for every lock that has waiters.
 #[derive(Default)]
-struct KeyTimers(HashMap<Target, (TimerId, i64)>);
+struct KeyTimers {
+    /// The time each key is to be looked at.
+    armed: HashMap<Target, i64>,
+    /// (time, key), with entries left behind by a replaced time (skipped: `armed` differs).
+    due: BinaryHeap<Reverse<(i64, Target)>>,
+    timer: Option<(TimerId, i64)>,
+}
 
 impl KeyTimers {
     /// Makes sure `target` is looked at by `callback` at `fire_at` or earlier (None: not at
@@ -76,29 +85,56 @@ impl KeyTimers {
         fire_at: Option<i64>,
         callback: raw::RedisModuleTimerProc,
     ) {
-        if let Some(&(timer, armed)) = self.0.get(&target) {
-            if fire_at.is_some_and(|at| armed <= at) {
-                return;
-            }
-            if let Some(data) = stop_timer(ctx, timer) {
-                // SAFETY: these timers' data is a boxed target, released once, here.
-                drop(unsafe { Box::from_raw(data.cast::<Target>()) });
-            }
-            self.0.remove(&target);
+        let Some(at) = fire_at else {
+            self.armed.remove(&target);
+            return;
+        };
+        if self.armed.get(&target).is_some_and(|&armed| armed <= at) {
+            return;
         }
-        if let Some(at) = fire_at {
-            let data = Box::into_raw(Box::new(target.clone()));
-            let timer = create_timer(ctx, at, callback, data.cast());
-            self.0.insert(target, (timer, at));
-        }
+        self.armed.insert(target.clone(), at);
+        self.due.push(Reverse((at, target)));
+        self.rearm(ctx, callback);
     }
 
-    /// A timer fired: takes back its data, the target.
-    fn fired(&mut self, data: *mut c_void) -> Box<Target> {
-        // SAFETY: these timers are created with a boxed target, released here once.
-        let target = unsafe { Box::from_raw(data.cast::<Target>()) };
-        self.0.remove(&*target);
-        target
+    /// Arms the module timer for the earliest key left.
+    fn rearm(&mut self, ctx: Ctx, callback: raw::RedisModuleTimerProc) {
+        while let Some(Reverse((at, target))) = self.due.peek() {
+            if self.armed.get(target) == Some(at) {
+                break;
+            }
+            self.due.pop();
+        }
+        let Some(&Reverse((next, _))) = self.due.peek() else {
+            return;
+        };
+        match self.timer {
+            Some((_, armed)) if armed <= next => return,
+            Some((timer, _)) => {
+                stop_timer(ctx, timer);
+            }
+            None => {}
+        }
+        self.timer = Some((create_timer(ctx, next, callback, null_mut()), next));
+    }
+
+    /// The module timer fired: takes the keys due by `now`.
+    fn fired(&mut self, now: i64) -> Vec<Target> {
+        self.timer = None;
+        let mut targets = Vec::new();
+        while let Some(Reverse((at, _))) = self.due.peek() {
+            if *at > now {
+                break;
+            }
+            let Some(Reverse((at, target))) = self.due.pop() else {
+                break;
+            };
+            if self.armed.get(&target) == Some(&at) {
+                self.armed.remove(&target);
+                targets.push(target);
+            }
+        }
+        targets
     }
 }
 
@@ -109,10 +145,10 @@ struct Upkeep {
     renewal_timer: Option<(TimerId, i64)>,
     /// Connections to close because the server turned replica.
     to_close: Vec<u64>,
-    /// One timer per watched lock, just after its lease ends, so the next waiter need not wait
-    /// for Redis's own (lazy or ~100 ms) expiry: (timer, fire time).
+    /// Each watched lock looked at just after its lease ends, so the next waiter need not wait
+    /// for Redis's own (lazy or ~100 ms) expiry.
     lease_timers: KeyTimers,
-    /// One timer per semaphore with holders, at the earliest holder's lease end: its permits
+    /// Each semaphore with holders looked at at the earliest holder's lease end: its permits
     /// come back then whether or not anyone waits (Redisson's clients poll the counter).
     holder_timers: KeyTimers,
 }
@@ -237,11 +273,14 @@ fn watch_holders(ctx: Ctx, db: i32, key: &[u8], at: Option<i64>) {
     });
 }
 
-extern "C" fn on_holder_timer(ctx: Ctx, data: *mut c_void) {
-    let target = with(|u| u.holder_timers.fired(data));
+extern "C" fn on_holder_timer(ctx: Ctx, _data: *mut c_void) {
     guarded("a semaphore's holder timer", (), || {
-        let (db, key) = *target;
-        run(ctx, vec![Work::Semaphore(db, key)]);
+        let targets = with(|u| u.holder_timers.fired(now_ms()));
+        let work = targets
+            .into_iter()
+            .map(|(db, key)| Work::Semaphore(db, key));
+        run(ctx, work.collect());
+        with(|u| u.holder_timers.rearm(ctx, Some(on_holder_timer)));
     })
 }
 
@@ -319,21 +358,26 @@ pub fn noticed(db: i32, key: &[u8]) -> bool {
 /// Makes sure a lock that has waiters (or a noticed holding) is looked at again just after the lease ending at
 /// `expire_at` (ms): if it then is gone, the next waiter gets it.
 pub fn watch_lease(ctx: Ctx, db: i32, key: &[u8], expire_at: Option<i64>) {
-    if waiters::count(db, key) == 0 && !noticed(db, key) {
-        return;
-    }
-    let (target, fire_at) = ((db, Rc::from(key)), expire_at.map(|at| at + 1));
+    let name = match waiters::shared_key(db, key) {
+        Some(name) => name,
+        None if noticed(db, key) => Rc::from(key),
+        None => return,
+    };
+    let (target, fire_at) = ((db, name), expire_at.map(|at| at + 1));
     with(|u| {
         u.lease_timers
             .arm(ctx, target, fire_at, Some(on_lease_timer))
     });
 }
 
-extern "C" fn on_lease_timer(ctx: Ctx, data: *mut c_void) {
-    let target = with(|u| u.lease_timers.fired(data));
+extern "C" fn on_lease_timer(ctx: Ctx, _data: *mut c_void) {
     guarded("the lease timer", (), || {
-        let (db, key) = *target;
-        run(ctx, vec![Work::Check((db, key, true))]);
+        let targets = with(|u| u.lease_timers.fired(now_ms()));
+        let work = targets
+            .into_iter()
+            .map(|(db, key)| Work::Check((db, key, true)));
+        run(ctx, work.collect());
+        with(|u| u.lease_timers.rearm(ctx, Some(on_lease_timer)));
     })
 }
 

@@ -202,7 +202,11 @@ impl Registry {
             ask,
             via,
         });
-        let queue = queues.entry(key).or_default();
+        // Most locks have one waiter: room for one, not the four a first push makes.
+        let queue = queues.entry(key).or_insert_with(|| Queue {
+            order: VecDeque::with_capacity(1),
+            live: 0,
+        });
         queue.order.push_back(seq);
         queue.live += 1;
         match (via, receiver) {
@@ -263,6 +267,16 @@ impl Registry {
             });
         }
     }
+}
+
+/// The queue's own copy of the key name, to share (None: nobody waits there).
+pub fn shared_key(db: i32, key: &[u8]) -> Option<Rc<[u8]>> {
+    with(|r| {
+        r.queues
+            .get(&db)?
+            .get_key_value(key)
+            .map(|(k, _)| k.clone())
+    })
 }
 
 pub fn count(db: i32, key: &[u8]) -> usize {
