@@ -8,23 +8,25 @@
 //! nothing more, which is what keeps a late disconnect of an already granted client from
 //! unblocking it twice.
 
-use crate::api::{
-    api, bytes, create_timer, guarded, now_ms, stop_timer, Ctx, OwnedStr, RStr, TimerId, ERR,
-};
+use crate::api::{bytes, create_timer, guarded, now_ms, stop_timer, Ctx, TimerId};
 use crate::args::Wait;
 use crate::error::Error;
 use crate::lock::Want;
 use crate::notify::{self, Event};
 use crate::stats;
+pub use ask::{Ask, Request};
+pub use blocked::block;
 use redis_module::raw;
 use slab::{Handle, Slab};
 
+mod ask;
+mod blocked;
 mod slab;
 use std::cell::RefCell;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
-use std::num::{NonZeroI64, NonZeroU64, NonZeroUsize};
-use std::os::raw::{c_int, c_void};
+use std::num::{NonZeroU64, NonZeroUsize};
+use std::os::raw::c_void;
 use std::ptr::null_mut;
 use std::rc::Rc;
 
@@ -34,85 +36,6 @@ type Bc = *mut raw::RedisModuleBlockedClient;
 pub enum Outcome {
     Granted(i64),
     Failed(Error),
-}
-
-/// What a waiter asks for: a holding of some lock type and access (`want`) for an owner. The
-/// queue is the same for every lock type; each type's rules decide whom at its head to admit.
-/// Kept small: a waiter told by message costs only this and its queue slot.
-pub struct Ask {
-    pub want: Want,
-    pub owner: OwnedStr,
-    lease_ms: i64,
-    /// The waiter's connection, to bind its holding to (`WATCHDOG`).
-    bind_to: Option<NonZeroU64>,
-    pub id: Option<Box<[u8]>>,
-    max_hold_ms: Option<NonZeroI64>,
-    /// The connection told of the grant by message (`NOTIFY`), and of the holding's loss.
-    notify: Option<NonZeroU64>,
-}
-
-impl Ask {
-    /// A waiter for `want`, asking what `request` asks. A `NOTIFY` waiter's holding binds to
-    /// the connection its grant is told to.
-    pub fn new(want: Want, request: &Request) -> Ask {
-        Ask {
-            want,
-            owner: OwnedStr::hold(request.owner),
-            lease_ms: request.lease_ms,
-            bind_to: request
-                .bind_to
-                .map(|caller| request.notify.unwrap_or(caller))
-                .and_then(NonZeroU64::new),
-            id: request.id.map(Box::from),
-            max_hold_ms: request.max_hold_ms.and_then(NonZeroI64::new),
-            notify: request.notify.and_then(NonZeroU64::new),
-        }
-    }
-
-    /// A latch waiter: no owner, nothing to hold.
-    pub fn latch(notify: Option<u64>) -> Ask {
-        Ask {
-            want: Want::Latch,
-            owner: OwnedStr::new(b""),
-            lease_ms: 0,
-            bind_to: None,
-            id: None,
-            max_hold_ms: None,
-            notify: notify.and_then(NonZeroU64::new),
-        }
-    }
-
-    /// The connection told by message (`NOTIFY`), if any.
-    pub fn notify(&self) -> Option<u64> {
-        self.notify.map(NonZeroU64::get)
-    }
-
-    pub fn request(&self) -> Request<'_> {
-        Request {
-            owner: self.owner.0,
-            lease_ms: self.lease_ms,
-            bind_to: self.bind_to.map(NonZeroU64::get),
-            id: self.id.as_deref(),
-            max_hold_ms: self.max_hold_ms.map(NonZeroI64::get),
-            notify: self.notify(),
-            by_message: self.notify.is_some(),
-        }
-    }
-}
-
-/// A request for a holding, borrowed from a command's arguments or a waiter's `Ask`.
-pub struct Request<'a> {
-    pub owner: RStr,
-    pub lease_ms: i64,
-    /// The connection to bind the holding to (`WATCHDOG`).
-    pub bind_to: Option<u64>,
-    pub id: Option<&'a [u8]>,
-    pub max_hold_ms: Option<i64>,
-    /// The connection told of the holding's loss (`NOTIFY`).
-    pub notify: Option<u64>,
-    /// The grant is told by a message, which a client library may drop: a watchdog binding
-    /// renews only once the owner confirms with `RENEW ... WATCHDOG`.
-    pub by_message: bool,
 }
 
 /// How a waiter learns the outcome: its blocked connection is answered, or a message goes to
@@ -326,32 +249,6 @@ pub fn count_wanting(db: i32, key: &[u8], want: Want) -> usize {
     })
 }
 
-/// Blocks the calling client at the back of the queue for (db, key).
-pub fn block(ctx: Ctx, db: i32, key: &[u8], ask: Ask, wait: Wait) {
-    let timeout_ms = match wait {
-        Wait::Forever => 0,
-        Wait::Ms(ms) => ms,
-    };
-    // SAFETY: called from a command that may block (the caller checked the context flags).
-    // The handle stays valid until our single UnblockClient call (see the module doc).
-    let bc = unsafe {
-        let bc = api!(RedisModule_BlockClient)(
-            ctx,
-            Some(on_reply),
-            Some(on_timeout),
-            Some(free_outcome),
-            timeout_ms,
-        );
-        api!(RedisModule_SetDisconnectCallback)(bc, Some(on_disconnect));
-        bc
-    };
-    with(|r| {
-        let bc = NonZeroUsize::new(bc as usize).expect("Redis returned a blocked client");
-        r.push(db, key, ask, Via::Blocked(bc), wait);
-        arm_wake_timer(ctx, r);
-    });
-}
-
 /// Queues a waiter that is told by a message to its `notify` connection.
 pub fn enqueue(ctx: Ctx, db: i32, key: &[u8], ask: Ask, wait: Wait) {
     with(|r| {
@@ -408,9 +305,7 @@ pub fn cancel(db: i32, key: &[u8], owner: &[u8], caller: u64) -> usize {
     let count = taken.len();
     for waiter in taken {
         if let Via::Blocked(bc) = waiter.via {
-            // SAFETY: just taken out of the registry: this is its one UnblockClient; no
-            // outcome means nil.
-            unsafe { api!(RedisModule_UnblockClient)(bc.get() as Bc, null_mut()) };
+            blocked::unblock(bc, None);
         }
     }
     count
@@ -452,12 +347,7 @@ fn drop_queue(r: &mut Registry, db: i32, key: &[u8]) {
 /// Tells a waiter taken out with `pop_next` what became of it.
 pub fn deliver(waiter: Waiter, outcome: Outcome) {
     match (waiter.via, waiter.receiver()) {
-        (Via::Blocked(bc), _) => {
-            let outcome = Box::into_raw(Box::new(outcome));
-            // SAFETY: `bc` was taken out of the registry by the caller, so this is its one
-            // UnblockClient; Redis hands `outcome` to `on_reply` and then to `free_outcome`.
-            unsafe { api!(RedisModule_UnblockClient)(bc.get() as Bc, outcome.cast()) };
-        }
+        (Via::Blocked(bc), _) => blocked::unblock(bc, Some(outcome)),
         (Via::Message, None) => {}
         (Via::Message, Some(client)) => {
             let event = match &outcome {
@@ -567,68 +457,4 @@ extern "C" fn on_wake_timer(ctx: Ctx, _data: *mut c_void) {
             }
         }
     })
-}
-
-/// Takes a blocked waiter out because its client timed out or went away.
-fn remove(bc: Bc) -> Option<Waiter> {
-    with(|r| {
-        let seq = *r.blocked.get(&(bc as usize))?;
-        r.take(seq)
-    })
-}
-
-fn reply_outcome(ctx: Ctx) -> c_int {
-    // SAFETY: the private data, if any, is the `Outcome` boxed by `deliver`, alive until
-    // `free_outcome`.
-    unsafe {
-        let outcome = api!(RedisModule_GetBlockedClientPrivateData)(ctx).cast::<Outcome>();
-        match outcome.as_ref() {
-            Some(Outcome::Granted(token)) => api!(RedisModule_ReplyWithLongLong)(ctx, *token),
-            Some(Outcome::Failed(error)) => {
-                api!(RedisModule_ReplyWithError)(ctx, error.to_cstring().as_ptr())
-            }
-            None => api!(RedisModule_ReplyWithNull)(ctx),
-        }
-    }
-}
-
-extern "C" fn on_reply(ctx: Ctx, _argv: *mut RStr, _argc: c_int) -> c_int {
-    guarded("a waiter's reply", ERR, || reply_outcome(ctx))
-}
-
-/// Called when the wait times out and for `CLIENT UNBLOCK`.
-extern "C" fn on_timeout(ctx: Ctx, _argv: *mut RStr, _argc: c_int) -> c_int {
-    guarded("a waiter's timeout", ERR, || {
-        // SAFETY: a timeout callback's context carries its blocked client.
-        let bc = unsafe { api!(RedisModule_GetBlockedClientHandle)(ctx) };
-        match remove(bc) {
-            Some(_) => {
-                stats::WAIT_TIMEOUTS.add();
-                // SAFETY: just taken out of the registry: this is its one UnblockClient,
-                // which Redis needs to free a plain blocked client that timed out.
-                unsafe {
-                    api!(RedisModule_UnblockClient)(bc, null_mut());
-                    api!(RedisModule_ReplyWithNull)(ctx)
-                }
-            }
-            // Granted in this same event-loop turn, just before the deadline: tell it so.
-            None => reply_outcome(ctx),
-        }
-    })
-}
-
-extern "C" fn on_disconnect(_ctx: Ctx, bc: Bc) {
-    guarded("a waiter's disconnect", (), || {
-        if remove(bc).is_some() {
-            // SAFETY: just taken out of the registry: this is its one UnblockClient.
-            unsafe { api!(RedisModule_UnblockClient)(bc, null_mut()) };
-        }
-    })
-}
-
-extern "C" fn free_outcome(_ctx: Ctx, outcome: *mut c_void) {
-    if !outcome.is_null() {
-        // SAFETY: private data is only ever a boxed `Outcome` from `deliver`, freed once here.
-        drop(unsafe { Box::from_raw(outcome.cast::<Outcome>()) });
-    }
 }

@@ -1,0 +1,85 @@
+//! What a waiter asks for (`Ask`, kept in the queue) and the request it stands for when its
+//! turn comes (`Request`, also built straight from a command's arguments).
+
+use crate::api::{OwnedStr, RStr};
+use crate::lock::Want;
+use std::num::{NonZeroI64, NonZeroU64};
+
+/// What a waiter asks for: a holding of some lock type and access (`want`) for an owner. The
+/// queue is the same for every lock type; each type's rules decide whom at its head to admit.
+/// Kept small: a waiter told by message costs only this and its queue slot.
+pub struct Ask {
+    pub want: Want,
+    pub owner: OwnedStr,
+    lease_ms: i64,
+    /// The waiter's connection, to bind its holding to (`WATCHDOG`).
+    pub(super) bind_to: Option<NonZeroU64>,
+    pub id: Option<Box<[u8]>>,
+    max_hold_ms: Option<NonZeroI64>,
+    /// The connection told of the grant by message (`NOTIFY`), and of the holding's loss.
+    pub(super) notify: Option<NonZeroU64>,
+}
+
+impl Ask {
+    /// A waiter for `want`, asking what `request` asks. A `NOTIFY` waiter's holding binds to
+    /// the connection its grant is told to.
+    pub fn new(want: Want, request: &Request) -> Ask {
+        Ask {
+            want,
+            owner: OwnedStr::hold(request.owner),
+            lease_ms: request.lease_ms,
+            bind_to: request
+                .bind_to
+                .map(|caller| request.notify.unwrap_or(caller))
+                .and_then(NonZeroU64::new),
+            id: request.id.map(Box::from),
+            max_hold_ms: request.max_hold_ms.and_then(NonZeroI64::new),
+            notify: request.notify.and_then(NonZeroU64::new),
+        }
+    }
+
+    /// A latch waiter: no owner, nothing to hold.
+    pub fn latch(notify: Option<u64>) -> Ask {
+        Ask {
+            want: Want::Latch,
+            owner: OwnedStr::new(b""),
+            lease_ms: 0,
+            bind_to: None,
+            id: None,
+            max_hold_ms: None,
+            notify: notify.and_then(NonZeroU64::new),
+        }
+    }
+
+    /// The connection told by message (`NOTIFY`), if any.
+    pub fn notify(&self) -> Option<u64> {
+        self.notify.map(NonZeroU64::get)
+    }
+
+    pub fn request(&self) -> Request<'_> {
+        Request {
+            owner: self.owner.0,
+            lease_ms: self.lease_ms,
+            bind_to: self.bind_to.map(NonZeroU64::get),
+            id: self.id.as_deref(),
+            max_hold_ms: self.max_hold_ms.map(NonZeroI64::get),
+            notify: self.notify(),
+            by_message: self.notify.is_some(),
+        }
+    }
+}
+
+/// A request for a holding, borrowed from a command's arguments or a waiter's `Ask`.
+pub struct Request<'a> {
+    pub owner: RStr,
+    pub lease_ms: i64,
+    /// The connection to bind the holding to (`WATCHDOG`).
+    pub bind_to: Option<u64>,
+    pub id: Option<&'a [u8]>,
+    pub max_hold_ms: Option<i64>,
+    /// The connection told of the holding's loss (`NOTIFY`).
+    pub notify: Option<u64>,
+    /// The grant is told by a message, which a client library may drop: a watchdog binding
+    /// renews only once the owner confirms with `RENEW ... WATCHDOG`.
+    pub by_message: bool,
+}
