@@ -134,7 +134,7 @@ fn a_replica_without_the_module_matches() {
     c.q("RLATCH.COUNTDOWN a");
     c.q("RLATCH.SET b 1");
     c.q("RLATCH.COUNTDOWN b");
-    assert_eq!(c.q("WAIT 1 5000").int(), 1);
+    common::sync_replica(&mut c);
     let expected = snapshot(&mut c);
     assert_eq!(expected.len(), 1);
     assert_eq!(snapshot(&mut replica.conn()), expected);

@@ -43,7 +43,7 @@ fn a_lease_ending_during_client_pause_is_handed_over_after_it() {
         "granted {gap:?} from the pause end (generous bound)"
     );
     assert_eq!(c.q("RLOCK.INFO k").field("owner").text(), "next");
-    assert_eq!(c.q("WAIT 1 5000").int(), 1);
+    common::sync_replica(&mut c);
     assert_eq!(snapshot(&mut replica.conn()), snapshot(&mut c));
     master.assert_no_crash();
 }
@@ -97,6 +97,6 @@ fn an_aborted_failover_hands_the_lock_over_once_writes_resume() {
     let mut c = master.conn();
     assert_eq!(role(&mut c), "master");
     assert_eq!(c.q("RLOCK.INFO k").field("owner").text(), "next");
-    assert_eq!(c.q("WAIT 1 5000").int(), 1);
+    common::sync_replica(&mut c);
     assert_eq!(snapshot(&mut replica.conn()), snapshot(&mut c));
 }

@@ -40,7 +40,7 @@ fn a_replica_without_the_module_matches_the_master() {
     let mut r = replica.conn();
     let mut c = master.conn();
     mixed_workload(&master, &mut c);
-    assert_eq!(c.q("WAIT 1 5000").int(), 1);
+    common::sync_replica(&mut c);
     let expected = snapshot(&mut c);
     assert_eq!(expected.len(), 4, "a, b, h, x: {expected:?}");
     assert_eq!(snapshot(&mut r), expected);
@@ -101,11 +101,7 @@ fn a_replica_without_the_module_matches_after_lifetime_features() {
     let mut c = master.conn();
     let _holder = lifetime_workload(&master, &mut c);
     // Renewals wait while writes are paused: both sides hold still while compared.
-    c.q("CLIENT PAUSE 2000 WRITE");
-    assert_eq!(c.q("WAIT 1 5000").int(), 1);
-    let expected = snapshot(&mut c);
-    let replicated = snapshot(&mut replica.conn());
-    c.q("CLIENT UNPAUSE");
+    let (expected, replicated) = common::paused_snapshots(&mut c, &replica);
     assert_eq!(expected.len(), 5, "w, gone, cap, r, f: {expected:?}");
     assert_eq!(replicated, expected);
 }

@@ -136,7 +136,7 @@ fn request_ids_survive_a_failover() {
     let token = m.q("RLOCK.ACQUIRE k a ID acq").int();
     m.q("RLOCK.ACQUIRE k a ID acq2");
     m.q("RLOCK.RELEASE k a ID rel");
-    assert_eq!(m.q("WAIT 1 5000").int(), 1);
+    common::sync_replica(&mut m);
     let mut r = replica.conn();
     r.q("REPLICAOF NO ONE");
     assert_eq!(r.q("RLOCK.ACQUIRE k a ID acq").int(), token);

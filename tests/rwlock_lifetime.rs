@@ -2,7 +2,7 @@
 //! connection), request ids, hold caps.
 
 mod common;
-use common::{snapshot, wait_until, Conn, Pending, Server};
+use common::{wait_until, Conn, Pending, Server};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -171,11 +171,7 @@ fn a_replica_without_the_module_matches_after_read_write_lifetimes() {
     wait_until("a watchdog renewal", || {
         master.stat("watchdog_renewals") > 0
     });
-    c.q("CLIENT PAUSE 2000 WRITE");
-    assert_eq!(c.q("WAIT 1 5000").int(), 1);
-    let expected = snapshot(&mut c);
-    let replicated = snapshot(&mut replica.conn());
-    c.q("CLIENT UNPAUSE");
+    let (expected, replicated) = common::paused_snapshots(&mut c, &replica);
     assert!(
         expected.len() >= 2,
         "the lock and its timeout keys: {expected:?}"

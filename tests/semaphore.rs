@@ -243,7 +243,7 @@ fn a_replica_without_the_module_matches_after_expiring_holders() {
     wait_until("the dead holder's permit to come back", || {
         available(&mut c, "s") == 2
     });
-    assert_eq!(c.q("WAIT 1 5000").int(), 1);
+    common::sync_replica(&mut c);
     let expected = snapshot(&mut c);
     assert_eq!(
         expected.len(),

@@ -347,6 +347,34 @@ impl Drop for Server {
     }
 }
 
+/// Waits (up to 5 s) until the one replica has everything the master wrote so far, the module's
+/// own writes (timers, events) included: `WAIT` waits only up to the calling connection's own
+/// last propagated write, so a `PUBLISH` (propagated, changing no data) first brings it up to
+/// date. Not while writes are paused (`PUBLISH` waits for the pause to end).
+pub fn sync_replica(c: &mut Conn) {
+    c.q("PUBLISH rlock-test-sync 1");
+    assert_eq!(c.q("WAIT 1 5000").int(), 1, "the replica acknowledged");
+}
+
+/// The master's and the replica's snapshots while writes are paused (so the module's renewals
+/// hold still), taken once they agree or after 5 s: the caller compares them. (`WAIT` would not
+/// do: it waits only for the calling connection's own writes, and nothing may be propagated to
+/// bring them up to date while writes are paused.)
+pub fn paused_snapshots(c: &mut Conn, replica: &Server) -> (Snapshot, Snapshot) {
+    c.q("CLIENT PAUSE 2000 WRITE");
+    let mut r = replica.conn();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let pair = loop {
+        let pair = (snapshot(c), snapshot(&mut r));
+        if pair.0 == pair.1 || Instant::now() > deadline {
+            break pair;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    c.q("CLIENT UNPAUSE");
+    pair
+}
+
 /// Sends signal `name` (`STOP`, `CONT`, `KILL`, ...) to process `pid`.
 pub fn signal(pid: u32, name: &str) {
     let status = Command::new("kill")
@@ -396,7 +424,10 @@ impl Pending {
 
 /// Every key of db 0 with its type, hash contents and absolute expiry, for comparing
 /// servers (a replica or an AOF reload against its master).
-pub fn snapshot(conn: &mut Conn) -> Vec<(String, Vec<(String, String)>, i64)> {
+/// Every key with its type's contents and absolute expiry (see `snapshot`).
+pub type Snapshot = Vec<(String, Vec<(String, String)>, i64)>;
+
+pub fn snapshot(conn: &mut Conn) -> Snapshot {
     let mut keys: Vec<String> = conn.q("KEYS *").items().iter().map(Value::text).collect();
     keys.sort();
     keys.into_iter()
