@@ -96,19 +96,20 @@ pub fn mode(word: &[u8]) -> Result<Access> {
     }
 }
 
-/// `[PX lease-ms] [WAIT timeout-ms [NOTIFY [client-id]]] [WATCHDOG] [ID request-id] [MAXHOLD ms]`
+/// What every acquire takes: `[PX lease-ms] [WAIT timeout-ms [NOTIFY [client-id]]] [WATCHDOG]
+/// [ID request-id] [MAXHOLD ms]`; a semaphore's also `[PERMITS n]` (the last entry).
+const SEM_ACQUIRE: [Opt; 7] = [
+    Opt::Px,
+    Opt::Wait,
+    Opt::Notify,
+    Opt::Watchdog,
+    Opt::Id,
+    Opt::MaxHold,
+    Opt::Permits,
+];
+
 pub fn acquire_options<'a>(args: &[&'a [u8]]) -> Result<Options<'a>> {
-    parse(
-        args,
-        &[
-            Opt::Px,
-            Opt::Wait,
-            Opt::Notify,
-            Opt::Watchdog,
-            Opt::Id,
-            Opt::MaxHold,
-        ],
-    )
+    parse(args, &SEM_ACQUIRE[..6])
 }
 
 /// `[PX lease-ms] [WATCHDOG]`
@@ -131,72 +132,46 @@ fn parse<'a>(args: &[&'a [u8]], allowed: &[Opt]) -> Result<Options<'a>> {
     let mut o = Options::default();
     let mut rest = args;
     while let [name, tail @ ..] = rest {
-        let opt = OPTIONS
+        let (option, opt) = OPTIONS
             .iter()
             .find(|(n, opt)| name.eq_ignore_ascii_case(n.as_bytes()) && allowed.contains(opt))
-            .map(|(_, opt)| *opt)
+            .map(|(n, opt)| (*n, *opt))
             .ok_or_else(|| Error::UnknownOption(String::from_utf8_lossy(name).into_owned()))?;
-        rest = tail;
+        if o.has(opt) {
+            return Err(Error::RepeatedOption { option });
+        }
+        let value = tail.first().copied().ok_or(Error::MissingValue { option });
+        let mut takes_value = true;
         match opt {
-            Opt::Px => o.lease_ms = Some(once("PX", o.lease_ms, tail, 1)?),
-            Opt::MaxHold => o.max_hold_ms = Some(once("MAXHOLD", o.max_hold_ms, tail, 1)?),
+            Opt::Px => o.lease_ms = Some(millis(option, value?, 1)?),
+            Opt::MaxHold => o.max_hold_ms = Some(millis(option, value?, 1)?),
             Opt::Wait => {
-                let previous = o.wait.map(|_| 0);
-                o.wait = Some(match once("WAIT", previous, tail, 0)? {
+                o.wait = Some(match millis(option, value?, 0)? {
                     0 => Wait::Forever,
                     ms => Wait::Ms(ms),
                 });
             }
             Opt::Watchdog => {
-                if o.watchdog {
-                    return Err(Error::RepeatedOption { option: "WATCHDOG" });
-                }
                 o.watchdog = true;
-                continue; // a flag: no value to skip
+                takes_value = false;
             }
             Opt::Id => {
-                if o.id.is_some() {
-                    return Err(Error::RepeatedOption { option: "ID" });
-                }
-                let id = tail.first().ok_or(Error::MissingValue { option: "ID" })?;
+                let id = value?;
                 if id.is_empty() || id.len() > MAX_ID_LEN {
                     return Err(Error::BadRequestId);
                 }
                 o.id = Some(id);
             }
-            Opt::Permits => {
-                if o.permits.is_some() {
-                    return Err(Error::RepeatedOption { option: "PERMITS" });
-                }
-                let value = tail
-                    .first()
-                    .ok_or(Error::MissingValue { option: "PERMITS" })?;
-                o.permits = Some(at_least("PERMITS", value, 1)?);
-            }
+            Opt::Permits => o.permits = Some(at_least(option, value?, 1)?),
             Opt::Notify => {
-                if o.notify.is_some() {
-                    return Err(Error::RepeatedOption { option: "NOTIFY" });
-                }
                 // The client id is optional: an option name is never a number.
-                match tail.first().and_then(|v| client_id(v)) {
-                    Some(id) => o.notify = Some(Notify::Client(id)),
-                    None => {
-                        o.notify = Some(Notify::Caller);
-                        continue;
-                    }
-                }
+                let client = value.ok().and_then(client_id);
+                takes_value = client.is_some();
+                o.notify = Some(client.map_or(Notify::Caller, Notify::Client));
             }
-            Opt::Token => {
-                if o.token.is_some() {
-                    return Err(Error::RepeatedOption { option: "TOKEN" });
-                }
-                let value = tail
-                    .first()
-                    .ok_or(Error::MissingValue { option: "TOKEN" })?;
-                o.token = Some(integer("TOKEN", value)?);
-            }
+            Opt::Token => o.token = Some(integer(option, value?)?),
         }
-        rest = &tail[1..];
+        rest = if takes_value { &tail[1..] } else { tail };
     }
     if o.notify.is_some() && o.wait.is_none() {
         return Err(Error::NotifyWithoutWait);
@@ -204,7 +179,24 @@ fn parse<'a>(args: &[&'a [u8]], allowed: &[Opt]) -> Result<Options<'a>> {
     Ok(o)
 }
 
-fn client_id(value: &[u8]) -> Option<u64> {
+impl Options<'_> {
+    /// Whether `opt` was given already.
+    fn has(&self, opt: Opt) -> bool {
+        match opt {
+            Opt::Px => self.lease_ms.is_some(),
+            Opt::Wait => self.wait.is_some(),
+            Opt::Watchdog => self.watchdog,
+            Opt::Id => self.id.is_some(),
+            Opt::MaxHold => self.max_hold_ms.is_some(),
+            Opt::Token => self.token.is_some(),
+            Opt::Permits => self.permits.is_some(),
+            Opt::Notify => self.notify.is_some(),
+        }
+    }
+}
+
+/// A connection id: a whole number, digits only.
+pub fn client_id(value: &[u8]) -> Option<u64> {
     let text = std::str::from_utf8(value).ok()?;
     text.bytes()
         .all(|b| b.is_ascii_digit())
@@ -222,20 +214,9 @@ pub fn countdown_options<'a>(args: &[&'a [u8]]) -> Result<Options<'a>> {
     parse(args, &[Opt::Id])
 }
 
-/// `[PERMITS n] [PX lease-ms] [WAIT timeout-ms] [WATCHDOG] [ID request-id] [MAXHOLD ms]`
+/// `[PERMITS n]` and every acquire option.
 pub fn sem_acquire_options<'a>(args: &[&'a [u8]]) -> Result<Options<'a>> {
-    parse(
-        args,
-        &[
-            Opt::Permits,
-            Opt::Px,
-            Opt::Wait,
-            Opt::Notify,
-            Opt::Watchdog,
-            Opt::Id,
-            Opt::MaxHold,
-        ],
-    )
+    parse(args, &SEM_ACQUIRE)
 }
 
 /// `[PERMITS n] [ID request-id]`
@@ -262,12 +243,8 @@ fn integer(option: &'static str, value: &[u8]) -> Result<i64> {
         .ok_or(Error::NotAnInteger { option })
 }
 
-/// The value after an option that may appear once, in milliseconds from `min` to `MAX_MS`.
-fn once(option: &'static str, previous: Option<i64>, tail: &[&[u8]], min: i64) -> Result<i64> {
-    if previous.is_some() {
-        return Err(Error::RepeatedOption { option });
-    }
-    let value = tail.first().ok_or(Error::MissingValue { option })?;
+/// An option's value in milliseconds, from `min` to `MAX_MS`.
+fn millis(option: &'static str, value: &[u8], min: i64) -> Result<i64> {
     let ms = integer(option, value)?;
     if !(min..=MAX_MS).contains(&ms) {
         return Err(Error::OutOfRange {

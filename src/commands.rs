@@ -41,15 +41,9 @@ pub type Handler = fn(Ctx, &[RStr]) -> Result<Reply>;
 pub fn run(ctx: Ctx, argv: *mut RStr, argc: c_int, handler: Handler) -> c_int {
     // SAFETY: Redis passes `argc` live strings in `argv` for the duration of the command.
     let args = unsafe { std::slice::from_raw_parts(argv, argc.max(0) as usize) };
-    let in_exec = context_flags(ctx) & raw::REDISMODULE_CTX_FLAGS_MULTI != 0;
-    if in_exec {
-        // SAFETY: `ctx` is the live context of the command.
-        notify::set_in_exec(Some(unsafe { api!(RedisModule_GetClientId)(ctx) }));
-    }
+    notify::set_command(Some(ctx));
     let result = guarded("a command", Err(Error::Internal), || handler(ctx, args));
-    if in_exec {
-        notify::set_in_exec(None);
-    }
+    notify::set_command(None);
     // SAFETY: replies go to the context of the command being executed.
     unsafe {
         match result {
@@ -357,7 +351,7 @@ pub fn wait_or_nil(
             Reply::Waiting
         }
         None => {
-            waiters::block(ctx, db, key, ask, wait);
+            waiters::block(ctx, db, key, ask, wait)?;
             Reply::Blocked
         }
     };

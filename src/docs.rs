@@ -43,6 +43,40 @@ struct Doc {
     args: &'static [Arg],
 }
 
+/// What every acquire takes after its own arguments.
+const ACQUIRE_OPTIONS: &[Arg] = &[
+    Arg::Option(c"PX", c"lease-ms"),
+    Arg::Option(c"WAIT", c"timeout-ms"),
+    Arg::Flag(c"NOTIFY"),
+    Arg::Maybe(c"client-id"),
+    Arg::Flag(c"WATCHDOG"),
+    Arg::Text(c"ID", c"request-id"),
+    Arg::Option(c"MAXHOLD", c"max-hold-ms"),
+];
+const RLOCK_ACQUIRE: [Arg; 9] = join(&[&[Arg::Key, Arg::Owner], ACQUIRE_OPTIONS]);
+const RWLOCK_ACQUIRE: [Arg; 10] = join(&[&[Arg::Key, Arg::Owner, Arg::Mode], ACQUIRE_OPTIONS]);
+const RSEM_ACQUIRE: [Arg; 10] = join(&[
+    &[Arg::Key, Arg::Owner, Arg::Option(c"PERMITS", c"permits")],
+    ACQUIRE_OPTIONS,
+]);
+
+/// The parts, one after another (checked at compile time to fill exactly `N`).
+const fn join<const N: usize>(parts: &[&[Arg]]) -> [Arg; N] {
+    let mut out = [Arg::Key; N];
+    let (mut n, mut p) = (0, 0);
+    while p < parts.len() {
+        let mut i = 0;
+        while i < parts[p].len() {
+            out[n] = parts[p][i];
+            n += 1;
+            i += 1;
+        }
+        p += 1;
+    }
+    assert!(n == N, "the parts must fill the array exactly");
+    out
+}
+
 const DOCS: [Doc; 23] = [
     Doc {
         name: c"rlock.acquire",
@@ -50,17 +84,7 @@ const DOCS: [Doc; 23] = [
         complexity: c"O(1)",
         arity: -3,
         writes: true,
-        args: &[
-            Arg::Key,
-            Arg::Owner,
-            Arg::Option(c"PX", c"lease-ms"),
-            Arg::Option(c"WAIT", c"timeout-ms"),
-            Arg::Flag(c"NOTIFY"),
-            Arg::Maybe(c"client-id"),
-            Arg::Flag(c"WATCHDOG"),
-            Arg::Text(c"ID", c"request-id"),
-            Arg::Option(c"MAXHOLD", c"max-hold-ms"),
-        ],
+        args: &RLOCK_ACQUIRE,
     },
     Doc {
         name: c"rlock.release",
@@ -129,18 +153,7 @@ const DOCS: [Doc; 23] = [
         complexity: c"O(1) for a new reader, O(N) for a re-entry, N the reader holds",
         arity: -4,
         writes: true,
-        args: &[
-            Arg::Key,
-            Arg::Owner,
-            Arg::Mode,
-            Arg::Option(c"PX", c"lease-ms"),
-            Arg::Option(c"WAIT", c"timeout-ms"),
-            Arg::Flag(c"NOTIFY"),
-            Arg::Maybe(c"client-id"),
-            Arg::Flag(c"WATCHDOG"),
-            Arg::Text(c"ID", c"request-id"),
-            Arg::Option(c"MAXHOLD", c"max-hold-ms"),
-        ],
+        args: &RWLOCK_ACQUIRE,
     },
     Doc {
         name: c"rwlock.release",
@@ -217,18 +230,7 @@ const DOCS: [Doc; 23] = [
         complexity: c"O(H), H the holders",
         arity: -3,
         writes: true,
-        args: &[
-            Arg::Key,
-            Arg::Owner,
-            Arg::Option(c"PERMITS", c"permits"),
-            Arg::Option(c"PX", c"lease-ms"),
-            Arg::Option(c"WAIT", c"timeout-ms"),
-            Arg::Flag(c"NOTIFY"),
-            Arg::Maybe(c"client-id"),
-            Arg::Flag(c"WATCHDOG"),
-            Arg::Text(c"ID", c"request-id"),
-            Arg::Option(c"MAXHOLD", c"max-hold-ms"),
-        ],
+        args: &RSEM_ACQUIRE,
     },
     Doc {
         name: c"rsem.release",

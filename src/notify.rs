@@ -3,7 +3,7 @@
 //! the middle of its own `MULTI`/`EXEC` is held back until the EXEC reply is out: Redis 7.0
 //! would put it inside that reply.
 
-use crate::api::{api, create_timer, guarded, reply_elements, Ctx, OwnedStr};
+use crate::api::{api, context_flags, create_timer, guarded, reply_elements, Ctx, OwnedStr};
 use crate::error::{Error, Result};
 use crate::lifetime::notices::Notice;
 use crate::lifetime::with_notices;
@@ -66,8 +66,9 @@ pub fn channel(client: u64) -> Vec<u8> {
 
 #[derive(Default)]
 struct Outbox {
-    /// The client whose `EXEC` is running now, set by the command wrapper.
-    in_exec: Option<u64>,
+    /// The context of the command running now, set by the command wrapper: only a message to
+    /// its own client, inside its own `EXEC`, is held back (looked at when one is sent).
+    command: Option<usize>,
     held_back: Vec<(u64, Vec<u8>)>,
     timer_armed: bool,
     /// A context of the module's own for publishing and timers outside any callback's.
@@ -94,27 +95,36 @@ fn own_ctx() -> Ctx {
     with(|o| o.ctx.unwrap_or(0)) as Ctx
 }
 
-/// Marks the client whose `EXEC` runs the current command (None after it).
-pub fn set_in_exec(client: Option<u64>) {
-    with(|o| o.in_exec = client);
+/// Marks the context of the command that runs now (None after it).
+pub fn set_command(ctx: Option<Ctx>) {
+    with(|o| o.command = ctx.map(|c| c as usize));
+}
+
+/// Whether `client` is the one running the current command, inside its `EXEC`.
+fn in_own_exec(client: u64) -> bool {
+    let Some(ctx) = with(|o| o.command).map(|c| c as Ctx) else {
+        return false;
+    };
+    // SAFETY: the command's context is live while it runs (the wrapper clears it after).
+    context_flags(ctx) & raw::REDISMODULE_CTX_FLAGS_MULTI != 0
+        && unsafe { api!(RedisModule_GetClientId)(ctx) } == client
 }
 
 /// Sends `message` to `client`'s channel; returns whether anyone received it (a held-back
 /// message counts as received).
 pub fn send(client: u64, message: Vec<u8>) -> bool {
-    let hold_back = with(|o| {
-        if o.in_exec != Some(client) {
-            return false;
-        }
-        o.held_back.push((client, message.clone()));
+    if !in_own_exec(client) {
+        return publish(client, &message) > 0;
+    }
+    with(|o| {
+        o.held_back.push((client, message));
         if !o.timer_armed {
             o.timer_armed = true;
             let ctx = o.ctx.unwrap_or(0) as Ctx;
             create_timer(ctx, 0, Some(on_release_timer), null_mut());
         }
-        true
     });
-    hold_back || publish(client, &message) > 0
+    true
 }
 
 fn publish(client: u64, message: &[u8]) -> i32 {

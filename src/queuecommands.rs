@@ -35,14 +35,9 @@ fn cancel(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
 fn channel(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     let client = match argv {
         [_] => client_id(ctx),
-        [_, id] => bytes(*id)
-            .iter()
-            .all(u8::is_ascii_digit)
-            .then(|| std::str::from_utf8(bytes(*id)).ok()?.parse().ok())
-            .flatten()
-            .ok_or(Error::NotAnInteger {
-                option: "client-id",
-            })?,
+        [_, id] => args::client_id(bytes(*id)).ok_or(Error::NotAnInteger {
+            option: "client-id",
+        })?,
         _ => return Err(Error::WrongArity),
     };
     let name = notify::channel(client);

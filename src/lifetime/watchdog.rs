@@ -16,20 +16,20 @@ pub type LockId = (i32, Rc<[u8]>);
 /// A holding: its lock (db, key) and its owner.
 type HoldingId = (i32, Rc<[u8]>, Rc<[u8]>);
 
+/// A binding as kept: what was bound, and which schedule entries are its own.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Binding {
-    pub owner: Rc<[u8]>,
-    /// None for a lock a Redisson-protocol client took (its scripts issue no token).
-    pub token: Option<i64>,
-    pub client: u64,
-    /// The lease each renewal sets (the holding's `PX`).
-    pub lease_ms: i64,
-    pub kind: LockType,
-    /// False for a grant told by message until its owner confirms it: the connection's close
-    /// ends it, but nothing renews it.
-    pub renewing: bool,
+    bind: Bind,
     /// Tells this binding's schedule entry from those of earlier bindings of the holding.
     generation: u64,
+}
+
+impl std::ops::Deref for Binding {
+    type Target = Bind;
+
+    fn deref(&self) -> &Bind {
+        &self.bind
+    }
 }
 
 #[derive(Default)]
@@ -53,13 +53,18 @@ pub fn next_due(now_ms: i64, lease_ms: i64, key: &[u8]) -> i64 {
     now_ms + (lease_ms / 3).max(1) - (hash % spread as u64) as i64
 }
 
-/// What a new binding holds: the holding (owner, token) and how to renew it.
+/// What a binding holds: the holding (owner, token), its connection, and how to renew it.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Bind {
     pub owner: Rc<[u8]>,
+    /// None for a lock a Redisson-protocol client took (its scripts issue no token).
     pub token: Option<i64>,
     pub client: u64,
+    /// The lease each renewal sets (the holding's `PX`).
     pub lease_ms: i64,
     pub kind: LockType,
+    /// False for a grant told by message until its owner confirms it: the connection's close
+    /// ends it, but nothing renews it.
     pub renewing: bool,
 }
 
@@ -86,15 +91,7 @@ impl Watchdog {
             .or_default()
             .entry(key)
             .or_default()
-            .push(Binding {
-                owner: bind.owner,
-                token: bind.token,
-                client: bind.client,
-                lease_ms: bind.lease_ms,
-                kind: bind.kind,
-                renewing: bind.renewing,
-                generation,
-            });
+            .push(Binding { bind, generation });
     }
 
     /// Ends the binding of `owner`'s holding of the lock.
@@ -176,8 +173,8 @@ impl Watchdog {
         if b.renewing || b.token != token {
             return false;
         }
-        b.renewing = true;
-        b.lease_ms = lease_ms;
+        b.bind.renewing = true;
+        b.bind.lease_ms = lease_ms;
         let (generation, owner) = (b.generation, b.owner.clone());
         let due = next_due(now_ms, lease_ms, &key);
         self.schedule
@@ -188,14 +185,14 @@ impl Watchdog {
     /// A plain `RENEW ... PX n` sets the lease the watchdog keeps renewing.
     pub fn set_lease(&mut self, db: i32, key: &[u8], owner: &[u8], lease_ms: i64) {
         if let Some(b) = self.get_mut(db, key, owner) {
-            b.lease_ms = lease_ms;
+            b.bind.lease_ms = lease_ms;
         }
     }
 
     /// The bound holding lives on under another token (a writer that downgraded keeps reading).
     pub fn retoken(&mut self, db: i32, key: &[u8], owner: &[u8], token: Option<i64>) {
         if let Some(b) = self.get_mut(db, key, owner) {
-            b.token = token;
+            b.bind.token = token;
         }
     }
 

@@ -5,13 +5,15 @@
 use super::{arm_wake_timer, with, Ask, Bc, Outcome, Via, Waiter};
 use crate::api::{api, guarded, Ctx, RStr, ERR};
 use crate::args::Wait;
+use crate::error::{Error, Result};
 use crate::stats;
 use std::num::NonZeroUsize;
 use std::os::raw::{c_int, c_void};
 use std::ptr::null_mut;
 
-/// Blocks the calling client at the back of the queue for (db, key).
-pub fn block(ctx: Ctx, db: i32, key: &[u8], ask: Ask, wait: Wait) {
+/// Blocks the calling client at the back of the queue for (db, key). Fails (and changes
+/// nothing) if Redis hands back no blocked client.
+pub fn block(ctx: Ctx, db: i32, key: &[u8], ask: Ask, wait: Wait) -> Result<()> {
     let timeout_ms = match wait {
         Wait::Forever => 0,
         Wait::Ms(ms) => ms,
@@ -19,21 +21,22 @@ pub fn block(ctx: Ctx, db: i32, key: &[u8], ask: Ask, wait: Wait) {
     // SAFETY: called from a command that may block (the caller checked the context flags).
     // The handle stays valid until our single UnblockClient call (see the module doc).
     let bc = unsafe {
-        let bc = api!(RedisModule_BlockClient)(
+        api!(RedisModule_BlockClient)(
             ctx,
             Some(on_reply),
             Some(on_timeout),
             Some(free_outcome),
             timeout_ms,
-        );
-        api!(RedisModule_SetDisconnectCallback)(bc, Some(on_disconnect));
-        bc
+        )
     };
+    let bc = NonZeroUsize::new(bc as usize).ok_or(Error::Internal)?;
+    // SAFETY: `bc` is the live handle just returned.
+    unsafe { api!(RedisModule_SetDisconnectCallback)(bc.get() as Bc, Some(on_disconnect)) };
     with(|r| {
-        let bc = NonZeroUsize::new(bc as usize).expect("Redis returned a blocked client");
         r.push(db, key, ask, Via::Blocked(bc), wait);
         arm_wake_timer(ctx, r);
     });
+    Ok(())
 }
 
 /// Answers a blocked client taken out of the registry (no outcome: nil).

@@ -24,7 +24,9 @@ mod blocked;
 mod slab;
 use std::cell::RefCell;
 use std::cmp::Reverse;
+use std::collections::hash_map::DefaultHasher;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::hash::{Hash, Hasher};
 use std::num::{NonZeroU64, NonZeroUsize};
 use std::os::raw::c_void;
 use std::ptr::null_mut;
@@ -54,6 +56,21 @@ pub struct Waiter {
 }
 
 impl Waiter {
+    /// For a waiter told by message that carries a request id: the key of `requests`.
+    fn request(&self) -> Option<u64> {
+        let id = self
+            .ask
+            .id
+            .as_deref()
+            .filter(|_| self.via == Via::Message)?;
+        Some(request_hash(
+            self.db,
+            &self.key,
+            bytes(self.ask.owner.0),
+            id,
+        ))
+    }
+
     /// The connection its messages go to, for a waiter told by message.
     fn receiver(&self) -> Option<u64> {
         match self.via {
@@ -81,6 +98,9 @@ struct Registry {
     /// compacted): (sequence numbers, live count).
     receivers: HashMap<u64, (Vec<u64>, usize)>,
     queues: HashMap<i32, HashMap<Rc<[u8]>, Queue>>,
+    /// Waiters told by message that carry a request id, by a hash of (db, key, owner, id): a
+    /// retried `NOTIFY` finds its entry without walking the queue (the waiter found is checked).
+    requests: HashMap<u64, Handle>,
     /// Wait deadlines, to wake the event loop at each: Redis 7.0 notices a blocked client's
     /// timeout only in `beforeSleep`, which otherwise may run ~100 ms late; a `NOTIFY` waiter's
     /// deadline is ours to keep. Deadlines of waiters that left early are skipped.
@@ -142,6 +162,9 @@ impl Registry {
         if let Wait::Ms(ms) = wait {
             self.deadlines.push(Reverse((now_ms() + ms + 1, seq)));
         }
+        if let Some(request) = self.waiters.get(seq).and_then(Waiter::request) {
+            self.requests.insert(request, seq);
+        }
         seq
     }
 
@@ -154,6 +177,11 @@ impl Registry {
     /// Takes a waiter out of the registry and its queue.
     fn take(&mut self, seq: Handle) -> Option<Waiter> {
         let waiter = self.waiters.remove(seq)?;
+        if let Some(request) = waiter.request() {
+            if self.requests.get(&request) == Some(&seq) {
+                self.requests.remove(&request);
+            }
+        }
         match (waiter.via, waiter.receiver()) {
             (Via::Blocked(bc), _) => {
                 self.blocked.remove(&bc.get());
@@ -261,15 +289,17 @@ pub fn enqueue(ctx: Ctx, db: i32, key: &[u8], ask: Ask, wait: Wait) {
 /// place, with its messages now going to `client`. Returns whether it found one.
 pub fn take_over(db: i32, key: &[u8], owner: &[u8], id: &[u8], client: u64) -> bool {
     with(|r| {
-        let found = r
-            .in_order(db, key)
-            .find(|(_, w)| {
-                w.via == Via::Message
-                    && bytes(w.ask.owner.0) == owner
-                    && w.ask.id.as_deref() == Some(id)
-            })
-            .map(|(seq, w)| (seq, w.receiver()));
-        let Some((seq, old)) = found else {
+        let request = request_hash(db, key, owner, id);
+        let Some(&seq) = r.requests.get(&request) else {
+            return false;
+        };
+        let found = r.waiters.get(seq).filter(|w| {
+            w.db == db
+                && *w.key == *key
+                && bytes(w.ask.owner.0) == owner
+                && w.ask.id.as_deref() == Some(id)
+        });
+        let Some(old) = found.map(Waiter::receiver) else {
             return false;
         };
         if old != Some(client) {
@@ -286,6 +316,12 @@ pub fn take_over(db: i32, key: &[u8], owner: &[u8], id: &[u8], client: u64) -> b
         }
         true
     })
+}
+
+fn request_hash(db: i32, key: &[u8], owner: &[u8], id: &[u8]) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    (db, key, owner, id).hash(&mut hasher);
+    hasher.finish()
 }
 
 /// `RLOCK.CANCEL`: takes `owner`'s entries out of the queue for (db, key); an empty owner (a
