@@ -74,30 +74,61 @@ unsafe fn reply_info(
     held: Option<i64>,
     watchdog: Option<u64>,
 ) -> c_int {
-    unsafe {
-        let field = |name: &str| {
-            api!(RedisModule_ReplyWithStringBuffer)(ctx, name.as_ptr().cast(), name.len());
-        };
-        let int_or_nil = |n: Option<i64>| reply_int_or_nil(ctx, n);
-        api!(RedisModule_ReplyWithMap)(ctx, 7 as c_long);
-        field("owner");
-        api!(RedisModule_ReplyWithStringBuffer)(
-            ctx,
-            holder.owner.as_ptr().cast(),
-            holder.owner.len(),
-        );
-        field("holds");
-        api!(RedisModule_ReplyWithLongLong)(ctx, holder.holds);
-        field("ttl");
-        api!(RedisModule_ReplyWithLongLong)(ctx, ttl);
-        field("token");
-        int_or_nil(holder.token);
-        field("waiters");
-        api!(RedisModule_ReplyWithLongLong)(ctx, waiters as i64);
-        field("held");
-        int_or_nil(held);
-        field("watchdog");
-        int_or_nil(watchdog.map(|id| id as i64))
+    // SAFETY: as the caller promises, `ctx` is the command's.
+    let out = unsafe { Out::new(ctx) };
+    out.map(7);
+    out.text(b"owner");
+    out.text(&holder.owner);
+    out.text(b"holds");
+    out.int(holder.holds);
+    out.text(b"ttl");
+    out.int(ttl);
+    out.text(b"token");
+    out.int_or_nil(holder.token);
+    out.text(b"waiters");
+    out.int(waiters as i64);
+    out.text(b"held");
+    out.int_or_nil(held);
+    out.text(b"watchdog");
+    out.int_or_nil(watchdog.map(|id| id as i64));
+    crate::api::OK
+}
+
+/// A reply written piece by piece: maps are maps in RESP3, flat field/value arrays in RESP2.
+pub struct Out(Ctx);
+
+impl Out {
+    /// # Safety
+    /// `ctx` is the context of the command being replied to, live while `Out` is used.
+    pub unsafe fn new(ctx: Ctx) -> Out {
+        Out(ctx)
+    }
+
+    pub fn text(&self, text: &[u8]) {
+        // SAFETY: `new`'s promise.
+        unsafe { reply_text(self.0, text) };
+    }
+
+    pub fn int(&self, n: i64) {
+        // SAFETY: `new`'s promise.
+        unsafe { api!(RedisModule_ReplyWithLongLong)(self.0, n) };
+    }
+
+    pub fn int_or_nil(&self, n: Option<i64>) {
+        // SAFETY: `new`'s promise.
+        unsafe { reply_int_or_nil(self.0, n) };
+    }
+
+    /// A map of `pairs` field/value pairs follows.
+    pub fn map(&self, pairs: usize) {
+        // SAFETY: `new`'s promise.
+        unsafe { api!(RedisModule_ReplyWithMap)(self.0, pairs as c_long) };
+    }
+
+    /// An array of `len` elements follows.
+    pub fn array(&self, len: usize) {
+        // SAFETY: `new`'s promise.
+        unsafe { api!(RedisModule_ReplyWithArray)(self.0, len as c_long) };
     }
 }
 

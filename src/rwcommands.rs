@@ -1,11 +1,11 @@
 //! The RWLOCK commands: parse, apply the read-write lock's rules, reply. Everything else is the
 //! plain lock's machinery: the queue (`waiters`), handoff (`grants`), lease timers (`upkeep`).
 
-use crate::api::{api, bytes, now_ms, Ctx, RStr};
+use crate::api::{bytes, now_ms, Ctx, RStr};
 use crate::args;
+use crate::commands::Out;
 use crate::commands::{
-    open_for_write, reply_int_or_nil, reply_text, request, run, wait_or_nil, watch_for_loss,
-    watchdog_client, with_bytes, Reply,
+    open_for_write, request, run, wait_or_nil, watch_for_loss, watchdog_client, with_bytes, Reply,
 };
 use crate::config;
 use crate::error::{Error, Result};
@@ -18,7 +18,7 @@ use crate::stats;
 use crate::store::{LockKey, LockType};
 use crate::upkeep::{arm_renewals, hand_over, serve_queue_if_free, serve_rw, watch_lease};
 use crate::waiters::{self, Ask};
-use std::os::raw::{c_int, c_long};
+use std::os::raw::c_int;
 
 /// `RWLOCK.ACQUIRE key owner READ|WRITE [PX lease-ms] [WAIT timeout-ms] [WATCHDOG] [ID id]
 /// [MAXHOLD ms]`
@@ -251,43 +251,35 @@ unsafe fn reply_info(
     readers: i64,
     writers: i64,
 ) -> c_int {
-    unsafe {
-        let text = |t: &[u8]| reply_text(ctx, t);
-        let int = |n: i64| {
-            reply_int_or_nil(ctx, Some(n));
-        };
-        api!(RedisModule_ReplyWithMap)(ctx, 5 as c_long);
-        text(b"mode");
-        text(mode.name());
-        text(b"ttl");
-        int(ttl);
-        text(b"holders");
-        api!(RedisModule_ReplyWithArray)(ctx, shown.len() as c_long);
-        for s in shown {
-            api!(RedisModule_ReplyWithMap)(ctx, 6 as c_long);
-            text(b"owner");
-            text(&s.owner);
-            text(b"mode");
-            text(s.mode.name());
-            text(b"holds");
-            int(s.holds);
-            text(b"token");
-            match s.token {
-                Some(token) => int(token),
-                None => {
-                    api!(RedisModule_ReplyWithNull)(ctx);
-                }
-            }
-            text(b"ttl");
-            int(s.ttl);
-            text(b"watchdog");
-            reply_int_or_nil(ctx, s.watchdog.map(|c| c as i64));
-        }
-        text(b"waiting_readers");
-        int(readers);
-        text(b"waiting_writers");
-        api!(RedisModule_ReplyWithLongLong)(ctx, writers)
+    // SAFETY: as the caller promises, `ctx` is the command's.
+    let out = unsafe { Out::new(ctx) };
+    out.map(5);
+    out.text(b"mode");
+    out.text(mode.name());
+    out.text(b"ttl");
+    out.int(ttl);
+    out.text(b"holders");
+    out.array(shown.len());
+    for s in shown {
+        out.map(6);
+        out.text(b"owner");
+        out.text(&s.owner);
+        out.text(b"mode");
+        out.text(s.mode.name());
+        out.text(b"holds");
+        out.int(s.holds);
+        out.text(b"token");
+        out.int_or_nil(s.token);
+        out.text(b"ttl");
+        out.int(s.ttl);
+        out.text(b"watchdog");
+        out.int_or_nil(s.watchdog.map(|c| c as i64));
     }
+    out.text(b"waiting_readers");
+    out.int(readers);
+    out.text(b"waiting_writers");
+    out.int(writers);
+    crate::api::OK
 }
 
 crate::commands::entry_points!(

@@ -6,6 +6,7 @@
 use crate::api::{
     api, bytes, guarded, log_warning, now_ms, reply_bytes, reply_elements, Ctx, OwnedStr, RStr, OK,
 };
+use crate::commands::Out;
 use crate::error::{Error, Result};
 use crate::grants::selected_db;
 use crate::lock;
@@ -13,7 +14,7 @@ use crate::scan_args::{self, Scan};
 use crate::store::{Holder, LockKey};
 use crate::waiters;
 use std::ffi::CString;
-use std::os::raw::{c_int, c_long};
+use std::os::raw::c_int;
 
 /// One listed lock: `[key, owner, holds, held, ttl, waiters]` in the reply.
 struct Entry {
@@ -127,25 +128,19 @@ fn digits(n: impl ToString) -> CString {
 
 /// `[next-cursor, [[key, owner, holds, held, ttl, waiters], ...]]`, the same in RESP2 and RESP3.
 unsafe fn reply(ctx: Ctx, page: &Page) -> c_int {
-    unsafe {
-        let string = |b: &[u8]| {
-            api!(RedisModule_ReplyWithStringBuffer)(ctx, b.as_ptr().cast(), b.len());
-        };
-        let int = |n: i64| {
-            api!(RedisModule_ReplyWithLongLong)(ctx, n);
-        };
-        api!(RedisModule_ReplyWithArray)(ctx, 2);
-        string(&page.cursor);
-        api!(RedisModule_ReplyWithArray)(ctx, page.entries.len() as c_long);
-        for e in &page.entries {
-            api!(RedisModule_ReplyWithArray)(ctx, 6);
-            string(&e.key);
-            string(&e.holder.owner);
-            int(e.holder.holds);
-            int(e.held);
-            int(e.ttl);
-            int(e.waiters as i64);
-        }
+    // SAFETY: as the caller promises, `ctx` is the command's.
+    let out = unsafe { Out::new(ctx) };
+    out.array(2);
+    out.text(&page.cursor);
+    out.array(page.entries.len());
+    for e in &page.entries {
+        out.array(6);
+        out.text(&e.key);
+        out.text(&e.holder.owner);
+        out.int(e.holder.holds);
+        out.int(e.held);
+        out.int(e.ttl);
+        out.int(e.waiters as i64);
     }
     OK
 }

@@ -2,11 +2,10 @@
 //! holder's lease ends, its watchdog connection closes or its cap is reached. Parse, apply,
 //! reply; the queue, leases, watchdog and request ids are the lock's machinery.
 
-use crate::api::{api, bytes, now_ms, Ctx, RStr};
+use crate::api::{bytes, now_ms, Ctx, RStr};
 use crate::args;
-use crate::commands::{
-    reply_int_or_nil, reply_text, request, run, wait_or_nil, watchdog_client, with_bytes, Reply,
-};
+use crate::commands::Out;
+use crate::commands::{request, run, wait_or_nil, watchdog_client, with_bytes, Reply};
 use crate::config;
 use crate::error::{Error, Result};
 use crate::grants::{self, give_back, grant_permits, publish, selected_db};
@@ -17,7 +16,7 @@ use crate::semstore::Semaphore;
 use crate::stats;
 use crate::upkeep::{arm_renewals, semaphore_changed, watch_holding};
 use crate::waiters::{self, Ask};
-use std::os::raw::{c_int, c_long};
+use std::os::raw::c_int;
 
 /// Opens the semaphore for a write command, giving back the permits of expired holders and
 /// serving its queue first.
@@ -251,36 +250,32 @@ fn info(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
 
 /// A map in RESP3, a flat field/value array in RESP2 (holders likewise).
 unsafe fn reply_info(ctx: Ctx, available: i64, holders: &[Shown], wanted: &[i64]) -> c_int {
-    unsafe {
-        let text = |t: &[u8]| reply_text(ctx, t);
-        let int = |n: i64| {
-            reply_int_or_nil(ctx, Some(n));
-        };
-        api!(RedisModule_ReplyWithMap)(ctx, 3 as c_long);
-        text(b"available");
-        int(available);
-        text(b"holders");
-        api!(RedisModule_ReplyWithArray)(ctx, holders.len() as c_long);
-        for h in holders {
-            api!(RedisModule_ReplyWithMap)(ctx, 5 as c_long);
-            text(b"owner");
-            text(&h.owner);
-            text(b"permits");
-            int(h.permits);
-            text(b"ttl");
-            int(h.ttl);
-            text(b"token");
-            int(h.token);
-            text(b"watchdog");
-            reply_int_or_nil(ctx, h.watchdog.map(|c| c as i64));
-        }
-        text(b"waiters");
-        api!(RedisModule_ReplyWithArray)(ctx, wanted.len() as c_long);
-        for n in wanted {
-            int(*n);
-        }
-        crate::api::OK
+    // SAFETY: as the caller promises, `ctx` is the command's.
+    let out = unsafe { Out::new(ctx) };
+    out.map(3);
+    out.text(b"available");
+    out.int(available);
+    out.text(b"holders");
+    out.array(holders.len());
+    for h in holders {
+        out.map(5);
+        out.text(b"owner");
+        out.text(&h.owner);
+        out.text(b"permits");
+        out.int(h.permits);
+        out.text(b"ttl");
+        out.int(h.ttl);
+        out.text(b"token");
+        out.int(h.token);
+        out.text(b"watchdog");
+        out.int_or_nil(h.watchdog.map(|c| c as i64));
     }
+    out.text(b"waiters");
+    out.array(wanted.len());
+    for n in wanted {
+        out.int(*n);
+    }
+    crate::api::OK
 }
 
 crate::commands::entry_points!(
