@@ -370,6 +370,7 @@ pub fn wait_or_nil(
         return Err(Error::Internal);
     }
     let reply = match ask.notify() {
+        Some(_) if !crate::events::ensure_unsubscribe_filter(ctx) => return Err(Error::Internal),
         Some(client) => {
             let owner = bytes(ask.owner.0);
             let retried = ask

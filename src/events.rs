@@ -8,6 +8,7 @@ use crate::upkeep;
 use crate::waiters;
 use redis_module::raw;
 use std::os::raw::{c_char, c_int, c_void};
+use std::ptr::null_mut;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -52,7 +53,7 @@ extern "C" fn on_client_change(
             upkeep::client_closed(ctx, client);
         }
         if waiters::is_receiver(client) {
-            waiters::receiver_closed(client);
+            waiters::receiver_closed(ctx, client);
         }
     })
 }
@@ -143,5 +144,55 @@ extern "C" fn on_flush(ctx: Ctx, _event: raw::RedisModuleEvent, subevent: u64, d
         let mut keys = waiters::queued_keys(db);
         keys.extend(lifetime::with_notices(|n| n.keys(db)));
         upkeep::schedule(ctx, keys.into_iter().map(|(db, key)| (db, key, false)), 0);
+    })
+}
+
+static UNSUBSCRIBE_FILTER: AtomicBool = AtomicBool::new(false);
+static SWEEP_PENDING: AtomicBool = AtomicBool::new(false);
+
+/// Watches for `UNSUBSCRIBE` and `RESET` once the first client waits with `NOTIFY`: a waiter
+/// whose connection stops listening must leave its queue at once, not keep those behind it
+/// out until its turn. Redis has no event for it, so a command filter looks at every command's
+/// name (a cheap exit while nobody waits by message); servers that never see `NOTIFY` pay
+/// nothing.
+pub fn ensure_unsubscribe_filter(ctx: Ctx) -> bool {
+    if UNSUBSCRIBE_FILTER.load(Ordering::Relaxed) {
+        return true;
+    }
+    // SAFETY: `ctx` is live; the filter lives as long as the module.
+    let registered =
+        !unsafe { api!(RedisModule_RegisterCommandFilter)(ctx, Some(on_command), 0) }.is_null();
+    UNSUBSCRIBE_FILTER.store(registered, Ordering::Relaxed);
+    registered
+}
+
+extern "C" fn on_command(filter: *mut raw::RedisModuleCommandFilterCtx) {
+    guarded("the unsubscribe filter", (), || {
+        if waiters::notified() == 0 || SWEEP_PENDING.load(Ordering::Relaxed) {
+            return;
+        }
+        // SAFETY: the filter context is live for this call; argument 0 is the command name.
+        let name = unsafe {
+            if api!(RedisModule_CommandFilterArgsCount)(filter) < 1 {
+                return;
+            }
+            bytes(api!(RedisModule_CommandFilterArgGet)(filter, 0))
+        };
+        if name.eq_ignore_ascii_case(b"unsubscribe") || name.eq_ignore_ascii_case(b"reset") {
+            SWEEP_PENDING.store(true, Ordering::Relaxed);
+            // The filter runs before the command: look once it has run, on the next turn.
+            // SAFETY: a callback with no data, run on the main thread.
+            unsafe { api!(RedisModule_EventLoopAddOneShot)(Some(on_unsubscribed), null_mut()) };
+        }
+    })
+}
+
+extern "C" fn on_unsubscribed(_data: *mut c_void) {
+    guarded("an unsubscribe", (), || {
+        SWEEP_PENDING.store(false, Ordering::Relaxed);
+        let ctx = crate::notify::own_ctx();
+        if !ctx.is_null() && is_writable_master(ctx) {
+            waiters::unsubscribed(ctx);
+        }
     })
 }

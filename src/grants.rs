@@ -180,17 +180,6 @@ pub fn unbind(db: i32, key: &[u8]) {
     lost_all(db, key);
 }
 
-/// After a full release: the next waiter gets the lock (its lease end is returned), or, with
-/// nobody queued, Redisson clients are told it is free on their unlock channel.
-pub fn hand_over_or_announce(ctx: Ctx, lock: &mut LockKey, db: i32, kind: LockType) -> Option<i64> {
-    unbind(db, bytes(lock.name()));
-    let granted = grant_next(lock, db);
-    if granted.is_none() {
-        announce(ctx, bytes(lock.name()), kind);
-    }
-    granted
-}
-
 /// Tells Redisson's waiters the lock is free (or, for a read-write lock, open to readers):
 /// `0` on `redisson_lock__channel:{key}` for the plain lock; `1` (Redisson's "wake every
 /// waiter") on `redisson_rwlock:{key}` for the read-write lock.

@@ -203,6 +203,7 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
             ));
         }
         store::init();
+        waiters::on_departure(upkeep::serve_again);
         notify::init(ctx.ctx);
         config::register(ctx, args)?;
         register_commands(ctx)?;

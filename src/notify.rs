@@ -91,7 +91,8 @@ pub fn init(ctx: Ctx) {
     with(|o| o.ctx = Some(own as usize));
 }
 
-fn own_ctx() -> Ctx {
+/// The module's own context, for work started where Redis gives none.
+pub fn own_ctx() -> Ctx {
     with(|o| o.ctx.unwrap_or(0)) as Ctx
 }
 

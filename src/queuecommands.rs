@@ -26,7 +26,7 @@ fn cancel(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     if !owner.is_empty() {
         args::owner(owner)?;
     }
-    let left = waiters::cancel(selected_db(ctx), bytes(*key), owner, client_id(ctx));
+    let left = waiters::cancel(ctx, selected_db(ctx), bytes(*key), owner, client_id(ctx));
     stats::CANCELLED.add_n(left as u64);
     Ok(Reply::Int(left as i64))
 }

@@ -16,7 +16,7 @@ use crate::rwlock::{self, Mode};
 use crate::rwstore::{self, Settled};
 use crate::stats;
 use crate::store::{LockKey, LockType};
-use crate::upkeep::{arm_renewals, hand_over, serve_queue_if_free, serve_rw, watch_lease};
+use crate::upkeep::{arm_renewals, hand_over, serve_queue_if_free, serve_rw, watch_rw};
 use crate::waiters::{self, Ask};
 use std::os::raw::c_int;
 
@@ -37,7 +37,7 @@ fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     if let Some(token) = take_rw(&mut lock, db, &request, access, queued)? {
         // A re-entry may shorten a lease the queue is watching.
         let next = rwstore::next_lease_end(&lock)?;
-        watch_lease(ctx, db, name, next);
+        watch_rw(ctx, db, &lock);
         watch_for_loss(ctx, &request, (db, name), next);
         if bind_to.is_some() {
             arm_renewals(ctx);

@@ -178,3 +178,52 @@ fn a_replica_without_the_module_matches_after_read_write_lifetimes() {
     );
     assert_eq!(replicated, expected);
 }
+
+/// A reader whose lease ended leaves the hash (fields and timeout key) within ms with nobody
+/// waiting, the TTL following the longest lease left; a RENEW that shortens the other
+/// reader's lease does not keep it either.
+#[test]
+fn a_dead_reader_is_gone_soon_with_nobody_waiting() {
+    let server = Server::start();
+    let mut c = server.conn();
+    let started = Instant::now();
+    c.q("RWLOCK.ACQUIRE k a READ PX 300");
+    c.q("RWLOCK.ACQUIRE k b READ PX 5000");
+    let fields = |c: &mut Conn| {
+        c.q("HKEYS k")
+            .items()
+            .iter()
+            .map(|f| f.text())
+            .collect::<Vec<_>>()
+    };
+    assert!(fields(&mut c).contains(&"a".to_string()));
+    assert_eq!(c.q("EXISTS {k}:a:rwlock_timeout:1").int(), 1);
+    wait_until("reader a's fields and timeout key are gone", || {
+        !fields(&mut c).iter().any(|f| f == "a" || f.ends_with(":a"))
+            && c.q("EXISTS {k}:a:rwlock_timeout:1").int() == 0
+    });
+    let gone_after = started.elapsed();
+    assert!(
+        gone_after < Duration::from_millis(300 + 100),
+        "gone {gone_after:?} after the acquire (lease 300 ms)"
+    );
+    assert_eq!(holders(&mut c, "k").len(), 1);
+    let ttl = c.q("PTTL k").int();
+    assert!(
+        ttl > 4000 && ttl <= 5000,
+        "the TTL follows b's lease: {ttl}"
+    );
+
+    // b shortens its lease below c's: c's end is watched too, and the TTL follows c.
+    c.q("RWLOCK.ACQUIRE k c READ PX 2000");
+    c.q("RWLOCK.RENEW k b PX 200");
+    wait_until("reader b is gone", || {
+        holder(&mut c, "k", "b").is_none() && !fields(&mut c).contains(&"b".to_string())
+    });
+    let ttl = c.q("PTTL k").int();
+    assert!(
+        ttl > 1000 && ttl <= 2000,
+        "the TTL follows c's lease: {ttl}"
+    );
+    server.assert_no_crash();
+}

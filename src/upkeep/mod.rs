@@ -21,7 +21,7 @@ use crate::api::{
     bytes, create_timer, guarded, is_writable_master, now_ms, stop_timer, writes_paused, Ctx,
     OwnedStr, TimerId,
 };
-use crate::grants::{self, admit_rw, grant_next, hand_over_or_announce};
+use crate::grants::{self, admit_rw, grant_next};
 use crate::lifetime::watchdog::{Binding, LockId};
 use crate::lock::Want;
 use crate::rwstore::{self, Settled};
@@ -284,12 +284,21 @@ extern "C" fn on_holder_timer(ctx: Ctx, _data: *mut c_void) {
     })
 }
 
-/// Looks at a lock that has waiters: free → the next waiter gets it; still held → watch its
-/// lease (a read-write lock first drops the read holdings whose lease ended, which may free
-/// it); now another type or kind of lock → its waiters get WRONGTYPE.
+/// Serves the queues whose head left unserved (set as the queue's `on_departure`): they are
+/// looked at as after a release, from a 0 ms timer (the departure may come inside a callback
+/// where the module must not write).
+pub fn serve_again(ctx: Ctx, keys: Vec<(i32, Rc<[u8]>)>) {
+    schedule(ctx, keys.into_iter().map(|(db, key)| (db, key, false)), 0);
+    // Blocked clients time out in `beforeSleep`, after the poll's timeout was computed.
+    crate::api::wake_event_loop();
+}
+
+/// Looks at a lock that has waiters, a noticed holding or readers to watch: free → the next
+/// waiter gets it; still held → watch its lease (a read-write lock first drops the read
+/// holdings whose lease ended, which may free it or let waiters in); now another type or kind
+/// of lock → its waiters get WRONGTYPE.
 fn check(ctx: Ctx, db: i32, key: &[u8], expired: bool) {
     match waiters::next_want(db, key) {
-        None if !noticed(db, key) => return,
         Some(Want::Latch) => {
             let name = select(ctx, db, key);
             grants::open_latch(ctx, db, name.0);
@@ -307,11 +316,8 @@ fn check(ctx: Ctx, db: i32, key: &[u8], expired: bool) {
         Ok(mut lock) if lock.is_free() => {
             // The holdings it had ended: their owners hear of it (NOTIFY).
             grants::unbind(db, key);
-            if let Some(expire_at) = grant_next(&mut lock, db) {
-                after_grant(ctx, db, key, expire_at);
-                if expired {
-                    stats::EXPIRY_WAKEUPS.add();
-                }
+            if serve_free(ctx, &mut lock, db) && expired {
+                stats::EXPIRY_WAKEUPS.add();
             }
         }
         Ok(mut lock) => match (lock.kind(), waiters::next_want(db, key)) {
@@ -338,14 +344,28 @@ fn check(ctx: Ctx, db: i32, key: &[u8], expired: bool) {
 /// waiters hear of it), a held one admits whom its rules let in, and while others wait, the
 /// earliest lease end is watched.
 pub fn serve_rw(ctx: Ctx, lock: &mut LockKey, db: i32, settled: Settled) {
-    let key = bytes(lock.name()).to_vec();
     if settled == Settled::Free {
         hand_over(ctx, lock, db, LockType::ReadWrite);
-    } else if let Some(at) = admit_rw(lock, db) {
-        after_grant(ctx, db, &key, at);
-    } else if waiters::count(db, &key) > 0 || noticed(db, &key) {
-        let next = rwstore::next_lease_end(lock).ok().flatten();
-        watch_lease(ctx, db, &key, next);
+        return;
+    }
+    if admit_rw(lock, db).is_some() {
+        arm_renewals(ctx);
+    }
+    watch_rw(ctx, db, lock);
+}
+
+/// Watches a held read-write lock's earliest lease end: while anyone waits or is told of a
+/// loss, as for every lock, and also whenever a reader's lease ends before the key's own TTL,
+/// so that a dead reader leaves the hash (and the TTL follows the longest lease left) within
+/// ms whether or not anyone waits.
+pub fn watch_rw(ctx: Ctx, db: i32, lock: &LockKey) {
+    let key = bytes(lock.name());
+    let next = rwstore::next_lease_end(lock).ok().flatten();
+    let reader_ends_first = next.zip(lock.expire_at()).is_some_and(|(at, end)| at < end);
+    if reader_ends_first {
+        arm_lease_timer(ctx, (db, Rc::from(key)), next);
+    } else {
+        watch_lease(ctx, db, key, next);
     }
 }
 
@@ -363,7 +383,11 @@ pub fn watch_lease(ctx: Ctx, db: i32, key: &[u8], expire_at: Option<i64>) {
         None if noticed(db, key) => Rc::from(key),
         None => return,
     };
-    let (target, fire_at) = ((db, name), expire_at.map(|at| at + 1));
+    arm_lease_timer(ctx, (db, name), expire_at);
+}
+
+fn arm_lease_timer(ctx: Ctx, target: Target, expire_at: Option<i64>) {
+    let fire_at = expire_at.map(|at| at + 1);
     with(|u| {
         u.lease_timers
             .arm(ctx, target, fire_at, Some(on_lease_timer))
@@ -386,10 +410,25 @@ extern "C" fn on_lease_timer(ctx: Ctx, _data: *mut c_void) {
 /// been handed over yet).
 pub fn serve_queue_if_free(ctx: Ctx, lock: &mut LockKey, db: i32) {
     if lock.is_free() {
-        if let Some(expire_at) = grant_next(lock, db) {
-            after_grant(ctx, db, bytes(lock.name()), expire_at);
-        }
+        serve_free(ctx, lock, db);
     }
+}
+
+/// Grants a free lock to the head of its queue and watches what follows. Returns whether
+/// anyone was granted.
+fn serve_free(ctx: Ctx, lock: &mut LockKey, db: i32) -> bool {
+    let readers_or_writer = matches!(
+        waiters::next_want(db, bytes(lock.name())),
+        Some(Want::Read | Want::Write)
+    );
+    let Some(expire_at) = grant_next(lock, db) else {
+        return false;
+    };
+    after_grant(ctx, db, bytes(lock.name()), expire_at);
+    if readers_or_writer {
+        watch_rw(ctx, db, lock);
+    }
+    true
 }
 
 /// A waiter was just granted the lock: watch its lease, and renew it if it asked for the
@@ -402,7 +441,8 @@ fn after_grant(ctx: Ctx, db: i32, key: &[u8], expire_at: i64) {
 /// After a full release by a command: the next waiter gets the lock, or Redisson clients
 /// hear that it is free.
 pub fn hand_over(ctx: Ctx, lock: &mut LockKey, db: i32, kind: LockType) {
-    if let Some(expire_at) = hand_over_or_announce(ctx, lock, db, kind) {
-        after_grant(ctx, db, bytes(lock.name()), expire_at);
+    grants::unbind(db, bytes(lock.name()));
+    if !serve_free(ctx, lock, db) {
+        grants::announce(ctx, bytes(lock.name()), kind);
     }
 }

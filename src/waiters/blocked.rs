@@ -2,7 +2,7 @@
 //! calls and the callbacks it makes. Each blocked client is unblocked exactly once, by whoever
 //! takes its waiter out of the registry.
 
-use super::{arm_wake_timer, with, Ask, Bc, Outcome, Via, Waiter};
+use super::{arm_wake_timer, serve_departed, with, Ask, Bc, Outcome, Via, Waiter};
 use crate::api::{api, guarded, Ctx, RStr, ERR};
 use crate::args::Wait;
 use crate::error::{Error, Result};
@@ -51,7 +51,7 @@ pub(super) fn unblock(bc: NonZeroUsize, outcome: Option<Outcome>) {
 fn remove(bc: Bc) -> Option<Waiter> {
     with(|r| {
         let seq = *r.blocked.get(&(bc as usize))?;
-        r.take(seq)
+        r.depart(seq)
     })
 }
 
@@ -84,10 +84,12 @@ extern "C" fn on_timeout(ctx: Ctx, _argv: *mut RStr, _argc: c_int) -> c_int {
                 stats::WAIT_TIMEOUTS.add();
                 // SAFETY: just taken out of the registry: this is its one UnblockClient,
                 // which Redis needs to free a plain blocked client that timed out.
-                unsafe {
+                let replied = unsafe {
                     api!(RedisModule_UnblockClient)(bc, null_mut());
                     api!(RedisModule_ReplyWithNull)(ctx)
-                }
+                };
+                serve_departed(ctx);
+                replied
             }
             // Granted in this same event-loop turn, just before the deadline: tell it so.
             None => reply_outcome(ctx),
@@ -95,11 +97,12 @@ extern "C" fn on_timeout(ctx: Ctx, _argv: *mut RStr, _argc: c_int) -> c_int {
     })
 }
 
-extern "C" fn on_disconnect(_ctx: Ctx, bc: Bc) {
+extern "C" fn on_disconnect(ctx: Ctx, bc: Bc) {
     guarded("a waiter's disconnect", (), || {
         if remove(bc).is_some() {
             // SAFETY: just taken out of the registry: this is its one UnblockClient.
             unsafe { api!(RedisModule_UnblockClient)(bc, null_mut()) };
+            serve_departed(ctx);
         }
     })
 }

@@ -22,7 +22,7 @@ use slab::{Handle, Slab};
 mod ask;
 mod blocked;
 mod slab;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::cmp::Reverse;
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
@@ -106,11 +106,36 @@ struct Registry {
     /// deadline is ours to keep. Deadlines of waiters that left early are skipped.
     deadlines: BinaryHeap<Reverse<(i64, u64)>>,
     wake_timer: Option<(TimerId, i64)>,
+    /// Queues whose head left other than by being served: whoever took it out hands them to
+    /// `SERVE_AGAIN` before its callback ends.
+    to_serve: Vec<(i32, Rc<[u8]>)>,
 }
+
+/// Serves queues again after their head left (set at load by the layer that serves: a
+/// departure lets those behind in exactly as a release does).
+pub type ServeAgain = fn(Ctx, Vec<(i32, Rc<[u8]>)>);
 
 thread_local! {
     // Redis calls every callback of this module on its main thread.
     static REGISTRY: RefCell<Registry> = RefCell::default();
+    static SERVE_AGAIN: Cell<Option<ServeAgain>> = const { Cell::new(None) };
+}
+
+/// Names who serves a queue again after a waiter left it.
+pub fn on_departure(serve_again: ServeAgain) {
+    SERVE_AGAIN.with(|s| s.set(Some(serve_again)));
+}
+
+/// Hands the queues whose head left to `SERVE_AGAIN`. Every entry point that takes waiters
+/// out other than by serving them calls it before it returns.
+fn serve_departed(ctx: Ctx) {
+    let keys = with(|r| std::mem::take(&mut r.to_serve));
+    if keys.is_empty() {
+        return;
+    }
+    if let Some(serve_again) = SERVE_AGAIN.with(Cell::get) {
+        serve_again(ctx, keys);
+    }
 }
 
 /// Runs `f` on the registry. `f` must not call back into code that uses the registry.
@@ -194,10 +219,31 @@ impl Registry {
             queue.live -= 1;
             if queue.live == 0 {
                 drop_queue(self, db, &key);
-            } else if queue.order.len() > 2 * queue.live + 16 {
+            } else {
+                // The front entry is always a live waiter: the head is found in O(1).
                 let waiters = &self.waiters;
-                queue.order.retain(|seq| waiters.contains(*seq));
+                while queue.order.front().is_some_and(|s| !waiters.contains(*s)) {
+                    queue.order.pop_front();
+                }
+                if queue.order.len() > 2 * queue.live + 16 {
+                    queue.order.retain(|seq| waiters.contains(*seq));
+                }
             }
+        }
+        Some(waiter)
+    }
+
+    /// Takes a waiter out that leaves unserved (timeout, disconnect, cancel, unblock, a
+    /// receiver gone): if it headed a queue that others still wait in, that queue is served
+    /// again, since its new head may be let in now.
+    fn depart(&mut self, seq: Handle) -> Option<Waiter> {
+        let (db, key) = self.waiters.get(seq).map(|w| (w.db, w.key.clone()))?;
+        let was_head = self
+            .queue(db, &key)
+            .is_some_and(|q| q.order.front() == Some(&seq));
+        let waiter = self.take(seq)?;
+        if was_head && self.queue(db, &key).is_some() {
+            self.to_serve.push((db, key));
         }
         Some(waiter)
     }
@@ -258,9 +304,23 @@ pub fn queued_keys(db: Option<i32>) -> Vec<(i32, Rc<[u8]>)> {
     })
 }
 
-/// What the first live waiter of (db, key) asks for, if anyone waits.
+/// What the first live waiter of (db, key) asks for, if anyone waits. A head told by message
+/// whose connection is gone or no longer subscribed leaves on the way: it must not keep those
+/// behind it out (the caller is serving the queue already).
 pub fn next_want(db: i32, key: &[u8]) -> Option<Want> {
-    with(|r| r.in_order(db, key).next().map(|(_, w)| w.ask.want))
+    loop {
+        let (seq, want, receiver) = with(|r| {
+            let (seq, w) = r.in_order(db, key).next()?;
+            Some((seq, w.ask.want, w.receiver()))
+        })?;
+        match receiver {
+            Some(client) if !notify::reachable(client) => {
+                stats::NOTIFY_SKIPPED.add();
+                with(|r| r.take(seq));
+            }
+            _ => return Some(want),
+        }
+    }
 }
 
 /// What every live waiter of (db, key) asks for, in queue order (O(queue length): for INFO).
@@ -327,7 +387,7 @@ fn request_hash(db: i32, key: &[u8], owner: &[u8], id: &[u8]) -> u64 {
 /// `RLOCK.CANCEL`: takes `owner`'s entries out of the queue for (db, key); an empty owner (a
 /// latch's waiters) takes only those of connection `caller`. Blocked ones are answered nil.
 /// Returns how many left.
-pub fn cancel(db: i32, key: &[u8], owner: &[u8], caller: u64) -> usize {
+pub fn cancel(ctx: Ctx, db: i32, key: &[u8], owner: &[u8], caller: u64) -> usize {
     let taken: Vec<Waiter> = with(|r| {
         let seqs: Vec<u64> = r
             .in_order(db, key)
@@ -336,7 +396,7 @@ pub fn cancel(db: i32, key: &[u8], owner: &[u8], caller: u64) -> usize {
             })
             .map(|(seq, _)| seq)
             .collect();
-        seqs.into_iter().filter_map(|seq| r.take(seq)).collect()
+        seqs.into_iter().filter_map(|seq| r.depart(seq)).collect()
     });
     let count = taken.len();
     for waiter in taken {
@@ -344,6 +404,7 @@ pub fn cancel(db: i32, key: &[u8], owner: &[u8], caller: u64) -> usize {
             blocked::unblock(bc, None);
         }
     }
+    serve_departed(ctx);
     count
 }
 
@@ -351,23 +412,11 @@ pub fn cancel(db: i32, key: &[u8], owner: &[u8], caller: u64) -> usize {
 /// and must `deliver` to it. A waiter told by message whose connection is gone or no longer
 /// subscribed is dropped on the way.
 pub fn pop_next(db: i32, key: &[u8]) -> Option<Waiter> {
-    loop {
-        let waiter = with(|r| {
-            let seq = r.in_order(db, key).next().map(|(seq, _)| seq)?;
-            let queue = r.queues.get_mut(&db)?.get_mut(key)?;
-            while queue.order.front().is_some_and(|s| *s != seq) {
-                queue.order.pop_front();
-            }
-            queue.order.pop_front();
-            r.take(seq)
-        })?;
-        match waiter.receiver() {
-            Some(client) if !notify::reachable(client) => {
-                stats::NOTIFY_SKIPPED.add();
-            }
-            _ => return Some(waiter),
-        }
-    }
+    next_want(db, key)?;
+    with(|r| {
+        let seq = *r.queue(db, key)?.order.front()?;
+        r.take(seq)
+    })
 }
 
 fn drop_queue(r: &mut Registry, db: i32, key: &[u8]) {
@@ -425,7 +474,7 @@ pub fn fail_notified(error: Error) {
 }
 
 /// A connection closed: the waiters told through it leave their queues.
-pub fn receiver_closed(client: u64) {
+pub fn receiver_closed(ctx: Ctx, client: u64) {
     with(|r| {
         let Some((seqs, _)) = r.receivers.remove(&client) else {
             return;
@@ -435,11 +484,24 @@ pub fn receiver_closed(client: u64) {
                 .get(seq)
                 .is_some_and(|w| w.receiver() == Some(client))
             {
-                // Already out of `receivers`: `take` finds nothing more to drop there.
-                r.take(seq);
+                // Already out of `receivers`: `depart` finds nothing more to drop there.
+                r.depart(seq);
             }
         }
     });
+    serve_departed(ctx);
+}
+
+/// After an `UNSUBSCRIBE` or `RESET` somewhere: the waiters of connections no longer
+/// subscribed to their channel leave their queues, as if those connections had closed.
+pub fn unsubscribed(ctx: Ctx) {
+    let clients: Vec<u64> = with(|r| r.receivers.keys().copied().collect());
+    for client in clients {
+        if notify::check_subscribed(ctx, client).is_err() {
+            stats::NOTIFY_SKIPPED.add();
+            receiver_closed(ctx, client);
+        }
+    }
 }
 
 /// Whether any waiter is told through connection `client`.
@@ -478,7 +540,7 @@ extern "C" fn on_wake_timer(ctx: Ctx, _data: *mut c_void) {
                 }
                 r.deadlines.pop();
                 if r.waiters.get(seq).is_some_and(|w| w.via == Via::Message) {
-                    timed_out.extend(r.take(seq));
+                    timed_out.extend(r.depart(seq));
                 }
             }
             arm_wake_timer(ctx, r);
@@ -492,5 +554,6 @@ extern "C" fn on_wake_timer(ctx: Ctx, _data: *mut c_void) {
                 notify::send(client, message);
             }
         }
+        serve_departed(ctx);
     })
 }
