@@ -304,3 +304,9 @@ pub fn wake_event_loop() {
     // SAFETY: a callback that does nothing, with no data.
     unsafe { api!(RedisModule_EventLoopAddOneShot)(Some(nothing), std::ptr::null_mut()) };
 }
+
+/// The db the command (or the timer's client) is pointed at.
+pub fn selected_db(ctx: Ctx) -> i32 {
+    // SAFETY: `ctx` is the live context of the current callback.
+    unsafe { api!(RedisModule_GetSelectedDb)(ctx) }
+}

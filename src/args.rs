@@ -1,9 +1,12 @@
 //! argv to typed requests. Pure: works on byte slices, so it is tested without Redis.
 
 use crate::error::{Error, Result};
+use crate::kinds::{Access, MODE_FIELD, RESERVED_PREFIX};
 use crate::lifetime::retries::MAX_ID_LEN;
-use crate::lock::{Access, RESERVED_PREFIX};
-use crate::rwlock::{MODE_FIELD, WRITE_SUFFIX};
+
+/// A writer's hold count is kept under `<owner>:write` (Redisson's read-write layout): owner ids
+/// may not end so.
+const WRITE_SUFFIX: &[u8] = b":write";
 
 /// Leases and waits are capped at one year: anything longer is a unit mistake.
 pub const MAX_MS: i64 = 365 * 24 * 3600 * 1000;

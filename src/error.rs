@@ -40,7 +40,9 @@ pub enum Error {
     /// `RWLOCK.ACQUIRE ... WRITE` by an owner that holds read: it would wait for itself.
     Upgrade,
     /// An owner with `MAX_READ_HOLDS` read holds asked for one more.
-    TooManyReadHolds,
+    TooManyReadHolds {
+        max: i64,
+    },
     /// `READ` or `WRITE` expected.
     BadMode,
     /// An owner id that would collide with the read-write lock's layout.
@@ -118,10 +120,9 @@ impl fmt::Display for Error {
                 f,
                 "ERR this owner holds the read lock: release it before asking for the write lock (an upgrade would wait for itself)"
             ),
-            Error::TooManyReadHolds => write!(
+            Error::TooManyReadHolds { max } => write!(
                 f,
-                "ERR an owner may hold a read lock at most {} times",
-                crate::rwlock::MAX_READ_HOLDS
+                "ERR an owner may hold a read lock at most {max} times"
             ),
             Error::BadMode => write!(f, "ERR mode must be READ or WRITE"),
             Error::LayoutOwner => write!(

@@ -1,11 +1,10 @@
 //! Keyspace and server events that free a lock behind the module's back (lease expiry, DEL,
 //! eviction, RENAME, FLUSHDB). They only note the key: `upkeep` looks at it from a timer.
 
-use crate::api::{api, bytes, guarded, is_writable_master, Ctx, RStr, OK};
-use crate::grants::selected_db;
+use crate::api::{api, bytes, guarded, is_writable_master, selected_db, Ctx, RStr, OK};
 use crate::lifetime;
+use crate::queue;
 use crate::upkeep;
-use crate::waiters;
 use redis_module::raw;
 use std::os::raw::{c_char, c_int, c_void};
 use std::ptr::null_mut;
@@ -52,8 +51,8 @@ extern "C" fn on_client_change(
         if lifetime::with_watchdog(|w| w.has_client(client)) {
             upkeep::client_closed(ctx, client);
         }
-        if waiters::is_receiver(client) {
-            waiters::receiver_closed(ctx, client);
+        if queue::is_receiver(client) {
+            queue::receiver_closed(ctx, client);
         }
     })
 }
@@ -68,7 +67,7 @@ extern "C" fn on_role_change(
         if subevent == raw::REDISMODULE_EVENT_REPLROLECHANGED_NOW_REPLICA as u64 {
             upkeep::turned_replica(ctx);
             // Redis unblocks the blocked waiters itself; the notified ones are told.
-            waiters::fail_notified(crate::error::Error::TurnedReplica);
+            queue::fail_notified(crate::error::Error::TurnedReplica);
         }
     })
 }
@@ -119,13 +118,13 @@ pub fn ensure_string_subscription(ctx: Ctx) -> bool {
 extern "C" fn on_keyspace_event(ctx: Ctx, class: c_int, _event: *const c_char, key: RStr) -> c_int {
     guarded("a keyspace event", OK, || {
         // Cheap exit first: this runs for every write on the server.
-        let nothing_watched = waiters::total() == 0 && lifetime::with_notices(|n| n.len() == 0);
+        let nothing_watched = queue::total() == 0 && lifetime::with_notices(|n| n.len() == 0);
         if nothing_watched || crate::counter::writing() || !is_writable_master(ctx) {
             return OK;
         }
         let db = selected_db(ctx);
         let key = bytes(key);
-        if waiters::count(db, key) > 0 || upkeep::noticed(db, key) {
+        if queue::count(db, key) > 0 || upkeep::noticed(db, key) {
             let expired = class & raw::REDISMODULE_NOTIFY_EXPIRED != 0;
             upkeep::schedule(ctx, [(db, Rc::from(key), expired)], 0);
         }
@@ -141,7 +140,7 @@ extern "C" fn on_flush(ctx: Ctx, _event: raw::RedisModuleEvent, subevent: u64, d
         // SAFETY: FlushDB events carry a RedisModuleFlushInfo.
         let dbnum = unsafe { (*data.cast::<raw::RedisModuleFlushInfo>()).dbnum };
         let db = (dbnum >= 0).then_some(dbnum);
-        let mut keys = waiters::queued_keys(db);
+        let mut keys = queue::queued_keys(db);
         keys.extend(lifetime::with_notices(|n| n.keys(db)));
         upkeep::schedule(ctx, keys.into_iter().map(|(db, key)| (db, key, false)), 0);
     })
@@ -168,7 +167,7 @@ pub fn ensure_unsubscribe_filter(ctx: Ctx) -> bool {
 
 extern "C" fn on_command(filter: *mut raw::RedisModuleCommandFilterCtx) {
     guarded("the unsubscribe filter", (), || {
-        if waiters::notified() == 0 || SWEEP_PENDING.load(Ordering::Relaxed) {
+        if queue::notified() == 0 || SWEEP_PENDING.load(Ordering::Relaxed) {
             return;
         }
         // SAFETY: the filter context is live for this call; argument 0 is the command name.
@@ -192,7 +191,7 @@ extern "C" fn on_unsubscribed(_data: *mut c_void) {
         SWEEP_PENDING.store(false, Ordering::Relaxed);
         let ctx = crate::notify::own_ctx();
         if !ctx.is_null() && is_writable_master(ctx) {
-            waiters::unsubscribed(ctx);
+            queue::unsubscribed(ctx);
         }
     })
 }

@@ -2,7 +2,7 @@
 
 use crate::api::{api, guarded, Ctx, OK};
 use crate::lifetime::{with_released, with_watchdog};
-use crate::{stats, waiters};
+use crate::{queue, stats};
 use redis_module::raw;
 use std::os::raw::c_int;
 
@@ -25,12 +25,12 @@ extern "C" fn on_info(ictx: *mut raw::RedisModuleInfoCtx, _for_crash_report: c_i
             (c"expiry_wakeups", stats::EXPIRY_WAKEUPS.get()),
             (c"releases", stats::RELEASES.get()),
             (c"force_releases", stats::FORCE_RELEASES.get()),
-            (c"waiters", waiters::total() as u64),
-            (c"notified_waiters", waiters::notified() as u64),
+            (c"waiters", queue::total() as u64),
+            (c"notified_waiters", queue::notified() as u64),
             (c"notify_skipped", stats::NOTIFY_SKIPPED.get()),
             (c"notify_lost", stats::NOTIFY_LOST.get()),
             (c"cancelled", stats::CANCELLED.get()),
-            (c"locks_with_waiters", waiters::locks_with_waiters() as u64),
+            (c"locks_with_waiters", queue::locks_with_waiters() as u64),
             (c"watchdog_locks", with_watchdog(|w| w.len()) as u64),
             (c"watchdog_renewals", stats::WATCHDOG_RENEWALS.get()),
             (c"watchdog_releases", stats::WATCHDOG_RELEASES.get()),

@@ -2,34 +2,29 @@
 
 mod api;
 mod args;
-mod commands;
+mod clock;
 mod config;
 mod counter;
 mod docs;
 mod error;
 mod events;
-mod grants;
+mod families;
 mod heap;
+mod holdings;
 mod info;
-mod latch;
+mod kinds;
 mod lifetime;
-mod lock;
 mod notify;
-mod queuecommands;
-mod rwcommands;
-mod rwlock;
-mod rwstore;
+mod queue;
+mod reentry;
+mod reply;
+mod request;
 mod scan;
-mod scan_args;
-mod semaphore;
-mod semcommands;
-mod semstore;
-mod sidekeys;
 mod stats;
 mod store;
 mod upkeep;
-mod waiters;
 
+use families::{latch, lock, rwlock, semaphore};
 use redis_module::{redis_module, Context, RedisString, Status};
 use std::ffi::CString;
 
@@ -42,129 +37,134 @@ const NO_KEY: Keys = (0, 0, 0);
 const COMMANDS: [(&str, redis_module::raw::RedisModuleCmdFunc, &str, Keys); 23] = [
     (
         "rlock.acquire",
-        Some(commands::acquire_command),
+        Some(lock::commands::acquire_command),
         "write deny-oom",
         KEY_1,
     ),
     (
         "rlock.release",
-        Some(commands::release_command),
+        Some(lock::commands::release_command),
         "write",
         KEY_1,
     ),
-    ("rlock.renew", Some(commands::renew_command), "write", KEY_1),
+    (
+        "rlock.renew",
+        Some(lock::commands::renew_command),
+        "write",
+        KEY_1,
+    ),
     (
         "rlock.forcerelease",
-        Some(commands::force_release_command),
+        Some(lock::commands::force_release_command),
         "write",
         KEY_1,
     ),
     (
         "rlock.info",
-        Some(commands::info_command),
+        Some(lock::commands::info_command),
         "readonly fast",
         KEY_1,
     ),
     ("rlock.scan", Some(scan::scan_command), "readonly", NO_KEY),
     (
         "rlock.cancel",
-        Some(queuecommands::cancel_command),
+        Some(queue::commands::cancel_command),
         "fast",
         KEY_1,
     ),
     (
         "rlock.channel",
-        Some(queuecommands::channel_command),
+        Some(queue::commands::channel_command),
         "fast",
         NO_KEY,
     ),
     (
         "rwlock.acquire",
-        Some(rwcommands::acquire_command),
+        Some(rwlock::commands::acquire_command),
         "write deny-oom",
         KEY_1,
     ),
     (
         "rwlock.release",
-        Some(rwcommands::release_command),
+        Some(rwlock::commands::release_command),
         "write",
         KEY_1,
     ),
     (
         "rwlock.renew",
-        Some(rwcommands::renew_command),
+        Some(rwlock::commands::renew_command),
         "write",
         KEY_1,
     ),
     (
         "rwlock.forcerelease",
-        Some(rwcommands::force_release_command),
+        Some(rwlock::commands::force_release_command),
         "write",
         KEY_1,
     ),
     (
         "rwlock.info",
-        Some(rwcommands::info_command),
+        Some(rwlock::commands::info_command),
         "readonly",
         KEY_1,
     ),
     (
         "rlatch.set",
-        Some(latch::set_command),
+        Some(latch::commands::set_command),
         "write deny-oom",
         KEY_1,
     ),
     (
         "rlatch.countdown",
-        Some(latch::countdown_command),
+        Some(latch::commands::countdown_command),
         "write",
         KEY_1,
     ),
     (
         "rlatch.await",
-        Some(latch::await_command),
+        Some(latch::commands::await_command),
         "readonly",
         KEY_1,
     ),
     (
         "rlatch.count",
-        Some(latch::count_command),
+        Some(latch::commands::count_command),
         "readonly fast",
         KEY_1,
     ),
     (
         "rsem.acquire",
-        Some(semcommands::acquire_command),
+        Some(semaphore::commands::acquire_command),
         "write deny-oom",
         KEY_1,
     ),
     (
         "rsem.release",
-        Some(semcommands::release_command),
+        Some(semaphore::commands::release_command),
         "write",
         KEY_1,
     ),
     (
         "rsem.renew",
-        Some(semcommands::renew_command),
+        Some(semaphore::commands::renew_command),
         "write",
         KEY_1,
     ),
     (
         "rsem.setpermits",
-        Some(semcommands::set_permits_command),
+        Some(semaphore::commands::set_permits_command),
         "write deny-oom",
         KEY_1,
     ),
     (
         "rsem.addpermits",
-        Some(semcommands::add_permits_command),
+        Some(semaphore::commands::add_permits_command),
         "write deny-oom",
         KEY_1,
     ),
     (
         "rsem.info",
-        Some(semcommands::info_command),
+        Some(semaphore::commands::info_command),
         "readonly",
         KEY_1,
     ),
@@ -203,7 +203,8 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
             ));
         }
         store::init();
-        waiters::on_departure(upkeep::serve_again);
+        lock::store::init();
+        queue::on_departure(upkeep::serve_again);
         notify::init(ctx.ctx);
         config::register(ctx, args)?;
         register_commands(ctx)?;

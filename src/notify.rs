@@ -5,9 +5,9 @@
 
 use crate::api::{api, context_flags, create_timer, guarded, reply_elements, Ctx, OwnedStr};
 use crate::error::{Error, Result};
+use crate::kinds::Want;
 use crate::lifetime::notices::Notice;
 use crate::lifetime::with_notices;
-use crate::lock::Want;
 use crate::stats;
 use redis_module::raw;
 use std::cell::RefCell;

@@ -2,7 +2,7 @@
 //! grant channel when they end other than by the owner's release (lease end, `MAXHOLD`,
 //! `FORCERELEASE`, `DEL`, a flush). Pure bookkeeping; `grants` sends the messages.
 
-use crate::lock::Want;
+use crate::kinds::Want;
 use std::collections::HashMap;
 use std::rc::Rc;
 

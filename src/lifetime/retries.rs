@@ -12,6 +12,13 @@ use std::rc::Rc;
 /// The hash field that keeps the request ids of the current holding.
 pub const IDS_FIELD: &[u8] = b"rlock:ids";
 
+/// Where the request ids of one owner's holdings are kept in a hash of several owners (a
+/// read-write lock, a semaphore's holders): `rlock:ids:<owner>`, entries starting with a
+/// letter, never a number (Redisson's scripts read numeric fields as hold counts).
+pub fn ids_field(owner: &[u8]) -> Vec<u8> {
+    [IDS_FIELD, b":", owner].concat()
+}
+
 /// Longest request id accepted, in bytes.
 pub const MAX_ID_LEN: usize = 64;
 

@@ -21,14 +21,15 @@ use crate::api::{
     bytes, create_timer, guarded, is_writable_master, now_ms, stop_timer, writes_paused, Ctx,
     OwnedStr, TimerId,
 };
-use crate::grants::{self, admit_rw, grant_next};
+use crate::families::rwlock::store::{self as rwstore, Settled};
+use crate::families::semaphore::store::Semaphore;
+use crate::families::{latch, lock, rwlock, semaphore};
+use crate::holdings;
+use crate::kinds::Want;
 use crate::lifetime::watchdog::{Binding, LockId};
-use crate::lock::Want;
-use crate::rwstore::{self, Settled};
-use crate::semstore::Semaphore;
+use crate::queue;
 use crate::stats;
 use crate::store::{LockKey, LockType};
-use crate::waiters;
 use redis_module::raw;
 use std::cell::RefCell;
 use std::cmp::Reverse;
@@ -236,7 +237,7 @@ fn open_semaphore(ctx: Ctx, db: i32, key: &[u8]) -> Option<(OwnedStr, Semaphore)
     match Semaphore::open(ctx, name.0) {
         Ok(sem) => Some((name, sem)),
         Err(_) => {
-            waiters::fail_all(db, key);
+            queue::fail_all(db, key);
             None
         }
     }
@@ -245,9 +246,9 @@ fn open_semaphore(ctx: Ctx, db: i32, key: &[u8]) -> Option<(OwnedStr, Semaphore)
 /// A semaphore's holders or counter changed: serve its queue and watch its holders' leases.
 pub fn semaphore_changed(ctx: Ctx, db: i32, sem: &mut Semaphore) {
     let key = bytes(sem.key()).to_vec();
-    match grants::serve_semaphore(ctx, db, sem) {
+    match semaphore::serve::serve_semaphore(ctx, db, sem) {
         Ok(next) => watch_holders(ctx, db, &key, next),
-        Err(_) => waiters::fail_all(db, &key),
+        Err(_) => queue::fail_all(db, &key),
     }
     arm_renewals(ctx);
 }
@@ -298,10 +299,10 @@ pub fn serve_again(ctx: Ctx, keys: Vec<(i32, Rc<[u8]>)>) {
 /// holdings whose lease ended, which may free it or let waiters in); now another type or kind
 /// of lock → its waiters get WRONGTYPE.
 fn check(ctx: Ctx, db: i32, key: &[u8], expired: bool) {
-    match waiters::next_want(db, key) {
+    match queue::next_want(db, key) {
         Some(Want::Latch) => {
             let name = select(ctx, db, key);
-            grants::open_latch(ctx, db, name.0);
+            latch::serve::open(ctx, db, name.0);
             return;
         }
         Some(Want::Permits(_)) => {
@@ -312,30 +313,30 @@ fn check(ctx: Ctx, db: i32, key: &[u8], expired: bool) {
     }
     let (_name, lock) = open(ctx, &(db, Rc::from(key)));
     match lock {
-        Err(_) => waiters::fail_all(db, key),
+        Err(_) => queue::fail_all(db, key),
         Ok(mut lock) if lock.is_free() => {
             // The holdings it had ended: their owners hear of it (NOTIFY).
-            grants::unbind(db, key);
+            holdings::unbind(db, key);
             if serve_free(ctx, &mut lock, db) && expired {
                 stats::EXPIRY_WAKEUPS.add();
             }
         }
-        Ok(mut lock) => match (lock.kind(), waiters::next_want(db, key)) {
+        Ok(mut lock) => match (lock.kind(), queue::next_want(db, key)) {
             (Some(LockType::Plain), None | Some(Want::Lock)) => {
                 watch_lease(ctx, db, key, lock.expire_at())
             }
             (Some(LockType::ReadWrite), None | Some(Want::Read | Want::Write)) => {
                 match rwstore::settle(&mut lock, now_ms(), None) {
                     Ok(settled) => {
-                        if settled == Settled::Free && expired && waiters::count(db, key) > 0 {
+                        if settled == Settled::Free && expired && queue::count(db, key) > 0 {
                             stats::EXPIRY_WAKEUPS.add();
                         }
                         serve_rw(ctx, &mut lock, db, settled);
                     }
-                    Err(_) => waiters::fail_all(db, key),
+                    Err(_) => queue::fail_all(db, key),
                 }
             }
-            _ => waiters::fail_all(db, key),
+            _ => queue::fail_all(db, key),
         },
     }
 }
@@ -348,7 +349,7 @@ pub fn serve_rw(ctx: Ctx, lock: &mut LockKey, db: i32, settled: Settled) {
         hand_over(ctx, lock, db, LockType::ReadWrite);
         return;
     }
-    if admit_rw(lock, db).is_some() {
+    if rwlock::serve::admit(lock, db).is_some() {
         arm_renewals(ctx);
     }
     watch_rw(ctx, db, lock);
@@ -378,7 +379,7 @@ pub fn noticed(db: i32, key: &[u8]) -> bool {
 /// Makes sure a lock that has waiters (or a noticed holding) is looked at again just after the lease ending at
 /// `expire_at` (ms): if it then is gone, the next waiter gets it.
 pub fn watch_lease(ctx: Ctx, db: i32, key: &[u8], expire_at: Option<i64>) {
-    let name = match waiters::shared_key(db, key) {
+    let name = match queue::shared_key(db, key) {
         Some(name) => name,
         None if noticed(db, key) => Rc::from(key),
         None => return,
@@ -417,15 +418,18 @@ pub fn serve_queue_if_free(ctx: Ctx, lock: &mut LockKey, db: i32) {
 /// Grants a free lock to the head of its queue and watches what follows. Returns whether
 /// anyone was granted.
 fn serve_free(ctx: Ctx, lock: &mut LockKey, db: i32) -> bool {
-    let readers_or_writer = matches!(
-        waiters::next_want(db, bytes(lock.name())),
-        Some(Want::Read | Want::Write)
-    );
-    let Some(expire_at) = grant_next(lock, db) else {
+    let want = queue::next_want(db, bytes(lock.name()));
+    let lease_end = match want {
+        Some(Want::Lock) => lock::serve::serve(lock, db),
+        Some(Want::Read | Want::Write) => rwlock::serve::admit(lock, db),
+        // Counters, not lock hashes: served by their own families.
+        Some(Want::Latch | Want::Permits(_)) | None => None,
+    };
+    let Some(expire_at) = lease_end else {
         return false;
     };
     after_grant(ctx, db, bytes(lock.name()), expire_at);
-    if readers_or_writer {
+    if want != Some(Want::Lock) {
         watch_rw(ctx, db, lock);
     }
     true
@@ -441,8 +445,15 @@ fn after_grant(ctx: Ctx, db: i32, key: &[u8], expire_at: i64) {
 /// After a full release by a command: the next waiter gets the lock, or Redisson clients
 /// hear that it is free.
 pub fn hand_over(ctx: Ctx, lock: &mut LockKey, db: i32, kind: LockType) {
-    grants::unbind(db, bytes(lock.name()));
-    if !serve_free(ctx, lock, db) {
-        grants::announce(ctx, bytes(lock.name()), kind);
+    holdings::unbind(db, bytes(lock.name()));
+    if serve_free(ctx, lock, db) {
+        return;
+    }
+    let key = bytes(lock.name());
+    match kind {
+        LockType::Plain => lock::serve::announce_free(ctx, key),
+        LockType::ReadWrite => rwlock::serve::announce_open(ctx, key),
+        // Semaphores announce their count as they change it (`give_back`).
+        LockType::Semaphore => {}
     }
 }

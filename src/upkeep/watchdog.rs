@@ -10,13 +10,15 @@ use super::{
 use crate::api::{
     create_timer, guarded, is_writable_master, now_ms, stop_timer, writes_paused, Ctx, OwnedStr,
 };
+use crate::clock::lease_end;
 use crate::config;
-use crate::grants;
+use crate::families::rwlock::rules as rwlock;
+use crate::families::rwlock::store as rwstore;
+use crate::kinds::LockType;
+use crate::lifetime::watchdog::watchdog_renews;
 use crate::lifetime::watchdog::{Binding, LockId};
 use crate::lifetime::with_watchdog;
-use crate::lock::{lease_end, watchdog_renews, LockType, View};
-use crate::rwlock;
-use crate::rwstore;
+use crate::reentry::View;
 use crate::stats;
 use crate::store::LockKey;
 use std::collections::{HashMap, HashSet};
@@ -74,7 +76,7 @@ fn end_permits(ctx: Ctx, lock_id: &LockId, binding: &Binding) {
         if Some(held.token) == binding.token {
             sem.remove_holding(owner);
             stats::WATCHDOG_RELEASES.add();
-            if grants::give_back(ctx, &mut sem, held.permits).is_ok() {
+            if crate::families::semaphore::serve::give_back(ctx, &mut sem, held.permits).is_ok() {
                 semaphore_changed(ctx, lock_id.0, &mut sem);
             }
         }

@@ -1,24 +1,25 @@
-//! The RWLOCK commands: parse, apply the read-write lock's rules, reply. Everything else is the
-//! plain lock's machinery: the queue (`waiters`), handoff (`grants`), lease timers (`upkeep`).
+//! The RWLOCK commands: parse, apply the read-write lock's rules, reply. The queue, holdings
+//! and lease timers are the shared rooms' (`queue`, `holdings`, `upkeep`).
 
-use crate::api::{bytes, now_ms, Ctx, RStr};
+use crate::api::{bytes, now_ms, selected_db, Ctx, RStr};
 use crate::args;
-use crate::commands::Out;
-use crate::commands::{
-    open_for_write, request, run, wait_or_nil, watch_for_loss, watchdog_client, with_bytes, Reply,
-};
+use crate::clock::lease_end;
 use crate::config;
 use crate::error::{Error, Result};
-use crate::grants::{self, announce, selected_db, take_rw, Holding};
+use crate::holdings::{self, Holding};
+use crate::kinds::{Access, LockType, Want};
 use crate::lifetime::{self, retries, retries::Kind};
-use crate::lock::{lease_end, Access, Want};
-use crate::rwlock::{self, Mode};
-use crate::rwstore::{self, Settled};
+use crate::queue::{self, Ask};
+use crate::reply::{run, with_bytes, Out, Reply};
+use crate::request::{open_for_write, request, wait_or_nil, watch_for_loss, watchdog_client};
 use crate::stats;
-use crate::store::{LockKey, LockType};
+use crate::store::LockKey;
 use crate::upkeep::{arm_renewals, hand_over, serve_queue_if_free, serve_rw, watch_rw};
-use crate::waiters::{self, Ask};
 use std::os::raw::c_int;
+
+use super::rules::{self as rwlock, Mode};
+use super::serve::{announce_open, take_rw};
+use super::store::{self as rwstore, Settled};
 
 /// `RWLOCK.ACQUIRE key owner READ|WRITE [PX lease-ms] [WAIT timeout-ms] [WATCHDOG] [ID id]
 /// [MAXHOLD ms]`
@@ -33,7 +34,7 @@ fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     let bind_to = request.bind_to;
     let (mut lock, db) = open_for_write(ctx, *key, LockType::ReadWrite)?;
     let name = bytes(*key);
-    let queued = waiters::count(db, name) > 0;
+    let queued = queue::count(db, name) > 0;
     if let Some(token) = take_rw(&mut lock, db, &request, access, queued)? {
         // A re-entry may shorten a lease the queue is watching.
         let next = rwstore::next_lease_end(&lock)?;
@@ -77,9 +78,9 @@ fn release(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
         }
     }
     let remaining = match rwlock::release(mine, access) {
-        crate::lock::Release::NotHolder => return Ok(Reply::Null),
-        crate::lock::Release::Partial { remaining } => remaining,
-        crate::lock::Release::Full => 0,
+        crate::kinds::Release::NotHolder => return Ok(Reply::Null),
+        crate::kinds::Release::Partial { remaining } => remaining,
+        crate::kinds::Release::Full => 0,
     };
     let settled = rwstore::release(&mut lock, owner, access, remaining, now)?;
     let after = rwstore::mine(&lock, owner)?;
@@ -94,7 +95,7 @@ fn release(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
         }
     } else {
         lifetime::with_watchdog(|w| w.unbind(db, name, owner));
-        grants::released(db, name, owner);
+        holdings::released(db, name, owner);
         if let Some(call) = call {
             let window = config::retry_window_ms();
             lifetime::with_released(|r| r.remember(&call, 0, now, window));
@@ -106,7 +107,7 @@ fn release(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     stats::RELEASES.add();
     if access == Access::Exclusive && settled == (Settled::Held { mode: Mode::Read }) {
         // A downgrade: Redisson's readers may enter now.
-        announce(ctx, name, LockType::ReadWrite);
+        announce_open(ctx, name);
     }
     serve_rw(ctx, &mut lock, db, settled);
     Ok(Reply::Int(0))
@@ -140,7 +141,7 @@ fn renew(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
                     .filter(|_| mine.writes > 0)
                     .or(mine.read_token),
             };
-            grants::bind_or_confirm(db, name, holding, client, lease_ms);
+            holdings::bind_or_confirm(db, name, holding, client, lease_ms);
             arm_renewals(ctx);
         }
         None if o.lease_ms.is_some() => {
@@ -234,8 +235,8 @@ fn info(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
                 .map(|b| b.client);
         }
     });
-    let readers = waiters::count_wanting(db, name, Want::Read) as i64;
-    let writers = waiters::count_wanting(db, name, Want::Write) as i64;
+    let readers = queue::count_wanting(db, name, Want::Read) as i64;
+    let writers = queue::count_wanting(db, name, Want::Write) as i64;
     Ok(Reply::With(Box::new(move |ctx| {
         // SAFETY: replies go to the context of the command being executed.
         unsafe { reply_info(ctx, mode, ttl, &shown, readers, writers) }
@@ -282,7 +283,7 @@ unsafe fn reply_info(
     crate::api::OK
 }
 
-crate::commands::entry_points!(
+crate::reply::entry_points!(
     acquire_command => acquire,
     release_command => release,
     renew_command => renew,

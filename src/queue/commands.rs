@@ -1,14 +1,13 @@
 //! Commands on the shared queue itself, for every lock type: `RLOCK.CANCEL` takes a waiter out,
 //! `RLOCK.CHANNEL` names the channel a `NOTIFY` waiter's messages go to.
 
-use crate::api::{api, bytes, Ctx, RStr};
+use crate::api::{api, bytes, selected_db, Ctx, RStr};
 use crate::args;
-use crate::commands::{reply_text, run, Reply};
 use crate::error::{Error, Result};
-use crate::grants::selected_db;
 use crate::notify;
+use crate::queue;
+use crate::reply::{reply_text, run, Reply};
 use crate::stats;
-use crate::waiters;
 use std::os::raw::c_int;
 
 fn client_id(ctx: Ctx) -> u64 {
@@ -26,7 +25,7 @@ fn cancel(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     if !owner.is_empty() {
         args::owner(owner)?;
     }
-    let left = waiters::cancel(ctx, selected_db(ctx), bytes(*key), owner, client_id(ctx));
+    let left = queue::cancel(ctx, selected_db(ctx), bytes(*key), owner, client_id(ctx));
     stats::CANCELLED.add_n(left as u64);
     Ok(Reply::Int(left as i64))
 }
@@ -48,7 +47,7 @@ fn channel(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     })))
 }
 
-crate::commands::entry_points!(
+crate::reply::entry_points!(
     cancel_command => cancel,
     channel_command => channel,
 );

@@ -2,21 +2,24 @@
 //! holder's lease ends, its watchdog connection closes or its cap is reached. Parse, apply,
 //! reply; the queue, leases, watchdog and request ids are the lock's machinery.
 
-use crate::api::{bytes, now_ms, Ctx, RStr};
+use crate::api::{bytes, now_ms, selected_db, Ctx, RStr};
 use crate::args;
-use crate::commands::Out;
-use crate::commands::{request, run, wait_or_nil, watchdog_client, with_bytes, Reply};
+use crate::clock::lease_end;
 use crate::config;
 use crate::error::{Error, Result};
-use crate::grants::{self, give_back, grant_permits, publish, selected_db};
+use crate::holdings::{self, publish};
+use crate::kinds::{LockType, Want};
 use crate::lifetime::{self, retries, retries::Kind};
-use crate::lock::{lease_end, LockType, Want};
-use crate::semaphore::{self, fits};
-use crate::semstore::Semaphore;
+use crate::queue::{self, Ask};
+use crate::reply::{run, with_bytes, Out, Reply};
+use crate::request::{request, wait_or_nil, watchdog_client};
 use crate::stats;
 use crate::upkeep::{arm_renewals, semaphore_changed, watch_holding};
-use crate::waiters::{self, Ask};
 use std::os::raw::c_int;
+
+use super::rules::{self as semaphore, fits};
+use super::serve::{give_back, grant_permits};
+use super::store::Semaphore;
 
 /// Opens the semaphore for a write command, giving back the permits of expired holders and
 /// serving its queue first.
@@ -46,7 +49,7 @@ fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
             return Ok(Reply::Int(held.token));
         }
     }
-    let queued = waiters::count(db, name) > 0;
+    let queued = queue::count(db, name) > 0;
     if fits(sem.available(), permits, queued) {
         let (token, expire_at) = grant_permits(db, &mut sem, &request, permits)?;
         watch_holding(ctx, db, name, expire_at);
@@ -109,7 +112,7 @@ fn release(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     } else {
         sem.remove_holding(owner);
         lifetime::with_watchdog(|w| w.unbind(db, name, owner));
-        grants::released(db, name, owner);
+        holdings::released(db, name, owner);
         if let Some(call) = call {
             let window = config::retry_window_ms();
             lifetime::with_released(|r| r.remember(&call, 0, now, window));
@@ -140,12 +143,12 @@ fn renew(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     let name = bytes(*key);
     match bind_to {
         Some(client) => {
-            let holding = grants::Holding {
+            let holding = holdings::Holding {
                 kind: LockType::Semaphore,
                 owner,
                 token: Some(held.token),
             };
-            grants::bind_or_confirm(db, name, holding, client, lease_ms);
+            holdings::bind_or_confirm(db, name, holding, client, lease_ms);
             arm_renewals(ctx);
         }
         None if o.lease_ms.is_some() => {
@@ -234,7 +237,7 @@ fn info(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     if counter.is_none() && holders.is_empty() {
         return Ok(Reply::Null);
     }
-    let wanted: Vec<i64> = waiters::wants(db, name)
+    let wanted: Vec<i64> = queue::wants(db, name)
         .into_iter()
         .filter_map(|w| match w {
             Want::Permits(n) => Some(n),
@@ -278,7 +281,7 @@ unsafe fn reply_info(ctx: Ctx, available: i64, holders: &[Shown], wanted: &[i64]
     crate::api::OK
 }
 
-crate::commands::entry_points!(
+crate::reply::entry_points!(
     acquire_command => acquire,
     release_command => release,
     renew_command => renew,

@@ -4,7 +4,7 @@
 //! ms>,<cap ms or 0>`, and `rlock:ids:<owner>` for its request ids. Redisson's scripts never
 //! read that hash, so Redisson's permits stay unowned.
 
-use crate::rwlock::tagged;
+use crate::kinds::tagged;
 
 /// The holders hash of the semaphore at `key`.
 pub fn holders_key(key: &[u8]) -> Vec<u8> {

@@ -7,14 +7,15 @@
 
 use crate::api::bytes;
 use crate::error::{Error, Result};
+use crate::kinds::Access;
 use crate::lifetime::retries::Memory;
-use crate::lock::Access;
-use crate::rwlock::{
-    self, cap_field, count_field, encode_cap, encode_token, ids_field, timeout_key, token_field,
-    Corrupt, Holders, Mine, Mode, Seen, MAX_READ_HOLDS, MODE_FIELD,
-};
-use crate::sidekeys::{delete_side_key, set_side_key, side_key_expire_at};
 use crate::store::LockKey;
+
+use super::rules::{
+    self as rwlock, cap_field, count_field, encode_cap, encode_token, ids_field, timeout_key,
+    token_field, Corrupt, Holders, Mine, Mode, Seen, MAX_READ_HOLDS, MODE_FIELD,
+};
+use super::sidekeys::{delete_side_key, set_side_key, side_key_expire_at};
 
 fn int(value: Option<Vec<u8>>) -> Result<i64> {
     value.map_or(Ok(0), |v| {

@@ -5,9 +5,10 @@
 use crate::api::{bytes, Ctx, OwnedStr, RStr};
 use crate::counter;
 use crate::error::{Error, Result};
+use crate::lifetime::retries::ids_field;
+
+use super::rules::{holders_key, Holding};
 use crate::lifetime::retries::Memory;
-use crate::rwlock::ids_field;
-use crate::semaphore::{holders_key, Holding};
 use crate::store::LockKey;
 
 pub struct Semaphore {
@@ -79,7 +80,7 @@ impl Semaphore {
         self.holders
             .fields()
             .into_iter()
-            .filter(|(f, _)| !f.starts_with(crate::lock::RESERVED_PREFIX))
+            .filter(|(f, _)| !f.starts_with(crate::kinds::RESERVED_PREFIX))
             .filter_map(|(owner, v)| Holding::parse(&v).map(|h| (owner, h)))
             .collect()
     }

@@ -1,19 +1,22 @@
 //! The count-down latch, `RLATCH.*`, in Redisson's `RCountDownLatch` layout: a string count at
 //! the key, deleted when it reaches 0, with Redisson's messages on
 //! `redisson_countdownlatch__channel__{key}` (`1`: a new count, `0`: open). Waiters queue in the
-//! shared queue as `Want::Latch` and are all answered when it opens (`grants::open_latch`).
+//! shared queue as `Want::Latch` and are all answered when it opens (`serve::open`).
 
-use crate::api::{bytes, now_ms, Ctx, RStr};
+use crate::api::{bytes, now_ms, selected_db, Ctx, RStr};
 use crate::args;
-use crate::commands::{notify_target, run, wait_or_nil, with_bytes, Reply};
 use crate::config;
 use crate::counter;
 use crate::error::{Error, Result};
-use crate::grants::{open_latch, publish, selected_db};
+use crate::holdings::publish;
 use crate::lifetime::{self, retries};
+use crate::queue::Ask;
+use crate::reply::{run, with_bytes, Reply};
+use crate::request::{notify_target, wait_or_nil};
 use crate::stats;
-use crate::waiters::Ask;
 use std::os::raw::c_int;
+
+use super::serve;
 
 fn channel(key: &[u8]) -> Vec<u8> {
     [&b"redisson_countdownlatch__channel__{"[..], key, b"}"].concat()
@@ -60,7 +63,7 @@ fn countdown(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     }
     if left == 0 {
         publish(ctx, &channel(name), b"0");
-        open_latch(ctx, db, *key);
+        serve::open(ctx, db, *key);
     }
     let remaining = left.max(0);
     if let Some(call) = call {
@@ -95,7 +98,7 @@ fn count(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     Ok(Reply::Int(counter::get(ctx, *key)?.unwrap_or(0).max(0)))
 }
 
-crate::commands::entry_points!(
+crate::reply::entry_points!(
     set_command => set,
     countdown_command => countdown,
     await_command => wait,

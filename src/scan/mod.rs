@@ -4,17 +4,19 @@
 //! `COUNT` keys, and the caller follows the cursor to 0, as with SCAN.
 
 use crate::api::{
-    api, bytes, guarded, log_warning, now_ms, reply_bytes, reply_elements, Ctx, OwnedStr, RStr, OK,
+    api, bytes, guarded, log_warning, now_ms, reply_bytes, reply_elements, selected_db, Ctx,
+    OwnedStr, RStr, OK,
 };
-use crate::commands::Out;
 use crate::error::{Error, Result};
-use crate::grants::selected_db;
-use crate::lock;
-use crate::scan_args::{self, Scan};
-use crate::store::{Holder, LockKey};
-use crate::waiters;
+use crate::families::lock::store::Holder;
+use crate::queue;
+use crate::reply::Out;
+use crate::store::LockKey;
 use std::ffi::CString;
 use std::os::raw::c_int;
+
+mod args;
+use args::Scan;
 
 /// One listed lock: `[key, owner, holds, held, ttl, waiters]` in the reply.
 struct Entry {
@@ -51,7 +53,7 @@ fn scan(ctx: Ctx, argv: &[RStr]) -> Result<Page> {
         return Err(Error::WrongArity);
     };
     let args: Vec<&[u8]> = args.iter().map(|a| bytes(*a)).collect();
-    let request = scan_args::scan(&args)?;
+    let request = args::scan(&args)?;
     let (now, db) = (now_ms(), selected_db(ctx));
     let mut entries = Vec::new();
     let cursor = scan_hashes(ctx, &request, |name| {
@@ -67,7 +69,7 @@ fn entry(ctx: Ctx, db: i32, name: &[u8], now: i64, min_held: i64) -> Option<Entr
     let key = OwnedStr::new(name);
     let lock = LockKey::open(ctx, key.0, false).ok()?;
     // One field lookup decides, before the full read of the hash: the token is the grant time.
-    let held = lock::held_ms(lock.token()?, now);
+    let held = crate::clock::held_ms(lock.token()?, now);
     if held < min_held {
         return None;
     }
@@ -75,7 +77,7 @@ fn entry(ctx: Ctx, db: i32, name: &[u8], now: i64, min_held: i64) -> Option<Entr
     Some(Entry {
         key: name.to_vec(),
         ttl: lock.expire_at().map_or(-1, |at| (at - now).max(0)),
-        waiters: waiters::count(db, name),
+        waiters: queue::count(db, name),
         held,
         holder,
     })

@@ -11,7 +11,7 @@
 use crate::api::{bytes, create_timer, guarded, now_ms, stop_timer, Ctx, TimerId};
 use crate::args::Wait;
 use crate::error::Error;
-use crate::lock::Want;
+use crate::kinds::Want;
 use crate::notify::{self, Event};
 use crate::stats;
 pub use ask::{Ask, Request};
@@ -21,7 +21,10 @@ use slab::{Handle, Slab};
 
 mod ask;
 mod blocked;
+pub mod commands;
+mod serve;
 mod slab;
+pub use serve::{serve, Admission, Verdict};
 use std::cell::{Cell, RefCell};
 use std::cmp::Reverse;
 use std::collections::hash_map::DefaultHasher;
@@ -408,11 +411,9 @@ pub fn cancel(ctx: Ctx, db: i32, key: &[u8], owner: &[u8], caller: u64) -> usize
     count
 }
 
-/// Takes the first live waiter of (db, key) out of the queue: the caller grants or fails it
-/// and must `deliver` to it. A waiter told by message whose connection is gone or no longer
-/// subscribed is dropped on the way.
-pub fn pop_next(db: i32, key: &[u8]) -> Option<Waiter> {
-    next_want(db, key)?;
+/// Takes the head of (db, key)'s queue out, as `next_want` left it: the caller must `deliver`
+/// to it.
+fn take_head(db: i32, key: &[u8]) -> Option<Waiter> {
     with(|r| {
         let seq = *r.queue(db, key)?.order.front()?;
         r.take(seq)
@@ -429,8 +430,8 @@ fn drop_queue(r: &mut Registry, db: i32, key: &[u8]) {
     }
 }
 
-/// Tells a waiter taken out with `pop_next` what became of it.
-pub fn deliver(waiter: Waiter, outcome: Outcome) {
+/// Tells a waiter taken out of the queue what became of it.
+fn deliver(waiter: Waiter, outcome: Outcome) {
     match (waiter.via, waiter.receiver()) {
         (Via::Blocked(bc), _) => blocked::unblock(bc, Some(outcome)),
         (Via::Message, None) => {}
@@ -452,7 +453,10 @@ pub fn deliver(waiter: Waiter, outcome: Outcome) {
 
 /// Fails every waiter of (db, key): the key now holds another type.
 pub fn fail_all(db: i32, key: &[u8]) {
-    while let Some(waiter) = pop_next(db, key) {
+    while next_want(db, key).is_some() {
+        let Some(waiter) = take_head(db, key) else {
+            break;
+        };
         deliver(waiter, Outcome::Failed(Error::WrongType));
     }
 }

@@ -1,13 +1,13 @@
 //! The read-write lock's rules, free of Redis: who may enter, what an acquire or a release does
 //! to one owner's read or write holding, and the names of Redisson's `RReadWriteLock` layout.
-//! The per-holding arithmetic (re-entry, tokens) is the plain lock's, in `lock.rs`: a read or
-//! write holding is one owner's holding of one mode.
+//! The per-holding arithmetic (re-entry, tokens) is `reentry`'s, shared with the plain lock: a
+//! read or write holding is one owner's holding of one mode.
 
-use crate::lock::{self, Access, Acquire, Release, TokenClock, View, Want};
+use crate::clock::TokenClock;
+use crate::kinds::{Access, Acquire, Release, Want};
+use crate::reentry::{self, View};
 
-/// The hash field that says the lock's mode (`read` or `write`), as Redisson writes it. A hash
-/// with this field is a read-write lock; the plain lock's commands refuse it.
-pub const MODE_FIELD: &[u8] = b"mode";
+pub use crate::kinds::MODE_FIELD;
 /// A writer's hold count is kept under `<owner>:write`; a reader's under `<owner>`.
 pub const WRITE_SUFFIX: &[u8] = b":write";
 /// Each holding's fencing token, under `rlock:read:<owner>` or `rlock:write:<owner>`. The value
@@ -15,11 +15,10 @@ pub const WRITE_SUFFIX: &[u8] = b":write";
 /// field's value down to 1 (a numeric token would make it loop ~10^15 times).
 pub const READ_TOKEN_PREFIX: &[u8] = b"rlock:read:";
 pub const WRITE_TOKEN_PREFIX: &[u8] = b"rlock:write:";
-/// rlock's per-owner fields: the request ids an owner's holdings remember (`rlock:ids:<owner>`,
-/// entries starting with a letter) and its hold cap (`rlock:cap:<owner>` = `c<ms>`). Neither
-/// value is a number, for the same reason as the tokens.
-pub const IDS_PREFIX: &[u8] = b"rlock:ids:";
+/// rlock's per-owner hold cap (`rlock:cap:<owner>` = `c<ms>`): not a number, for the same
+/// reason as the tokens. (The request ids an owner's holdings remember are `ids_field`'s.)
 pub const CAP_PREFIX: &[u8] = b"rlock:cap:";
+pub use crate::lifetime::retries::ids_field;
 /// Most read holds one owner may have: each has its own timeout key, looked at one by one.
 pub const MAX_READ_HOLDS: i64 = 1000;
 
@@ -142,7 +141,7 @@ pub fn acquire(
         Access::Exclusive if reads > 0 => return Err(Refused::Upgrade),
         Access::Shared | Access::Exclusive => newcomer(),
     };
-    Ok(lock::acquire(view, tokens, now_us))
+    Ok(reentry::acquire(view, tokens, now_us))
 }
 
 /// What a release of one hold of `access` does to the owner's holding of that mode.
@@ -156,7 +155,7 @@ pub fn release(mine: Mine, access: Access) -> Release {
     } else {
         View::Free
     };
-    lock::release(view)
+    reentry::release(view)
 }
 
 /// The hash field that keeps the hold count of `owner`'s holding of `access`.
@@ -174,10 +173,6 @@ pub fn token_field(owner: &[u8], access: Access) -> Vec<u8> {
         Access::Exclusive => WRITE_TOKEN_PREFIX,
     };
     [prefix, owner].concat()
-}
-
-pub fn ids_field(owner: &[u8]) -> Vec<u8> {
-    [IDS_PREFIX, owner].concat()
 }
 
 pub fn cap_field(owner: &[u8]) -> Vec<u8> {
@@ -212,14 +207,7 @@ pub fn decode_token(value: &[u8]) -> Option<i64> {
         .ok()
 }
 
-/// Redisson's hash-tag wrapping: `{key}`, or the key itself when it has a `{` already.
-pub fn tagged(key: &[u8]) -> Vec<u8> {
-    if key.contains(&b'{') {
-        key.to_vec()
-    } else {
-        [b"{", key, b"}"].concat()
-    }
-}
+pub use crate::kinds::tagged;
 
 /// The timeout key of read hold `n` of `owner`: `{key}:<owner>:rwlock_timeout:<n>`, the name
 /// Redisson's read-lock scripts give it (same hash-tag slot as the lock).
@@ -269,7 +257,7 @@ pub fn holders(fields: &[(Vec<u8>, Vec<u8>)]) -> Result<Holders, Corrupt> {
             tokens.extend(decode_token(value).map(|t| (owner, Access::Shared, t)));
         } else if let Some(owner) = field.strip_prefix(WRITE_TOKEN_PREFIX) {
             tokens.extend(decode_token(value).map(|t| (owner, Access::Exclusive, t)));
-        } else if field.starts_with(lock::RESERVED_PREFIX) {
+        } else if field.starts_with(crate::kinds::RESERVED_PREFIX) {
             continue;
         } else {
             let holds = std::str::from_utf8(value)

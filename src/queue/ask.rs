@@ -2,7 +2,7 @@
 //! turn comes (`Request`, also built straight from a command's arguments).
 
 use crate::api::{OwnedStr, RStr};
-use crate::lock::Want;
+use crate::kinds::Want;
 use std::num::{NonZeroI64, NonZeroU64};
 
 /// What a waiter asks for: a holding of some lock type and access (`want`) for an owner. The

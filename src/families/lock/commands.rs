@@ -1,0 +1,300 @@
+//! The RLOCK commands: parse, apply the plain lock's rules, reply. Writes replicate from
+//! `store`.
+
+use crate::api::{bytes, now_ms, selected_db, Ctx, RStr};
+use crate::args;
+use crate::clock::{lease_end, observe_token, with_token_clock};
+use crate::config;
+use crate::error::{Error, Result};
+use crate::holdings::{self, Holding};
+use crate::kinds::{Acquire, LockType, Release, Want};
+use crate::lifetime::{self, retries, retries::Kind, retries::Memory};
+use crate::queue::{self, Ask};
+use crate::reply::{run, with_bytes, Out, Reply};
+use crate::request::{open_for_write, request, wait_or_nil, watch_for_loss, watchdog_client};
+use crate::stats;
+use crate::store::LockKey;
+use crate::upkeep::{arm_renewals, hand_over, serve_queue_if_free, watch_lease};
+use std::os::raw::c_int;
+
+use super::rules::{self as lock, View};
+use super::serve::grant_fresh;
+use super::store::{Extra, Holder};
+
+/// The lock as `owner` sees it, with any token it reveals fed to the token clock.
+fn view(lock: &LockKey, owner: RStr) -> Result<View> {
+    let view = lock.view(owner)?;
+    if let View::Mine { token, .. } = view {
+        observe_token(token);
+    }
+    Ok(view)
+}
+
+fn plain_holding(owner: &[u8], token: Option<i64>) -> Holding<'_> {
+    Holding {
+        kind: LockType::Plain,
+        owner,
+        token,
+    }
+}
+
+/// The ids `owner`'s holding remembers, read once, only for a call with an id by the holder.
+fn memory_for(lock: &LockKey, id: Option<&[u8]>, view: View) -> Option<Memory> {
+    (id.is_some() && matches!(view, View::Mine { .. })).then(|| lock.ids())
+}
+
+/// `memory` with one more call remembered, encoded for the hash.
+fn remembered(memory: Option<Memory>, kind: Kind, id: &[u8], value: i64) -> Vec<u8> {
+    let mut memory = memory.unwrap_or_default();
+    memory.remember(kind, id, value, now_ms(), config::retry_window_ms());
+    memory.encode()
+}
+
+/// `RLOCK.ACQUIRE key owner [PX lease-ms] [WAIT timeout-ms] [WATCHDOG] [ID id] [MAXHOLD ms]`
+fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
+    let [_, key, owner, options @ ..] = argv else {
+        return Err(Error::WrongArity);
+    };
+    args::owner(bytes(*owner))?;
+    let o = with_bytes(options, args::acquire_options)?;
+    let request = request(ctx, *owner, &o)?;
+    let bind_to = request.bind_to;
+    let (mut lock, db) = open_for_write(ctx, *key, LockType::Plain)?;
+    let view = view(&lock, *owner)?;
+    let mut memory = memory_for(&lock, o.id, view);
+    if let (
+        Some(id),
+        Some(memory),
+        View::Mine {
+            token: Some(token), ..
+        },
+    ) = (o.id, &memory, view)
+    {
+        if memory.find(Kind::Acquire, id) == Some(token) {
+            stats::RETRIES_ANSWERED.add();
+            return Ok(Reply::Int(token));
+        }
+    }
+    let decision = with_token_clock(|clock, now_us| lock::acquire(view, clock, now_us));
+    match decision {
+        Acquire::Fresh { token } => {
+            let expire_at = grant_fresh(&mut lock, db, &request, token);
+            if bind_to.is_some() {
+                arm_renewals(ctx);
+            }
+            watch_for_loss(ctx, &request, (db, bytes(*key)), Some(expire_at));
+            Ok(Reply::Int(token))
+        }
+        Acquire::Reentry {
+            holds,
+            token,
+            new_token,
+        } => {
+            let ids =
+                o.id.map(|id| remembered(memory.take(), Kind::Acquire, id, token));
+            let extra = Extra {
+                token: new_token.then_some(token),
+                ids: ids.as_deref(),
+                cap: None,
+            };
+            lock.set_holds(*owner, holds, extra);
+            let expire_at = lease_end(now_ms(), request.lease_ms, lock.cap());
+            lock.set_expire_at(expire_at);
+            if let Some(client) = bind_to {
+                let holding = plain_holding(bytes(*owner), Some(token));
+                if holdings::bind_if_unbound(
+                    db,
+                    bytes(*key),
+                    holding,
+                    client,
+                    request.lease_ms,
+                    true,
+                ) {
+                    arm_renewals(ctx);
+                }
+            }
+            watch_lease(ctx, db, bytes(*key), Some(expire_at));
+            stats::REENTRIES.add();
+            Ok(Reply::Int(token))
+        }
+        Acquire::Overflow => Err(Error::HoldsOverflow),
+        Acquire::Busy => wait_or_nil(
+            ctx,
+            (db, bytes(*key)),
+            o.wait,
+            || Ask::new(Want::Lock, &request),
+            || Ok(lock.expire_at()),
+        ),
+    }
+}
+
+/// `RLOCK.RELEASE key owner [ID request-id]`
+fn release(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
+    let [_, key, owner, options @ ..] = argv else {
+        return Err(Error::WrongArity);
+    };
+    args::owner(bytes(*owner))?;
+    let o = with_bytes(options, args::release_options)?;
+    let (mut lock, db) = open_for_write(ctx, *key, LockType::Plain)?;
+    let call =
+        o.id.map(|id| retries::release_call(db, bytes(*key), bytes(*owner), id));
+    if let Some(call) = &call {
+        if lifetime::with_released(|r| r.reply(call, now_ms()).is_some()) {
+            stats::RETRIES_ANSWERED.add();
+            return Ok(Reply::Int(0));
+        }
+    }
+    let view = lock.view_without_token(*owner)?;
+    let mut memory = memory_for(&lock, o.id, view);
+    if let (Some(id), Some(memory)) = (o.id, &memory) {
+        if let Some(remaining) = memory.find(Kind::Release, id) {
+            stats::RETRIES_ANSWERED.add();
+            return Ok(Reply::Int(remaining));
+        }
+    }
+    match lock::release(view) {
+        Release::NotHolder => Ok(Reply::Null),
+        Release::Partial { remaining } => {
+            let ids =
+                o.id.map(|id| remembered(memory.take(), Kind::Release, id, remaining));
+            let extra = Extra {
+                ids: ids.as_deref(),
+                ..Extra::default()
+            };
+            lock.set_holds(*owner, remaining, extra);
+            Ok(Reply::Int(remaining))
+        }
+        Release::Full => {
+            lock.delete();
+            holdings::released(db, bytes(*key), bytes(*owner));
+            stats::RELEASES.add();
+            if let Some(call) = call {
+                let window = config::retry_window_ms();
+                lifetime::with_released(|r| r.remember(&call, 0, now_ms(), window));
+            }
+            hand_over(ctx, &mut lock, db, LockType::Plain);
+            Ok(Reply::Int(0))
+        }
+    }
+}
+
+/// `RLOCK.RENEW key owner [PX lease-ms] [WATCHDOG]`
+fn renew(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
+    let [_, key, owner, options @ ..] = argv else {
+        return Err(Error::WrongArity);
+    };
+    args::owner(bytes(*owner))?;
+    let o = with_bytes(options, args::renew_options)?;
+    let bind_to = watchdog_client(ctx, o.watchdog)?;
+    let lease_ms = o.lease_ms.unwrap_or_else(config::default_lease_ms);
+    let (mut lock, db) = open_for_write(ctx, *key, LockType::Plain)?;
+    let View::Mine { token, .. } = view(&lock, *owner)? else {
+        return Ok(Reply::Int(0));
+    };
+    let expire_at = lease_end(now_ms(), lease_ms, lock.cap());
+    lock.set_expire_at(expire_at);
+    let name = bytes(*key);
+    match bind_to {
+        Some(client) => {
+            holdings::bind_or_confirm(
+                db,
+                name,
+                plain_holding(bytes(*owner), token),
+                client,
+                lease_ms,
+            );
+            arm_renewals(ctx);
+        }
+        None if o.lease_ms.is_some() => {
+            lifetime::with_watchdog(|w| w.set_lease(db, name, bytes(*owner), lease_ms));
+        }
+        None => {}
+    }
+    watch_lease(ctx, db, name, Some(expire_at));
+    Ok(Reply::Int(1))
+}
+
+/// `RLOCK.FORCERELEASE key [TOKEN token]`
+fn force_release(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
+    let [_, key, options @ ..] = argv else {
+        return Err(Error::WrongArity);
+    };
+    let o = with_bytes(options, args::force_release_options)?;
+    let mut lock = LockKey::open_as(ctx, *key, true, LockType::Plain)?;
+    let db = selected_db(ctx);
+    if lock.is_free() {
+        serve_queue_if_free(ctx, &mut lock, db);
+        return Ok(Reply::Int(0));
+    }
+    let token = lock.token();
+    if o.token.is_some_and(|wanted| token != Some(wanted)) {
+        return Ok(Reply::Int(0));
+    }
+    observe_token(token);
+    lock.delete();
+    stats::FORCE_RELEASES.add();
+    hand_over(ctx, &mut lock, db, LockType::Plain);
+    Ok(Reply::Int(1))
+}
+
+/// `RLOCK.INFO key`
+fn info(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
+    let [_, key] = argv else {
+        return Err(Error::WrongArity);
+    };
+    let lock = LockKey::open_as(ctx, *key, false, LockType::Plain)?;
+    let Some(holder) = lock.holder() else {
+        return Ok(Reply::Null);
+    };
+    let now = now_ms();
+    let ttl = lock.expire_at().map_or(-1, |at| (at - now).max(0));
+    let db = selected_db(ctx);
+    let waiters = queue::count(db, bytes(*key));
+    let held = holder.token.map(|token| crate::clock::held_ms(token, now));
+    let watchdog = lifetime::with_watchdog(|w| {
+        w.get(db, bytes(*key), &holder.owner)
+            .filter(|b| b.token == holder.token)
+            .map(|b| b.client)
+    });
+    Ok(Reply::With(Box::new(move |ctx| {
+        // SAFETY: replies go to the context of the command being executed.
+        unsafe { reply_info(ctx, holder, ttl, waiters, held, watchdog) }
+    })))
+}
+
+/// A map in RESP3, a flat field/value array in RESP2.
+unsafe fn reply_info(
+    ctx: Ctx,
+    holder: Holder,
+    ttl: i64,
+    waiters: usize,
+    held: Option<i64>,
+    watchdog: Option<u64>,
+) -> c_int {
+    // SAFETY: as the caller promises, `ctx` is the command's.
+    let out = unsafe { Out::new(ctx) };
+    out.map(7);
+    out.text(b"owner");
+    out.text(&holder.owner);
+    out.text(b"holds");
+    out.int(holder.holds);
+    out.text(b"ttl");
+    out.int(ttl);
+    out.text(b"token");
+    out.int_or_nil(holder.token);
+    out.text(b"waiters");
+    out.int(waiters as i64);
+    out.text(b"held");
+    out.int_or_nil(held);
+    out.text(b"watchdog");
+    out.int_or_nil(watchdog.map(|id| id as i64));
+    crate::api::OK
+}
+
+crate::reply::entry_points!(
+    acquire_command => acquire,
+    release_command => release,
+    renew_command => renew,
+    force_release_command => force_release,
+    info_command => info,
+);

@@ -1,0 +1,8 @@
+//! The plain lock (`RLOCK.*`): reentrant, fair, fenced; one holder at a time. Its key is
+//! Redisson's `RLock` hash (`owner -> hold count`, a `PEXPIRE` lease), so Redisson clients and
+//! rlock share a lock during a migration; rlock keeps its token and hold cap in `rlock:` fields.
+
+pub mod commands;
+pub mod rules;
+pub mod serve;
+pub mod store;

@@ -1,0 +1,93 @@
+//! Serving the plain lock's queue: a free lock goes to its first waiter, with a fresh token.
+
+use crate::api::{bytes, now_ms, Ctx};
+use crate::clock::{issue_token, lease_end};
+use crate::config;
+use crate::error::Result;
+use crate::holdings::{bind, publish, tell_loss, unbind, Holding};
+use crate::kinds::{LockType, Want};
+use crate::lifetime::retries::{Kind, Memory};
+use crate::queue::{self, Admission, Request, Verdict};
+use crate::stats;
+use crate::store::LockKey;
+
+use super::store::Extra;
+
+/// The plain lock's rules as the queue asks them, over one opened key.
+struct Plain<'a> {
+    lock: &'a mut LockKey,
+    db: i32,
+    lease_end: Option<i64>,
+}
+
+impl Admission for Plain<'_> {
+    fn admit(&mut self, want: Want) -> Verdict {
+        match want == Want::Lock && self.lock.is_free() {
+            true => Verdict::Enter,
+            false => Verdict::Wait,
+        }
+    }
+
+    fn enter(&mut self, ask: &Request, _want: Want) -> Result<i64> {
+        let token = issue_token();
+        self.lease_end = Some(grant_fresh(self.lock, self.db, ask, token));
+        stats::HANDOFFS.add();
+        Ok(token)
+    }
+}
+
+/// Hands a free lock to the first waiter of its queue. Returns its lease end, to watch.
+pub fn serve(lock: &mut LockKey, db: i32) -> Option<i64> {
+    let key = bytes(lock.name()).to_vec();
+    let mut plain = Plain {
+        lock,
+        db,
+        lease_end: None,
+    };
+    queue::serve(db, &key, &mut plain);
+    plain.lease_end
+}
+
+/// Writes a new holding for `ask` with `token` into a free lock: its hold cap, the request
+/// id it remembers, and its watchdog binding. Returns the lease end.
+pub fn grant_fresh(lock: &mut LockKey, db: i32, ask: &Request, token: i64) -> i64 {
+    let now = now_ms();
+    let cap = ask
+        .max_hold_ms
+        .or_else(config::max_hold_ms)
+        .map(|ms| now + ms);
+    let ids = ask.id.map(|id| {
+        let mut memory = Memory::default();
+        memory.remember(Kind::Acquire, id, token, now, config::retry_window_ms());
+        memory.encode()
+    });
+    let expire_at = lease_end(now, ask.lease_ms, cap);
+    let extra = Extra {
+        token: Some(token),
+        ids: ids.as_deref(),
+        cap,
+    };
+    lock.grant(ask.owner, extra, expire_at);
+    let key = bytes(lock.name());
+    unbind(db, key);
+    let holding = Holding {
+        kind: LockType::Plain,
+        owner: bytes(ask.owner),
+        token: Some(token),
+    };
+    tell_loss(db, key, &holding, ask, Want::Lock);
+    if let Some(client) = ask.bind_to {
+        bind(db, key, holding, client, ask.lease_ms, !ask.by_message);
+    }
+    stats::ACQUISITIONS.add();
+    expire_at
+}
+
+/// Tells Redisson's waiters the lock is free: `0` on `redisson_lock__channel:{key}`.
+pub fn announce_free(ctx: Ctx, key: &[u8]) {
+    publish(
+        ctx,
+        &[&b"redisson_lock__channel:{"[..], key, b"}"].concat(),
+        b"0",
+    );
+}

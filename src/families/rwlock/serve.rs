@@ -1,0 +1,178 @@
+//! Serving the read-write lock's queue (a run of readers at the head together, or one writer),
+//! and taking a read or write holding under its rules, for a command or a waiter let in.
+
+use crate::api::{bytes, now_ms, Ctx};
+use crate::clock::{lease_end, observe_token, with_token_clock};
+use crate::config;
+use crate::error::{Error, Result};
+use crate::holdings::{bind_if_unbound, publish, tell_loss, Holding};
+use crate::kinds::{Access, Acquire, LockType, Want};
+use crate::lifetime::retries::{Kind, Memory};
+use crate::lifetime::with_watchdog;
+use crate::queue::{self, Admission, Request, Verdict};
+use crate::stats;
+use crate::store::LockKey;
+
+use super::rules::{self as rwlock, Refused};
+use super::store as rwstore;
+
+/// The read-write lock's rules as the queue asks them, over one opened key.
+struct ReadWrite<'a> {
+    lock: &'a mut LockKey,
+    db: i32,
+}
+
+impl Admission for ReadWrite<'_> {
+    fn admit(&mut self, want: Want) -> Verdict {
+        let Some(access) = rwlock::access(want) else {
+            return Verdict::Wait;
+        };
+        match rwstore::mode(self.lock) {
+            Err(_) => Verdict::Fail(Error::WrongType),
+            Ok(mode) if rwlock::may_enter(mode, access) => Verdict::Enter,
+            Ok(_) => Verdict::Wait,
+        }
+    }
+
+    fn enter(&mut self, ask: &Request, want: Want) -> Result<i64> {
+        let access = rwlock::access(want).ok_or(Error::Internal)?;
+        match take_rw(self.lock, self.db, ask, access, false)? {
+            Some(token) => {
+                stats::HANDOFFS.add();
+                Ok(token)
+            }
+            // Admitted by the rules, so only a refusal of the owner's own (an upgrade) is left.
+            None => Err(Error::Upgrade),
+        }
+    }
+}
+
+/// Admits waiters at the head of the queue for as long as the rules let them in. Returns,
+/// when any was admitted, the lease end to watch next (the earliest holding's while others
+/// still wait).
+pub fn admit(lock: &mut LockKey, db: i32) -> Option<i64> {
+    let key = bytes(lock.name()).to_vec();
+    if queue::serve(db, &key, &mut ReadWrite { lock, db }) == 0 {
+        return None;
+    }
+    let watch = match queue::count(db, &key) {
+        0 => None,
+        _ => rwstore::next_lease_end(lock).ok().flatten(),
+    };
+    Some(watch.or(lock.expire_at()).unwrap_or_else(now_ms))
+}
+
+/// Tells Redisson's waiters the lock is open to them: `1` (Redisson's "wake every waiter") on
+/// `redisson_rwlock:{key}`.
+pub fn announce_open(ctx: Ctx, key: &[u8]) {
+    publish(ctx, &rwlock::channel(key), b"1");
+}
+
+/// What the read-write lock's rules make of `ask` for `access` (a newcomer when `queued` says
+/// others wait): `Some(token)` when it holds now, None when it must wait. A retried call (same
+/// request id) answers from the owner's memory; a new holding gets the owner's hold cap, and its
+/// watchdog binding when asked.
+pub fn take_rw(
+    lock: &mut LockKey,
+    db: i32,
+    ask: &Request,
+    access: Access,
+    queued: bool,
+) -> Result<Option<i64>> {
+    let owner = bytes(ask.owner);
+    let now = now_ms();
+    let seen = rwstore::seen(lock, owner, queued, now)?;
+    let mine = seen.mine;
+    observe_token(mine.read_token.max(mine.write_token));
+    let held = match access {
+        Access::Shared => (mine.reads > 0).then_some(mine.read_token).flatten(),
+        Access::Exclusive => (mine.writes > 0).then_some(mine.write_token).flatten(),
+    };
+    let holds_nothing = mine.reads == 0 && mine.writes == 0;
+    let mut memory = match (ask.id, holds_nothing) {
+        (Some(_), false) => rwstore::ids(lock, owner),
+        _ => Memory::default(),
+    };
+    if let (Some(id), Some(token)) = (ask.id, held) {
+        if memory.find(Kind::Acquire, id) == Some(token) {
+            stats::RETRIES_ANSWERED.add();
+            return Ok(Some(token));
+        }
+    }
+    let decision = with_token_clock(|clock, now_us| rwlock::acquire(&seen, access, clock, now_us))
+        .map_err(|refused| match refused {
+            Refused::Upgrade => Error::Upgrade,
+            Refused::TooManyReadHolds => Error::TooManyReadHolds {
+                max: rwlock::MAX_READ_HOLDS,
+            },
+        })?;
+    let (cap, new_cap) = if holds_nothing {
+        let cap = ask
+            .max_hold_ms
+            .or_else(config::max_hold_ms)
+            .map(|ms| now + ms);
+        (cap, cap)
+    } else {
+        (rwstore::cap(lock, owner), None)
+    };
+    let at = lease_end(now, ask.lease_ms, cap);
+    let mut remember = |token| {
+        ask.id.map(|id| {
+            memory.remember(Kind::Acquire, id, token, now, config::retry_window_ms());
+            memory.encode()
+        })
+    };
+    let key = bytes(lock.name()).to_vec();
+    let token = match decision {
+        Acquire::Fresh { token } => {
+            let ids = remember(token);
+            let extra = rwstore::Extra {
+                ids: ids.as_deref(),
+                cap: new_cap,
+            };
+            rwstore::grant(lock, owner, access, token, at, extra)?;
+            stats::ACQUISITIONS.add();
+            if holds_nothing {
+                with_watchdog(|w| w.unbind(db, &key, owner));
+            }
+            token
+        }
+        Acquire::Reentry {
+            holds,
+            token,
+            new_token,
+        } => {
+            let ids = remember(token);
+            let extra = rwstore::Extra {
+                ids: ids.as_deref(),
+                cap: None,
+            };
+            rwstore::reenter(
+                lock,
+                owner,
+                access,
+                holds,
+                new_token.then_some(token),
+                at,
+                now,
+                extra,
+            )?;
+            stats::REENTRIES.add();
+            token
+        }
+        Acquire::Busy => return Ok(None),
+        Acquire::Overflow => return Err(Error::HoldsOverflow),
+    };
+    let holding = Holding {
+        kind: LockType::ReadWrite,
+        owner,
+        token: Some(token),
+    };
+    if holds_nothing {
+        tell_loss(db, &key, &holding, ask, rwlock::want(access));
+    }
+    if let Some(client) = ask.bind_to {
+        bind_if_unbound(db, &key, holding, client, ask.lease_ms, !ask.by_message);
+    }
+    Ok(Some(token))
+}

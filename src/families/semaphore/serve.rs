@@ -1,0 +1,146 @@
+//! Serving a semaphore's queue: holdings whose lease ended give their permits back, then
+//! requests at the head are granted while they fit.
+
+use crate::api::{bytes, now_ms, Ctx};
+use crate::clock::{issue_token, lease_end};
+use crate::config;
+use crate::error::{Error, Result};
+use crate::holdings::{bind, publish, tell_loss, Holding};
+use crate::kinds::{LockType, Want};
+use crate::lifetime::retries::{Kind, Memory};
+use crate::lifetime::with_watchdog;
+use crate::notify;
+use crate::queue::{self, Admission, Request, Verdict};
+use crate::stats;
+
+use super::rules as semaphore;
+use super::store::Semaphore;
+
+/// The semaphore's rules as the queue asks them: the head's request is granted when it fits
+/// (and is not passed by smaller ones behind it).
+struct Permits<'a> {
+    sem: &'a mut Semaphore,
+    db: i32,
+    /// The earliest lease end among the holdings, to watch.
+    earliest: Option<i64>,
+}
+
+impl Admission for Permits<'_> {
+    fn admit(&mut self, want: Want) -> Verdict {
+        match want {
+            Want::Permits(wanted) if self.sem.available() >= wanted => Verdict::Enter,
+            _ => Verdict::Wait,
+        }
+    }
+
+    fn enter(&mut self, ask: &Request, want: Want) -> Result<i64> {
+        let Want::Permits(wanted) = want else {
+            return Err(Error::Internal);
+        };
+        let (token, expire_at) = grant_permits(self.db, self.sem, ask, wanted)?;
+        stats::HANDOFFS.add();
+        self.earliest = earlier(self.earliest, expire_at);
+        Ok(token)
+    }
+}
+
+/// Gives `permits` back to the semaphore and tells Redisson's waiters the new count, as
+/// Redisson's release does.
+pub fn give_back(ctx: Ctx, sem: &mut Semaphore, permits: i64) -> Result<i64> {
+    let available = sem.add_available(permits)?;
+    publish(
+        ctx,
+        &semaphore::channel(bytes(sem.key())),
+        available.to_string().as_bytes(),
+    );
+    Ok(available)
+}
+
+/// Puts a semaphore right: holdings whose lease ended give their permits back, then queued
+/// requests are granted in order while the head's request fits (a request at the head is not
+/// passed by smaller ones behind it). Returns the earliest lease end left, to watch.
+pub fn serve_semaphore(ctx: Ctx, db: i32, sem: &mut Semaphore) -> Result<Option<i64>> {
+    let now = now_ms();
+    let key = bytes(sem.key()).to_vec();
+    let (mut back, mut earliest) = (0, None::<i64>);
+    for (owner, holding) in sem.holdings() {
+        if holding.expire_at <= now {
+            sem.remove_holding(&owner);
+            with_watchdog(|w| w.unbind(db, &key, &owner));
+            notify::owner_lost(db, &key, &owner);
+            back += holding.permits;
+            stats::EXPIRY_WAKEUPS.add();
+        } else {
+            earliest = earlier(earliest, holding.expire_at);
+        }
+    }
+    if back > 0 {
+        give_back(ctx, sem, back)?;
+    }
+    let mut permits = Permits { sem, db, earliest };
+    queue::serve(db, &key, &mut permits);
+    let earliest = permits.earliest;
+    // A grant to an owner that already held may have moved its lease later: a timer armed at
+    // its old end only looks early and is armed again.
+    Ok(earliest)
+}
+
+fn earlier(at: Option<i64>, other: i64) -> Option<i64> {
+    Some(at.map_or(other, |at| at.min(other)))
+}
+
+/// Takes `permits` for `ask`'s owner: they add up with what it holds, under a new token (tokens
+/// of a key never go back); the lease (never past the holding's cap) covers all of them; a
+/// request id is remembered; a watchdog binding follows the latest token. Returns the token and
+/// the lease end.
+pub fn grant_permits(
+    db: i32,
+    sem: &mut Semaphore,
+    ask: &Request,
+    permits: i64,
+) -> Result<(i64, i64)> {
+    let owner = bytes(ask.owner);
+    let key = bytes(sem.key()).to_vec();
+    let now = now_ms();
+    let existing = sem.holding(owner)?;
+    let cap = match existing {
+        Some(held) => held.cap,
+        None => ask
+            .max_hold_ms
+            .or_else(config::max_hold_ms)
+            .map(|ms| now + ms),
+    };
+    let token = issue_token();
+    let ids = ask.id.map(|id| {
+        let mut memory = match existing {
+            Some(_) => sem.ids(owner),
+            None => Memory::default(),
+        };
+        memory.remember(Kind::Acquire, id, token, now, config::retry_window_ms());
+        memory.encode()
+    });
+    sem.add_available(-permits)?;
+    let holding = semaphore::Holding {
+        permits: existing.map_or(0, |h| h.permits) + permits,
+        token,
+        expire_at: lease_end(now, ask.lease_ms, cap),
+        cap,
+    };
+    sem.set_holding(owner, &holding, ids.as_deref());
+    let bound = with_watchdog(|w| {
+        let bound = w.get(db, &key, owner).is_some();
+        w.retoken(db, &key, owner, Some(token));
+        bound
+    });
+    let granted = Holding {
+        kind: LockType::Semaphore,
+        owner,
+        token: Some(token),
+    };
+    tell_loss(db, &key, &granted, ask, Want::Permits(holding.permits));
+    if let (Some(client), false) = (ask.bind_to, bound) {
+        bind(db, &key, granted, client, ask.lease_ms, !ask.by_message);
+    }
+    stats::ACQUISITIONS.add();
+    Ok((token, holding.expire_at))
+}

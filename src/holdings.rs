@@ -1,0 +1,105 @@
+//! What every family does with a holding once granted: bind it to a watchdog connection (or
+//! confirm a binding made by message), unbind a lock's holdings when it frees, tell the owners
+//! that asked with `NOTIFY` of a loss, and tell Redisson's clients on their channels.
+
+use crate::api::{api, now_ms, Ctx, OwnedStr};
+use crate::config;
+use crate::kinds::{LockType, Want};
+use crate::lifetime::notices::Notice;
+use crate::lifetime::watchdog::Bind;
+use crate::lifetime::{with_notices, with_watchdog};
+use crate::notify;
+use crate::queue::Request;
+use std::rc::Rc;
+
+/// A holding granted with `NOTIFY` is told of its loss on its grant channel.
+pub fn tell_loss(db: i32, key: &[u8], holding: &Holding, ask: &Request, want: Want) {
+    if let (Some(client), Some(token)) = (ask.notify, holding.token) {
+        let notice = Notice {
+            owner: Rc::from(holding.owner),
+            token,
+            client,
+            want,
+        };
+        with_notices(|n| n.watch(db, key, notice));
+    }
+}
+
+/// The owner ended its own holding: it is not told of a loss.
+pub fn released(db: i32, key: &[u8], owner: &[u8]) {
+    with_notices(|n| n.forget(db, key, owner));
+}
+
+/// Tells the owners of the lock's noticed holdings that they ended (`lost`).
+fn lost_all(db: i32, key: &[u8]) {
+    for notice in with_notices(|n| n.take_lock(db, key)) {
+        notify::tell_lost(key, &notice);
+    }
+}
+
+/// A holding to bind: of which lock type, whose, and which one (its token).
+pub struct Holding<'a> {
+    pub kind: LockType,
+    pub owner: &'a [u8],
+    pub token: Option<i64>,
+}
+
+/// Binds a holding of the lock at `key` to connection `client`, renewed for `lease_ms` (once
+/// confirmed, for a grant told by message: `renewing` false).
+pub fn bind(db: i32, key: &[u8], holding: Holding, client: u64, lease_ms: i64, renewing: bool) {
+    let bind = Bind {
+        owner: Rc::from(holding.owner),
+        token: holding.token,
+        client,
+        lease_ms,
+        kind: holding.kind,
+        renewing,
+    };
+    with_watchdog(|w| w.bind((db, Rc::from(key)), bind, now_ms()));
+}
+
+/// `RENEW ... WATCHDOG`: confirms a grant told by message (its binding stays on the connection
+/// the grant was told to, and renewals start), or binds the holding to `client`.
+pub fn bind_or_confirm(db: i32, key: &[u8], holding: Holding, client: u64, lease_ms: i64) {
+    let lock = (db, Rc::from(key));
+    let confirmed =
+        with_watchdog(|w| w.confirm(lock, holding.owner, holding.token, lease_ms, now_ms()));
+    if !confirmed {
+        bind(db, key, holding, client, lease_ms, true);
+    }
+}
+
+/// Binds a holding that has no binding yet (a re-entry with WATCHDOG); never moves one, which
+/// only `RENEW ... WATCHDOG` does. Returns whether it bound.
+pub fn bind_if_unbound(
+    db: i32,
+    key: &[u8],
+    holding: Holding,
+    client: u64,
+    lease_ms: i64,
+    renewing: bool,
+) -> bool {
+    let bound = with_watchdog(|w| w.get(db, key, holding.owner).is_some());
+    if !bound {
+        bind(db, key, holding, client, lease_ms, renewing);
+    }
+    !bound
+}
+
+/// Ends every watchdog binding of the lock (it is free, or a new holding replaces the old);
+/// the owners told of a loss hear of it.
+pub fn unbind(db: i32, key: &[u8]) {
+    with_watchdog(|w| w.unbind_lock(db, key));
+    lost_all(db, key);
+}
+
+/// Publishes `message` on `channel` (Redisson's clients listen there), unless
+/// `rlock.redisson-publish` is off.
+pub fn publish(ctx: Ctx, channel: &[u8], message: &[u8]) {
+    if !config::redisson_publish() {
+        return;
+    }
+    let (channel, message) = (OwnedStr::new(channel), OwnedStr::new(message));
+    // SAFETY: both strings are live for the call; Redis copies what it keeps.
+    unsafe { api!(RedisModule_PublishMessage)(ctx, channel.0, message.0) };
+}

@@ -1,0 +1,79 @@
+//! The words every family and the queue share: what a key holds (`LockType`), what a waiter
+//! asks for (`Want`, `Access`), and what an acquire or a release decides (`Acquire`,
+//! `Release`). Each family's rules give them their meaning.
+
+/// Fields of a lock hash that are not owners start with this; owner ids may not.
+pub const RESERVED_PREFIX: &[u8] = b"rlock:";
+
+/// The field that makes a lock hash a read-write lock (Redisson's layout).
+pub const MODE_FIELD: &[u8] = b"mode";
+
+/// Redisson's hash-tag wrapping, for the keys it keeps beside a lock in the lock's slot:
+/// `{key}`, or the key itself when it has a `{` already.
+pub fn tagged(key: &[u8]) -> Vec<u8> {
+    if key.contains(&b'{') {
+        key.to_vec()
+    } else {
+        [b"{", key, b"}"].concat()
+    }
+}
+
+/// Which lock a key holds: a hash with a `mode` field is a read-write lock, any other hash a
+/// plain lock. A key is only ever one of them; each command family refuses the other.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LockType {
+    Plain,
+    ReadWrite,
+    /// A semaphore's holders (only ever a watchdog binding's kind: its key is a counter).
+    Semaphore,
+}
+
+/// What a request asks of a lock: the whole lock (the plain lock, a write hold), or a share of
+/// it (a read hold). The shared queue knows waiters by this; each lock type's rules decide.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    Exclusive,
+    Shared,
+}
+
+/// The lock type a request is for, and its access: a key is only ever one type of lock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Want {
+    /// The plain lock (`RLOCK.*`).
+    Lock,
+    /// A read hold of a read-write lock (`RWLOCK.* READ`).
+    Read,
+    /// A write hold of a read-write lock (`RWLOCK.* WRITE`).
+    Write,
+    /// A latch to open (`RLATCH.AWAIT`): granted to every such waiter at once.
+    Latch,
+    /// `n` permits of a semaphore (`RSEM.ACQUIRE`): granted when they fit, in queue order.
+    Permits(i64),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Acquire {
+    /// A new holding: write the owner with one hold and this new token.
+    Fresh { token: i64 },
+    /// A re-entry: write `holds`; `new_token` says `token` was issued now and must be stored.
+    Reentry {
+        holds: i64,
+        token: i64,
+        new_token: bool,
+    },
+    /// Held by another owner.
+    Busy,
+    /// The hold count cannot grow any further.
+    Overflow,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Release {
+    NotHolder,
+    /// Still held, `remaining` times.
+    Partial {
+        remaining: i64,
+    },
+    /// The last hold went: the lock is free (or passes to the next waiter).
+    Full,
+}

@@ -1,0 +1,54 @@
+//! The one loop that lets waiters in, for every family: the queue keeps the order and tells
+//! each waiter its outcome; the family's rules, asked through `Admission`, say who may enter
+//! and write the holding. Every event that can let someone in (a release, a lease end, a
+//! departure from the queue, permits added, a key deleted) ends in `serve`.
+
+use super::{deliver, next_want, take_head, Outcome, Request};
+use crate::error::{Error, Result};
+use crate::kinds::Want;
+
+/// What a family says of the waiter at the head of its queue.
+pub enum Verdict {
+    /// It may enter now.
+    Enter,
+    /// It must wait (and so must everyone behind it: nobody passes the head).
+    Wait,
+    /// It can never enter here (the key holds another type now): it leaves with the error.
+    Fail(Error),
+}
+
+/// A family's rules over one opened key, as the queue asks them.
+pub trait Admission {
+    /// May the head, asking for `want`, enter now?
+    fn admit(&mut self, want: Want) -> Verdict;
+    /// Lets the head in: writes its holding and returns what it is told (its token), or why it
+    /// cannot have it after all.
+    fn enter(&mut self, ask: &Request, want: Want) -> Result<i64>;
+}
+
+/// Lets waiters in from the head of (db, key)'s queue for as long as `family` admits them, in
+/// queue order. Returns how many entered.
+pub fn serve(db: i32, key: &[u8], family: &mut impl Admission) -> usize {
+    let mut entered = 0;
+    while let Some(want) = next_want(db, key) {
+        let verdict = family.admit(want);
+        if matches!(verdict, Verdict::Wait) {
+            break;
+        }
+        let Some(waiter) = take_head(db, key) else {
+            break;
+        };
+        let outcome = match verdict {
+            Verdict::Fail(error) => Outcome::Failed(error),
+            _ => match family.enter(&waiter.ask.request(), want) {
+                Ok(told) => {
+                    entered += 1;
+                    Outcome::Granted(told)
+                }
+                Err(error) => Outcome::Failed(error),
+            },
+        };
+        deliver(waiter, outcome);
+    }
+    entered
+}

@@ -1,0 +1,137 @@
+//! What every family's commands share: the request an acquire makes (lease, watchdog
+//! connection, request id, hold cap, `NOTIFY` receiver), opening a hash lock for a write
+//! (serving its queue first), and joining the queue (`wait_or_nil`).
+
+use crate::api::{api, bytes, context_flags, selected_db, Ctx, RStr};
+use crate::args;
+use crate::config;
+use crate::error::{Error, Result};
+use crate::notify;
+use crate::queue::{self, Ask, Request};
+use crate::reply::Reply;
+use crate::stats;
+use crate::store::{LockKey, LockType};
+use crate::upkeep::{serve_queue_if_free, watch_lease};
+use redis_module::raw;
+
+fn may_block(ctx: Ctx) -> bool {
+    let no_block = raw::REDISMODULE_CTX_FLAGS_DENY_BLOCKING
+        | raw::REDISMODULE_CTX_FLAGS_MULTI
+        | raw::REDISMODULE_CTX_FLAGS_LUA
+        | raw::REDISMODULE_CTX_FLAGS_REPLICATED;
+    context_flags(ctx) & no_block == 0
+}
+
+/// The connection a `WATCHDOG` call binds to: the client itself, also inside MULTI. None
+/// where there is no such connection to watch (a replicated or AOF command); scripts are
+/// refused earlier, with an error.
+pub fn watchdog_client(ctx: Ctx, watchdog: bool) -> Result<Option<u64>> {
+    if !watchdog {
+        return Ok(None);
+    }
+    let flags = context_flags(ctx);
+    if flags & raw::REDISMODULE_CTX_FLAGS_LUA != 0 {
+        return Err(Error::WatchdogInScript);
+    }
+    if flags & (raw::REDISMODULE_CTX_FLAGS_REPLICATED | raw::REDISMODULE_CTX_FLAGS_LOADING) != 0 {
+        return Ok(None);
+    }
+    // SAFETY: `ctx` is the live context of the command.
+    Ok(Some(unsafe { api!(RedisModule_GetClientId)(ctx) }))
+}
+
+/// What an acquire asks for, from its options: the lease (default `rlock.default-lease-ms`),
+/// the connection to bind (`WATCHDOG`), the request id, the hold cap and the connection told
+/// by message (`NOTIFY`).
+pub fn request<'a>(ctx: Ctx, owner: RStr, o: &args::Options<'a>) -> Result<Request<'a>> {
+    Ok(Request {
+        owner,
+        lease_ms: o.lease_ms.unwrap_or_else(config::default_lease_ms),
+        bind_to: watchdog_client(ctx, o.watchdog)?,
+        id: o.id,
+        max_hold_ms: o.max_hold_ms,
+        notify: notify_target(ctx, o.notify)?,
+        by_message: false,
+    })
+}
+
+/// The connection a `NOTIFY` call's messages go to, checked to be here and subscribed.
+pub fn notify_target(ctx: Ctx, notify: Option<args::Notify>) -> Result<Option<u64>> {
+    let client = match notify {
+        None => return Ok(None),
+        Some(args::Notify::Client(id)) => id,
+        Some(args::Notify::Caller) => {
+            if context_flags(ctx) & raw::REDISMODULE_CTX_FLAGS_LUA != 0 {
+                return Err(Error::NotifyInScript);
+            }
+            // SAFETY: `ctx` is the live context of the command.
+            unsafe { api!(RedisModule_GetClientId)(ctx) }
+        }
+    };
+    notify::check_subscribed(ctx, client)?;
+    Ok(Some(client))
+}
+
+/// A holding granted at once with `NOTIFY` is watched to its lease end, so that its owner
+/// hears of a loss (a `DEL` is seen through keyspace events).
+pub fn watch_for_loss(ctx: Ctx, request: &Request, (db, key): (i32, &[u8]), at: Option<i64>) {
+    if request.notify.is_some() && crate::events::ensure_keyspace_subscription(ctx) {
+        watch_lease(ctx, db, key, at);
+    }
+}
+
+/// Opens a lock of `kind` for a write command, serving its queue first if the lock is free.
+/// The other kind of lock, found or just handed to a waiter of that kind, is `WRONGTYPE`.
+pub fn open_for_write(ctx: Ctx, key: RStr, kind: LockType) -> Result<(LockKey, i32)> {
+    let mut lock = LockKey::open_as(ctx, key, true, kind)?;
+    let db = selected_db(ctx);
+    serve_queue_if_free(ctx, &mut lock, db);
+    if lock.kind().is_some_and(|found| found != kind) {
+        return Err(Error::WrongType);
+    }
+    Ok((lock, db))
+}
+
+/// A request found the lock taken by others: with `WAIT`, it joins the back of the queue with
+/// `ask`, blocked where a client may block or told by message (`NOTIFY`), and the lease
+/// ending at `watch_at` is watched; else nil. A `NOTIFY` retried with the same request id
+/// takes over its entry.
+pub fn wait_or_nil(
+    ctx: Ctx,
+    (db, key): (i32, &[u8]),
+    wait: Option<args::Wait>,
+    ask: impl FnOnce() -> Ask,
+    watch_at: impl FnOnce() -> Result<Option<i64>>,
+) -> Result<Reply> {
+    stats::CONTENDED.add();
+    let Some(wait) = wait else {
+        return Ok(Reply::Null);
+    };
+    let ask = ask();
+    if ask.notify().is_none() && !may_block(ctx) {
+        return Ok(Reply::Null);
+    }
+    if !crate::events::ensure_keyspace_subscription(ctx) {
+        return Err(Error::Internal);
+    }
+    let reply = match ask.notify() {
+        Some(_) if !crate::events::ensure_unsubscribe_filter(ctx) => return Err(Error::Internal),
+        Some(client) => {
+            let owner = bytes(ask.owner.0);
+            let retried = ask
+                .id
+                .as_deref()
+                .is_some_and(|id| queue::take_over(db, key, owner, id, client));
+            if !retried {
+                queue::enqueue(ctx, db, key, ask, wait);
+            }
+            Reply::Waiting
+        }
+        None => {
+            queue::block(ctx, db, key, ask, wait)?;
+            Reply::Blocked
+        }
+    };
+    watch_lease(ctx, db, key, watch_at()?);
+    Ok(reply)
+}
