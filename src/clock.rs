@@ -16,6 +16,16 @@ pub fn held_ms(token: i64, now_ms: i64) -> i64 {
     (now_ms - token / 1000).max(0)
 }
 
+/// Whether the watchdog renews for a connection whose idle time Redis reports as `idle_s`
+/// under a bound of `idle_bound_ms` (0: no bound). Redis reports idle time as the difference
+/// of two whole-second clocks, so `idle_s` means somewhere between `idle_s - 1` and
+/// `idle_s + 1` seconds: renewals stop only once the bound has surely passed, which lets a
+/// quiet lock live at most bound + 1 s + its lease after the connection's last command.
+/// A connection blocked in a wait counts as alive.
+pub fn watchdog_renews(idle_s: i64, blocked: bool, idle_bound_ms: i64) -> bool {
+    blocked || idle_bound_ms == 0 || (idle_s - 1).saturating_mul(1000) < idle_bound_ms
+}
+
 /// Issues fencing tokens: a hybrid clock, `max(last + 1, now in µs)`.
 ///
 /// Within one server process every token is larger than all before it. Across a restart or a
@@ -93,5 +103,28 @@ mod tests {
             900,
             "a passed cap ends the holding"
         );
+    }
+
+    #[test]
+    fn the_watchdog_renews_only_for_connections_that_speak() {
+        let cases = [
+            // (idle seconds, blocked, bound ms, renews)
+            (0, false, 30_000, true),
+            (30, false, 30_000, true),
+            (31, false, 30_000, false),
+            (1, false, 1_000, true),
+            (2, false, 1_000, false),
+            (2, false, 1_500, true),
+            (3, false, 1_500, false),
+            (500, true, 30_000, true),
+            (10_000, false, 0, true),
+        ];
+        for (idle, blocked, bound, renews) in cases {
+            assert_eq!(
+                watchdog_renews(idle, blocked, bound),
+                renews,
+                "{idle} {blocked} {bound}"
+            );
+        }
     }
 }

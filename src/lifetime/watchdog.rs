@@ -273,16 +273,6 @@ impl Watchdog {
     }
 }
 
-/// Whether the watchdog renews for a connection whose idle time Redis reports as `idle_s`
-/// under a bound of `idle_bound_ms` (0: no bound). Redis reports idle time as the difference
-/// of two whole-second clocks, so `idle_s` means somewhere between `idle_s - 1` and
-/// `idle_s + 1` seconds: renewals stop only once the bound has surely passed, which lets a
-/// quiet lock live at most bound + 1 s + its lease after the connection's last command.
-/// A connection blocked in a wait counts as alive.
-pub fn watchdog_renews(idle_s: i64, blocked: bool, idle_bound_ms: i64) -> bool {
-    blocked || idle_bound_ms == 0 || (idle_s - 1).saturating_mul(1000) < idle_bound_ms
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -419,28 +409,5 @@ mod tests {
             w.due(3_000, 10).is_empty(),
             "next renewal a third of 9 s later"
         );
-    }
-
-    #[test]
-    fn the_watchdog_renews_only_for_connections_that_speak() {
-        let cases = [
-            // (idle seconds, blocked, bound ms, renews)
-            (0, false, 30_000, true),
-            (30, false, 30_000, true),
-            (31, false, 30_000, false),
-            (1, false, 1_000, true),
-            (2, false, 1_000, false),
-            (2, false, 1_500, true),
-            (3, false, 1_500, false),
-            (500, true, 30_000, true),
-            (10_000, false, 0, true),
-        ];
-        for (idle, blocked, bound, renews) in cases {
-            assert_eq!(
-                watchdog_renews(idle, blocked, bound),
-                renews,
-                "{idle} {blocked} {bound}"
-            );
-        }
     }
 }

@@ -2,7 +2,8 @@
 //! calls and the callbacks it makes. Each blocked client is unblocked exactly once, by whoever
 //! takes its waiter out of the registry.
 
-use super::{arm_wake_timer, serve_departed, with, Ask, Bc, Outcome, Via, Waiter};
+use super::deadlines::arm_wake_timer;
+use super::{serve_departed, with, Ask, Bc, Outcome, Via, Waiter};
 use crate::api::{api, guarded, Ctx, RStr, ERR};
 use crate::args::Wait;
 use crate::error::{Error, Result};

@@ -8,7 +8,7 @@
 //! nothing more, which is what keeps a late disconnect of an already granted client from
 //! unblocking it twice.
 
-use crate::api::{bytes, create_timer, guarded, now_ms, stop_timer, Ctx, TimerId};
+use crate::api::{bytes, now_ms, Ctx, TimerId};
 use crate::args::Wait;
 use crate::error::Error;
 use crate::kinds::Want;
@@ -22,17 +22,16 @@ use slab::{Handle, Slab};
 mod ask;
 mod blocked;
 pub mod commands;
+mod deadlines;
+mod notified;
 mod serve;
 mod slab;
+pub use notified::{enqueue, fail_notified, is_receiver, receiver_closed, take_over, unsubscribed};
 pub use serve::{serve, Admission, Verdict};
 use std::cell::{Cell, RefCell};
 use std::cmp::Reverse;
-use std::collections::hash_map::DefaultHasher;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
-use std::hash::{Hash, Hasher};
-use std::num::{NonZeroU64, NonZeroUsize};
-use std::os::raw::c_void;
-use std::ptr::null_mut;
+use std::num::NonZeroUsize;
 use std::rc::Rc;
 
 type Bc = *mut raw::RedisModuleBlockedClient;
@@ -66,7 +65,7 @@ impl Waiter {
             .id
             .as_deref()
             .filter(|_| self.via == Via::Message)?;
-        Some(request_hash(
+        Some(notified::request_hash(
             self.db,
             &self.key,
             bytes(self.ask.owner.0),
@@ -340,53 +339,6 @@ pub fn count_wanting(db: i32, key: &[u8], want: Want) -> usize {
     })
 }
 
-/// Queues a waiter that is told by a message to its `notify` connection.
-pub fn enqueue(ctx: Ctx, db: i32, key: &[u8], ask: Ask, wait: Wait) {
-    with(|r| {
-        r.push(db, key, ask, Via::Message, wait);
-        arm_wake_timer(ctx, r);
-    });
-}
-
-/// A retried `NOTIFY` (same owner and request id) takes over its waiting entry, keeping its
-/// place, with its messages now going to `client`. Returns whether it found one.
-pub fn take_over(db: i32, key: &[u8], owner: &[u8], id: &[u8], client: u64) -> bool {
-    with(|r| {
-        let request = request_hash(db, key, owner, id);
-        let Some(&seq) = r.requests.get(&request) else {
-            return false;
-        };
-        let found = r.waiters.get(seq).filter(|w| {
-            w.db == db
-                && *w.key == *key
-                && bytes(w.ask.owner.0) == owner
-                && w.ask.id.as_deref() == Some(id)
-        });
-        let Some(old) = found.map(Waiter::receiver) else {
-            return false;
-        };
-        if old != Some(client) {
-            if let Some(old) = old {
-                r.drop_receiver(old);
-            }
-            r.add_receiver(client, seq);
-            if let Some(w) = r.waiters.get_mut(seq) {
-                w.ask.notify = NonZeroU64::new(client);
-                if w.ask.bind_to.is_some() {
-                    w.ask.bind_to = NonZeroU64::new(client);
-                }
-            }
-        }
-        true
-    })
-}
-
-fn request_hash(db: i32, key: &[u8], owner: &[u8], id: &[u8]) -> u64 {
-    let mut hasher = DefaultHasher::new();
-    (db, key, owner, id).hash(&mut hasher);
-    hasher.finish()
-}
-
 /// `RLOCK.CANCEL`: takes `owner`'s entries out of the queue for (db, key); an empty owner (a
 /// latch's waiters) takes only those of connection `caller`. Blocked ones are answered nil.
 /// Returns how many left.
@@ -459,105 +411,4 @@ pub fn fail_all(db: i32, key: &[u8]) {
         };
         deliver(waiter, Outcome::Failed(Error::WrongType));
     }
-}
-
-/// Every waiter told by message is failed with `error` (the server turned replica).
-pub fn fail_notified(error: Error) {
-    let taken: Vec<Waiter> = with(|r| {
-        let seqs: Vec<u64> = r
-            .waiters
-            .iter()
-            .filter(|(_, w)| w.via == Via::Message)
-            .map(|(seq, _)| seq)
-            .collect();
-        seqs.into_iter().filter_map(|seq| r.take(seq)).collect()
-    });
-    for waiter in taken {
-        deliver(waiter, Outcome::Failed(error.clone()));
-    }
-}
-
-/// A connection closed: the waiters told through it leave their queues.
-pub fn receiver_closed(ctx: Ctx, client: u64) {
-    with(|r| {
-        let Some((seqs, _)) = r.receivers.remove(&client) else {
-            return;
-        };
-        for seq in seqs {
-            if r.waiters
-                .get(seq)
-                .is_some_and(|w| w.receiver() == Some(client))
-            {
-                // Already out of `receivers`: `depart` finds nothing more to drop there.
-                r.depart(seq);
-            }
-        }
-    });
-    serve_departed(ctx);
-}
-
-/// After an `UNSUBSCRIBE` or `RESET` somewhere: the waiters of connections no longer
-/// subscribed to their channel leave their queues, as if those connections had closed.
-pub fn unsubscribed(ctx: Ctx) {
-    let clients: Vec<u64> = with(|r| r.receivers.keys().copied().collect());
-    for client in clients {
-        if notify::check_subscribed(ctx, client).is_err() {
-            stats::NOTIFY_SKIPPED.add();
-            receiver_closed(ctx, client);
-        }
-    }
-}
-
-/// Whether any waiter is told through connection `client`.
-pub fn is_receiver(client: u64) -> bool {
-    with(|r| r.receivers.contains_key(&client))
-}
-
-fn arm_wake_timer(ctx: Ctx, r: &mut Registry) {
-    let Some(&Reverse((next, _))) = r.deadlines.peek() else {
-        return;
-    };
-    match r.wake_timer {
-        Some((_, armed)) if armed <= next => return,
-        Some((timer, _)) => {
-            stop_timer(ctx, timer);
-        }
-        None => {}
-    }
-    r.wake_timer = Some((
-        create_timer(ctx, next, Some(on_wake_timer), null_mut()),
-        next,
-    ));
-}
-
-/// At a wait deadline: a `NOTIFY` waiter is told its time ran out; for a blocked one, the
-/// event loop's turn is enough (its beforeSleep times the client out).
-extern "C" fn on_wake_timer(ctx: Ctx, _data: *mut c_void) {
-    guarded("the wait deadline timer", (), || {
-        let timed_out = with(|r| {
-            r.wake_timer = None;
-            let now = now_ms();
-            let mut timed_out = Vec::new();
-            while let Some(&Reverse((at, seq))) = r.deadlines.peek() {
-                if at > now {
-                    break;
-                }
-                r.deadlines.pop();
-                if r.waiters.get(seq).is_some_and(|w| w.via == Via::Message) {
-                    timed_out.extend(r.depart(seq));
-                }
-            }
-            arm_wake_timer(ctx, r);
-            timed_out
-        });
-        for waiter in timed_out {
-            if let Some(client) = waiter.receiver() {
-                stats::WAIT_TIMEOUTS.add();
-                let owner = bytes(waiter.ask.owner.0);
-                let message = notify::message(&Event::Timeout, waiter.ask.want, &waiter.key, owner);
-                notify::send(client, message);
-            }
-        }
-        serve_departed(ctx);
-    })
 }

@@ -18,8 +18,7 @@
 //! the event, so events only note the key here; a 0 ms timer runs the check afterwards.
 
 use crate::api::{
-    bytes, create_timer, guarded, is_writable_master, now_ms, stop_timer, writes_paused, Ctx,
-    OwnedStr, TimerId,
+    bytes, create_timer, guarded, is_writable_master, now_ms, writes_paused, Ctx, OwnedStr, TimerId,
 };
 use crate::families::rwlock::store::{self as rwstore, Settled};
 use crate::families::semaphore::store::Semaphore;
@@ -30,14 +29,13 @@ use crate::lifetime::watchdog::{Binding, LockId};
 use crate::queue;
 use crate::stats;
 use crate::store::{LockKey, LockType};
-use redis_module::raw;
 use std::cell::RefCell;
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+
 use std::ffi::c_void;
 use std::ptr::null_mut;
 use std::rc::Rc;
 
+mod timers;
 mod watchdog;
 pub use watchdog::{arm_renewals, client_closed, turned_replica};
 use watchdog::{close_client, end_holding};
@@ -61,83 +59,7 @@ enum Work {
     End(LockId, Binding),
 }
 
-type Target = (i32, Rc<[u8]>);
-
-/// Looks at keys again at given times: one module timer for all of them, at the earliest, over
-/// a heap of (time, key); per key only the earliest time counts (a later one is dropped, an
-/// earlier one replaces it). A timer per key would cost Redis a timer and the module a boxed
-/// copy of the key for every lock that has waiters.
-#[derive(Default)]
-struct KeyTimers {
-    /// The time each key is to be looked at.
-    armed: HashMap<Target, i64>,
-    /// (time, key), with entries left behind by a replaced time (skipped: `armed` differs).
-    due: BinaryHeap<Reverse<(i64, Target)>>,
-    timer: Option<(TimerId, i64)>,
-}
-
-impl KeyTimers {
-    /// Makes sure `target` is looked at by `callback` at `fire_at` or earlier (None: not at
-    /// all).
-    fn arm(
-        &mut self,
-        ctx: Ctx,
-        target: Target,
-        fire_at: Option<i64>,
-        callback: raw::RedisModuleTimerProc,
-    ) {
-        let Some(at) = fire_at else {
-            self.armed.remove(&target);
-            return;
-        };
-        if self.armed.get(&target).is_some_and(|&armed| armed <= at) {
-            return;
-        }
-        self.armed.insert(target.clone(), at);
-        self.due.push(Reverse((at, target)));
-        self.rearm(ctx, callback);
-    }
-
-    /// Arms the module timer for the earliest key left.
-    fn rearm(&mut self, ctx: Ctx, callback: raw::RedisModuleTimerProc) {
-        while let Some(Reverse((at, target))) = self.due.peek() {
-            if self.armed.get(target) == Some(at) {
-                break;
-            }
-            self.due.pop();
-        }
-        let Some(&Reverse((next, _))) = self.due.peek() else {
-            return;
-        };
-        match self.timer {
-            Some((_, armed)) if armed <= next => return,
-            Some((timer, _)) => {
-                stop_timer(ctx, timer);
-            }
-            None => {}
-        }
-        self.timer = Some((create_timer(ctx, next, callback, null_mut()), next));
-    }
-
-    /// The module timer fired: takes the keys due by `now`.
-    fn fired(&mut self, now: i64) -> Vec<Target> {
-        self.timer = None;
-        let mut targets = Vec::new();
-        while let Some(Reverse((at, _))) = self.due.peek() {
-            if *at > now {
-                break;
-            }
-            let Some(Reverse((at, target))) = self.due.pop() else {
-                break;
-            };
-            if self.armed.get(&target) == Some(&at) {
-                self.armed.remove(&target);
-                targets.push(target);
-            }
-        }
-        targets
-    }
-}
+use timers::{KeyTimers, Target};
 
 #[derive(Default)]
 struct Upkeep {

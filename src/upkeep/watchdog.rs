@@ -11,11 +11,11 @@ use crate::api::{
     create_timer, guarded, is_writable_master, now_ms, stop_timer, writes_paused, Ctx, OwnedStr,
 };
 use crate::clock::lease_end;
+use crate::clock::watchdog_renews;
 use crate::config;
 use crate::families::rwlock::rules as rwlock;
 use crate::families::rwlock::store as rwstore;
 use crate::kinds::LockType;
-use crate::lifetime::watchdog::watchdog_renews;
 use crate::lifetime::watchdog::{Binding, LockId};
 use crate::lifetime::with_watchdog;
 use crate::reentry::View;

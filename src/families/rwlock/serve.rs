@@ -65,7 +65,7 @@ pub fn admit(lock: &mut LockKey, db: i32) -> Option<i64> {
 /// Tells Redisson's waiters the lock is open to them: `1` (Redisson's "wake every waiter") on
 /// `redisson_rwlock:{key}`.
 pub fn announce_open(ctx: Ctx, key: &[u8]) {
-    publish(ctx, &rwlock::channel(key), b"1");
+    publish(ctx, &super::layout::channel(key), b"1");
 }
 
 /// What the read-write lock's rules make of `ask` for `access` (a newcomer when `queued` says

@@ -11,10 +11,11 @@ use crate::kinds::Access;
 use crate::lifetime::retries::Memory;
 use crate::store::LockKey;
 
-use super::rules::{
-    self as rwlock, cap_field, count_field, encode_cap, encode_token, ids_field, timeout_key,
-    token_field, Corrupt, Holders, Mine, Mode, Seen, MAX_READ_HOLDS, MODE_FIELD,
+use super::layout::{
+    self, cap_field, count_field, encode_cap, encode_token, ids_field, timeout_key, token_field,
+    Corrupt, Holders, MODE_FIELD,
 };
+use super::rules::{self as rwlock, Mine, Mode, Seen, MAX_READ_HOLDS};
 use super::sidekeys::{delete_side_key, set_side_key, side_key_expire_at};
 
 fn int(value: Option<Vec<u8>>) -> Result<i64> {
@@ -34,7 +35,7 @@ pub fn mode(lock: &LockKey) -> Result<Option<Mode>> {
 }
 
 pub fn holders(lock: &LockKey) -> Result<Holders> {
-    rwlock::holders(&lock.fields()).map_err(|e| match e {
+    layout::holders(&lock.fields()).map_err(|e| match e {
         Corrupt::Mode => Error::CorruptMode,
         Corrupt::Holds => Error::CorruptHolds,
     })
@@ -44,7 +45,7 @@ pub fn holders(lock: &LockKey) -> Result<Holders> {
 pub fn mine(lock: &LockKey, owner: &[u8]) -> Result<Mine> {
     let token = |access| {
         lock.get(&token_field(owner, access))
-            .and_then(|t| rwlock::decode_token(&t))
+            .and_then(|t| layout::decode_token(&t))
     };
     let reads = int(lock.get(owner))?;
     let writes = int(lock.get(&count_field(owner, Access::Exclusive)))?;
@@ -113,7 +114,7 @@ pub fn set_ids(lock: &mut LockKey, owner: &[u8], ids: &[u8]) {
 /// `owner`'s hold cap (absolute ms), if its holdings have one.
 pub fn cap(lock: &LockKey, owner: &[u8]) -> Option<i64> {
     lock.get(&cap_field(owner))
-        .and_then(|v| rwlock::decode_cap(&v))
+        .and_then(|v| layout::decode_cap(&v))
 }
 
 /// What a write of a holding adds to the hash besides its count and token.

@@ -1,0 +1,60 @@
+//! Wait deadlines: a timer wakes the event loop at each. Redis 7.0 notices a blocked client's
+//! timeout only in `beforeSleep`, which otherwise may run ~100 ms late; a `NOTIFY` waiter's
+//! deadline is the module's own to keep.
+
+use super::{serve_departed, with, Registry, Via};
+use crate::api::{bytes, create_timer, guarded, now_ms, stop_timer, Ctx};
+use crate::notify::{self, Event};
+use crate::stats;
+use std::cmp::Reverse;
+use std::os::raw::c_void;
+use std::ptr::null_mut;
+
+pub(super) fn arm_wake_timer(ctx: Ctx, r: &mut Registry) {
+    let Some(&Reverse((next, _))) = r.deadlines.peek() else {
+        return;
+    };
+    match r.wake_timer {
+        Some((_, armed)) if armed <= next => return,
+        Some((timer, _)) => {
+            stop_timer(ctx, timer);
+        }
+        None => {}
+    }
+    r.wake_timer = Some((
+        create_timer(ctx, next, Some(on_wake_timer), null_mut()),
+        next,
+    ));
+}
+
+/// At a wait deadline: a `NOTIFY` waiter is told its time ran out; for a blocked one, the
+/// event loop's turn is enough (its beforeSleep times the client out).
+extern "C" fn on_wake_timer(ctx: Ctx, _data: *mut c_void) {
+    guarded("the wait deadline timer", (), || {
+        let timed_out = with(|r| {
+            r.wake_timer = None;
+            let now = now_ms();
+            let mut timed_out = Vec::new();
+            while let Some(&Reverse((at, seq))) = r.deadlines.peek() {
+                if at > now {
+                    break;
+                }
+                r.deadlines.pop();
+                if r.waiters.get(seq).is_some_and(|w| w.via == Via::Message) {
+                    timed_out.extend(r.depart(seq));
+                }
+            }
+            arm_wake_timer(ctx, r);
+            timed_out
+        });
+        for waiter in timed_out {
+            if let Some(client) = waiter.receiver() {
+                stats::WAIT_TIMEOUTS.add();
+                let owner = bytes(waiter.ask.owner.0);
+                let message = notify::message(&Event::Timeout, waiter.ask.want, &waiter.key, owner);
+                notify::send(client, message);
+            }
+        }
+        serve_departed(ctx);
+    })
+}

@@ -1,0 +1,113 @@
+//! Waiters told by message (`NOTIFY`): queue entries whose outcome goes to a connection's
+//! channel. They can be taken over by a retried call (same owner and request id), and leave
+//! when their connection closes or stops listening.
+
+use super::deadlines::arm_wake_timer;
+use super::{deliver, serve_departed, with, Ask, Outcome, Via, Waiter};
+use crate::api::{bytes, Ctx};
+use crate::args::Wait;
+use crate::error::Error;
+use crate::notify;
+use crate::stats;
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+use std::num::NonZeroU64;
+
+/// Queues a waiter that is told by a message to its `notify` connection.
+pub fn enqueue(ctx: Ctx, db: i32, key: &[u8], ask: Ask, wait: Wait) {
+    with(|r| {
+        r.push(db, key, ask, Via::Message, wait);
+        arm_wake_timer(ctx, r);
+    });
+}
+
+/// A retried `NOTIFY` (same owner and request id) takes over its waiting entry, keeping its
+/// place, with its messages now going to `client`. Returns whether it found one.
+pub fn take_over(db: i32, key: &[u8], owner: &[u8], id: &[u8], client: u64) -> bool {
+    with(|r| {
+        let request = request_hash(db, key, owner, id);
+        let Some(&seq) = r.requests.get(&request) else {
+            return false;
+        };
+        let found = r.waiters.get(seq).filter(|w| {
+            w.db == db
+                && *w.key == *key
+                && bytes(w.ask.owner.0) == owner
+                && w.ask.id.as_deref() == Some(id)
+        });
+        let Some(old) = found.map(Waiter::receiver) else {
+            return false;
+        };
+        if old != Some(client) {
+            if let Some(old) = old {
+                r.drop_receiver(old);
+            }
+            r.add_receiver(client, seq);
+            if let Some(w) = r.waiters.get_mut(seq) {
+                w.ask.notify = NonZeroU64::new(client);
+                if w.ask.bind_to.is_some() {
+                    w.ask.bind_to = NonZeroU64::new(client);
+                }
+            }
+        }
+        true
+    })
+}
+
+pub(super) fn request_hash(db: i32, key: &[u8], owner: &[u8], id: &[u8]) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    (db, key, owner, id).hash(&mut hasher);
+    hasher.finish()
+}
+
+/// Every waiter told by message is failed with `error` (the server turned replica).
+pub fn fail_notified(error: Error) {
+    let taken: Vec<Waiter> = with(|r| {
+        let seqs: Vec<u64> = r
+            .waiters
+            .iter()
+            .filter(|(_, w)| w.via == Via::Message)
+            .map(|(seq, _)| seq)
+            .collect();
+        seqs.into_iter().filter_map(|seq| r.take(seq)).collect()
+    });
+    for waiter in taken {
+        deliver(waiter, Outcome::Failed(error.clone()));
+    }
+}
+
+/// A connection closed: the waiters told through it leave their queues.
+pub fn receiver_closed(ctx: Ctx, client: u64) {
+    with(|r| {
+        let Some((seqs, _)) = r.receivers.remove(&client) else {
+            return;
+        };
+        for seq in seqs {
+            if r.waiters
+                .get(seq)
+                .is_some_and(|w| w.receiver() == Some(client))
+            {
+                // Already out of `receivers`: `depart` finds nothing more to drop there.
+                r.depart(seq);
+            }
+        }
+    });
+    serve_departed(ctx);
+}
+
+/// After an `UNSUBSCRIBE` or `RESET` somewhere: the waiters of connections no longer
+/// subscribed to their channel leave their queues, as if those connections had closed.
+pub fn unsubscribed(ctx: Ctx) {
+    let clients: Vec<u64> = with(|r| r.receivers.keys().copied().collect());
+    for client in clients {
+        if notify::check_subscribed(ctx, client).is_err() {
+            stats::NOTIFY_SKIPPED.add();
+            receiver_closed(ctx, client);
+        }
+    }
+}
+
+/// Whether any waiter is told through connection `client`.
+pub fn is_receiver(client: u64) -> bool {
+    with(|r| r.receivers.contains_key(&client))
+}
