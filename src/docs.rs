@@ -406,7 +406,7 @@ pub fn register(ctx: Ctx) -> Result<(), String> {
 }
 
 /// Redis 7.2+ can put module commands in ACL categories (`@write`, `@read`); 7.0 cannot, and
-/// there the README's recipe names the commands instead. Only O(1) commands are `@fast`.
+/// there the recipe in docs/operations.md names the commands instead. Only O(1) commands are `@fast`.
 fn set_acl_categories(command: *mut raw::RedisModuleCommand, doc: &Doc) {
     // SAFETY: a read of the entry-point table; absent (None) on Redis 7.0.
     if let Some(set_categories) = unsafe { raw::RedisModule_SetCommandACLCategories } {

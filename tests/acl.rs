@@ -1,4 +1,4 @@
-//! ACLs: key patterns hold for RLOCK commands; the README's 7.0 recipe works.
+//! ACLs: key patterns hold for RLOCK commands; the 7.0 recipe in docs/operations.md works.
 
 mod common;
 use common::Server;
@@ -7,7 +7,7 @@ use common::Server;
 fn key_patterns_are_enforced_with_the_readme_recipe() {
     let server = Server::start();
     let mut admin = server.conn();
-    // The README's recipe for Redis 7.0, where module commands are in no ACL category.
+    // The recipe for Redis 7.0 in docs/operations.md, where module commands are in no ACL category.
     let recipe = "ACL SETUSER orders-service on >secret resetkeys ~orders:* -@all \
                   +rlock.acquire +rlock.release +rlock.renew +rlock.info";
     assert_eq!(admin.q(recipe).text(), "OK");
@@ -67,7 +67,7 @@ fn write_commands_are_in_the_write_category_where_the_server_supports_it() {
     let mut admin = server.conn();
     if version(&mut admin) < (7, 2) {
         eprintln!(
-            "Redis 7.0 has no ACL categories for module commands: the README's recipe applies"
+            "Redis 7.0 has no ACL categories for module commands: the recipe in docs/operations.md applies"
         );
         return;
     }
