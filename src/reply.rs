@@ -65,6 +65,24 @@ impl Out {
         unsafe { reply_int_or_nil(self.0, n) };
     }
 
+    /// A map field with a string value.
+    pub fn text_field(&self, name: &[u8], value: &[u8]) {
+        self.text(name);
+        self.text(value);
+    }
+
+    /// A map field with an integer value.
+    pub fn int_field(&self, name: &[u8], n: i64) {
+        self.text(name);
+        self.int(n);
+    }
+
+    /// A map field with an integer value, or nil.
+    pub fn int_or_nil_field(&self, name: &[u8], n: Option<i64>) {
+        self.text(name);
+        self.int_or_nil(n);
+    }
+
     /// A map of `pairs` field/value pairs follows.
     pub fn map(&self, pairs: usize) {
         // SAFETY: `new`'s promise.

@@ -274,20 +274,13 @@ unsafe fn reply_info(
     // SAFETY: as the caller promises, `ctx` is the command's.
     let out = unsafe { Out::new(ctx) };
     out.map(7);
-    out.text(b"owner");
-    out.text(&holder.owner);
-    out.text(b"holds");
-    out.int(holder.holds);
-    out.text(b"ttl");
-    out.int(ttl);
-    out.text(b"token");
-    out.int_or_nil(holder.token);
-    out.text(b"waiters");
-    out.int(waiters as i64);
-    out.text(b"held");
-    out.int_or_nil(held);
-    out.text(b"watchdog");
-    out.int_or_nil(watchdog.map(|id| id as i64));
+    out.text_field(b"owner", &holder.owner);
+    out.int_field(b"holds", holder.holds);
+    out.int_field(b"ttl", ttl);
+    out.int_or_nil_field(b"token", holder.token);
+    out.int_field(b"waiters", waiters as i64);
+    out.int_or_nil_field(b"held", held);
+    out.int_or_nil_field(b"watchdog", watchdog.map(|id| id as i64));
     crate::api::OK
 }
 

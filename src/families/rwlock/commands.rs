@@ -255,31 +255,21 @@ unsafe fn reply_info(
     // SAFETY: as the caller promises, `ctx` is the command's.
     let out = unsafe { Out::new(ctx) };
     out.map(5);
-    out.text(b"mode");
-    out.text(mode.name());
-    out.text(b"ttl");
-    out.int(ttl);
+    out.text_field(b"mode", mode.name());
+    out.int_field(b"ttl", ttl);
     out.text(b"holders");
     out.array(shown.len());
     for s in shown {
         out.map(6);
-        out.text(b"owner");
-        out.text(&s.owner);
-        out.text(b"mode");
-        out.text(s.mode.name());
-        out.text(b"holds");
-        out.int(s.holds);
-        out.text(b"token");
-        out.int_or_nil(s.token);
-        out.text(b"ttl");
-        out.int(s.ttl);
-        out.text(b"watchdog");
-        out.int_or_nil(s.watchdog.map(|c| c as i64));
+        out.text_field(b"owner", &s.owner);
+        out.text_field(b"mode", s.mode.name());
+        out.int_field(b"holds", s.holds);
+        out.int_or_nil_field(b"token", s.token);
+        out.int_field(b"ttl", s.ttl);
+        out.int_or_nil_field(b"watchdog", s.watchdog.map(|c| c as i64));
     }
-    out.text(b"waiting_readers");
-    out.int(readers);
-    out.text(b"waiting_writers");
-    out.int(writers);
+    out.int_field(b"waiting_readers", readers);
+    out.int_field(b"waiting_writers", writers);
     crate::api::OK
 }
 

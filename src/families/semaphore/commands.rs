@@ -256,22 +256,16 @@ unsafe fn reply_info(ctx: Ctx, available: i64, holders: &[Shown], wanted: &[i64]
     // SAFETY: as the caller promises, `ctx` is the command's.
     let out = unsafe { Out::new(ctx) };
     out.map(3);
-    out.text(b"available");
-    out.int(available);
+    out.int_field(b"available", available);
     out.text(b"holders");
     out.array(holders.len());
     for h in holders {
         out.map(5);
-        out.text(b"owner");
-        out.text(&h.owner);
-        out.text(b"permits");
-        out.int(h.permits);
-        out.text(b"ttl");
-        out.int(h.ttl);
-        out.text(b"token");
-        out.int(h.token);
-        out.text(b"watchdog");
-        out.int_or_nil(h.watchdog.map(|c| c as i64));
+        out.text_field(b"owner", &h.owner);
+        out.int_field(b"permits", h.permits);
+        out.int_field(b"ttl", h.ttl);
+        out.int_field(b"token", h.token);
+        out.int_or_nil_field(b"watchdog", h.watchdog.map(|c| c as i64));
     }
     out.text(b"waiters");
     out.array(wanted.len());
