@@ -239,7 +239,7 @@ pub fn at_least(what: &'static str, value: &[u8], min: i64) -> Result<i64> {
     Ok(n)
 }
 
-fn integer(option: &'static str, value: &[u8]) -> Result<i64> {
+pub fn integer(option: &'static str, value: &[u8]) -> Result<i64> {
     std::str::from_utf8(value)
         .ok()
         .and_then(|s| s.parse::<i64>().ok())

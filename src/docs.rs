@@ -32,6 +32,10 @@ enum Arg {
     Number(&'static CStr),
     /// An optional integer without a token (`NOTIFY`'s client id).
     Maybe(&'static CStr),
+    /// A required string, named (`RLOCK.GUARD`'s inner command).
+    Word(&'static CStr),
+    /// Any number of strings, named (the inner command's arguments).
+    Rest(&'static CStr),
 }
 
 struct Doc {
@@ -77,7 +81,7 @@ const fn join<const N: usize>(parts: &[&[Arg]]) -> [Arg; N] {
     out
 }
 
-const DOCS: [Doc; 23] = [
+const DOCS: [Doc; 25] = [
     Doc {
         name: c"rlock.acquire",
         summary: c"Takes or re-enters a lock; replies a fencing token, or nil when held elsewhere. WAIT blocks in a FIFO queue.",
@@ -117,6 +121,28 @@ const DOCS: [Doc; 23] = [
         arity: 2,
         writes: false,
         args: &[Arg::Key],
+    },
+    Doc {
+        name: c"rlock.leader",
+        summary: c"Replies the holder's owner, token (a leader's term) and ttl, or nil when not locked.",
+        complexity: c"O(N) in the lock's hash fields (a handful)",
+        arity: 2,
+        writes: false,
+        args: &[Arg::Key],
+    },
+    Doc {
+        name: c"rlock.guard",
+        summary: c"Runs one write command only if owner holds the lock with exactly token; replies its reply, or NOTOWNER and runs nothing.",
+        complexity: c"O(1) plus the inner command's",
+        arity: -5,
+        writes: true,
+        args: &[
+            Arg::Key,
+            Arg::Owner,
+            Arg::Number(c"token"),
+            Arg::Word(c"command"),
+            Arg::Rest(c"arg"),
+        ],
     },
     Doc {
         name: c"rlock.scan",
@@ -338,6 +364,16 @@ fn raw_arg(arg: Arg, choices: &mut [raw::RedisModuleCommandArg; 3]) -> raw::Redi
             out.type_ = raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_PURE_TOKEN;
             out.flags = raw::REDISMODULE_CMD_ARG_OPTIONAL as c_int;
         }
+        Arg::Word(name) => {
+            out.name = name.as_ptr();
+            out.type_ = raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_STRING;
+        }
+        Arg::Rest(name) => {
+            out.name = name.as_ptr();
+            out.type_ = raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_STRING;
+            out.flags =
+                (raw::REDISMODULE_CMD_ARG_OPTIONAL | raw::REDISMODULE_CMD_ARG_MULTIPLE) as c_int;
+        }
         Arg::Mode => {
             out.name = c"mode".as_ptr();
             out.type_ = raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_ONEOF;
@@ -380,7 +416,9 @@ pub fn register(ctx: Ctx) -> Result<(), String> {
         // SAFETY: the zeroed entry terminates the argument list.
         args.push(unsafe { std::mem::zeroed() });
         let mut specs = key_specs(doc.writes);
-        let has_key = matches!(doc.args.first(), Some(Arg::Key));
+        // RLOCK.GUARD's keys include its inner command's: Redis must ask the module
+        // (getkeys-api), which it does only for a command without key specs of its own.
+        let has_key = matches!(doc.args.first(), Some(Arg::Key)) && doc.name != c"rlock.guard";
         let info = raw::RedisModuleCommandInfo {
             version: &VERSION,
             summary: doc.summary.as_ptr(),

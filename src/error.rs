@@ -71,6 +71,17 @@ pub enum Error {
         client: u64,
         channel: String,
     },
+    /// `RLOCK.GUARD`: the owner does not hold the lock with that token (any more).
+    NotOwner,
+    /// `RLOCK.GUARD`'s inner command is not a write, or may block.
+    NotGuardable {
+        command: String,
+    },
+    /// `RLOCK.GUARD`'s inner command was refused by `RedisModule_Call`: `why` is Redis's reason.
+    GuardRefused {
+        code: &'static str,
+        why: &'static str,
+    },
     Internal,
 }
 
@@ -156,6 +167,15 @@ impl fmt::Display for Error {
                 f,
                 "ERR NOTIFY: connection {client} is not subscribed to {channel}"
             ),
+            Error::NotOwner => write!(
+                f,
+                "NOTOWNER the owner does not hold the lock with this token: nothing was run"
+            ),
+            Error::NotGuardable { command } => write!(
+                f,
+                "ERR RLOCK.GUARD runs one write command that does not block; '{command}' is not one"
+            ),
+            Error::GuardRefused { code, why } => write!(f, "{code} {why}"),
             Error::Internal => write!(f, "ERR rlock internal error (see the server log)"),
         }
     }

@@ -10,6 +10,9 @@ use crate::lifetime::watchdog::Bind;
 use crate::lifetime::{with_notices, with_watchdog};
 use crate::notify;
 use crate::queue::Request;
+use redis_module::raw;
+use std::ffi::CStr;
+use std::os::raw::c_int;
 use std::rc::Rc;
 
 /// A holding granted with `NOTIFY` is told of its loss on its grant channel.
@@ -91,6 +94,22 @@ pub fn bind_if_unbound(
 pub fn unbind(db: i32, key: &[u8]) {
     with_watchdog(|w| w.unbind_lock(db, key));
     lost_all(db, key);
+}
+
+/// Tells the subscribers of keyspace events of the module class (`d` in
+/// `notify-keyspace-events`) that who holds `key` changed: `event` is one of the names
+/// docs/operations.md lists (`rlock.acquired`, `rlock.released`, ...). Nothing is built
+/// unless the class is on.
+pub fn tell_change(ctx: Ctx, key: &[u8], event: &CStr) {
+    let class = raw::REDISMODULE_NOTIFY_MODULE as c_int;
+    // SAFETY: reads the server's setting.
+    if unsafe { api!(RedisModule_GetNotifyKeyspaceEvents)() } & class == 0 {
+        return;
+    }
+    let key = OwnedStr::new(key);
+    // SAFETY: `ctx` is a live command or timer context (its client's db is the key's); the
+    // strings live across the call and Redis copies what it keeps.
+    unsafe { api!(RedisModule_NotifyKeyspaceEvent)(ctx, class, event.as_ptr(), key.0) };
 }
 
 /// Publishes `message` on `channel` (Redisson's clients listen there), unless

@@ -34,7 +34,7 @@ const KEY_1: Keys = (1, 1, 1);
 const NO_KEY: Keys = (0, 0, 0);
 
 /// (name, handler, flags, key positions).
-const COMMANDS: [(&str, redis_module::raw::RedisModuleCmdFunc, &str, Keys); 23] = [
+const COMMANDS: [(&str, redis_module::raw::RedisModuleCmdFunc, &str, Keys); 25] = [
     (
         "rlock.acquire",
         Some(lock::commands::acquire_command),
@@ -66,6 +66,18 @@ const COMMANDS: [(&str, redis_module::raw::RedisModuleCmdFunc, &str, Keys); 23] 
         KEY_1,
     ),
     ("rlock.scan", Some(scan::scan_command), "readonly", NO_KEY),
+    (
+        "rlock.leader",
+        Some(lock::commands::leader_command),
+        "readonly fast",
+        KEY_1,
+    ),
+    (
+        "rlock.guard",
+        Some(lock::guard::guard_command),
+        "write deny-oom getkeys-api",
+        KEY_1,
+    ),
     (
         "rlock.cancel",
         Some(queue::commands::cancel_command),

@@ -15,6 +15,7 @@ use crate::clock::watchdog_renews;
 use crate::config;
 use crate::families::rwlock::rules as rwlock;
 use crate::families::rwlock::store as rwstore;
+use crate::holdings;
 use crate::kinds::LockType;
 use crate::lifetime::watchdog::{Binding, LockId};
 use crate::lifetime::with_watchdog;
@@ -55,10 +56,12 @@ pub(super) fn end_holding(ctx: Ctx, lock_id: &LockId, binding: &Binding) {
     match binding.kind {
         LockType::Plain => {
             lock.delete();
+            holdings::tell_change(ctx, &lock_id.1, c"rlock.dropped");
             hand_over(ctx, &mut lock, lock_id.0, LockType::Plain);
         }
         LockType::ReadWrite => {
             if let Ok(settled) = rwstore::release_owner(&mut lock, &binding.owner, now_ms()) {
+                holdings::tell_change(ctx, &lock_id.1, c"rwlock.dropped");
                 serve_rw(ctx, &mut lock, lock_id.0, settled);
             }
         }
@@ -75,6 +78,7 @@ fn end_permits(ctx: Ctx, lock_id: &LockId, binding: &Binding) {
     if let Ok(Some(held)) = sem.holding(owner) {
         if Some(held.token) == binding.token {
             sem.remove_holding(owner);
+            holdings::tell_change(ctx, &lock_id.1, c"rsem.dropped");
             stats::WATCHDOG_RELEASES.add();
             if crate::families::semaphore::serve::give_back(ctx, &mut sem, held.permits).is_ok() {
                 semaphore_changed(ctx, lock_id.0, &mut sem);

@@ -62,6 +62,7 @@ fn countdown(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
         counter::delete(ctx, *key);
     }
     if left == 0 {
+        crate::holdings::tell_change(ctx, name, c"rlatch.opened");
         publish(ctx, &channel(name), b"0");
         serve::open(ctx, db, *key);
     }

@@ -167,6 +167,7 @@ fn release(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
         Release::Full => {
             lock.delete();
             holdings::released(db, bytes(*key), bytes(*owner));
+            holdings::tell_change(ctx, bytes(*key), c"rlock.released");
             stats::RELEASES.add();
             if let Some(call) = call {
                 let window = config::retry_window_ms();
@@ -232,6 +233,7 @@ fn force_release(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     }
     observe_token(token);
     lock.delete();
+    holdings::tell_change(ctx, bytes(*key), c"rlock.forced");
     stats::FORCE_RELEASES.add();
     hand_over(ctx, &mut lock, db, LockType::Plain);
     Ok(Reply::Int(1))
@@ -284,7 +286,30 @@ unsafe fn reply_info(
     crate::api::OK
 }
 
+/// `RLOCK.LEADER key`: the holder's owner id, its token (a leader's term) and the ms left of
+/// its lease; nil when free. A lock taken by a Redisson client has no token (nil).
+fn leader(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
+    let [_, key] = argv else {
+        return Err(Error::WrongArity);
+    };
+    let lock = LockKey::open_as(ctx, *key, false, LockType::Plain)?;
+    let Some(holder) = lock.holder() else {
+        return Ok(Reply::Null);
+    };
+    let ttl = lock.expire_at().map_or(-1, |at| (at - now_ms()).max(0));
+    Ok(Reply::With(Box::new(move |ctx| {
+        // SAFETY: replies go to the context of the command being executed.
+        let out = unsafe { Out::new(ctx) };
+        out.map(3);
+        out.text_field(b"owner", &holder.owner);
+        out.int_or_nil_field(b"token", holder.token);
+        out.int_field(b"ttl", ttl);
+        crate::api::OK
+    })))
+}
+
 crate::reply::entry_points!(
+    leader_command => leader,
     acquire_command => acquire,
     release_command => release,
     renew_command => renew,

@@ -3,6 +3,7 @@
 //! rlock share a lock during a migration; rlock keeps its token and hold cap in `rlock:` fields.
 
 pub mod commands;
+pub mod guard;
 pub mod rules;
 pub mod serve;
 pub mod store;

@@ -4,7 +4,7 @@ use crate::api::{bytes, now_ms, Ctx};
 use crate::clock::{issue_token, lease_end};
 use crate::config;
 use crate::error::Result;
-use crate::holdings::{bind, publish, tell_loss, unbind, Holding};
+use crate::holdings::{bind, publish, tell_change, tell_loss, unbind, Holding};
 use crate::kinds::{LockType, Want};
 use crate::lifetime::retries::{Kind, Memory};
 use crate::queue::{self, Admission, Request, Verdict};
@@ -79,6 +79,7 @@ pub fn grant_fresh(lock: &mut LockKey, db: i32, ask: &Request, token: i64) -> i6
     if let Some(client) = ask.bind_to {
         bind(db, key, holding, client, ask.lease_ms, !ask.by_message);
     }
+    tell_change(lock.ctx(), key, c"rlock.acquired");
     stats::ACQUISITIONS.add();
     expire_at
 }

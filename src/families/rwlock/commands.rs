@@ -93,9 +93,13 @@ fn release(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
             // A downgrade: a watchdog binding lives on with the read holding.
             lifetime::with_watchdog(|w| w.retoken(db, name, owner, after.read_token));
         }
+        if after.writes == 0 && mine.writes > 0 {
+            holdings::tell_change(ctx, name, c"rwlock.downgraded");
+        }
     } else {
         lifetime::with_watchdog(|w| w.unbind(db, name, owner));
         holdings::released(db, name, owner);
+        holdings::tell_change(ctx, name, c"rwlock.released");
         if let Some(call) = call {
             let window = config::retry_window_ms();
             lifetime::with_released(|r| r.remember(&call, 0, now, window));
@@ -165,6 +169,7 @@ fn force_release(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
         return Ok(Reply::Int(0));
     }
     rwstore::delete(&mut lock)?;
+    holdings::tell_change(ctx, bytes(*key), c"rwlock.forced");
     stats::FORCE_RELEASES.add();
     hand_over(ctx, &mut lock, db, LockType::ReadWrite);
     Ok(Reply::Int(1))

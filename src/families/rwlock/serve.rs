@@ -5,7 +5,7 @@ use crate::api::{bytes, now_ms, Ctx};
 use crate::clock::{lease_end, observe_token, with_token_clock};
 use crate::config;
 use crate::error::{Error, Result};
-use crate::holdings::{bind_if_unbound, publish, tell_loss, Holding};
+use crate::holdings::{bind_if_unbound, publish, tell_change, tell_loss, Holding};
 use crate::kinds::{Access, Acquire, LockType, Want};
 use crate::lifetime::retries::{Kind, Memory};
 use crate::lifetime::with_watchdog;
@@ -135,6 +135,11 @@ pub fn take_rw(
             if holds_nothing {
                 with_watchdog(|w| w.unbind(db, &key, owner));
             }
+            let event = match access {
+                Access::Shared => c"rwlock.read",
+                Access::Exclusive => c"rwlock.write",
+            };
+            tell_change(lock.ctx(), &key, event);
             token
         }
         Acquire::Reentry {

@@ -294,6 +294,7 @@ pub fn settle(lock: &mut LockKey, now: i64, writer_lease: Option<i64>) -> Result
                 // SAFETY: the lock's context is live for the command or callback.
                 let db = unsafe { crate::api::api!(RedisModule_GetSelectedDb)(lock.ctx()) };
                 crate::notify::owner_lost(db, bytes(lock.name()), &reader.owner);
+                crate::holdings::tell_change(lock.ctx(), bytes(lock.name()), c"rwlock.expired");
                 dead_readers += 1;
                 dead.push(reader.owner.clone());
                 dead.push(token_field(&reader.owner, Access::Shared));

@@ -113,6 +113,7 @@ fn release(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
         sem.remove_holding(owner);
         lifetime::with_watchdog(|w| w.unbind(db, name, owner));
         holdings::released(db, name, owner);
+        holdings::tell_change(ctx, name, c"rsem.released");
         if let Some(call) = call {
             let window = config::retry_window_ms();
             lifetime::with_released(|r| r.remember(&call, 0, now, window));

@@ -5,7 +5,7 @@ use crate::api::{bytes, now_ms, Ctx};
 use crate::clock::{issue_token, lease_end};
 use crate::config;
 use crate::error::{Error, Result};
-use crate::holdings::{bind, publish, tell_loss, Holding};
+use crate::holdings::{bind, publish, tell_change, tell_loss, Holding};
 use crate::kinds::{LockType, Want};
 use crate::lifetime::retries::{Kind, Memory};
 use crate::lifetime::with_watchdog;
@@ -66,6 +66,7 @@ pub fn serve_semaphore(ctx: Ctx, db: i32, sem: &mut Semaphore) -> Result<Option<
     for (owner, holding) in sem.holdings() {
         if holding.expire_at <= now {
             sem.remove_holding(&owner);
+            tell_change(ctx, &key, c"rsem.expired");
             with_watchdog(|w| w.unbind(db, &key, &owner));
             notify::owner_lost(db, &key, &owner);
             back += holding.permits;
@@ -140,6 +141,9 @@ pub fn grant_permits(
     tell_loss(db, &key, &granted, ask, Want::Permits(holding.permits));
     if let (Some(client), false) = (ask.bind_to, bound) {
         bind(db, &key, granted, client, ask.lease_ms, !ask.by_message);
+    }
+    if existing.is_none() {
+        tell_change(sem.ctx(), &key, c"rsem.acquired");
     }
     stats::ACQUISITIONS.add();
     Ok((token, holding.expire_at))

@@ -43,6 +43,10 @@ impl Semaphore {
         self.key
     }
 
+    pub fn ctx(&self) -> Ctx {
+        self.ctx
+    }
+
     /// The counter; None when the semaphore was never set.
     pub fn counter(&self) -> Option<i64> {
         self.counter
