@@ -14,6 +14,8 @@ mod w10_latency;
 mod w10_memory;
 #[path = "lockbench/w10_notify.rs"]
 mod w10_notify;
+#[path = "lockbench/w11_guard.rs"]
+mod w11_guard;
 #[path = "lockbench/w1_uncontended.rs"]
 mod w1_uncontended;
 #[path = "lockbench/w2_hot_lock.rs"]
@@ -42,11 +44,12 @@ type Workload = fn(&Server, &Shas, &mut Table);
 /// In the order they run. W1, W5, W6 and W9 first: the first blocking WAIT (in W2) subscribes
 /// the module to keyspace events, which then cost every write, SET NX PX included. The README
 /// states that cost.
-const WORKLOADS: [(&str, Workload); 10] = [
+const WORKLOADS: [(&str, Workload); 11] = [
     ("w1", w1_uncontended::run),
     ("w5", w5_limit::run),
     ("w6", w6_watchdog::run),
     ("w9", w9_live_keys::run),
+    ("w11", w11_guard::run),
     ("w2", w2_hot_lock::run),
     ("w3", w3_dead_holder::run),
     ("w4", w4_queued_waiters::run),
