@@ -13,13 +13,15 @@ static REDISSON_PUBLISH: AtomicBool = AtomicBool::new(true);
 static WATCHDOG_IDLE_MS: AtomicI64 = AtomicI64::new(30_000);
 static RETRY_WINDOW_MS: AtomicI64 = AtomicI64::new(60_000);
 static MAX_HOLD_MS: AtomicI64 = AtomicI64::new(0);
+static WATCHDOG_GRACE_MS: AtomicI64 = AtomicI64::new(0);
 
 /// The millisecond settings: (name, value, default, min).
-const MS_SETTINGS: [(&str, &AtomicI64, i64, i64); 4] = [
+const MS_SETTINGS: [(&str, &AtomicI64, i64, i64); 5] = [
     ("default-lease-ms", &DEFAULT_LEASE_MS, 30_000, 1),
     ("watchdog-idle-ms", &WATCHDOG_IDLE_MS, 30_000, 0),
     ("retry-window-ms", &RETRY_WINDOW_MS, 60_000, 1),
     ("max-hold-ms", &MAX_HOLD_MS, 0, 0),
+    ("watchdog-grace-ms", &WATCHDOG_GRACE_MS, 0, 0),
 ];
 
 pub fn default_lease_ms() -> i64 {
@@ -35,6 +37,12 @@ pub fn watchdog_idle_ms() -> i64 {
 /// How long a call with a request id is remembered.
 pub fn retry_window_ms() -> i64 {
     RETRY_WINDOW_MS.load(Ordering::Relaxed)
+}
+
+/// How long a watchdog holding outlives its connection, for its owner to re-bind it from a new
+/// one (`RENEW ... WATCHDOG`); 0: it ends when the connection closes.
+pub fn watchdog_grace_ms() -> Option<i64> {
+    Some(WATCHDOG_GRACE_MS.load(Ordering::Relaxed)).filter(|&ms| ms > 0)
 }
 
 /// The hold cap for holdings whose acquire gave no `MAXHOLD` (0: none).

@@ -42,6 +42,8 @@ pub static WATCHDOG_RENEWALS: Counter = Counter::new();
 pub static WATCHDOG_RELEASES: Counter = Counter::new();
 /// Watchdog bindings dropped because their connection sat idle past `rlock.watchdog-idle-ms`.
 pub static WATCHDOG_IDLE_STOPS: Counter = Counter::new();
+/// Watchdog holdings whose connection closed, left to run out their grace.
+pub static WATCHDOG_GRACES: Counter = Counter::new();
 /// `NOTIFY` waiters skipped at their turn: their connection was gone or no longer subscribed.
 pub static NOTIFY_SKIPPED: Counter = Counter::new();
 /// `lost` messages: holdings granted with `NOTIFY` that ended other than by their release.

@@ -5,7 +5,7 @@
 
 use super::{
     hand_over, on_pending_timer, open, open_semaphore, schedule_work, semaphore_changed, serve_rw,
-    watch_holders, watch_lease, with, Work, PAUSE_POLL_MS, RENEWALS_PER_TICK,
+    watch_holders, watch_lease, watch_rw, with, Work, PAUSE_POLL_MS, RENEWALS_PER_TICK,
 };
 use crate::api::{
     create_timer, guarded, is_writable_master, now_ms, stop_timer, writes_paused, Ctx, OwnedStr,
@@ -39,8 +39,16 @@ fn still_bound(lock: &LockKey, binding: &Binding) -> bool {
     }
 }
 
-/// The holding's connection closed: all its holds end, and the next waiters get the lock.
+/// The holding's connection closed: all its holds end, and the next waiters get the lock; or,
+/// with a grace (`rlock.watchdog-grace-ms`), its lease is cut to the grace, for its owner to
+/// re-bind it from a new connection before it ends.
 pub(super) fn end_holding(ctx: Ctx, lock_id: &LockId, binding: &Binding) {
+    if let Some(grace) = config::watchdog_grace_ms() {
+        if set_lease(ctx, lock_id, binding, now_ms(), grace) {
+            stats::WATCHDOG_GRACES.add();
+        }
+        return;
+    }
     if binding.kind == LockType::Semaphore {
         end_permits(ctx, lock_id, binding);
         return;
@@ -145,58 +153,73 @@ fn renew(ctx: Ctx, lock_id: &LockId, binding: &Binding, activity: Option<(i64, b
         stats::WATCHDOG_IDLE_STOPS.add();
         return;
     }
+    if set_lease(ctx, lock_id, binding, now, binding.lease_ms) {
+        stats::WATCHDOG_RENEWALS.add();
+    }
+}
+
+/// Sets a watchdog holding's lease to `lease_ms` from `now`, never past its cap: a renewal,
+/// or the grace left to a holding whose connection closed. Returns whether it was set (the
+/// holding is still the binding's, and the lease has not already reached its cap).
+fn set_lease(ctx: Ctx, lock_id: &LockId, binding: &Binding, now: i64, lease_ms: i64) -> bool {
     if binding.kind == LockType::Semaphore {
-        renew_permits(ctx, lock_id, binding, now);
-        return;
+        return set_permits_lease(ctx, lock_id, binding, now, lease_ms);
     }
     let (_name, lock) = open(ctx, lock_id);
     let Some(mut lock) = lock.ok().filter(|l| still_bound(l, binding)) else {
         with_watchdog(|w| w.unbind(lock_id.0, &lock_id.1, &binding.owner));
-        return;
+        return false;
     };
     let (db, key) = (lock_id.0, &lock_id.1);
     match binding.kind {
         LockType::Plain => {
-            let expire_at = lease_end(now, binding.lease_ms, lock.cap());
-            if expire_at > now {
-                lock.set_expire_at(expire_at);
-                stats::WATCHDOG_RENEWALS.add();
-                watch_lease(ctx, db, key, Some(expire_at));
+            let expire_at = lease_end(now, lease_ms, lock.cap());
+            if expire_at <= now {
+                return false;
             }
+            lock.set_expire_at(expire_at);
+            watch_lease(ctx, db, key, Some(expire_at));
         }
-        LockType::Semaphore => {}
+        LockType::Semaphore => return false,
         LockType::ReadWrite => {
             let owner = &binding.owner;
-            let at = lease_end(now, binding.lease_ms, rwstore::cap(&lock, owner));
-            if at > now && rwstore::renew(&mut lock, owner, at, now).unwrap_or(false) {
-                stats::WATCHDOG_RENEWALS.add();
-                let next = rwstore::next_lease_end(&lock).ok().flatten();
-                watch_lease(ctx, db, key, next);
+            let at = lease_end(now, lease_ms, rwstore::cap(&lock, owner));
+            if at <= now || !rwstore::renew(&mut lock, owner, at, now).unwrap_or(false) {
+                return false;
             }
+            watch_rw(ctx, db, &lock);
         }
     }
+    true
 }
 
-/// A watchdog renewal of a semaphore holder: its lease (never past its cap) starts again.
-fn renew_permits(ctx: Ctx, lock_id: &LockId, binding: &Binding, now: i64) {
+/// `set_lease` for a semaphore holder.
+fn set_permits_lease(
+    ctx: Ctx,
+    lock_id: &LockId,
+    binding: &Binding,
+    now: i64,
+    lease_ms: i64,
+) -> bool {
     let (db, key) = (lock_id.0, &lock_id.1);
     let Some((_name, mut sem)) = open_semaphore(ctx, db, key) else {
-        return;
+        return false;
     };
     let owner = &binding.owner;
     let held = sem.holding(owner).ok().flatten();
     let Some(mut held) = held.filter(|h| Some(h.token) == binding.token) else {
         with_watchdog(|w| w.unbind(db, key, owner));
-        return;
+        return false;
     };
-    let at = lease_end(now, binding.lease_ms, held.cap);
-    if at > now {
-        held.expire_at = at;
-        sem.set_holding(owner, &held, None);
-        stats::WATCHDOG_RENEWALS.add();
-        let next = sem.holdings().iter().map(|(_, h)| h.expire_at).min();
-        watch_holders(ctx, db, key, next);
+    let at = lease_end(now, lease_ms, held.cap);
+    if at <= now {
+        return false;
     }
+    held.expire_at = at;
+    sem.set_holding(owner, &held, None);
+    let next = sem.holdings().iter().map(|(_, h)| h.expire_at).min();
+    watch_holders(ctx, db, key, next);
+    true
 }
 
 /// (idle seconds, blocked) of a connection, as `CLIENT LIST ID` reports it; None when gone.
