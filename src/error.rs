@@ -82,6 +82,8 @@ pub enum Error {
         code: &'static str,
         why: &'static str,
     },
+    /// Waiters of a key whose slot moved: `MOVED slot host:port` or `ASK slot host:port`.
+    Redirect(String),
     Internal,
 }
 
@@ -176,6 +178,7 @@ impl fmt::Display for Error {
                 "ERR RLOCK.GUARD runs one write command that does not block; '{command}' is not one"
             ),
             Error::GuardRefused { code, why } => write!(f, "{code} {why}"),
+            Error::Redirect(to) => write!(f, "{to}"),
             Error::Internal => write!(f, "ERR rlock internal error (see the server log)"),
         }
     }

@@ -17,8 +17,9 @@ static KEYSPACE_SUBSCRIBED: AtomicBool = AtomicBool::new(false);
 /// may fail after it (a module that fails to load keeps its subscriptions on 7.0, and the next
 /// event would crash the server).
 pub fn subscribe_server_events(ctx: Ctx) -> bool {
-    let events: [(u64, raw::RedisModuleEventCallback); 3] = [
+    let events: [(u64, raw::RedisModuleEventCallback); 4] = [
         (raw::REDISMODULE_EVENT_FLUSHDB as u64, Some(on_flush)),
+        (raw::REDISMODULE_EVENT_SWAPDB as u64, Some(on_swapdb)),
         (
             raw::REDISMODULE_EVENT_CLIENT_CHANGE as u64,
             Some(on_client_change),
@@ -129,6 +130,25 @@ extern "C" fn on_keyspace_event(ctx: Ctx, class: c_int, _event: *const c_char, k
             upkeep::schedule(ctx, [(db, Rc::from(key), expired)], 0);
         }
         OK
+    })
+}
+
+/// `SWAPDB a b`: a waiter waits for its key in its own db, whatever that now holds (as Redis's
+/// blocking commands do), so the queues of both dbs are looked at again: a key that is free
+/// now goes to its first waiter at once.
+extern "C" fn on_swapdb(ctx: Ctx, _event: raw::RedisModuleEvent, _sub: u64, data: *mut c_void) {
+    guarded("a swapdb event", (), || {
+        if !is_writable_master(ctx) {
+            return;
+        }
+        // SAFETY: SwapDB events carry a RedisModuleSwapDbInfo.
+        let info = unsafe { &*data.cast::<raw::RedisModuleSwapDbInfo>() };
+        let mut keys = Vec::new();
+        for db in [info.dbnum_first, info.dbnum_second] {
+            keys.extend(queue::queued_keys(Some(db)));
+            keys.extend(lifetime::with_notices(|n| n.keys(Some(db))));
+        }
+        upkeep::schedule(ctx, keys.into_iter().map(|(db, key)| (db, key, false)), 0);
     })
 }
 

@@ -189,3 +189,62 @@ fn notify_channels_name_the_node_so_a_grant_reaches_only_its_waiter() {
         "nothing reaches node b's plain channel"
     );
 }
+
+/// A waiter queued on the node a lock migrates away from is sent where the lock now lives
+/// (`ASK` while the slot migrates), never granted a copy of the lock on the old node.
+#[test]
+fn waiters_follow_a_migrating_slot() {
+    let cluster = Cluster::start();
+    let mut client = cluster.client();
+    let key = "queued:{moving}";
+    assert!(
+        client
+            .cmd(&["RLOCK.ACQUIRE", key, "worker-1", "PX", "60000"])
+            .int()
+            > 0
+    );
+    let slot = key_slot(key).to_string();
+    let source = client.port_of(key);
+    let target = cluster
+        .nodes
+        .iter()
+        .map(|n| n.port)
+        .find(|p| *p != source)
+        .expect("another node");
+    let waiter = common::Pending::send(
+        cluster.node(source),
+        &format!("RLOCK.ACQUIRE {key} worker-2 PX 60000 WAIT 10000"),
+    );
+    cluster.node(source).wait_blocked(1);
+    let (source_id, target_id) = (cluster.node_id(source), cluster.node_id(target));
+    let mut src = cluster.node(source).conn();
+    let mut dst = cluster.node(target).conn();
+    dst.cmd(&["CLUSTER", "SETSLOT", &slot, "IMPORTING", &source_id]);
+    src.cmd(&["CLUSTER", "SETSLOT", &slot, "MIGRATING", &target_id]);
+    let migrated = src.cmd(&[
+        "MIGRATE",
+        "127.0.0.1",
+        &target.to_string(),
+        key,
+        "0",
+        "5000",
+    ]);
+    assert_eq!(migrated.text(), "OK");
+    let reply = waiter.reply();
+    assert_eq!(reply.err(), format!("ASK {slot} 127.0.0.1:{target}"));
+    assert_eq!(
+        src.cmd(&["CLUSTER", "COUNTKEYSINSLOT", &slot]).int(),
+        0,
+        "no copy of the lock on the old node"
+    );
+    for node in &cluster.nodes {
+        node.conn()
+            .cmd(&["CLUSTER", "SETSLOT", &slot, "NODE", &target_id]);
+    }
+    let info = client.cmd(&["RLOCK.INFO", key]);
+    assert_eq!(
+        info.field("owner").text(),
+        "worker-1",
+        "the lock lives on, on the target"
+    );
+}

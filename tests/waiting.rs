@@ -297,3 +297,45 @@ fn waiters_on_many_keys_are_each_served() {
     }
     assert_eq!(server.stat("locks_with_waiters"), 0);
 }
+
+/// `SWAPDB`: a waiter waits for its key in its own db, whatever that holds now; a key that the
+/// swap left free goes to its first waiter at once, a held one keeps it waiting.
+#[test]
+fn after_swapdb_waiters_are_served_from_what_their_db_now_holds() {
+    let server = Server::start();
+    let mut c = server.conn();
+    assert!(c.q("RLOCK.ACQUIRE k holder PX 60000").int() > 0);
+    let freed = Pending::send(&server, "RLOCK.ACQUIRE k waiter PX 60000 WAIT 5000");
+    server.wait_blocked(1);
+    let mut other = server.conn();
+    other.q("SELECT 1");
+    assert!(other.q("RLOCK.ACQUIRE k other-holder PX 60000").int() > 0);
+    let held = Pending::send(&server, "SELECT 1"); // db 1's waiter, on a connection of its own
+    let mut held = held.conn;
+    held.read().expect("SELECT reply");
+    held.send(&[
+        "RLOCK.ACQUIRE",
+        "k",
+        "waiter-1",
+        "PX",
+        "60000",
+        "WAIT",
+        "5000",
+    ])
+    .expect("send");
+    server.wait_blocked(2);
+    // db 0's k is now db 1's (held), db 1's k is now db 0's (held as well): both still wait.
+    assert_eq!(c.q("SWAPDB 0 1").text(), "OK");
+    // Free db 1's k (formerly db 0's): its waiter gets it at once.
+    assert_eq!(other.q("RLOCK.FORCERELEASE k").int(), 1);
+    assert!(held.read().expect("granted").int() > 0);
+    assert_eq!(
+        server.blocked_clients(),
+        1,
+        "db 0's waiter still waits for other-holder"
+    );
+    // An empty db swapped in frees db 0's k: its waiter is served without any other event.
+    assert_eq!(c.q("SWAPDB 0 2").text(), "OK");
+    assert!(freed.reply().int() > 0);
+    server.assert_no_crash();
+}

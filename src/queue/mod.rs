@@ -405,10 +405,15 @@ fn deliver(waiter: Waiter, outcome: Outcome) {
 
 /// Fails every waiter of (db, key): the key now holds another type.
 pub fn fail_all(db: i32, key: &[u8]) {
+    fail_all_with(db, key, Error::WrongType);
+}
+
+/// Fails every waiter of (db, key) with `error`.
+pub fn fail_all_with(db: i32, key: &[u8], error: Error) {
     while next_want(db, key).is_some() {
         let Some(waiter) = take_head(db, key) else {
             break;
         };
-        deliver(waiter, Outcome::Failed(Error::WrongType));
+        deliver(waiter, Outcome::Failed(error.clone()));
     }
 }

@@ -35,6 +35,7 @@ use std::ffi::c_void;
 use std::ptr::null_mut;
 use std::rc::Rc;
 
+mod slots;
 mod timers;
 mod watchdog;
 pub use watchdog::{arm_renewals, client_closed, turned_replica};
@@ -236,13 +237,14 @@ fn check(ctx: Ctx, db: i32, key: &[u8], expired: bool) {
     let (_name, lock) = open(ctx, &(db, Rc::from(key)));
     match lock {
         Err(_) => queue::fail_all(db, key),
-        Ok(mut lock) if lock.is_free() => {
-            // The holdings it had ended: their owners hear of it (NOTIFY).
-            holdings::unbind(db, key);
-            if serve_free(ctx, &mut lock, db) && expired {
-                stats::EXPIRY_WAKEUPS.add();
+        Ok(lock) if lock.is_free() && in_cluster(ctx) && queue::count(db, key) > 0 => {
+            // Gone from here because its slot moved (MIGRATE): the waiters follow the slot.
+            match slots::waiters_redirection(ctx, key) {
+                Some(error) => queue::fail_all_with(db, key, error),
+                None => serve_free_lock(ctx, lock, db, key, expired),
             }
         }
+        Ok(lock) if lock.is_free() => serve_free_lock(ctx, lock, db, key, expired),
         Ok(mut lock) => match (lock.kind(), queue::next_want(db, key)) {
             (Some(LockType::Plain), None | Some(Want::Lock)) => {
                 watch_lease(ctx, db, key, lock.expire_at())
@@ -261,6 +263,19 @@ fn check(ctx: Ctx, db: i32, key: &[u8], expired: bool) {
             _ => queue::fail_all(db, key),
         },
     }
+}
+
+/// A lock found free by a check: the holdings it had ended (their owners hear of it), and the
+/// next waiter gets it.
+fn serve_free_lock(ctx: Ctx, mut lock: LockKey, db: i32, key: &[u8], expired: bool) {
+    holdings::unbind(db, key);
+    if serve_free(ctx, &mut lock, db) && expired {
+        stats::EXPIRY_WAKEUPS.add();
+    }
+}
+
+fn in_cluster(ctx: Ctx) -> bool {
+    crate::api::context_flags(ctx) & redis_module::raw::REDISMODULE_CTX_FLAGS_CLUSTER != 0
 }
 
 /// After a read-write lock's holdings changed: a free lock goes to its queue (or Redisson's
