@@ -77,40 +77,10 @@ fn a_held_lock_survives_a_slot_migration() {
     let token = client
         .cmd(&["RLOCK.ACQUIRE", key, "worker-1", "PX", "60000"])
         .int();
-    let slot = key_slot(key).to_string();
     let source = client.port_of(key);
-    let target = cluster
-        .nodes
-        .iter()
-        .map(|n| n.port)
-        .find(|p| *p != source)
-        .expect("another node");
-    let (source_id, target_id) = (cluster.node_id(source), cluster.node_id(target));
-    let mut src = cluster.node(source).conn();
-    let mut dst = cluster.node(target).conn();
-    assert_eq!(
-        dst.cmd(&["CLUSTER", "SETSLOT", &slot, "IMPORTING", &source_id])
-            .text(),
-        "OK"
-    );
-    assert_eq!(
-        src.cmd(&["CLUSTER", "SETSLOT", &slot, "MIGRATING", &target_id])
-            .text(),
-        "OK"
-    );
-    let migrated = src.cmd(&[
-        "MIGRATE",
-        "127.0.0.1",
-        &target.to_string(),
-        key,
-        "0",
-        "5000",
-    ]);
-    assert_eq!(migrated.text(), "OK");
-    for node in &cluster.nodes {
-        node.conn()
-            .cmd(&["CLUSTER", "SETSLOT", &slot, "NODE", &target_id]);
-    }
+    let target = other_node(&cluster, source);
+    migrate(&cluster, key, source, target);
+    finish_migration(&cluster, key, target);
     let info = client.cmd(&["RLOCK.INFO", key]);
     assert_eq!(info.field("owner").text(), "worker-1");
     assert_eq!(info.field("token").int(), token);
@@ -205,22 +175,49 @@ fn waiters_follow_a_migrating_slot() {
     );
     let slot = key_slot(key).to_string();
     let source = client.port_of(key);
-    let target = cluster
-        .nodes
-        .iter()
-        .map(|n| n.port)
-        .find(|p| *p != source)
-        .expect("another node");
+    let target = other_node(&cluster, source);
     let waiter = common::Pending::send(
         cluster.node(source),
         &format!("RLOCK.ACQUIRE {key} worker-2 PX 60000 WAIT 10000"),
     );
     cluster.node(source).wait_blocked(1);
+    migrate(&cluster, key, source, target);
+    let mut src = cluster.node(source).conn();
+    let reply = waiter.reply();
+    assert_eq!(reply.err(), format!("ASK {slot} 127.0.0.1:{target}"));
+    assert_eq!(
+        src.cmd(&["CLUSTER", "COUNTKEYSINSLOT", &slot]).int(),
+        0,
+        "no copy of the lock on the old node"
+    );
+    finish_migration(&cluster, key, target);
+    let info = client.cmd(&["RLOCK.INFO", key]);
+    assert_eq!(
+        info.field("owner").text(),
+        "worker-1",
+        "the lock lives on, on the target"
+    );
+}
+
+fn other_node(cluster: &Cluster, port: u16) -> u16 {
+    cluster
+        .nodes
+        .iter()
+        .map(|n| n.port)
+        .find(|p| *p != port)
+        .expect("another node")
+}
+
+/// Moves `key` from `source` to `target` with MIGRATE, its slot marked migrating/importing.
+fn migrate(cluster: &Cluster, key: &str, source: u16, target: u16) {
+    let slot = key_slot(key).to_string();
     let (source_id, target_id) = (cluster.node_id(source), cluster.node_id(target));
     let mut src = cluster.node(source).conn();
     let mut dst = cluster.node(target).conn();
-    dst.cmd(&["CLUSTER", "SETSLOT", &slot, "IMPORTING", &source_id]);
-    src.cmd(&["CLUSTER", "SETSLOT", &slot, "MIGRATING", &target_id]);
+    let importing = dst.cmd(&["CLUSTER", "SETSLOT", &slot, "IMPORTING", &source_id]);
+    assert_eq!(importing.text(), "OK");
+    let migrating = src.cmd(&["CLUSTER", "SETSLOT", &slot, "MIGRATING", &target_id]);
+    assert_eq!(migrating.text(), "OK");
     let migrated = src.cmd(&[
         "MIGRATE",
         "127.0.0.1",
@@ -230,21 +227,13 @@ fn waiters_follow_a_migrating_slot() {
         "5000",
     ]);
     assert_eq!(migrated.text(), "OK");
-    let reply = waiter.reply();
-    assert_eq!(reply.err(), format!("ASK {slot} 127.0.0.1:{target}"));
-    assert_eq!(
-        src.cmd(&["CLUSTER", "COUNTKEYSINSLOT", &slot]).int(),
-        0,
-        "no copy of the lock on the old node"
-    );
+}
+
+/// Every node learns that `key`'s slot is served by `target` now.
+fn finish_migration(cluster: &Cluster, key: &str, target: u16) {
+    let (slot, target_id) = (key_slot(key).to_string(), cluster.node_id(target));
     for node in &cluster.nodes {
         node.conn()
             .cmd(&["CLUSTER", "SETSLOT", &slot, "NODE", &target_id]);
     }
-    let info = client.cmd(&["RLOCK.INFO", key]);
-    assert_eq!(
-        info.field("owner").text(),
-        "worker-1",
-        "the lock lives on, on the target"
-    );
 }
