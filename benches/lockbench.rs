@@ -16,6 +16,8 @@ mod w10_memory;
 mod w10_notify;
 #[path = "lockbench/w11_guard.rs"]
 mod w11_guard;
+#[path = "lockbench/w12_deadlock.rs"]
+mod w12_deadlock;
 #[path = "lockbench/w1_uncontended.rs"]
 mod w1_uncontended;
 #[path = "lockbench/w2_hot_lock.rs"]
@@ -44,12 +46,13 @@ type Workload = fn(&Server, &Shas, &mut Table);
 /// In the order they run. W1, W5, W6 and W9 first: the first blocking WAIT (in W2) subscribes
 /// the module to keyspace events, which then cost every write, SET NX PX included. The README
 /// states that cost.
-const WORKLOADS: [(&str, Workload); 11] = [
+const WORKLOADS: [(&str, Workload); 12] = [
     ("w1", w1_uncontended::run),
     ("w5", w5_limit::run),
     ("w6", w6_watchdog::run),
     ("w9", w9_live_keys::run),
     ("w11", w11_guard::run),
+    ("w12", w12_deadlock::run),
     ("w2", w2_hot_lock::run),
     ("w3", w3_dead_holder::run),
     ("w4", w4_queued_waiters::run),

@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
 static DEFAULT_LEASE_MS: AtomicI64 = AtomicI64::new(30_000);
 static REDISSON_PUBLISH: AtomicBool = AtomicBool::new(true);
+static DEADLOCK_DETECTION: AtomicBool = AtomicBool::new(true);
 static WATCHDOG_IDLE_MS: AtomicI64 = AtomicI64::new(30_000);
 static RETRY_WINDOW_MS: AtomicI64 = AtomicI64::new(60_000);
 static MAX_HOLD_MS: AtomicI64 = AtomicI64::new(0);
@@ -50,6 +51,11 @@ pub fn max_hold_ms() -> Option<i64> {
     Some(MAX_HOLD_MS.load(Ordering::Relaxed)).filter(|&ms| ms > 0)
 }
 
+/// Whether a wait that would close a cycle of owners is refused (`DEADLOCK`).
+pub fn deadlock_detection() -> bool {
+    DEADLOCK_DETECTION.load(Ordering::Relaxed)
+}
+
 pub fn redisson_publish() -> bool {
     REDISSON_PUBLISH.load(Ordering::Relaxed)
 }
@@ -59,6 +65,7 @@ pub struct LoadArgs {
     /// Values for `MS_SETTINGS`, by name.
     pub ms: Vec<(&'static str, i64)>,
     pub redisson_publish: Option<bool>,
+    pub deadlock_detection: Option<bool>,
 }
 
 /// Module arguments come in name/value pairs, with or without the `rlock.` prefix:
@@ -81,14 +88,14 @@ pub fn parse_load_args(args: &[&[u8]]) -> Result<LoadArgs, String> {
             parsed.ms.push((setting, ms));
             continue;
         }
+        let yes_no = |setting: &str| match value.as_str() {
+            "yes" => Ok(true),
+            "no" => Ok(false),
+            _ => Err(format!("{setting} must be yes or no, not {value}")),
+        };
         match name {
-            "redisson-publish" => {
-                parsed.redisson_publish = Some(match value.as_str() {
-                    "yes" => true,
-                    "no" => false,
-                    _ => return Err(format!("redisson-publish must be yes or no, not {value}")),
-                });
-            }
+            "redisson-publish" => parsed.redisson_publish = Some(yes_no(name)?),
+            "deadlock-detection" => parsed.deadlock_detection = Some(yes_no(name)?),
             _ => return Err(format!("unknown module argument {name}")),
         }
     }
@@ -122,6 +129,14 @@ pub fn register(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
         "redisson-publish",
         &REDISSON_PUBLISH,
         load.redisson_publish.unwrap_or(true),
+        ConfigurationFlags::DEFAULT,
+        None,
+    );
+    register_bool_configuration(
+        ctx,
+        "deadlock-detection",
+        &DEADLOCK_DETECTION,
+        load.deadlock_detection.unwrap_or(true),
         ConfigurationFlags::DEFAULT,
         None,
     );
@@ -167,12 +182,15 @@ mod tests {
             b"500",
             b"REDISSON-PUBLISH",
             b"no",
+            b"deadlock-detection",
+            b"yes",
         ];
         assert_eq!(
             parse_load_args(&args),
             Ok(LoadArgs {
                 ms: vec![("default-lease-ms", 500)],
-                redisson_publish: Some(false)
+                redisson_publish: Some(false),
+                deadlock_detection: Some(true),
             })
         );
     }
@@ -183,6 +201,7 @@ mod tests {
             vec![&b"default-lease-ms"[..]],
             vec![&b"default-lease-ms"[..], b"0"],
             vec![&b"redisson-publish"[..], b"maybe"],
+            vec![&b"deadlock-detection"[..], b"sometimes"],
             vec![&b"colour"[..], b"red"],
             vec![&b"watchdog-idle-ms"[..], b"-1"],
             vec![&b"retry-window-ms"[..], b"0"],

@@ -84,6 +84,8 @@ pub enum Error {
     },
     /// Waiters of a key whose slot moved: `MOVED slot host:port` or `ASK slot host:port`.
     Redirect(String),
+    /// A wait that would close a cycle of owners: the cycle, worded.
+    Deadlock(String),
     Internal,
 }
 
@@ -179,6 +181,7 @@ impl fmt::Display for Error {
             ),
             Error::GuardRefused { code, why } => write!(f, "{code} {why}"),
             Error::Redirect(to) => write!(f, "{to}"),
+            Error::Deadlock(cycle) => write!(f, "DEADLOCK this wait would close a cycle: {cycle}"),
             Error::Internal => write!(f, "ERR rlock internal error (see the server log)"),
         }
     }

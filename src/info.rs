@@ -16,7 +16,7 @@ pub fn register(ctx: Ctx) -> Result<(), String> {
 
 extern "C" fn on_info(ictx: *mut raw::RedisModuleInfoCtx, _for_crash_report: c_int) {
     guarded("INFO", (), || {
-        let fields: [(&std::ffi::CStr, u64); 22] = [
+        let fields: [(&std::ffi::CStr, u64); 24] = [
             (c"acquisitions", stats::ACQUISITIONS.get()),
             (c"reentries", stats::REENTRIES.get()),
             (c"contended", stats::CONTENDED.get()),
@@ -36,6 +36,8 @@ extern "C" fn on_info(ictx: *mut raw::RedisModuleInfoCtx, _for_crash_report: c_i
             (c"watchdog_releases", stats::WATCHDOG_RELEASES.get()),
             (c"watchdog_idle_stops", stats::WATCHDOG_IDLE_STOPS.get()),
             (c"watchdog_graces", stats::WATCHDOG_GRACES.get()),
+            (c"deadlock_searches", stats::DEADLOCK_SEARCHES.get()),
+            (c"deadlocks", stats::DEADLOCKS.get()),
             (c"retries_answered", stats::RETRIES_ANSWERED.get()),
             (c"remembered_releases", with_released(|r| r.len()) as u64),
             (c"heap_bytes", crate::heap::bytes().max(0) as u64),

@@ -5,6 +5,7 @@ mod args;
 mod clock;
 mod config;
 mod counter;
+mod deadlock;
 mod docs;
 mod error;
 mod events;

@@ -114,14 +114,17 @@ pub fn wait_or_nil(
     if !crate::events::ensure_keyspace_subscription(ctx) {
         return Err(Error::Internal);
     }
+    let owner = bytes(ask.owner.0);
+    let retried = ask
+        .notify()
+        .zip(ask.id.as_deref())
+        .is_some_and(|(client, id)| queue::take_over(db, key, owner, id, client));
+    if !retried {
+        crate::deadlock::check(ctx, (db, key), ask.want, owner)?;
+    }
     let reply = match ask.notify() {
         Some(_) if !crate::events::ensure_unsubscribe_filter(ctx) => return Err(Error::Internal),
-        Some(client) => {
-            let owner = bytes(ask.owner.0);
-            let retried = ask
-                .id
-                .as_deref()
-                .is_some_and(|id| queue::take_over(db, key, owner, id, client));
+        Some(_) => {
             if !retried {
                 queue::enqueue(ctx, db, key, ask, wait);
             }

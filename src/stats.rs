@@ -44,6 +44,9 @@ pub static WATCHDOG_RELEASES: Counter = Counter::new();
 pub static WATCHDOG_IDLE_STOPS: Counter = Counter::new();
 /// Watchdog holdings whose connection closed, left to run out their grace.
 pub static WATCHDOG_GRACES: Counter = Counter::new();
+/// Waits looked at for a cycle (another key had waiters), and those refused as deadlocks.
+pub static DEADLOCK_SEARCHES: Counter = Counter::new();
+pub static DEADLOCKS: Counter = Counter::new();
 /// `NOTIFY` waiters skipped at their turn: their connection was gone or no longer subscribed.
 pub static NOTIFY_SKIPPED: Counter = Counter::new();
 /// `lost` messages: holdings granted with `NOTIFY` that ended other than by their release.

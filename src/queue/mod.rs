@@ -30,7 +30,9 @@ pub use notified::{enqueue, fail_notified, is_receiver, receiver_closed, take_ov
 pub use serve::{serve, Admission, Verdict};
 use std::cell::{Cell, RefCell};
 use std::cmp::Reverse;
+use std::collections::hash_map::DefaultHasher;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::hash::{Hash, Hasher};
 use std::num::NonZeroUsize;
 use std::rc::Rc;
 
@@ -73,6 +75,10 @@ impl Waiter {
         ))
     }
 
+    fn owner_hash(&self) -> u64 {
+        owner_hash(self.db, bytes(self.ask.owner.0))
+    }
+
     /// The connection its messages go to, for a waiter told by message.
     fn receiver(&self) -> Option<u64> {
         match self.via {
@@ -103,6 +109,10 @@ struct Registry {
     /// Waiters told by message that carry a request id, by a hash of (db, key, owner, id): a
     /// retried `NOTIFY` finds its entry without walking the queue (the waiter found is checked).
     requests: HashMap<u64, Handle>,
+    /// Where each owner waits, by a hash of (db, owner): its entry, or `SEVERAL` (then a scan
+    /// finds them). Kept only while deadlock detection is on: its search asks where the
+    /// holders it meets wait, and most of them wait nowhere.
+    owners: HashMap<u64, Handle>,
     /// Wait deadlines, to wake the event loop at each: Redis 7.0 notices a blocked client's
     /// timeout only in `beforeSleep`, which otherwise may run ~100 ms late; a `NOTIFY` waiter's
     /// deadline is ours to keep. Deadlines of waiters that left early are skipped.
@@ -192,6 +202,14 @@ impl Registry {
         if let Some(request) = self.waiters.get(seq).and_then(Waiter::request) {
             self.requests.insert(request, seq);
         }
+        if crate::config::deadlock_detection() {
+            if let Some(owner) = self.waiters.get(seq).map(Waiter::owner_hash) {
+                self.owners
+                    .entry(owner)
+                    .and_modify(|entry| *entry = SEVERAL)
+                    .or_insert(seq);
+            }
+        }
         seq
     }
 
@@ -207,6 +225,13 @@ impl Registry {
         if let Some(request) = waiter.request() {
             if self.requests.get(&request) == Some(&seq) {
                 self.requests.remove(&request);
+            }
+        }
+        if !self.owners.is_empty() {
+            // A `SEVERAL` entry stays until its owner waits nowhere (found by a scan).
+            let owner = waiter.owner_hash();
+            if self.owners.get(&owner) == Some(&seq) {
+                self.owners.remove(&owner);
             }
         }
         match (waiter.via, waiter.receiver()) {
@@ -323,6 +348,58 @@ pub fn next_want(db: i32, key: &[u8]) -> Option<Want> {
             _ => return Some(want),
         }
     }
+}
+
+/// Where `owner` waits in `db`: (key, want) of each of its entries. O(1) for an owner that
+/// waits nowhere or once; a scan of every waiter for one with several entries.
+pub fn waits_of(db: i32, owner: &[u8]) -> Vec<(Rc<[u8]>, Want)> {
+    with(|r| {
+        let is_owner = |w: &Waiter| w.db == db && bytes(w.ask.owner.0) == owner;
+        let found = |w: &Waiter| (w.key.clone(), w.ask.want);
+        match r.owners.get(&owner_hash(db, owner)) {
+            None => Vec::new(),
+            Some(&SEVERAL) => {
+                let all: Vec<_> = r
+                    .waiters
+                    .iter()
+                    .filter(|(_, w)| is_owner(w))
+                    .map(|(_, w)| found(w))
+                    .collect();
+                if all.is_empty() {
+                    r.owners.remove(&owner_hash(db, owner));
+                }
+                all
+            }
+            Some(&seq) => r
+                .waiters
+                .get(seq)
+                .filter(|w| is_owner(w))
+                .map(found)
+                .into_iter()
+                .collect(),
+        }
+    })
+}
+
+/// The `owners` entry of an owner with several queue entries.
+const SEVERAL: Handle = Handle::MAX;
+
+fn owner_hash(db: i32, owner: &[u8]) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    (db, owner).hash(&mut hasher);
+    hasher.finish()
+}
+
+/// The owners and wants of the waiters of (db, key) ahead of `owner`'s first entry (all of
+/// them when it has none), in queue order.
+pub fn ahead_of(db: i32, key: &[u8], owner: &[u8]) -> Vec<(Vec<u8>, Want)> {
+    with(|r| {
+        r.in_order(db, key)
+            .map(|(_, w)| (bytes(w.ask.owner.0), w.ask.want))
+            .take_while(|(o, _)| *o != owner)
+            .map(|(o, want)| (o.to_vec(), want))
+            .collect()
+    })
 }
 
 /// What every live waiter of (db, key) asks for, in queue order (O(queue length): for INFO).
