@@ -75,7 +75,7 @@ impl Waiter {
         ))
     }
 
-    fn owner_hash(&self) -> u64 {
+    fn owner_hash(&self) -> u32 {
         owner_hash(self.db, bytes(self.ask.owner.0))
     }
 
@@ -109,10 +109,10 @@ struct Registry {
     /// Waiters told by message that carry a request id, by a hash of (db, key, owner, id): a
     /// retried `NOTIFY` finds its entry without walking the queue (the waiter found is checked).
     requests: HashMap<u64, Handle>,
-    /// Where each owner waits, by a hash of (db, owner): its entry, or `SEVERAL` (then a scan
-    /// finds them). Kept only while deadlock detection is on: its search asks where the
-    /// holders it meets wait, and most of them wait nowhere.
-    owners: HashMap<u64, Handle>,
+    /// A 32-bit hash of each waiter's (db, owner), by slot (0: empty): deadlock detection asks
+    /// where the holders it meets wait, and a scan of this table answers it at a few bytes a
+    /// waiter. Grown like the slab, by an eighth.
+    owner_hashes: Vec<u32>,
     /// Wait deadlines, to wake the event loop at each: Redis 7.0 notices a blocked client's
     /// timeout only in `beforeSleep`, which otherwise may run ~100 ms late; a `NOTIFY` waiter's
     /// deadline is ours to keep. Deadlines of waiters that left early are skipped.
@@ -202,13 +202,14 @@ impl Registry {
         if let Some(request) = self.waiters.get(seq).and_then(Waiter::request) {
             self.requests.insert(request, seq);
         }
-        if crate::config::deadlock_detection() {
-            if let Some(owner) = self.waiters.get(seq).map(Waiter::owner_hash) {
-                self.owners
-                    .entry(owner)
-                    .and_modify(|entry| *entry = SEVERAL)
-                    .or_insert(seq);
+        if let Some(hash) = self.waiters.get(seq).map(Waiter::owner_hash) {
+            let index = Slab::<Waiter>::index(seq);
+            if index >= self.owner_hashes.len() {
+                let more = (index + 1 - self.owner_hashes.len()).max(self.owner_hashes.len() / 8);
+                self.owner_hashes.reserve_exact(more);
+                self.owner_hashes.resize(index + 1, 0);
             }
+            self.owner_hashes[index] = hash;
         }
         seq
     }
@@ -227,12 +228,8 @@ impl Registry {
                 self.requests.remove(&request);
             }
         }
-        if !self.owners.is_empty() {
-            // A `SEVERAL` entry stays until its owner waits nowhere (found by a scan).
-            let owner = waiter.owner_hash();
-            if self.owners.get(&owner) == Some(&seq) {
-                self.owners.remove(&owner);
-            }
+        if let Some(hash) = self.owner_hashes.get_mut(Slab::<Waiter>::index(seq)) {
+            *hash = 0;
         }
         match (waiter.via, waiter.receiver()) {
             (Via::Blocked(bc), _) => {
@@ -350,44 +347,27 @@ pub fn next_want(db: i32, key: &[u8]) -> Option<Want> {
     }
 }
 
-/// Where `owner` waits in `db`: (key, want) of each of its entries. O(1) for an owner that
-/// waits nowhere or once; a scan of every waiter for one with several entries.
+/// Where `owner` waits in `db`: (key, want) of each of its entries, found by a scan of the
+/// waiters' owner hashes (4 bytes each).
 pub fn waits_of(db: i32, owner: &[u8]) -> Vec<(Rc<[u8]>, Want)> {
+    let hash = owner_hash(db, owner);
     with(|r| {
-        let is_owner = |w: &Waiter| w.db == db && bytes(w.ask.owner.0) == owner;
-        let found = |w: &Waiter| (w.key.clone(), w.ask.want);
-        match r.owners.get(&owner_hash(db, owner)) {
-            None => Vec::new(),
-            Some(&SEVERAL) => {
-                let all: Vec<_> = r
-                    .waiters
-                    .iter()
-                    .filter(|(_, w)| is_owner(w))
-                    .map(|(_, w)| found(w))
-                    .collect();
-                if all.is_empty() {
-                    r.owners.remove(&owner_hash(db, owner));
-                }
-                all
-            }
-            Some(&seq) => r
-                .waiters
-                .get(seq)
-                .filter(|w| is_owner(w))
-                .map(found)
-                .into_iter()
-                .collect(),
-        }
+        r.owner_hashes
+            .iter()
+            .enumerate()
+            .filter(|(_, h)| **h == hash)
+            .filter_map(|(index, _)| r.waiters.at(index))
+            .filter(|w| w.db == db && bytes(w.ask.owner.0) == owner)
+            .map(|w| (w.key.clone(), w.ask.want))
+            .collect()
     })
 }
 
-/// The `owners` entry of an owner with several queue entries.
-const SEVERAL: Handle = Handle::MAX;
-
-fn owner_hash(db: i32, owner: &[u8]) -> u64 {
+/// A 32-bit hash of (db, owner), never 0 (an empty slot).
+fn owner_hash(db: i32, owner: &[u8]) -> u32 {
     let mut hasher = DefaultHasher::new();
     (db, owner).hash(&mut hasher);
-    hasher.finish()
+    (hasher.finish() as u32) | 1
 }
 
 /// The owners and wants of the waiters of (db, key) ahead of `owner`'s first entry (all of

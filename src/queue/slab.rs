@@ -49,6 +49,16 @@ impl<T> Slab<T> {
         (self.slots.len() - 1) as u64
     }
 
+    /// The slot index a handle names: entries of a table kept beside the slab use it.
+    pub fn index(handle: Handle) -> usize {
+        split(handle).0
+    }
+
+    /// The value in slot `index`, whatever its generation.
+    pub fn at(&self, index: usize) -> Option<&T> {
+        self.slots.get(index)?.value.as_ref()
+    }
+
     pub fn get(&self, handle: Handle) -> Option<&T> {
         let (index, generation) = split(handle);
         self.slots
