@@ -1,0 +1,239 @@
+//! The model check's side of the server: seeded events, waiters on connections of their own
+//! (blocked in their command, or told by message on a subscribed connection), and settling:
+//! after each event the outcomes the model expects must arrive, and no other.
+
+use crate::common::{Conn, Server, Value};
+use std::time::Duration;
+
+/// splitmix64: a seeded generator, so a failing sequence can be replayed.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+
+    pub fn chance(&mut self, percent: u64) -> bool {
+        self.next() % 100 < percent
+    }
+}
+
+/// What a waiter was told.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Told {
+    Granted(i64),
+    /// nil, or a `timeout` message.
+    NotGranted,
+    Failed(String),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Via {
+    Blocked,
+    Notify,
+}
+
+/// A queued request on a connection of its own.
+pub struct Waiter {
+    pub owner: String,
+    pub via: Via,
+    pub conn: Conn,
+    pub client_id: i64,
+}
+
+impl Waiter {
+    /// Sends `line` (an acquire without WAIT) with `WAIT wait_ms` (and `NOTIFY` for `via`).
+    /// Returns the waiter and, when the server answered at once, what it said.
+    pub fn start(
+        server: &Server,
+        commands: &mut Conn,
+        owner: &str,
+        line: &str,
+        wait_ms: u64,
+        via: Via,
+        answered_at_once: bool,
+    ) -> (Waiter, Option<Told>) {
+        let mut conn = server.conn();
+        let client_id = conn.q("CLIENT ID").int();
+        let mut waiter = Waiter {
+            owner: owner.to_string(),
+            via,
+            conn,
+            client_id,
+        };
+        let told = match via {
+            Via::Blocked => {
+                let full = format!("{line} WAIT {wait_ms}");
+                waiter
+                    .conn
+                    .send(&full.split_whitespace().collect::<Vec<_>>())
+                    .expect("send");
+                answered_at_once.then(|| waiter.read(Duration::from_secs(5)).expect("a reply"))
+            }
+            Via::Notify => {
+                let channel = waiter.conn.q("RLOCK.CHANNEL").text();
+                waiter.conn.cmd(&["SUBSCRIBE", &channel]);
+                let full = format!("{line} WAIT {wait_ms} NOTIFY {client_id}");
+                match commands.q(&full) {
+                    Value::Simple(s) if s == "WAITING" => None,
+                    reply => Some(told(&reply)),
+                }
+            }
+        };
+        (waiter, told)
+    }
+
+    /// The next outcome, if one arrives within `within`.
+    pub fn read(&mut self, within: Duration) -> Option<Told> {
+        self.conn.set_read_timeout(Some(within));
+        let reply = self.conn.read().ok()?;
+        Some(match self.via {
+            Via::Blocked => told(&reply),
+            Via::Notify => {
+                let Value::Bulk(message) = &reply.items()[2] else {
+                    panic!("a message: {reply:?}")
+                };
+                let text = String::from_utf8_lossy(message).into_owned();
+                let words: Vec<&str> = text.split(' ').collect();
+                match words[0] {
+                    "granted" => Told::Granted(words[2].parse().expect("token")),
+                    "timeout" => Told::NotGranted,
+                    "failed" => Told::Failed(words[2].to_string()),
+                    _ => panic!("unexpected message {text}"),
+                }
+            }
+        })
+    }
+}
+
+fn told(reply: &Value) -> Told {
+    match reply {
+        Value::Int(token) => Told::Granted(*token),
+        Value::Nil => Told::NotGranted,
+        Value::Error(e) => Told::Failed(e.clone()),
+        other => panic!("unexpected reply {other:?}"),
+    }
+}
+
+/// How many events each family runs: `RLOCK_MODEL_EVENTS`, else `default`.
+pub fn events(default: usize) -> usize {
+    std::env::var("RLOCK_MODEL_EVENTS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The seeds to run: `RLOCK_MODEL_SEED` alone, else a few fixed ones plus one from the clock.
+pub fn seeds() -> Vec<u64> {
+    if let Some(seed) = std::env::var("RLOCK_MODEL_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+    {
+        return vec![seed];
+    }
+    let clock = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| d.as_nanos() as u64);
+    vec![1, 2, clock]
+}
+
+/// Runs `check` for each seed, printing the seed and the event history when it fails.
+pub fn run_seeds(
+    family: &str,
+    per_seed: usize,
+    check: impl Fn(u64, usize, &mut Vec<String>) -> Result<(), String>,
+) {
+    for seed in seeds() {
+        let mut history = Vec::new();
+        if let Err(why) = check(seed, per_seed, &mut history) {
+            let shown = history.len().saturating_sub(40);
+            panic!(
+                "{family}: the server disagrees with the model: {why}\n\
+                 replay: RLOCK_MODEL_SEED={seed} RLOCK_MODEL_EVENTS={per_seed} cargo test --release --test model {family}\n\
+                 last events ({} of {}):\n  {}",
+                history.len() - shown,
+                history.len(),
+                history[shown..].join("\n  ")
+            );
+        }
+    }
+}
+
+/// The waiters the model let in hear a grant (returned: their tokens), those it refused hear
+/// nil (blocked ones; a cancelled `NOTIFY` waiter is told nothing), and those it keeps waiting
+/// hear nothing. Answered waiters are dropped.
+pub fn outcomes(
+    waiters: &mut [Option<Waiter>],
+    granted: &[usize],
+    refused: &[usize],
+    waiting: &[usize],
+) -> Result<Vec<i64>, String> {
+    let mut tokens = Vec::new();
+    for id in granted {
+        let w = waiters[*id].as_mut().expect("a live waiter");
+        match w.read(Duration::from_secs(3)) {
+            Some(Told::Granted(t)) => tokens.push(t),
+            other => {
+                return Err(format!(
+                    "{} should have been let in, got {other:?}",
+                    w.owner
+                ))
+            }
+        }
+        waiters[*id] = None;
+    }
+    for id in refused {
+        let w = waiters[*id].as_mut().expect("a live waiter");
+        if w.via == Via::Blocked && w.read(Duration::from_secs(3)) != Some(Told::NotGranted) {
+            return Err(format!("{} should have been answered nil", w.owner));
+        }
+        waiters[*id] = None;
+    }
+    for id in waiting {
+        let w = waiters[*id].as_mut().expect("a live waiter");
+        if let Some(told) = w.read(Duration::from_millis(1)) {
+            return Err(format!(
+                "{} still waits in the model, but was told {told:?}",
+                w.owner
+            ));
+        }
+    }
+    Ok(tokens)
+}
+
+/// Polls `server` until it equals `model` (3 s at most: a lease end takes its timer's turn).
+pub fn agree<T: PartialEq + std::fmt::Debug>(
+    mut server: impl FnMut() -> T,
+    model: T,
+) -> Result<(), String> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(3);
+    loop {
+        let seen = server();
+        if seen == model {
+            return Ok(());
+        }
+        if std::time::Instant::now() > deadline {
+            return Err(format!("server {seen:?}, model {model:?}"));
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// Tokens of new holdings only go up.
+pub fn rising(last: &mut i64, tokens: &[i64]) -> Result<(), String> {
+    for t in tokens {
+        if *t <= *last {
+            return Err(format!("token {t} not above {last}"));
+        }
+        *last = *t;
+    }
+    Ok(())
+}
