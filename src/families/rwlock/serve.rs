@@ -81,7 +81,13 @@ pub fn take_rw(
 ) -> Result<Option<i64>> {
     let owner = bytes(ask.owner);
     let now = now_ms();
-    let seen = rwstore::seen(lock, owner, queued, now)?;
+    let mut seen = rwstore::seen(lock, owner, queued, now)?;
+    let kept_out = !queued && !rwlock::may_enter(seen.mode, access);
+    if kept_out && rwstore::next_lease_end(lock)?.is_some_and(|end| end <= now) {
+        // A holder whose lease just ended, before its timer's turn, keeps nobody out.
+        rwstore::settle(lock, now, None)?;
+        seen = rwstore::seen(lock, owner, queued, now)?;
+    }
     let mine = seen.mine;
     observe_token(mine.read_token.max(mine.write_token));
     let held = match access {
