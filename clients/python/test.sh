@@ -13,4 +13,7 @@ fi
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --editable "$here[test]"
 
 cd "$here"
-exec "$venv/bin/python" -m pytest "$@"
+"$venv/bin/python" -m pytest "$@"
+if [ $# -eq 0 ]; then
+  bash "$here/upstream/run.sh"
+fi

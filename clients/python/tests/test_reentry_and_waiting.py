@@ -136,10 +136,16 @@ async def test_processes_exclude_each_other(variant, admin, redis_server):
         await lock.release()
 
 
-async def test_a_key_of_another_type_is_an_error(variant, admin):
+async def test_a_key_of_another_type_reads_as_taken_by_someone_else(variant, admin):
+    """As with redis-py's lock when another writer took the name: not acquired (at once, also
+    when waiting), locked, not owned; nothing raises ResponseError and the value stays."""
     admin.set("k", "not a lock")
-    with pytest.raises(ResponseError, match="WRONGTYPE"):
-        await variant.lock("k").acquire(blocking=False)
+    lock = variant.lock("k")
+    assert not await lock.acquire(blocking=False)
+    assert not await lock.acquire(blocking_timeout=0.1)
+    assert await lock.locked()
+    assert not await lock.owned()
+    assert admin.get("k") == "not a lock"
 
 
 @pytest.mark.parametrize("protocol", [2, 3])

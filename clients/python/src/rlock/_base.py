@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any, Callable, Optional
 
-from redis.exceptions import LockError, LockNotOwnedError
+from redis.exceptions import LockError, LockNotOwnedError, ResponseError
 
 from ._commands import (
     acquire_command,
@@ -39,6 +39,16 @@ class _ThreadSerial(threading.local):
 
 
 _thread_serial = _ThreadSerial()
+
+
+def not_a_lock(error: ResponseError, otherwise: Any = None) -> Any:
+    """A WRONGTYPE reply means the name holds something that is not an rlock lock (another
+    writer took the name): redis-py's lock reports that as not acquired, or not owned any more,
+    so it reads as the reply for "not yours" (None), or as ``otherwise`` where redis-py sees a
+    taken name (locked()). Anything else is raised again."""
+    if not str(error).startswith("WRONGTYPE"):
+        raise error
+    return otherwise
 
 
 def thread_serial() -> int:

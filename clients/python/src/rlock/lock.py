@@ -5,9 +5,9 @@ from __future__ import annotations
 import threading
 from typing import Literal, Optional
 
-from redis.exceptions import LockError
+from redis.exceptions import LockError, ResponseError
 
-from ._base import LockBase, thread_serial
+from ._base import LockBase, not_a_lock, thread_serial
 from ._commands import to_ms
 from ._connections import check_client
 from .channels import channels_for
@@ -61,8 +61,11 @@ class Lock(LockBase):
     def _new_guard(self):
         return threading.Lock()
 
-    def _run(self, command):
-        return self._channels.call(command)[0]
+    def _run(self, command, otherwise=None):
+        try:
+            return self._channels.call(command)[0]
+        except ResponseError as error:
+            return not_a_lock(error, otherwise)
 
     def __enter__(self) -> "Lock":
         if self.acquire():
@@ -86,7 +89,10 @@ class Lock(LockBase):
         ``blocking_timeout`` (or at once with ``blocking=False``). ``sleep`` is ignored."""
         owner = self._owner(token)
         command = self._acquire_command(owner, blocking, blocking_timeout)
-        reply, channel = self._channels.call(command, keep=self.watchdog)
+        try:
+            reply, channel = self._channels.call(command, keep=self.watchdog)
+        except ResponseError as error:
+            reply, channel = not_a_lock(error), None
         self._channels.keep_alive(channel, self._settle_acquire(owner, reply))
         return reply is not None
 
@@ -113,7 +119,7 @@ class Lock(LockBase):
 
     def locked(self) -> bool:
         """True when anyone holds the lock."""
-        return self._run(self._info_command()) is not None
+        return self._run(self._info_command(), otherwise=True) is not None
 
     def owned(self) -> bool:
         """True when this thread's holding is the lock's current one."""

@@ -52,6 +52,10 @@ class Channel:
             # With a timeout, redis-py returns None when nothing came, and keeps the connection.
             if await self.connection.read_response(timeout=seconds) is not None:
                 return False
+            if asyncio.current_task().cancelling():
+                # redis-py's timed read can return None for a cancel that came meanwhile: the
+                # loop is closing, and a keeper that went on would keep it from closing.
+                raise asyncio.CancelledError
             await self.execute(("PING",))
             return True
         except (RedisError, OSError):

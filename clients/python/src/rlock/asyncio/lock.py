@@ -8,9 +8,9 @@ import time
 import weakref
 from typing import Awaitable, Literal, Optional
 
-from redis.exceptions import LockError
+from redis.exceptions import LockError, ResponseError
 
-from .._base import LockBase, next_serial, thread_serial
+from .._base import LockBase, next_serial, not_a_lock, thread_serial
 from .._commands import to_ms
 from .._connections import check_client
 from . import notified
@@ -71,8 +71,11 @@ class Lock(LockBase):
     def _new_guard(self):
         return asyncio.Lock()
 
-    async def _run(self, command):
-        return (await self._channels.call(command))[0]
+    async def _run(self, command, otherwise=None):
+        try:
+            return (await self._channels.call(command))[0]
+        except ResponseError as error:
+            return not_a_lock(error, otherwise)
 
     async def __aenter__(self) -> "Lock":
         if await self.acquire():
@@ -95,12 +98,15 @@ class Lock(LockBase):
         told its grant by message instead of blocking a connection."""
         owner = self._owner(token)
         command = self._acquire_command(owner, blocking, blocking_timeout)
-        if command.waits(time.monotonic()) and self._channels.notify_unavailable is None:
-            try:
-                return await notified.acquire(self, owner, command)
-            except NotifyUnavailable:
-                pass  # logged once per client: wait blocked in WAIT, as before NOTIFY
-        reply, channel = await self._channels.call(command, keep=self.watchdog)
+        try:
+            if command.waits(time.monotonic()) and self._channels.notify_unavailable is None:
+                try:
+                    return await notified.acquire(self, owner, command)
+                except NotifyUnavailable:
+                    pass  # logged once per client: wait blocked in WAIT, as before NOTIFY
+            reply, channel = await self._channels.call(command, keep=self.watchdog)
+        except ResponseError as error:
+            reply, channel = not_a_lock(error), None
         await self._channels.keep_alive(channel, self._settle_acquire(owner, reply))
         return reply is not None
 
@@ -133,7 +139,7 @@ class Lock(LockBase):
             return self._settle_renew(holding, reply, "reacquire")
 
     async def locked(self) -> bool:
-        return await self._run(self._info_command()) is not None
+        return await self._run(self._info_command(), otherwise=True) is not None
 
     async def owned(self) -> bool:
         holding = self._live_holding()
