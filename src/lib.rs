@@ -249,9 +249,13 @@ type Allocator = std::alloc::System;
 #[cfg(test)]
 const ALLOCATOR: Allocator = std::alloc::System;
 
+/// `MODULE LIST`'s `ver`: the crate version as major*10000 + minor*100 + patch (0.1.0 is 100),
+/// Redis modules' usual encoding.
+const MODULE_VERSION: i32 = info::MODULE_VERSION;
+
 redis_module! {
     name: "rlock",
-    version: 1,
+    version: MODULE_VERSION,
     allocator: (Allocator, ALLOCATOR),
     data_types: [],
     init: init,

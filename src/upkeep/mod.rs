@@ -120,6 +120,11 @@ extern "C" fn on_pending_timer(ctx: Ctx, _data: *mut c_void) {
     })
 }
 
+/// Upkeep work waiting for its turn (a 0 ms timer, or the end of a write pause).
+pub fn deferred_work() -> usize {
+    with(|u| u.pending.len())
+}
+
 /// Does the work now if the module may write, later if writes are paused.
 fn run(ctx: Ctx, work: Vec<Work>) {
     if !is_writable_master(ctx) {

@@ -25,15 +25,19 @@ def free_port() -> int:
 
 
 class RedisServer:
-    def __init__(self, directory: Path, module_args: tuple = ()):
-        if not MODULE.is_file():
+    def __init__(self, directory: Path, module_args: tuple = (), config_file: Path = None):
+        """With `config_file`, the server starts from it (which loads the module, or not)."""
+        if config_file is None and not MODULE.is_file():
             raise RuntimeError(f"{MODULE} is missing: build it with `make build` (or set RLOCK_MODULE)")
         self.port = free_port()
         self.log = directory / f"redis-{self.port}.log"
+        loading = ["--loadmodule", str(MODULE), *map(str, module_args)] if config_file is None else []
         command = [
-            SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(directory),
+            SERVER, *([str(config_file)] if config_file else []),
+            "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(directory),
             "--save", "", "--appendonly", "no", "--logfile", str(self.log),
-            "--loadmodule", str(MODULE), *map(str, module_args),
+            "--daemonize", "no", "--pidfile", str(directory / f"redis-{self.port}.pid"),
+            *loading,
         ]
         try:
             self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
