@@ -28,6 +28,8 @@ pub struct Options<'a> {
     /// `ID request-id`: a retry of the same call answers as the first did.
     pub id: Option<&'a [u8]>,
     pub max_hold_ms: Option<i64>,
+    /// `LOCKDELAY ms` (RLOCK): after a lease end, nobody gets the lock for this long.
+    pub lock_delay_ms: Option<i64>,
     /// `TOKEN t` (FORCERELEASE): only the holding with this token.
     pub token: Option<i64>,
     /// `PERMITS n` (semaphores): how many permits.
@@ -52,17 +54,19 @@ enum Opt {
     Watchdog,
     Id,
     MaxHold,
+    LockDelay,
     Token,
     Permits,
     Notify,
 }
 
-const OPTIONS: [(&str, Opt); 8] = [
+const OPTIONS: [(&str, Opt); 9] = [
     ("PX", Opt::Px),
     ("WAIT", Opt::Wait),
     ("WATCHDOG", Opt::Watchdog),
     ("ID", Opt::Id),
     ("MAXHOLD", Opt::MaxHold),
+    ("LOCKDELAY", Opt::LockDelay),
     ("TOKEN", Opt::Token),
     ("PERMITS", Opt::Permits),
     ("NOTIFY", Opt::Notify),
@@ -100,19 +104,37 @@ pub fn mode(word: &[u8]) -> Result<Access> {
 }
 
 /// What every acquire takes: `[PX lease-ms] [WAIT timeout-ms [NOTIFY [client-id]]] [WATCHDOG]
-/// [ID request-id] [MAXHOLD ms]`; a semaphore's also `[PERMITS n]` (the last entry).
-const SEM_ACQUIRE: [Opt; 7] = [
+/// [ID request-id] [MAXHOLD ms]`.
+const ACQUIRE: [Opt; 6] = [
     Opt::Px,
     Opt::Wait,
     Opt::Notify,
     Opt::Watchdog,
     Opt::Id,
     Opt::MaxHold,
-    Opt::Permits,
 ];
 
+/// Every acquire's options and one of a family's own.
+const fn acquire_and(own: Opt) -> [Opt; 7] {
+    let mut all = [own; 7];
+    let mut i = 0;
+    while i < ACQUIRE.len() {
+        all[i] = ACQUIRE[i];
+        i += 1;
+    }
+    all
+}
+
+/// A semaphore's acquire also takes `[PERMITS n]`.
+const SEM_ACQUIRE: [Opt; 7] = acquire_and(Opt::Permits);
+
 pub fn acquire_options<'a>(args: &[&'a [u8]]) -> Result<Options<'a>> {
-    parse(args, &SEM_ACQUIRE[..6])
+    parse(args, &ACQUIRE)
+}
+
+/// The plain lock's acquire also takes `[LOCKDELAY ms]`.
+pub fn lock_acquire_options<'a>(args: &[&'a [u8]]) -> Result<Options<'a>> {
+    parse(args, &acquire_and(Opt::LockDelay))
 }
 
 /// `[PX lease-ms] [WATCHDOG]`
@@ -148,6 +170,7 @@ fn parse<'a>(args: &[&'a [u8]], allowed: &[Opt]) -> Result<Options<'a>> {
         match opt {
             Opt::Px => o.lease_ms = Some(millis(option, value?, 1)?),
             Opt::MaxHold => o.max_hold_ms = Some(millis(option, value?, 1)?),
+            Opt::LockDelay => o.lock_delay_ms = Some(millis(option, value?, 1)?),
             Opt::Wait => {
                 o.wait = Some(match millis(option, value?, 0)? {
                     0 => Wait::Forever,
@@ -191,6 +214,7 @@ impl Options<'_> {
             Opt::Watchdog => self.watchdog,
             Opt::Id => self.id.is_some(),
             Opt::MaxHold => self.max_hold_ms.is_some(),
+            Opt::LockDelay => self.lock_delay_ms.is_some(),
             Opt::Token => self.token.is_some(),
             Opt::Permits => self.permits.is_some(),
             Opt::Notify => self.notify.is_some(),

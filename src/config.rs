@@ -15,14 +15,16 @@ static WATCHDOG_IDLE_MS: AtomicI64 = AtomicI64::new(30_000);
 static RETRY_WINDOW_MS: AtomicI64 = AtomicI64::new(60_000);
 static MAX_HOLD_MS: AtomicI64 = AtomicI64::new(0);
 static WATCHDOG_GRACE_MS: AtomicI64 = AtomicI64::new(0);
+static LOCK_DELAY_MS: AtomicI64 = AtomicI64::new(0);
 
 /// The millisecond settings: (name, value, default, min).
-const MS_SETTINGS: [(&str, &AtomicI64, i64, i64); 5] = [
+const MS_SETTINGS: [(&str, &AtomicI64, i64, i64); 6] = [
     ("default-lease-ms", &DEFAULT_LEASE_MS, 30_000, 1),
     ("watchdog-idle-ms", &WATCHDOG_IDLE_MS, 30_000, 0),
     ("retry-window-ms", &RETRY_WINDOW_MS, 60_000, 1),
     ("max-hold-ms", &MAX_HOLD_MS, 0, 0),
     ("watchdog-grace-ms", &WATCHDOG_GRACE_MS, 0, 0),
+    ("lock-delay-ms", &LOCK_DELAY_MS, 0, 0),
 ];
 
 pub fn default_lease_ms() -> i64 {
@@ -44,6 +46,11 @@ pub fn retry_window_ms() -> i64 {
 /// one (`RENEW ... WATCHDOG`); 0: it ends when the connection closes.
 pub fn watchdog_grace_ms() -> Option<i64> {
     Some(WATCHDOG_GRACE_MS.load(Ordering::Relaxed)).filter(|&ms| ms > 0)
+}
+
+/// The lock-delay of RLOCK holdings whose acquire gave no `LOCKDELAY` (0: none).
+pub fn lock_delay_ms() -> Option<i64> {
+    Some(LOCK_DELAY_MS.load(Ordering::Relaxed)).filter(|&ms| ms > 0)
 }
 
 /// The hold cap for holdings whose acquire gave no `MAXHOLD` (0: none).

@@ -57,7 +57,11 @@ const ACQUIRE_OPTIONS: &[Arg] = &[
     Arg::Text(c"ID", c"request-id"),
     Arg::Option(c"MAXHOLD", c"max-hold-ms"),
 ];
-const RLOCK_ACQUIRE: [Arg; 9] = join(&[&[Arg::Key, Arg::Owner], ACQUIRE_OPTIONS]);
+const RLOCK_ACQUIRE: [Arg; 10] = join(&[
+    &[Arg::Key, Arg::Owner],
+    ACQUIRE_OPTIONS,
+    &[Arg::Option(c"LOCKDELAY", c"lock-delay-ms")],
+]);
 const RWLOCK_ACQUIRE: [Arg; 10] = join(&[&[Arg::Key, Arg::Owner, Arg::Mode], ACQUIRE_OPTIONS]);
 const RSEM_ACQUIRE: [Arg; 10] = join(&[
     &[Arg::Key, Arg::Owner, Arg::Option(c"PERMITS", c"permits")],

@@ -3,7 +3,7 @@
 
 use crate::api::{OwnedStr, RStr};
 use crate::kinds::Want;
-use std::num::{NonZeroI64, NonZeroU64};
+use std::num::NonZeroU64;
 
 /// What a waiter asks for: a holding of some lock type and access (`want`) for an owner. The
 /// queue is the same for every lock type; each type's rules decide whom at its head to admit.
@@ -15,7 +15,8 @@ pub struct Ask {
     /// The waiter's connection, to bind its holding to (`WATCHDOG`).
     pub(super) bind_to: Option<NonZeroU64>,
     pub id: Option<Box<[u8]>>,
-    max_hold_ms: Option<NonZeroI64>,
+    /// `MAXHOLD` and `LOCKDELAY`, boxed: rarely given, and a waiter is kept small.
+    limits: Option<Box<Limits>>,
     /// The connection told of the grant by message (`NOTIFY`), and of the holding's loss.
     pub(super) notify: Option<NonZeroU64>,
 }
@@ -33,7 +34,12 @@ impl Ask {
                 .map(|caller| request.notify.unwrap_or(caller))
                 .and_then(NonZeroU64::new),
             id: request.id.map(Box::from),
-            max_hold_ms: request.max_hold_ms.and_then(NonZeroI64::new),
+            limits: (request.max_hold_ms.is_some() || request.lock_delay_ms.is_some()).then(|| {
+                Box::new(Limits {
+                    max_hold_ms: request.max_hold_ms,
+                    lock_delay_ms: request.lock_delay_ms,
+                })
+            }),
             notify: request.notify.and_then(NonZeroU64::new),
         }
     }
@@ -46,7 +52,7 @@ impl Ask {
             lease_ms: 0,
             bind_to: None,
             id: None,
-            max_hold_ms: None,
+            limits: None,
             notify: notify.and_then(NonZeroU64::new),
         }
     }
@@ -62,11 +68,17 @@ impl Ask {
             lease_ms: self.lease_ms,
             bind_to: self.bind_to.map(NonZeroU64::get),
             id: self.id.as_deref(),
-            max_hold_ms: self.max_hold_ms.map(NonZeroI64::get),
+            max_hold_ms: self.limits.as_ref().and_then(|l| l.max_hold_ms),
+            lock_delay_ms: self.limits.as_ref().and_then(|l| l.lock_delay_ms),
             notify: self.notify(),
             by_message: self.notify.is_some(),
         }
     }
+}
+
+struct Limits {
+    max_hold_ms: Option<i64>,
+    lock_delay_ms: Option<i64>,
 }
 
 /// A request for a holding, borrowed from a command's arguments or a waiter's `Ask`.
@@ -77,6 +89,8 @@ pub struct Request<'a> {
     pub bind_to: Option<u64>,
     pub id: Option<&'a [u8]>,
     pub max_hold_ms: Option<i64>,
+    /// `LOCKDELAY` (RLOCK): how long nobody gets the lock after this holding's lease ends.
+    pub lock_delay_ms: Option<i64>,
     /// The connection told of the holding's loss (`NOTIFY`).
     pub notify: Option<u64>,
     /// The grant is told by a message, which a client library may drop: a watchdog binding

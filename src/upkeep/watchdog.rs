@@ -62,6 +62,13 @@ pub(super) fn end_holding(ctx: Ctx, lock_id: &LockId, binding: &Binding) {
     }
     stats::WATCHDOG_RELEASES.add();
     match binding.kind {
+        LockType::Plain if lock.delay().is_some() => {
+            // Not the owner's release: the lease ends now, and the lock-delay runs.
+            let expire_at = lock.set_lease_end(now_ms());
+            holdings::unbind(lock_id.0, &lock_id.1);
+            holdings::tell_change(ctx, &lock_id.1, c"rlock.dropped");
+            watch_lease(ctx, lock_id.0, &lock_id.1, Some(expire_at));
+        }
         LockType::Plain => {
             lock.delete();
             holdings::tell_change(ctx, &lock_id.1, c"rlock.dropped");
@@ -173,11 +180,11 @@ fn set_lease(ctx: Ctx, lock_id: &LockId, binding: &Binding, now: i64, lease_ms: 
     let (db, key) = (lock_id.0, &lock_id.1);
     match binding.kind {
         LockType::Plain => {
-            let expire_at = lease_end(now, lease_ms, lock.cap());
-            if expire_at <= now {
+            let lease_end = lease_end(now, lease_ms, lock.cap());
+            if lease_end <= now {
                 return false;
             }
-            lock.set_expire_at(expire_at);
+            let expire_at = lock.set_lease_end(lease_end);
             watch_lease(ctx, db, key, Some(expire_at));
         }
         LockType::Semaphore => return false,

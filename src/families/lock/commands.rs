@@ -56,7 +56,7 @@ fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
         return Err(Error::WrongArity);
     };
     args::owner(bytes(*owner))?;
-    let o = with_bytes(options, args::acquire_options)?;
+    let o = with_bytes(options, args::lock_acquire_options)?;
     let request = request(ctx, *owner, &o)?;
     let bind_to = request.bind_to;
     let (mut lock, db) = open_for_write(ctx, *key, LockType::Plain)?;
@@ -96,10 +96,10 @@ fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
                 token: new_token.then_some(token),
                 ids: ids.as_deref(),
                 cap: None,
+                delay: None,
             };
             lock.set_holds(*owner, holds, extra);
-            let expire_at = lease_end(now_ms(), request.lease_ms, lock.cap());
-            lock.set_expire_at(expire_at);
+            let expire_at = lock.set_lease_end(lease_end(now_ms(), request.lease_ms, lock.cap()));
             if let Some(client) = bind_to {
                 let holding = plain_holding(bytes(*owner), Some(token));
                 if holdings::bind_if_unbound(
@@ -192,8 +192,7 @@ fn renew(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     let View::Mine { token, .. } = view(&lock, *owner)? else {
         return Ok(Reply::Int(0));
     };
-    let expire_at = lease_end(now_ms(), lease_ms, lock.cap());
-    lock.set_expire_at(expire_at);
+    let expire_at = lock.set_lease_end(lease_end(now_ms(), lease_ms, lock.cap()));
     let name = bytes(*key);
     match bind_to {
         Some(client) => {
@@ -245,44 +244,77 @@ fn info(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
         return Err(Error::WrongArity);
     };
     let lock = LockKey::open_as(ctx, *key, false, LockType::Plain)?;
-    let Some(holder) = lock.holder() else {
+    if lock.is_free() {
         return Ok(Reply::Null);
-    };
+    }
     let now = now_ms();
+    let delay = lock.delay();
+    // In its lock-delay the lock is held by nobody: no owner, `ttl` is the delay left.
+    let holder = match lock.holder() {
+        Some(holder) => holder,
+        None if lock.in_delay() => Holder {
+            owner: Vec::new(),
+            holds: 0,
+            token: lock.token(),
+        },
+        None => return Ok(Reply::Null),
+    };
     let ttl = lock.expire_at().map_or(-1, |at| (at - now).max(0));
+    let ttl = match delay {
+        Some(delay) if holder.holds > 0 => (ttl - delay).max(0),
+        _ => ttl,
+    };
     let db = selected_db(ctx);
     let waiters = queue::count(db, bytes(*key));
-    let held = holder.token.map(|token| crate::clock::held_ms(token, now));
+    let held = (holder.holds > 0)
+        .then_some(holder.token)
+        .flatten()
+        .map(|token| crate::clock::held_ms(token, now));
     let watchdog = lifetime::with_watchdog(|w| {
         w.get(db, bytes(*key), &holder.owner)
             .filter(|b| b.token == holder.token)
             .map(|b| b.client)
     });
+    let info = Info {
+        holder,
+        ttl,
+        waiters,
+        held,
+        watchdog,
+        delay,
+    };
     Ok(Reply::With(Box::new(move |ctx| {
         // SAFETY: replies go to the context of the command being executed.
-        unsafe { reply_info(ctx, holder, ttl, waiters, held, watchdog) }
+        unsafe { reply_info(ctx, info) }
     })))
 }
 
-/// A map in RESP3, a flat field/value array in RESP2.
-unsafe fn reply_info(
-    ctx: Ctx,
+/// What `RLOCK.INFO` replies.
+struct Info {
     holder: Holder,
     ttl: i64,
     waiters: usize,
     held: Option<i64>,
     watchdog: Option<u64>,
-) -> c_int {
+    delay: Option<i64>,
+}
+
+/// A map in RESP3, a flat field/value array in RESP2.
+unsafe fn reply_info(ctx: Ctx, info: Info) -> c_int {
     // SAFETY: as the caller promises, `ctx` is the command's.
     let out = unsafe { Out::new(ctx) };
-    out.map(7);
-    out.text_field(b"owner", &holder.owner);
-    out.int_field(b"holds", holder.holds);
-    out.int_field(b"ttl", ttl);
-    out.int_or_nil_field(b"token", holder.token);
-    out.int_field(b"waiters", waiters as i64);
-    out.int_or_nil_field(b"held", held);
-    out.int_or_nil_field(b"watchdog", watchdog.map(|id| id as i64));
+    out.map(8);
+    match info.holder.holds {
+        0 => out.int_or_nil_field(b"owner", None),
+        _ => out.text_field(b"owner", &info.holder.owner),
+    }
+    out.int_field(b"holds", info.holder.holds);
+    out.int_field(b"ttl", info.ttl);
+    out.int_or_nil_field(b"token", info.holder.token);
+    out.int_field(b"waiters", info.waiters as i64);
+    out.int_or_nil_field(b"held", info.held);
+    out.int_or_nil_field(b"watchdog", info.watchdog.map(|id| id as i64));
+    out.int_or_nil_field(b"lockdelay", info.delay);
     crate::api::OK
 }
 

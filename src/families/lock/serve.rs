@@ -61,11 +61,13 @@ pub fn grant_fresh(lock: &mut LockKey, db: i32, ask: &Request, token: i64) -> i6
         memory.remember(Kind::Acquire, id, token, now, config::retry_window_ms());
         memory.encode()
     });
-    let expire_at = lease_end(now, ask.lease_ms, cap);
+    let delay = ask.lock_delay_ms.or_else(config::lock_delay_ms);
+    let expire_at = lease_end(now, ask.lease_ms, cap).saturating_add(delay.unwrap_or(0));
     let extra = Extra {
         token: Some(token),
         ids: ids.as_deref(),
         cap,
+        delay,
     };
     lock.grant(ask.owner, extra, expire_at);
     let key = bytes(lock.name());

@@ -3,7 +3,7 @@
 //! `rlock:maxhold -> cap time`), with an absolute expiry: what the shared `LockKey` reads and
 //! writes for this family.
 
-use crate::api::{api, bytes, OwnedStr, RStr};
+use crate::api::{api, bytes, now_ms, OwnedStr, RStr};
 use crate::error::Result;
 use crate::kinds::RESERVED_PREFIX;
 use crate::lifetime::retries::{Memory, IDS_FIELD};
@@ -13,11 +13,12 @@ use std::os::raw::{c_int, c_void};
 use std::ptr::null_mut;
 use std::sync::atomic::{AtomicPtr, Ordering};
 
-use super::rules::{View, CAP_FIELD, TOKEN_FIELD};
+use super::rules::{in_delay, View, CAP_FIELD, DELAY_FIELD, TOKEN_FIELD};
 
 static TOKEN_FIELD_STR: AtomicPtr<raw::RedisModuleString> = AtomicPtr::new(null_mut());
 static IDS_FIELD_STR: AtomicPtr<raw::RedisModuleString> = AtomicPtr::new(null_mut());
 static CAP_FIELD_STR: AtomicPtr<raw::RedisModuleString> = AtomicPtr::new(null_mut());
+static DELAY_FIELD_STR: AtomicPtr<raw::RedisModuleString> = AtomicPtr::new(null_mut());
 
 /// Creates the strings every grant writes once, at load time, so no command allocates them.
 pub fn init() {
@@ -25,6 +26,7 @@ pub fn init() {
         (&TOKEN_FIELD_STR, OwnedStr::new(TOKEN_FIELD)),
         (&IDS_FIELD_STR, OwnedStr::new(IDS_FIELD)),
         (&CAP_FIELD_STR, OwnedStr::new(CAP_FIELD)),
+        (&DELAY_FIELD_STR, OwnedStr::new(DELAY_FIELD)),
     ] {
         slot.store(value.0, Ordering::Relaxed);
         std::mem::forget(value); // lives as long as the module
@@ -43,6 +45,8 @@ pub struct Extra<'a> {
     pub ids: Option<&'a [u8]>,
     /// The hold cap, absolute ms (`rlock:maxhold`).
     pub cap: Option<i64>,
+    /// The lock-delay, ms (`rlock:lockdelay`).
+    pub delay: Option<i64>,
 }
 
 /// The holder as `RLOCK.INFO` reports it.
@@ -59,14 +63,37 @@ impl LockKey {
 
     /// The holding's hold cap (absolute ms), if it has one.
     pub fn cap(&self) -> Option<i64> {
+        self.optional_field(&CAP_FIELD_STR)
+    }
+
+    /// The holding's lock-delay (ms), if it has one.
+    pub fn delay(&self) -> Option<i64> {
+        self.optional_field(&DELAY_FIELD_STR)
+    }
+
+    fn optional_field(&self, field: &AtomicPtr<raw::RedisModuleString>) -> Option<i64> {
         // Most locks hold only the owner and the token: no field to look for, and a hash read
         // costs as much as the rest of a re-entry's own work.
-        if self.len() <= 2 {
+        if self.is_free() || self.len() <= 2 {
             return None;
         }
-        self.int_field(CAP_FIELD_STR.load(Ordering::Relaxed))
-            .ok()
-            .flatten()
+        self.int_field(field.load(Ordering::Relaxed)).ok().flatten()
+    }
+
+    /// Whether the holding's lease is over and its lock-delay runs: the key is there, but
+    /// nobody holds it.
+    pub fn in_delay(&self) -> bool {
+        // The clock and the expiry are read only for the rare holding with a delay.
+        self.delay()
+            .is_some_and(|delay| in_delay(self.expire_at(), Some(delay), now_ms()))
+    }
+
+    /// Sets the holding's lease to end at `lease_end`; its key lives on for its lock-delay.
+    /// Returns when the key expires.
+    pub fn set_lease_end(&mut self, lease_end: i64) -> i64 {
+        let expire_at = lease_end.saturating_add(self.delay().unwrap_or(0));
+        self.set_expire_at(expire_at);
+        expire_at
     }
 
     /// The request ids the current holding remembers.
@@ -95,6 +122,9 @@ impl LockKey {
         if self.is_free() {
             return Ok(View::Free);
         }
+        if self.in_delay() {
+            return Ok(View::Theirs);
+        }
         Ok(match self.int_field(owner)? {
             Some(holds) => View::Mine {
                 holds,
@@ -114,10 +144,13 @@ impl LockKey {
         let token = extra.token.map(OwnedStr::from_i64);
         let ids = extra.ids.map(OwnedStr::new);
         let cap = extra.cap.map(OwnedStr::from_i64);
+        let delay = extra.delay.map(OwnedStr::from_i64);
         let mut argv = [
             self.name,
             owner,
             holds_str,
+            null_mut(),
+            null_mut(),
             null_mut(),
             null_mut(),
             null_mut(),
@@ -130,6 +163,7 @@ impl LockKey {
             (token_field(), &token),
             (IDS_FIELD_STR.load(Ordering::Relaxed), &ids),
             (CAP_FIELD_STR.load(Ordering::Relaxed), &cap),
+            (DELAY_FIELD_STR.load(Ordering::Relaxed), &delay),
         ] {
             if let Some(value) = value {
                 argv[argc] = field;
@@ -142,12 +176,12 @@ impl LockKey {
             raw::REDISMODULE_HASH_NONE as c_int,
             null_mut::<c_void>(),
         );
-        let [_, f0, v0, f1, v1, f2, v2, f3, v3] = argv;
+        let [_, f0, v0, f1, v1, f2, v2, f3, v3, f4, v4] = argv;
         // SAFETY: the key is open for writing; HashSet copies fields and values and stops at
         // the first NULL field; the 'v' format takes the array and its length, and Replicate
         // copies the strings.
         unsafe {
-            api!(RedisModule_HashSet)(key, flags, f0, v0, f1, v1, f2, v2, f3, v3, end);
+            api!(RedisModule_HashSet)(key, flags, f0, v0, f1, v1, f2, v2, f3, v3, f4, v4, end);
             api!(RedisModule_Replicate)(self.ctx, HSET, c"v".as_ptr(), argv.as_mut_ptr(), argc);
         }
     }
@@ -161,7 +195,7 @@ impl LockKey {
 
     /// The holder, read with a hash scan: the owner is the field that is not rlock's own.
     pub fn holder(&self) -> Option<Holder> {
-        if self.is_free() {
+        if self.is_free() || self.in_delay() {
             return None;
         }
         let fields = self.fields();
