@@ -156,3 +156,23 @@ fn bad_lock_delays_are_refused_and_change_nothing() {
         );
     }
 }
+
+#[test]
+fn a_replica_without_the_module_holds_the_same_delay() {
+    let master = Server::builder().master();
+    let replica = Server::builder().without_module().replica_of(&master);
+    let mut c = master.conn();
+    let mut holder = master.conn();
+    holder.q("RLOCK.ACQUIRE w a WATCHDOG LOCKDELAY 60000");
+    c.q("RLOCK.ACQUIRE l a PX 100 LOCKDELAY 60000");
+    drop(holder); // the watchdog holding's delay starts at the close
+    wait_until("both delays run", || {
+        ["w", "l"]
+            .iter()
+            .all(|k| c.q(&format!("RLOCK.INFO {k}")).field("owner").is_nil())
+    });
+    common::sync_replica(&mut c);
+    let expected = common::snapshot(&mut c);
+    assert_eq!(expected.len(), 2, "{expected:?}");
+    assert_eq!(common::snapshot(&mut replica.conn()), expected);
+}
