@@ -21,6 +21,8 @@ use slab::{Handle, Slab};
 
 mod ask;
 mod blocked;
+mod lookup;
+pub use lookup::*;
 pub mod commands;
 mod deadlines;
 mod notified;
@@ -290,44 +292,6 @@ impl Registry {
     }
 }
 
-/// The queue's own copy of the key name, to share (None: nobody waits there).
-pub fn shared_key(db: i32, key: &[u8]) -> Option<Rc<[u8]>> {
-    with(|r| {
-        r.queues
-            .get(&db)?
-            .get_key_value(key)
-            .map(|(k, _)| k.clone())
-    })
-}
-
-pub fn count(db: i32, key: &[u8]) -> usize {
-    with(|r| r.queue(db, key).map_or(0, |q| q.live))
-}
-
-pub fn total() -> usize {
-    with(|r| r.waiters.len())
-}
-
-/// Waiters told by message (`NOTIFY`).
-pub fn notified() -> usize {
-    with(|r| r.waiters.len() - r.blocked.len())
-}
-
-pub fn locks_with_waiters() -> usize {
-    with(|r| r.queues.values().map(HashMap::len).sum())
-}
-
-/// The keys with waiters in `db`, or in every db.
-pub fn queued_keys(db: Option<i32>) -> Vec<(i32, Rc<[u8]>)> {
-    with(|r| {
-        r.queues
-            .iter()
-            .filter(|(d, _)| db.is_none_or(|db| db == **d))
-            .flat_map(|(d, q)| q.keys().map(move |k| (*d, k.clone())))
-            .collect()
-    })
-}
-
 /// What the first live waiter of (db, key) asks for, if anyone waits. A head told by message
 /// whose connection is gone or no longer subscribed leaves on the way: it must not keep those
 /// behind it out (the caller is serving the queue already).
@@ -347,53 +311,11 @@ pub fn next_want(db: i32, key: &[u8]) -> Option<Want> {
     }
 }
 
-/// Where `owner` waits in `db`: (key, want) of each of its entries, found by a scan of the
-/// waiters' owner hashes (4 bytes each).
-pub fn waits_of(db: i32, owner: &[u8]) -> Vec<(Rc<[u8]>, Want)> {
-    let hash = owner_hash(db, owner);
-    with(|r| {
-        r.owner_hashes
-            .iter()
-            .enumerate()
-            .filter(|(_, h)| **h == hash)
-            .filter_map(|(index, _)| r.waiters.at(index))
-            .filter(|w| w.db == db && bytes(w.ask.owner.0) == owner)
-            .map(|w| (w.key.clone(), w.ask.want))
-            .collect()
-    })
-}
-
 /// A 32-bit hash of (db, owner), never 0 (an empty slot).
 fn owner_hash(db: i32, owner: &[u8]) -> u32 {
     let mut hasher = DefaultHasher::new();
     (db, owner).hash(&mut hasher);
     (hasher.finish() as u32) | 1
-}
-
-/// The owners and wants of the waiters of (db, key) ahead of `owner`'s first entry (all of
-/// them when it has none), in queue order.
-pub fn ahead_of(db: i32, key: &[u8], owner: &[u8]) -> Vec<(Vec<u8>, Want)> {
-    with(|r| {
-        r.in_order(db, key)
-            .map(|(_, w)| (bytes(w.ask.owner.0), w.ask.want))
-            .take_while(|(o, _)| *o != owner)
-            .map(|(o, want)| (o.to_vec(), want))
-            .collect()
-    })
-}
-
-/// What every live waiter of (db, key) asks for, in queue order (O(queue length): for INFO).
-pub fn wants(db: i32, key: &[u8]) -> Vec<Want> {
-    with(|r| r.in_order(db, key).map(|(_, w)| w.ask.want).collect())
-}
-
-/// How many live waiters of (db, key) want `want` (O(queue length): for `INFO` replies).
-pub fn count_wanting(db: i32, key: &[u8], want: Want) -> usize {
-    with(|r| {
-        r.in_order(db, key)
-            .filter(|(_, w)| w.ask.want == want)
-            .count()
-    })
 }
 
 /// `RLOCK.CANCEL`: takes `owner`'s entries out of the queue for (db, key); an empty owner (a
