@@ -101,8 +101,8 @@ export class Server {
   }
 }
 
-export type Lib = 'ioredis' | 'node-redis';
-export const LIBS: Lib[] = ['ioredis', 'node-redis'];
+export type Lib = 'ioredis' | 'node-redis' | 'node-redis-resp3';
+export const LIBS: Lib[] = ['ioredis', 'node-redis', 'node-redis-resp3'];
 
 /** A user's client of `lib`, connected to `port`. */
 export async function connect(lib: Lib, port: number): Promise<any> {
@@ -112,7 +112,8 @@ export async function connect(lib: Lib, port: number): Promise<any> {
     await client.connect();
     return client;
   }
-  const client = createClient({ socket: { port, host: '127.0.0.1', reconnectStrategy: false } });
+  const RESP = lib === 'node-redis-resp3' ? 3 : 2;
+  const client = createClient({ RESP, socket: { port, host: '127.0.0.1', reconnectStrategy: false } });
   client.on('error', () => {});
   await client.connect();
   return client;
