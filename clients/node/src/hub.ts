@@ -64,6 +64,8 @@ interface Waiter {
   /** What gives back a grant that nobody claims (without `ID`). */
   release: Arg[] | null;
   settle(outcome: Outcome): void;
+  /** The message's outcome, set the moment it is dispatched. */
+  told?: Outcome;
 }
 
 export interface WaitSpec {
@@ -412,9 +414,19 @@ export class Hub {
   }
 
   private addWaiter(target: string, generation: number, deadline: number, release: Arg[] | null) {
-    let settle!: (outcome: Outcome) => void;
-    const outcome = new Promise<Outcome>((resolve) => (settle = resolve));
-    const waiter: Waiter = { target, generation, deadline, ghost: false, release, settle };
+    let resolve!: (outcome: Outcome) => void;
+    const outcome = new Promise<Outcome>((r) => (resolve = r));
+    const waiter: Waiter = {
+      target,
+      generation,
+      deadline,
+      ghost: false,
+      release,
+      settle: (told) => {
+        waiter.told ??= told;
+        resolve(told);
+      },
+    };
     const list = this.waiters.get(target);
     if (list) list.push(waiter);
     else this.waiters.set(target, [waiter]);
@@ -498,6 +510,8 @@ export class Hub {
       const finish = (result: Outcome) => {
         if (timer) clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
+        // A message dispatched before the abort or deadline wins: its grant is ours.
+        if (waiter.told) result = waiter.told;
         if (result.kind === 'abort' || result.kind === 'deadline') {
           // Still queued as far as we know: it stays, to absorb its message.
           waiter.ghost = true;

@@ -126,6 +126,25 @@ export class Redlock extends EventEmitter {
     return null;
   }
 
+  /**
+   * `acquireOn`, counted as no vote when it takes longer than two response timeouts (a server
+   * that does not even accept the connection); a grant that comes later is given back.
+   */
+  private boundedAcquireOn(client: unknown, resources: string[], owner: string, duration: number, timeout: number): Promise<number[] | null> {
+    return new Promise((resolve) => {
+      let late = false;
+      const timer = setTimeout(() => {
+        late = true;
+        resolve(null);
+      }, timeout * 2);
+      this.acquireOn(client, resources, owner, duration, timeout).then((tokens) => {
+        clearTimeout(timer);
+        if (!late) resolve(tokens);
+        else if (tokens) this.releaseOn(client, resources, owner, timeout).catch(() => {});
+      }, () => resolve(null));
+    });
+  }
+
   /** Releases every resource on one server: true when each was still held. */
   private async releaseOn(client: unknown, resources: string[], owner: string, timeout: number): Promise<boolean> {
     if (!resources.length) return true;
@@ -169,7 +188,7 @@ export class Redlock extends EventEmitter {
       const owner = `${randomUUID()}:redlock`;
       const start = Date.now();
       const tokens = await Promise.all(
-        this.clients.map((client) => this.acquireOn(client, resources, owner, duration, timeout)),
+        this.clients.map((client) => this.boundedAcquireOn(client, resources, owner, duration, timeout)),
       );
       const votes = tokens.filter((t) => t !== null).length;
       const expiration = this.validity(start, duration, settings);

@@ -90,6 +90,19 @@ for (const lib of LIBS) {
       assert.deepEqual(order, [0, 1, 2, 3, 4, 5, 6, 7]);
     });
 
+    it('a grant by message finds its waiter for keys with spaces and non-ASCII bytes', async () => {
+      const k = `${key()} with spaces: ünï ✓`;
+      const holder = new Mutex(client, k);
+      await holder.acquire();
+      const waiter = new Mutex(client, k, { acquireTimeout: 3000 });
+      const granted = waiter.acquire();
+      await until(async () => (await info(redis, 'RLOCK.INFO', k))!.waiters === 1, 5000, 'queued');
+      await holder.release();
+      await granted;
+      assert.equal((await info(redis, 'RLOCK.INFO', k))!.owner, waiter.identifier);
+      await waiter.release();
+    });
+
     it('acquireTimeout: LockTimeoutError with a code, and the waiter leaves the queue', async () => {
       const k = key();
       const holder = new Mutex(client, k);
