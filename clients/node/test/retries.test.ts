@@ -65,6 +65,30 @@ for (const lib of LIBS) {
       assert.equal(await info(redis, 'RLOCK.INFO', k), null);
     });
 
+    it('a subscriber that drops while a wait is queued: the wait is sent again from a new one and granted', async () => {
+      const k = key();
+      const holder = new Mutex(client, k);
+      await holder.acquire();
+      const m = new Mutex(client, k);
+      const waiting = m.acquire();
+      await until(async () => (await info(redis, 'RLOCK.INFO', k))!.waiters === 1, 5000, 'queued');
+      const subscribers = async () => (await rlockClientIds(redis)).filter((c) => c.flags.includes('P'));
+      const [old] = await subscribers();
+      assert.ok(old, 'a subscriber connection');
+      await redis.client('KILL', 'ID', old.id);
+      await until(async () => {
+        const now = await subscribers();
+        return now.length === 1 && now[0].id !== old.id;
+      }, 5000, 'a new subscriber');
+      await until(async () => (await info(redis, 'RLOCK.INFO', k))!.waiters === 1, 5000, 'queued again');
+      await holder.release();
+      await waiting;
+      const held = await info(redis, 'RLOCK.INFO', k);
+      assert.equal(held!.owner, m.identifier);
+      assert.equal(held!.holds, 1);
+      await m.release();
+    });
+
     it('release whose reply is lost: the retry decrements nothing more', async () => {
       const k = key();
       const m = new Mutex(client, k);
