@@ -9,11 +9,12 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
 
-deps: ## Install what a fresh Debian machine lacks (redis-server, libclang for bindgen, python3-venv)
+deps: ## Install what a fresh Debian machine lacks (redis-server, libclang for bindgen, python3-venv, Node.js and npm)
 	@missing=""; \
 	command -v redis-server >/dev/null || missing="$$missing redis-server"; \
 	python3 -c 'import ensurepip, venv' 2>/dev/null || missing="$$missing python3 python3-venv"; \
 	ls /usr/lib/llvm-*/lib/libclang.so >/dev/null 2>&1 || missing="$$missing libclang-dev"; \
+	command -v npm >/dev/null || missing="$$missing nodejs npm"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq $$missing; \
@@ -29,6 +30,7 @@ test: build ## Run every test: the module's unit and integration tests, the clie
 	$(CARGO) test --release
 	bash clients/rust/test.sh
 	bash clients/python/test.sh
+	bash clients/node/test.sh
 	bash ops/test.sh
 
 # Where `make install` puts things; the Debian package uses PREFIX=/usr (module in

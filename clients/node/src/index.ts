@@ -1,0 +1,29 @@
+export { Mutex } from './mutex';
+export { Semaphore } from './semaphore';
+export { ReadWriteLock, RWSide } from './rwlock';
+export { CountDownLatch } from './latch';
+export { Redlock, RedlockLock } from './redlock';
+export type { RedlockSettings, RedlockAbortSignal, RedlockResult } from './redlock';
+export type { LockOptions, AcquireOptions } from './holder';
+export {
+  RLockError,
+  LockTimeoutError,
+  NotOwnedError,
+  LockLostError,
+  WrongTypeError,
+  ModuleNotLoadedError,
+  DeadlockError,
+  ConnectionError,
+  ReplyError,
+  ExecutionError,
+} from './errors';
+
+import { Hub } from './hub';
+
+/**
+ * Closes the connections rlock opened for `client` (its watchdog holdings end at once). They
+ * also close by themselves when the client itself is closed (`quit()`, `close()`, `destroy()`).
+ */
+export function closeConnections(client: unknown): void {
+  Hub.close(client);
+}

@@ -1,0 +1,92 @@
+import { ReplyError, publicError } from './errors';
+import { AcquireOptions, Family, Holder, LockOptions, newOwner } from './holder';
+import { Hub } from './hub';
+
+const PERMITS: Family = {
+  type: 'permits',
+  noun: 'semaphore',
+  acquire: (key, owner, permits) => ['RSEM.ACQUIRE', key, owner, 'PERMITS', permits],
+  release: (key, owner, permits) => ['RSEM.RELEASE', key, owner, 'PERMITS', permits],
+  renew: 'RSEM.RENEW',
+};
+
+/**
+ * A semaphore of `limit` permits (`RSEM.*`) whose permits belong to their holder: they come
+ * back when its lease ends or, with the watchdog, when its process dies. In the shape of
+ * redis-semaphore's `Semaphore`; the permits are set to `limit` when the semaphore does not
+ * exist yet (`RSEM.SETPERMITS`).
+ *
+ * `acquire(permits)` may be called again on the same object (its permits add up); each
+ * `release()` gives back what the latest unreleased acquire took.
+ */
+export class Semaphore extends Holder {
+  private prepared: Promise<void> | null = null;
+
+  constructor(client: unknown, key: string, readonly limit: number, options: LockOptions = {}) {
+    super(client, key, newOwner(), PERMITS, options);
+    if (!Number.isInteger(limit) || limit < 0) throw new RangeError('rlock: limit must be an integer >= 0');
+  }
+
+  protected override async prepare(hub: Hub): Promise<void> {
+    if (!this.prepared) {
+      this.prepared = hub.call(['RSEM.SETPERMITS', this.key, this.limit], this.responseTimeout).then(
+        () => undefined,
+        (err) => {
+          this.prepared = null;
+          throw err;
+        },
+      );
+    }
+    return this.prepared;
+  }
+
+  private static check(permits: number): void {
+    if (!Number.isInteger(permits) || permits < 1) throw new RangeError('rlock: permits must be an integer >= 1');
+  }
+
+  /** Waits in the server's FIFO queue for `permits` (up to `acquireTimeout`). */
+  acquire(permits = 1, options?: AcquireOptions): Promise<void> {
+    Semaphore.check(permits);
+    return this.takeOrThrow(permits, options);
+  }
+
+  /** One attempt: true when the permits were granted. */
+  tryAcquire(permits = 1): Promise<boolean> {
+    Semaphore.check(permits);
+    return this.take(permits, false);
+  }
+
+  /** Gives back the permits of the latest unreleased acquire. */
+  release(): Promise<void> {
+    return this.give();
+  }
+
+  using<T>(fn: (signal: AbortSignal) => Promise<T> | T, permits = 1, options?: AcquireOptions): Promise<T> {
+    return this.runHeld(() => this.acquire(permits, options), fn);
+  }
+
+  /** The permits available now (`RSEM.INFO`'s `available`; `limit` before the first acquire). */
+  async available(): Promise<number> {
+    let reply: unknown;
+    try {
+      reply = await this.currentHub().call(['RSEM.INFO', this.key], this.responseTimeout);
+    } catch (err) {
+      throw publicError(err);
+    }
+    if (reply === null || reply === undefined) return this.limit;
+    const value = field(reply, 'available');
+    if (value === undefined) throw new ReplyError('ERR unexpected RSEM.INFO reply');
+    return Number(value);
+  }
+}
+
+/** A field of a RESP2 flat array, a RESP3 map or an object reply. */
+export function field(reply: unknown, name: string): unknown {
+  if (Array.isArray(reply)) {
+    for (let i = 0; i + 1 < reply.length; i += 2) if (String(reply[i]) === name) return reply[i + 1];
+    return undefined;
+  }
+  if (reply instanceof Map) return reply.get(name);
+  if (reply && typeof reply === 'object') return (reply as Record<string, unknown>)[name];
+  return undefined;
+}

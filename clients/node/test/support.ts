@@ -1,0 +1,239 @@
+/**
+ * Test fixtures: real redis-server processes with the module (free port, temp dir, PING
+ * with a deadline, killed on exit), clients of both libraries, a TCP proxy that can drop a
+ * connection between a command and its reply, and small helpers.
+ */
+
+import { ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, existsSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import Redis from 'ioredis';
+import { createClient } from 'redis';
+
+export const REPO = path.resolve(__dirname, '../../../..');
+export const MODULE = process.env.RLOCK_MODULE ?? path.join(REPO, 'target/release/librlock.so');
+const REDIS_SERVER = process.env.REDIS_SERVER ?? 'redis-server';
+
+const running = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Polls `check` until it returns a truthy value; fails after `timeoutMs`. */
+export async function until<T>(check: () => Promise<T> | T, timeoutMs = 5000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(5);
+  }
+}
+
+async function pingOnce(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(500, () => done(false));
+    socket.on('error', () => done(false));
+    socket.on('connect', () => socket.write('PING\r\n'));
+    socket.on('data', (data) => done(data.toString().startsWith('+PONG')));
+  });
+}
+
+export class Server {
+  private constructor(
+    readonly port: number,
+    private readonly child: ChildProcess,
+    private readonly dir: string,
+  ) {}
+
+  static async start(options: { module?: boolean; config?: string[] } = {}): Promise<Server> {
+    if (options.module !== false && !existsSync(MODULE)) {
+      throw new Error(`${MODULE} is missing: build it first (cargo build --release --lib)`);
+    }
+    const port = await freePort();
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'rlock-node-'));
+    const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir];
+    if (options.module !== false) args.push('--loadmodule', MODULE, ...(options.config ?? []));
+    const child = spawn(REDIS_SERVER, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    running.add(child);
+    let stderr = '';
+    child.stderr!.on('data', (data) => (stderr += data));
+    const server = new Server(port, child, dir);
+    const deadline = Date.now() + 10_000;
+    while (!(await pingOnce(port))) {
+      if (child.exitCode !== null || Date.now() > deadline) {
+        server.kill();
+        throw new Error(`redis-server on ${port} did not start: ${stderr}`);
+      }
+      await sleep(10);
+    }
+    return server;
+  }
+
+  kill(): void {
+    if (running.delete(this.child)) {
+      this.child.kill('SIGKILL');
+      rmSync(this.dir, { recursive: true, force: true });
+    }
+  }
+}
+
+export type Lib = 'ioredis' | 'node-redis' | 'node-redis-resp3';
+export const LIBS: Lib[] = ['ioredis', 'node-redis', 'node-redis-resp3'];
+
+/** A user's client of `lib`, connected to `port`. */
+export async function connect(lib: Lib, port: number): Promise<any> {
+  if (lib === 'ioredis') {
+    const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 1 });
+    client.on('error', () => {});
+    await client.connect();
+    return client;
+  }
+  const RESP = lib === 'node-redis-resp3' ? 3 : 2;
+  const client = createClient({ RESP, socket: { port, host: '127.0.0.1', reconnectStrategy: false } });
+  client.on('error', () => {});
+  await client.connect();
+  return client;
+}
+
+export async function disconnect(client: any): Promise<void> {
+  try {
+    if (typeof client.call === 'function') client.disconnect();
+    else if (client.isOpen) client.destroy();
+  } catch {
+    // already closed
+  }
+}
+
+/** The test's own connection to the server (ioredis), for inspection. */
+export async function admin(port: number): Promise<Redis> {
+  const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true });
+  client.on('error', () => {});
+  await client.connect();
+  return client;
+}
+
+/** `RLOCK.INFO`-style flat array as an object (null when nil). */
+export async function info(redis: Redis, command: string, key: string): Promise<Record<string, any> | null> {
+  const reply = (await redis.call(command, key)) as any[] | null;
+  if (reply === null) return null;
+  const out: Record<string, any> = {};
+  for (let i = 0; i + 1 < reply.length; i += 2) out[String(reply[i])] = reply[i + 1];
+  return out;
+}
+
+export async function infoField(redis: Redis, section: string, name: string): Promise<number> {
+  const text = (await redis.info(section)) as string;
+  const line = text.split('\r\n').find((l) => l.startsWith(`${name}:`));
+  if (!line) throw new Error(`no ${name} in INFO ${section}`);
+  return Number(line.split(':')[1]);
+}
+
+/** Client ids of the connections rlock opened (named `rlock`). */
+export async function rlockClientIds(redis: Redis): Promise<Array<{ id: string; cmd: string; idle: number; flags: string }>> {
+  const list = (await redis.client('LIST')) as string;
+  return list
+    .split('\n')
+    .filter((line) => / name=rlock /.test(line))
+    .map((line) => {
+      const field = (n: string) => (line.match(new RegExp(`(?:^| )${n}=(\\S*)`)) ?? [])[1] ?? '';
+      return { id: field('id'), cmd: field('cmd'), idle: Number(field('idle')), flags: field('flags') };
+    });
+}
+
+/**
+ * A TCP proxy in front of a server. `dropAfter(text)` arms it: the next client-to-server
+ * chunk containing `text` is forwarded, and the client's side is cut before the reply comes
+ * back, while the server's side stays open (the server has not noticed yet), which is the
+ * case the `ID` retry rule is for.
+ */
+export class Proxy {
+  readonly port: number;
+  private trigger: string | null = null;
+  private readonly orphans: net.Socket[] = [];
+  private readonly sockets = new Set<net.Socket>();
+  dropped = 0;
+
+  private constructor(private readonly server: net.Server, port: number) {
+    this.port = port;
+  }
+
+  static async start(target: number): Promise<Proxy> {
+    let proxy!: Proxy;
+    const server = net.createServer((client) => proxy.accept(client, target));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    proxy = new Proxy(server, (server.address() as net.AddressInfo).port);
+    return proxy;
+  }
+
+  private accept(client: net.Socket, target: number): void {
+    const upstream = net.connect(target, '127.0.0.1');
+    this.sockets.add(client);
+    this.sockets.add(upstream);
+    let swallow = false;
+    client.on('data', (data) => {
+      if (this.trigger && data.toString('latin1').includes(this.trigger)) {
+        this.trigger = null;
+        swallow = true;
+      }
+      upstream.write(data);
+    });
+    upstream.on('data', (data) => {
+      if (swallow) {
+        swallow = false;
+        this.dropped++;
+        this.orphans.push(upstream);
+        client.destroy();
+        return;
+      }
+      client.write(data);
+    });
+    client.on('error', () => {});
+    upstream.on('error', () => {});
+    client.on('close', () => {
+      if (!this.orphans.includes(upstream)) upstream.destroy();
+    });
+    upstream.on('close', () => client.destroy());
+  }
+
+  dropAfter(text: string): void {
+    this.trigger = text;
+  }
+
+  /** Closes the server sides left open by drops. */
+  closeOrphans(): void {
+    for (const socket of this.orphans.splice(0)) socket.destroy();
+  }
+
+  close(): void {
+    for (const socket of this.sockets) socket.destroy();
+    this.server.close();
+  }
+}
+
+/** Rejections nobody handled: each suite checks there were none (rlock's background work must never leave one). */
+export const unhandled: unknown[] = [];
+process.on('unhandledRejection', (err) => unhandled.push(err));
