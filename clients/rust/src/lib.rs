@@ -112,16 +112,23 @@
 #![warn(missing_docs)]
 
 mod commands;
+mod core;
 mod error;
 mod guard;
+mod latch;
 mod link;
 mod lock;
 mod notify;
 mod redlock;
+mod rwlock;
+mod semaphore;
 mod timing;
 mod watchdog;
 
 pub use error::{Error, Result};
-pub use guard::LockGuard;
+pub use guard::{Exclusive, Guard, LockGuard, Permit, Permits, Read, ReadGuard, Write, WriteGuard};
+pub use latch::CountDownLatch;
 pub use lock::Lock;
 pub use redlock::{Redlock, RedlockGuard};
+pub use rwlock::RwLock;
+pub use semaphore::Semaphore;
