@@ -124,9 +124,18 @@ pub fn rw_waiting(server: &Server, key: &str) -> (i64, i64) {
     )
 }
 
-/// `RSEM.INFO key` as (available, holders as (owner, permits), the permits each waiter asks
-/// for in queue order); `None` when the semaphore does not exist.
-pub fn sem_info(server: &Server, key: &str) -> Option<(i64, Vec<(String, i64)>, Vec<i64>)> {
+/// What `RSEM.INFO` shows of a semaphore.
+#[derive(Debug, PartialEq, Eq)]
+pub struct SemInfo {
+    pub available: i64,
+    /// (owner, permits), in the server's order.
+    pub holders: Vec<(String, i64)>,
+    /// The permits each waiter asks for, in queue order.
+    pub waiters: Vec<i64>,
+}
+
+/// `RSEM.INFO key`, or `None` when the semaphore does not exist.
+pub fn sem_info(server: &Server, key: &str) -> Option<SemInfo> {
     let info = server.conn().cmd(&["RSEM.INFO", key]);
     if info.is_nil() {
         return None;
@@ -138,7 +147,11 @@ pub fn sem_info(server: &Server, key: &str) -> Option<(i64, Vec<(String, i64)>, 
         .map(|h| (h.field("owner").text(), h.field("permits").int()))
         .collect();
     let waiters = info.field("waiters").items().iter().map(Value::int).collect();
-    Some((info.field("available").int(), holders, waiters))
+    Some(SemInfo {
+        available: info.field("available").int(),
+        holders,
+        waiters,
+    })
 }
 
 /// Waiters of every lock on the server that wait by message (`INFO rlock`).
