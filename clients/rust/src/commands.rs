@@ -126,7 +126,13 @@ pub(crate) fn millis(duration: Duration) -> u64 {
 }
 
 /// `<P>.ACQUIRE key owner [READ|WRITE|PERMITS n] PX ms [WAIT ms] [WATCHDOG] ID id [MAXHOLD ms]`
-pub(crate) fn acquire(kind: Kind, key: &str, owner: &str, options: &AcquireOptions, id: &str) -> Cmd {
+pub(crate) fn acquire(
+    kind: Kind,
+    key: &str,
+    owner: &str,
+    options: &AcquireOptions,
+    id: &str,
+) -> Cmd {
     acquire_cmd(kind, key, owner, options, id, false)
 }
 

@@ -34,7 +34,10 @@ async fn readers_share_a_writer_excludes_and_three_lines_do_it() -> Result<(), E
     let doc = RwLock::new(&client, "doc:7");
     let writing = doc.write().await?;
     assert!(writing.token() > 0);
-    assert_eq!(holders(&redis, "doc:7"), vec![held(doc.owner(), "write", 1)]);
+    assert_eq!(
+        holders(&redis, "doc:7"),
+        vec![held(doc.owner(), "write", 1)]
+    );
     writing.release().await?;
     assert!(holders(&redis, "doc:7").is_empty());
 
@@ -69,10 +72,16 @@ async fn a_writer_downgrades_and_a_reader_cannot_upgrade() -> Result<(), Error> 
     let read = owner.read().await?;
     let again = owner.write().await?;
     assert_eq!(again.token(), write.token(), "a re-entry keeps the token");
-    assert!(read.token() > write.token(), "the read holding has its own token");
+    assert!(
+        read.token() > write.token(),
+        "the read holding has its own token"
+    );
     assert_eq!(
         holders(&redis, "k"),
-        vec![held(owner.owner(), "read", 1), held(owner.owner(), "write", 2)]
+        vec![
+            held(owner.owner(), "read", 1),
+            held(owner.owner(), "write", 2)
+        ]
     );
     again.release().await?;
     write.release().await?;
@@ -85,10 +94,7 @@ async fn a_writer_downgrades_and_a_reader_cannot_upgrade() -> Result<(), Error> 
     let started = std::time::Instant::now();
     let upgrade = owner.write().await;
     match upgrade {
-        Err(Error::Redis(err)) => assert!(
-            err.to_string().contains("holds the read lock"),
-            "{err}"
-        ),
+        Err(Error::Redis(err)) => assert!(err.to_string().contains("holds the read lock"), "{err}"),
         other => panic!("expected the upgrade error, got {other:?}"),
     }
     // The same at once from a waiting handle: it must not wait for itself.
@@ -181,7 +187,11 @@ async fn retried_reads_and_writes_count_once() -> Result<(), Error> {
         proxy.drop_reply_to("RWLOCK.ACQUIRE");
         let (token, outer_read, outer_write) = take().await?;
         assert_eq!(holders(&redis, &key), vec![held(lock.owner(), mode, 1)]);
-        assert_eq!(retries_answered(&redis), answered + 1, "the second send was a retry");
+        assert_eq!(
+            retries_answered(&redis),
+            answered + 1,
+            "the second send was a retry"
+        );
 
         let (again, inner_read, inner_write) = take().await?;
         assert_eq!(again, token);

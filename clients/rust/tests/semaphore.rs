@@ -29,7 +29,11 @@ async fn permits_are_counted_set_once_and_added() -> Result<(), Error> {
     let client = client(&redis);
 
     let pool = Semaphore::new(&client, "pool");
-    assert_eq!(pool.available_permits().await?, 0, "no semaphore, no permits");
+    assert_eq!(
+        pool.available_permits().await?,
+        0,
+        "no semaphore, no permits"
+    );
     assert!(matches!(pool.acquire().await, Err(Error::NotAcquired)));
     assert!(pool.try_set_permits(3).await?);
     assert!(!pool.try_set_permits(10).await?, "set only once");
@@ -39,12 +43,18 @@ async fn permits_are_counted_set_once_and_added() -> Result<(), Error> {
 
     // Another owner gets the one left, not two; the same owner's permits add up.
     let other = Semaphore::new(&client, "pool");
-    assert!(matches!(other.acquire_many(2).await, Err(Error::NotAcquired)));
+    assert!(matches!(
+        other.acquire_many(2).await,
+        Err(Error::NotAcquired)
+    ));
     let one = other.acquire().await?;
     assert!(one.token() > permit.token(), "a token per grant");
     let mut info = sem_info(&redis, "pool").expect("exists");
     info.holders.sort();
-    let mut want = vec![(pool.owner().to_string(), 2), (other.owner().to_string(), 1)];
+    let mut want = vec![
+        (pool.owner().to_string(), 2),
+        (other.owner().to_string(), 1),
+    ];
     want.sort();
     assert_eq!(
         info,
@@ -102,7 +112,11 @@ async fn a_large_request_at_the_head_is_not_passed_by_smaller_ones() -> Result<(
     // One permit comes free: it would fit the second request, but the first waits for three.
     holder.add_permits(1).await?;
     tokio::time::sleep(Duration::from_millis(100)).await;
-    assert!(order.lock().unwrap().is_empty(), "{:?}", order.lock().unwrap());
+    assert!(
+        order.lock().unwrap().is_empty(),
+        "{:?}",
+        order.lock().unwrap()
+    );
     assert_eq!(waiters(&redis, "s"), [3, 1]);
     // Nor does a newcomer take it while anyone waits.
     let newcomer = Semaphore::new(&client, "s");
@@ -142,7 +156,11 @@ async fn retried_acquires_and_releases_count_once() -> Result<(), Error> {
     proxy.drop_reply_to("RSEM.RELEASE");
     two.release().await?;
     assert_eq!(retries_answered(&redis), 2);
-    assert_eq!(holders_of(&redis, "s", sem.owner()), 1, "two given back once");
+    assert_eq!(
+        holders_of(&redis, "s", sem.owner()),
+        1,
+        "two given back once"
+    );
     assert_eq!(available(&redis, "s"), 4);
     one.release().await?;
     assert_eq!(available(&redis, "s"), 5);

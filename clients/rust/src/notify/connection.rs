@@ -64,7 +64,8 @@ impl Subscriber {
         for holding in self.state.live_watchdog_holdings() {
             let mut conn = conn.clone();
             renewals.spawn(async move {
-                let cmd = commands::rebind(holding.kind, &holding.key, &holding.owner, holding.lease);
+                let cmd =
+                    commands::rebind(holding.kind, &holding.key, &holding.owner, holding.lease);
                 let still_ours: i64 = cmd.query_async(&mut conn).await?;
                 if still_ours == 0 && holding.holds.load(Ordering::SeqCst) > 0 {
                     holding.mark_lost();

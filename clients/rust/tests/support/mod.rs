@@ -108,7 +108,13 @@ pub fn rw_holders(server: &Server, key: &str) -> Vec<(String, String, i64)> {
     info.field("holders")
         .items()
         .iter()
-        .map(|h| (h.field("owner").text(), h.field("mode").text(), h.field("holds").int()))
+        .map(|h| {
+            (
+                h.field("owner").text(),
+                h.field("mode").text(),
+                h.field("holds").int(),
+            )
+        })
         .collect()
 }
 
@@ -146,7 +152,12 @@ pub fn sem_info(server: &Server, key: &str) -> Option<SemInfo> {
         .iter()
         .map(|h| (h.field("owner").text(), h.field("permits").int()))
         .collect();
-    let waiters = info.field("waiters").items().iter().map(Value::int).collect();
+    let waiters = info
+        .field("waiters")
+        .items()
+        .iter()
+        .map(Value::int)
+        .collect();
     Some(SemInfo {
         available: info.field("available").int(),
         holders,
