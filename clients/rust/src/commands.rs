@@ -125,32 +125,11 @@ pub(crate) fn millis(duration: Duration) -> u64 {
     (duration.as_millis() as u64).max(1)
 }
 
-/// `<P>.ACQUIRE key owner [READ|WRITE|PERMITS n] PX ms [WAIT ms] [WATCHDOG] ID id [MAXHOLD ms]`
+/// `<P>.ACQUIRE key owner [READ|WRITE|PERMITS n] PX ms [WAIT ms [NOTIFY]] [WATCHDOG] ID id
+/// [MAXHOLD ms]`. With `notify` (only for a `wait`: `NOTIFY` needs `WAIT`) it waits without
+/// blocking the connection, and the grant comes as a message on the caller's `__rlock__`
+/// channel (docs/notify.md). For a latch: `RLATCH.AWAIT key [WAIT ms [NOTIFY]]`.
 pub(crate) fn acquire(
-    kind: Kind,
-    key: &str,
-    owner: &str,
-    options: &AcquireOptions,
-    id: &str,
-) -> Cmd {
-    acquire_cmd(kind, key, owner, options, id, false)
-}
-
-/// The same with `WAIT ms NOTIFY`: waits without blocking the connection; the grant comes as
-/// a message on the caller's `__rlock__` channel (docs/notify.md). Only for a `wait` (`NOTIFY`
-/// needs `WAIT`). For a latch: `RLATCH.AWAIT key WAIT ms NOTIFY`.
-pub(crate) fn acquire_notified(
-    kind: Kind,
-    key: &str,
-    owner: &str,
-    options: &AcquireOptions,
-    id: &str,
-) -> Cmd {
-    debug_assert!(options.wait != Wait::No, "NOTIFY needs WAIT");
-    acquire_cmd(kind, key, owner, options, id, true)
-}
-
-fn acquire_cmd(
     kind: Kind,
     key: &str,
     owner: &str,
@@ -158,6 +137,7 @@ fn acquire_cmd(
     id: &str,
     notify: bool,
 ) -> Cmd {
+    debug_assert!(!notify || options.wait != Wait::No, "NOTIFY needs WAIT");
     if kind == Kind::Latch {
         let mut cmd = kind.command("AWAIT");
         cmd.arg(key);

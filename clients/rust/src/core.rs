@@ -137,6 +137,7 @@ impl Core {
             &self.owner,
             &self.options,
             &commands::request_id(),
+            false,
         );
         let route = self.route(kind);
         let sent = Instant::now();

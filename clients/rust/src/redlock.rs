@@ -123,7 +123,7 @@ impl Redlock {
             }
             let start = Instant::now();
             let id = commands::request_id();
-            let cmd = commands::acquire(Kind::Lock, &self.key, &self.owner, &options, &id);
+            let cmd = commands::acquire(Kind::Lock, &self.key, &self.owner, &options, &id, false);
             let tokens: Vec<Option<u64>> = self
                 .on_every_server::<Option<u64>>(&cmd)
                 .await

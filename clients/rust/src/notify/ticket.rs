@@ -176,7 +176,7 @@ pub(crate) async fn acquire(
         wait: asked,
         ..options.clone()
     };
-    let cmd = commands::acquire_notified(kind, key, owner, &options, &commands::request_id());
+    let cmd = commands::acquire(kind, key, owner, &options, &commands::request_id(), true);
     let target = Target::new(kind, key, owner);
     let (mut conn, mut generation) = link.current().await?;
     let mut retried = false;
