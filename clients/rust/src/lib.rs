@@ -106,9 +106,9 @@
 //!   by the [`Permit`]; a handle's permits add up under its owner id and come back at once
 //!   when its connection closes. [`try_set_permits`](Semaphore::try_set_permits),
 //!   [`add_permits`](Semaphore::add_permits), [`available_permits`](Semaphore::available_permits).
-//! - [`CountDownLatch`]: [`try_set_count`](CountDownLatch::try_set_count),
+//! - A [`CountDownLatch`] has [`try_set_count`](CountDownLatch::try_set_count),
 //!   [`count_down`](CountDownLatch::count_down) (with an `ID`, retried once: counts once),
-//!   [`count`](CountDownLatch::count), [`wait`](CountDownLatch::wait) /
+//!   [`count`](CountDownLatch::count), [`wait`](CountDownLatch::wait) and
 //!   [`wait_for`](CountDownLatch::wait_for). The waits of a latch on the shared connection
 //!   open together; since a latch's `RLOCK.CANCEL` names no owner, the last of them to be
 //!   given up takes the latch's waits of the connection out of the queue, and any that came
