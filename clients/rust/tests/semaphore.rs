@@ -234,3 +234,30 @@ async fn a_hold_cap_ends_the_permits_and_the_guard_says_so() -> Result<(), Error
     }
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_that_races_the_grant_gives_every_permit_back() -> Result<(), Error> {
+    let redis = server();
+    let client = client(&redis);
+    let holder = Semaphore::new(&client, "s").watchdog(false);
+    assert!(holder.try_set_permits(3).await?);
+    for watchdog in [false, true] {
+        for _round in 0..15 {
+            let held = holder.acquire_many(3).await?;
+            let waiter = Semaphore::new(&client, "s")
+                .wait(30 * SECOND)
+                .watchdog(watchdog);
+            let task = tokio::spawn(async move { waiter.acquire_many(2).await.map(drop) });
+            common::wait_until("two queued", || waiters(&redis, "s") == [2]);
+            // Whichever comes first, the grant or the cancel: all three permits come back.
+            let (release, ()) = tokio::join!(held.release(), async { task.abort() });
+            release?;
+            common::wait_until("every permit back", || {
+                sem_info(&redis, "s").is_some_and(|info| {
+                    info.available == 3 && info.holders.is_empty() && info.waiters.is_empty()
+                })
+            });
+        }
+    }
+    Ok(())
+}
