@@ -1,4 +1,5 @@
-//! The RLOCK commands this crate sends, and the ids it puts in them.
+//! The commands this crate sends (`RLOCK.*`, `RWLOCK.*`, `RSEM.*`, `RLATCH.*`), and the ids
+//! it puts in them.
 
 use redis::Cmd;
 use std::time::Duration;
@@ -34,37 +35,123 @@ pub(crate) struct AcquireOptions {
     pub max_hold: Option<Duration>,
 }
 
+/// What a holding (or a wait) is of: the command family, and for a read-write lock the mode,
+/// for a semaphore the permits. It names the commands to send and the `type` word of the
+/// server's messages (docs/notify.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Kind {
+    /// `RLOCK.*`
+    Lock,
+    /// `RWLOCK.* READ`
+    Read,
+    /// `RWLOCK.* WRITE`
+    Write,
+    /// `RSEM.* PERMITS n`
+    Permits(u32),
+    /// `RLATCH.AWAIT`: a wait with no owner and nothing held after it.
+    Latch,
+}
+
+impl Kind {
+    fn prefix(self) -> &'static str {
+        match self {
+            Kind::Lock => "RLOCK",
+            Kind::Read | Kind::Write => "RWLOCK",
+            Kind::Permits(_) => "RSEM",
+            Kind::Latch => "RLATCH",
+        }
+    }
+
+    fn command(self, verb: &str) -> Cmd {
+        redis::cmd(&format!("{}.{verb}", self.prefix()))
+    }
+
+    /// The arguments that follow key and owner: the mode, or the permits.
+    fn add_mode(self, cmd: &mut Cmd) {
+        match self {
+            Kind::Read => {
+                cmd.arg("READ");
+            }
+            Kind::Write => {
+                cmd.arg("WRITE");
+            }
+            Kind::Permits(n) => {
+                cmd.arg("PERMITS").arg(n);
+            }
+            Kind::Lock | Kind::Latch => {}
+        }
+    }
+
+    /// The `type` word of the messages about this kind of wait or holding.
+    pub(crate) fn word(self) -> &'static [u8] {
+        match self {
+            Kind::Lock => b"lock",
+            Kind::Read => b"read",
+            Kind::Write => b"write",
+            Kind::Permits(_) => b"permits",
+            Kind::Latch => b"latch",
+        }
+    }
+
+    /// The kind a message's `type` word names, where the word says all of it (not for
+    /// permits, whose number it does not give, nor a latch).
+    pub(crate) fn from_word(word: &[u8]) -> Option<Kind> {
+        match word {
+            b"lock" => Some(Kind::Lock),
+            b"read" => Some(Kind::Read),
+            b"write" => Some(Kind::Write),
+            _ => None,
+        }
+    }
+
+    /// Whether a `type` word speaks of holdings of this kind's family (a `lost` for a
+    /// read-write lock names the mode of the owner's latest grant).
+    pub(crate) fn same_family(self, word: &[u8]) -> bool {
+        match self {
+            Kind::Read | Kind::Write => word == b"read" || word == b"write",
+            _ => word == self.word(),
+        }
+    }
+
+    /// Whether a wait of this kind ends with something held (to give back when nobody takes
+    /// it). A latch that opens holds nothing.
+    pub(crate) fn holds(self) -> bool {
+        self != Kind::Latch
+    }
+}
+
 /// Whole milliseconds, at least 1: the server refuses `PX 0` and `MAXHOLD 0`.
 pub(crate) fn millis(duration: Duration) -> u64 {
     (duration.as_millis() as u64).max(1)
 }
 
-/// `RLOCK.ACQUIRE key owner PX ms [WAIT ms] [WATCHDOG] ID id [MAXHOLD ms]`
-pub(crate) fn acquire(key: &str, owner: &str, options: &AcquireOptions, id: &str) -> Cmd {
-    acquire_cmd(key, owner, options, id, false)
-}
-
-/// `RLOCK.ACQUIRE key owner PX ms WAIT ms NOTIFY [WATCHDOG] ID id [MAXHOLD ms]`: waits
-/// without blocking the connection; the grant comes as a message on the caller's
-/// `__rlock__` channel (docs/notify.md). Only for a `wait` (`NOTIFY` needs `WAIT`).
-pub(crate) fn acquire_notified(key: &str, owner: &str, options: &AcquireOptions, id: &str) -> Cmd {
-    debug_assert!(options.wait != Wait::No, "NOTIFY needs WAIT");
-    acquire_cmd(key, owner, options, id, true)
-}
-
-fn acquire_cmd(key: &str, owner: &str, options: &AcquireOptions, id: &str, notify: bool) -> Cmd {
-    let mut cmd = redis::cmd("RLOCK.ACQUIRE");
-    cmd.arg(key).arg(owner).arg("PX").arg(millis(options.lease));
-    match options.wait {
-        Wait::No => {}
-        // WAIT takes whole ms and 0 means "for ever", so a sub-millisecond wait rounds up.
-        Wait::Up(limit) => {
-            cmd.arg("WAIT").arg(millis(limit));
+/// `<P>.ACQUIRE key owner [READ|WRITE|PERMITS n] PX ms [WAIT ms [NOTIFY]] [WATCHDOG] ID id
+/// [MAXHOLD ms]`. With `notify` (only for a `wait`: `NOTIFY` needs `WAIT`) it waits without
+/// blocking the connection, and the grant comes as a message on the caller's `__rlock__`
+/// channel (docs/notify.md). For a latch: `RLATCH.AWAIT key [WAIT ms [NOTIFY]]`.
+pub(crate) fn acquire(
+    kind: Kind,
+    key: &str,
+    owner: &str,
+    options: &AcquireOptions,
+    id: &str,
+    notify: bool,
+) -> Cmd {
+    debug_assert!(!notify || options.wait != Wait::No, "NOTIFY needs WAIT");
+    if kind == Kind::Latch {
+        let mut cmd = kind.command("AWAIT");
+        cmd.arg(key);
+        add_wait(&mut cmd, options.wait);
+        if notify {
+            cmd.arg("NOTIFY");
         }
-        Wait::Forever => {
-            cmd.arg("WAIT").arg(0);
-        }
+        return cmd;
     }
+    let mut cmd = kind.command("ACQUIRE");
+    cmd.arg(key).arg(owner);
+    kind.add_mode(&mut cmd);
+    cmd.arg("PX").arg(millis(options.lease));
+    add_wait(&mut cmd, options.wait);
     if notify {
         cmd.arg("NOTIFY");
     }
@@ -78,14 +165,31 @@ fn acquire_cmd(key: &str, owner: &str, options: &AcquireOptions, id: &str, notif
     cmd
 }
 
-/// `RLOCK.RELEASE key owner ID id`
-pub(crate) fn release(key: impl AsRef<[u8]>, owner: impl AsRef<[u8]>, id: &str) -> Cmd {
-    let mut cmd = redis::cmd("RLOCK.RELEASE");
-    cmd.arg(key.as_ref()).arg(owner.as_ref()).arg("ID").arg(id);
+fn add_wait(cmd: &mut Cmd, wait: Wait) {
+    match wait {
+        Wait::No => {}
+        // WAIT takes whole ms and 0 means "for ever", so a sub-millisecond wait rounds up.
+        Wait::Up(limit) => {
+            cmd.arg("WAIT").arg(millis(limit));
+        }
+        Wait::Forever => {
+            cmd.arg("WAIT").arg(0);
+        }
+    }
+}
+
+/// `<P>.RELEASE key owner [READ|WRITE|PERMITS n] ID id`: the owner's remaining holds (or
+/// permits), nil when it held none.
+pub(crate) fn release(kind: Kind, key: impl AsRef<[u8]>, owner: impl AsRef<[u8]>, id: &str) -> Cmd {
+    let mut cmd = kind.command("RELEASE");
+    cmd.arg(key.as_ref()).arg(owner.as_ref());
+    kind.add_mode(&mut cmd);
+    cmd.arg("ID").arg(id);
     cmd
 }
 
-/// `RLOCK.CANCEL key owner`: takes every queue entry of `owner` at `key` out of the queue.
+/// `RLOCK.CANCEL key owner`: takes every queue entry of `owner` at `key` out of the queue (of
+/// any lock type; for a latch, owner `""`: the latch waits told to this connection).
 pub(crate) fn cancel(key: impl AsRef<[u8]>, owner: impl AsRef<[u8]>) -> Cmd {
     let mut cmd = redis::cmd("RLOCK.CANCEL");
     cmd.arg(key.as_ref()).arg(owner.as_ref());
@@ -97,11 +201,16 @@ pub(crate) fn channel() -> Cmd {
     redis::cmd("RLOCK.CHANNEL")
 }
 
-/// `RLOCK.RENEW key owner PX ms WATCHDOG`: moves the holding's watchdog binding to the
-/// connection that sends it. `PX` keeps the lease we asked for (without it the server would
-/// fall back to `rlock.default-lease-ms`).
-pub(crate) fn rebind(key: impl AsRef<[u8]>, owner: impl AsRef<[u8]>, lease: Duration) -> Cmd {
-    let mut cmd = redis::cmd("RLOCK.RENEW");
+/// `<P>.RENEW key owner PX ms WATCHDOG`: moves the watchdog binding of the owner's holding to
+/// the connection that sends it. `PX` keeps the lease we asked for (without it the server
+/// would fall back to `rlock.default-lease-ms`).
+pub(crate) fn rebind(
+    kind: Kind,
+    key: impl AsRef<[u8]>,
+    owner: impl AsRef<[u8]>,
+    lease: Duration,
+) -> Cmd {
+    let mut cmd = kind.command("RENEW");
     cmd.arg(key.as_ref())
         .arg(owner.as_ref())
         .arg("PX")

@@ -1,11 +1,13 @@
-//! The guard of a held lock: its fencing token, its release, its loss.
+//! The guard of a holding (of any lock type): its fencing token, its release, its loss.
 
-use crate::commands;
+use crate::commands::{self, Kind};
+use crate::core::Core;
 use crate::error::{Error, Result};
 use crate::link::Link;
 use crate::notify::Holding;
 use crate::watchdog::Binding;
 use std::future::Future;
+use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -28,23 +30,54 @@ impl Route {
     }
 }
 
-/// A held lock. Release it with [`release`](LockGuard::release), which says whether the lock
-/// was still ours; dropping the guard releases it in the background (best effort, when a
-/// tokio runtime is running), and a watchdog lock ends anyway when its connection closes.
-#[must_use = "dropping the guard releases the lock at once"]
-pub struct LockGuard {
+/// A holding of a lock, of a read-write lock (read or write) or of semaphore permits: its
+/// fencing token, its release, its loss. The type parameter says which ([`LockGuard`],
+/// [`ReadGuard`], [`WriteGuard`], [`Permit`]); every guard works the same way.
+///
+/// Release it with [`release`](Guard::release), which says whether it was still ours;
+/// dropping the guard releases it in the background (best effort, when a tokio runtime is
+/// running), and a watchdog holding ends anyway when its connection closes.
+#[must_use = "dropping the guard releases it at once"]
+pub struct Guard<K> {
+    kind: Kind,
     key: String,
     owner: String,
     token: u64,
     /// `None` once released.
     route: Option<Route>,
-    /// Until when the lease (plain locks) and the hold cap surely keep the lock ours.
+    /// Until when the lease (without the watchdog) and the hold cap surely keep it ours.
     expires: Option<Instant>,
+    /// Keeps the holding's hold cap known to its handle (see `Core::expiry`).
+    _era: Arc<()>,
+    _held: PhantomData<fn() -> K>,
 }
 
-impl std::fmt::Debug for LockGuard {
+/// What a [`LockGuard`] holds: the plain lock (`RLOCK`).
+#[derive(Debug)]
+pub enum Exclusive {}
+/// What a [`ReadGuard`] holds: a read hold of a read-write lock (`RWLOCK ... READ`).
+#[derive(Debug)]
+pub enum Read {}
+/// What a [`WriteGuard`] holds: the write hold of a read-write lock (`RWLOCK ... WRITE`).
+#[derive(Debug)]
+pub enum Write {}
+/// What a [`Permit`] holds: permits of a semaphore (`RSEM`).
+#[derive(Debug)]
+pub enum Permits {}
+
+/// A held [`Lock`](crate::Lock).
+pub type LockGuard = Guard<Exclusive>;
+/// A read hold of an [`RwLock`](crate::RwLock): other readers may hold too, no writer.
+pub type ReadGuard = Guard<Read>;
+/// The write hold of an [`RwLock`](crate::RwLock): nobody else reads or writes.
+pub type WriteGuard = Guard<Write>;
+/// Permits of a [`Semaphore`](crate::Semaphore), given back on release.
+pub type Permit = Guard<Permits>;
+
+impl<K> std::fmt::Debug for Guard<K> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LockGuard")
+        f.debug_struct("Guard")
+            .field("kind", &self.kind)
             .field("key", &self.key)
             .field("owner", &self.owner)
             .field("token", &self.token)
@@ -52,43 +85,50 @@ impl std::fmt::Debug for LockGuard {
     }
 }
 
-impl LockGuard {
+impl<K> Guard<K> {
     pub(crate) fn new(
-        key: &str,
-        owner: &str,
+        kind: Kind,
+        core: &Core,
         token: u64,
         route: Route,
         expires: Option<Instant>,
-    ) -> LockGuard {
-        LockGuard {
-            key: key.to_string(),
-            owner: owner.to_string(),
+        era: Arc<()>,
+    ) -> Guard<K> {
+        Guard {
+            kind,
+            key: core.key().to_string(),
+            owner: core.owner().to_string(),
             token,
             route: Some(route),
             expires,
+            _era: era,
+            _held: PhantomData,
         }
     }
 
     /// The fencing token of this holding: larger than every token issued before for this key
-    /// on this server (a re-entry keeps it). Send it with every write to the resource you
-    /// protect, and have the resource refuse a token lower than the highest it has seen.
+    /// on this server (a re-entry keeps it; a semaphore issues one per grant). Send it with
+    /// every write to the resource you protect, and have the resource refuse a token lower
+    /// than the highest it has seen (for a read-write lock, the writer's token is the one to
+    /// check at a resource).
     pub fn token(&self) -> u64 {
         self.token
     }
 
-    /// The lock's key.
+    /// The key.
     pub fn key(&self) -> &str {
         &self.key
     }
 
-    /// The owner id the lock is held under.
+    /// The owner id it is held under.
     pub fn owner(&self) -> &str {
         &self.owner
     }
 
-    /// True once the lock is known lost: a watchdog lock whose connection dropped and could
-    /// not be re-bound, a lock whose lease or hold cap has run out, or (a lock taken after a
-    /// `wait`) one the server reported ended (`lost`: force-released, deleted, expired).
+    /// True once the holding is known lost: a watchdog holding whose connection dropped and
+    /// could not be re-bound, one whose lease or hold cap has run out, or (taken through a
+    /// waiting handle) one the server reported ended (`lost`: force-released, deleted,
+    /// expired).
     pub fn is_lost(&self) -> bool {
         self.binding_lost() || self.expires.is_some_and(|at| Instant::now() >= at)
     }
@@ -101,7 +141,7 @@ impl LockGuard {
         }
     }
 
-    /// Resolves when the lock is known lost (see [`is_lost`](LockGuard::is_lost)); pending for
+    /// Resolves when the holding is known lost (see [`is_lost`](Guard::is_lost)); pending for
     /// ever while it stays ours. `select!` it against your work to stop as soon as it is.
     pub fn lost(&self) -> impl Future<Output = ()> + Send + 'static {
         let lost = match &self.route {
@@ -130,35 +170,51 @@ impl LockGuard {
         }
     }
 
-    /// Gives the hold back. `Err(Error::Lost)` when the lock was no longer ours (known lost,
-    /// or the server answered that this owner does not hold it): whatever was done under it
-    /// may have overlapped with another holder.
+    /// Gives the hold (or the permits) back. `Err(Error::Lost)` when it was no longer ours
+    /// (known lost, or the server answered that this owner does not hold it): whatever was
+    /// done under it may have overlapped with another holder.
     pub async fn release(mut self) -> Result<()> {
         let known_lost = self.is_lost();
         let route = self.route.take().expect("released only once");
-        release(&route, &self.key, &self.owner, known_lost).await
+        release(&route, self.kind, &self.key, &self.owner, known_lost).await
     }
 }
 
-impl Drop for LockGuard {
+impl Guard<Permits> {
+    /// How many permits this guard holds.
+    pub fn permits(&self) -> u32 {
+        match self.kind {
+            Kind::Permits(n) => n,
+            _ => unreachable!("a permit guard holds permits"),
+        }
+    }
+}
+
+impl<K> Drop for Guard<K> {
     fn drop(&mut self) {
         let known_lost = self.is_lost();
         if let Some(route) = self.route.take() {
-            let (key, owner) = (self.key.clone(), self.owner.clone());
+            let (kind, key, owner) = (self.kind, self.key.clone(), self.owner.clone());
             spawn_if_runtime(async move {
-                let _ = release(&route, &key, &owner, known_lost).await;
+                let _ = release(&route, kind, &key, &owner, known_lost).await;
             });
         }
     }
 }
 
-/// Sends the release, unless the holding is known lost: `RLOCK.RELEASE` names the owner, not
-/// the holding, so a late release could take a hold off a newer holding of the same handle.
-async fn release(route: &Route, key: &str, owner: &str, known_lost: bool) -> Result<()> {
+/// Sends the release, unless the holding is known lost: `RELEASE` names the owner, not the
+/// holding, so a late release could take a hold off a newer holding of the same handle.
+async fn release(
+    route: &Route,
+    kind: Kind,
+    key: &str,
+    owner: &str,
+    known_lost: bool,
+) -> Result<()> {
     let remaining: redis::RedisResult<Option<i64>> = if known_lost {
         Ok(None)
     } else {
-        let cmd = commands::release(key, owner, &commands::request_id());
+        let cmd = commands::release(kind, key, owner, &commands::request_id());
         route.link().call(&cmd, Some(Duration::ZERO)).await
     };
     match route {

@@ -1,5 +1,6 @@
-//! Async Rust client for rlock, the Redis module that gives Redis a
-//! native reentrant, fair, fenced lock (`RLOCK.ACQUIRE`, `RLOCK.RELEASE`, `RLOCK.RENEW`).
+//! Async Rust client for rlock, the Redis module that gives Redis native lock types: a
+//! reentrant, fair, fenced lock (`RLOCK.*`), read-write locks (`RWLOCK.*`), semaphores whose
+//! permits belong to their holders (`RSEM.*`) and count-down latches (`RLATCH.*`).
 //!
 //! ```no_run
 //! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
@@ -12,7 +13,34 @@
 //! # Ok(()) }
 //! ```
 //!
-//! # One server: [`Lock`]
+//! Every type is used in three lines, in the shapes of `tokio::sync`:
+//!
+//! ```no_run
+//! # async fn example(client: redis::Client) -> Result<(), rlock_client::Error> {
+//! use rlock_client::{CountDownLatch, RwLock, Semaphore};
+//!
+//! let doc = RwLock::new(&client, "doc:7");
+//! let writing = doc.write().await?; // or doc.read(): a ReadGuard, shared with other readers
+//! writing.release().await?;
+//!
+//! let pool = Semaphore::new(&client, "pool"); // pool.try_set_permits(8) once, somewhere
+//! let permit = pool.acquire_many(2).await?;
+//! permit.release().await?;
+//!
+//! let ready = CountDownLatch::new(&client, "ready"); // ready.try_set_count(3) once
+//! ready.count_down().await?; // retry-safe: never counts twice
+//! ready.wait().await?; // until the count reaches 0
+//! # Ok(()) }
+//! ```
+//!
+//! [`Lock`], [`RwLock`] and [`Semaphore`] are thin layers over one core, so they share the
+//! builder, the guard ([`Guard`]: [`LockGuard`], [`ReadGuard`], [`WriteGuard`], [`Permit`])
+//! and everything described below for the lock: owner ids, request ids and retries, the
+//! watchdog connection and its keep-alive, re-binding, loss reporting, waiting by `NOTIFY`
+//! and leaving the queue when a wait is dropped. [`CountDownLatch`] waits through the same
+//! shared connection.
+//!
+//! # One server: [`Lock`] (and what every type shares)
 //!
 //! A [`Lock`] is a handle with its own owner id (`<uuid>:<task-or-thread id>`) and a builder
 //! for how to take the lock: [`lease`](Lock::lease) (30 s), [`wait`](Lock::wait) in the
@@ -67,6 +95,25 @@
 //! # async fn write_report(_fence: u64) {}
 //! ```
 //!
+//! # Read-write locks, semaphores, latches
+//!
+//! - [`RwLock::read`] / [`RwLock::write`] (`RWLOCK.ACQUIRE key owner READ|WRITE`): many
+//!   readers or one writer. The server's queue is FIFO, so a reader that comes while a writer
+//!   waits queues behind it (no writer starvation). A handle holding the write lock may also
+//!   read (downgrade); one holding only the read lock gets an error at once if it asks to
+//!   write.
+//! - [`Semaphore::acquire_many`] (`RSEM.ACQUIRE key owner PERMITS n`): `n` permits, given back
+//!   by the [`Permit`]; a handle's permits add up under its owner id and come back at once
+//!   when its connection closes. [`try_set_permits`](Semaphore::try_set_permits),
+//!   [`add_permits`](Semaphore::add_permits), [`available_permits`](Semaphore::available_permits).
+//! - A [`CountDownLatch`] has [`try_set_count`](CountDownLatch::try_set_count),
+//!   [`count_down`](CountDownLatch::count_down) (with an `ID`, retried once: counts once),
+//!   [`count`](CountDownLatch::count), [`wait`](CountDownLatch::wait) and
+//!   [`wait_for`](CountDownLatch::wait_for). The waits of a latch on the shared connection
+//!   open together; since a latch's `RLOCK.CANCEL` names no owner, the last of them to be
+//!   given up takes the latch's waits of the connection out of the queue, and any that came
+//!   meanwhile queue again.
+//!
 //! # Several servers: [`Redlock`]
 //!
 //! [`Redlock`] runs the algorithm of the Redis documentation ("Distributed Locks with Redis")
@@ -112,16 +159,23 @@
 #![warn(missing_docs)]
 
 mod commands;
+mod core;
 mod error;
 mod guard;
+mod latch;
 mod link;
 mod lock;
 mod notify;
 mod redlock;
+mod rwlock;
+mod semaphore;
 mod timing;
 mod watchdog;
 
 pub use error::{Error, Result};
-pub use guard::LockGuard;
+pub use guard::{Exclusive, Guard, LockGuard, Permit, Permits, Read, ReadGuard, Write, WriteGuard};
+pub use latch::CountDownLatch;
 pub use lock::Lock;
 pub use redlock::{Redlock, RedlockGuard};
+pub use rwlock::RwLock;
+pub use semaphore::Semaphore;

@@ -67,6 +67,10 @@ impl Link {
         }
     }
 
+    pub(crate) fn client(&self) -> &Client {
+        &self.client
+    }
+
     pub(crate) fn response_timeout(&self) -> Duration {
         self.response_timeout
     }
@@ -85,6 +89,25 @@ impl Link {
             }
             reply => reply,
         }
+    }
+
+    /// Sends `cmd` once, for calls without a request id, which the server could not tell from
+    /// a second call if retried. After a connection error the next call opens a fresh
+    /// connection; the error is returned (whether the call took effect is unknown).
+    pub(crate) async fn call_once<T: FromRedisValue>(
+        &self,
+        cmd: &Cmd,
+        extra: Duration,
+    ) -> RedisResult<T> {
+        let (mut conn, generation) = self.current().await?;
+        let reply = self.send(&mut conn, cmd, Some(extra)).await;
+        if reply.as_ref().is_err_and(is_connection_error) {
+            let mut slot = self.slot.lock().await;
+            if slot.generation == generation {
+                slot.conn = None;
+            }
+        }
+        reply
     }
 
     /// Sends `cmd` on `conn` once, bounded by the response timeout plus `extra`.

@@ -1,6 +1,6 @@
 //! Redlock over independent servers, with RLOCK commands instead of `SET NX` and a script.
 
-use crate::commands::{self, AcquireOptions, Wait};
+use crate::commands::{self, AcquireOptions, Kind, Wait};
 use crate::error::{Error, Result};
 use crate::guard::spawn_if_runtime;
 use crate::link::Link;
@@ -123,7 +123,7 @@ impl Redlock {
             }
             let start = Instant::now();
             let id = commands::request_id();
-            let cmd = commands::acquire(&self.key, &self.owner, &options, &id);
+            let cmd = commands::acquire(Kind::Lock, &self.key, &self.owner, &options, &id, false);
             let tokens: Vec<Option<u64>> = self
                 .on_every_server::<Option<u64>>(&cmd)
                 .await
@@ -250,7 +250,7 @@ async fn release_everywhere(
     owner: &str,
     timeout: Duration,
 ) -> usize {
-    let cmd = commands::release(key, owner, &commands::request_id());
+    let cmd = commands::release(Kind::Lock, key, owner, &commands::request_id());
     on_every_server::<Option<i64>>(servers, &cmd, timeout)
         .await
         .into_iter()

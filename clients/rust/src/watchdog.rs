@@ -1,14 +1,16 @@
-//! Watchdog holdings: the connection the server binds a lock to, kept alive and re-bound.
+//! Watchdog holdings: the connection the server binds a holding to, kept alive and re-bound.
 //!
-//! The server renews a `WATCHDOG` lock while the connection that took it stays open, and
-//! stops once that connection has been silent for `rlock.watchdog-idle-ms`. So each lock
-//! handle without a `wait` that holds a watchdog lock owns one connection of its own, and one
-//! task per such connection sends `PING` every third of that bound. (Waiting handles hold on
-//! the connection their waits share instead: see `notify`.) When the connection drops while the
-//! lock is held, the task opens a new one at once and re-binds with `RLOCK.RENEW ... WATCHDOG`:
-//! 1 means the server had not noticed the drop and the lock is still ours; 0 means it is lost.
+//! The server renews a `WATCHDOG` holding (of any lock type) while the connection that took
+//! it stays open, and stops once that connection has been silent for
+//! `rlock.watchdog-idle-ms`. So each handle without a `wait` that holds with the watchdog owns
+//! one connection of its own, and one task per such connection sends `PING` every third of
+//! that bound. (Waiting handles hold on the connection their waits share instead: see
+//! `notify`.) When the connection drops while something is held, the task opens a new one at
+//! once and re-binds with `RENEW key owner PX lease WATCHDOG` (`RLOCK`, `RWLOCK` or `RSEM`):
+//! 1 means the server had not noticed the drop and the holding is still ours; 0 means it is
+//! lost.
 
-use crate::commands;
+use crate::commands::{self, Kind};
 use crate::link::{BoxFuture, Hooks, Link};
 use redis::aio::{AsyncPushSender, MultiplexedConnection};
 use redis::{Client, PushInfo, RedisResult};
@@ -26,6 +28,7 @@ pub(crate) const RECONNECT_PAUSE: Duration = Duration::from_millis(100);
 
 /// What a fresh connection of a watchdog link does first: move the binding onto itself.
 pub(crate) struct Rebind {
+    kind: Kind,
     key: String,
     owner: String,
     lease: Duration,
@@ -36,7 +39,7 @@ pub(crate) struct Rebind {
 
 impl Rebind {
     pub(crate) async fn run(&self, conn: &mut MultiplexedConnection) -> RedisResult<()> {
-        let cmd = commands::rebind(&self.key, &self.owner, self.lease);
+        let cmd = commands::rebind(self.kind, &self.key, &self.owner, self.lease);
         let still_ours: i64 = cmd.query_async(conn).await?;
         if still_ours == 0 && self.holds.load(Ordering::SeqCst) > 0 {
             self.mark_lost();
@@ -95,6 +98,7 @@ pub(crate) struct Binding {
 impl Binding {
     pub(crate) fn new(
         client: &Client,
+        kind: Kind,
         key: &str,
         owner: &str,
         lease: Duration,
@@ -103,6 +107,7 @@ impl Binding {
         let (lost_tx, lost) = watch::channel(false);
         let (disconnects_tx, disconnects) = mpsc::unbounded_channel();
         let rebind = Arc::new(Rebind {
+            kind,
             key: key.to_string(),
             owner: owner.to_string(),
             lease,

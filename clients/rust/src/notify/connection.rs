@@ -3,7 +3,7 @@
 //! keeps the connection alive and gives back grants that no waiter claimed.
 
 use super::{Chore, State};
-use crate::commands;
+use crate::commands::{self, Kind};
 use crate::link::{BoxFuture, Hooks, Link};
 use crate::watchdog;
 use redis::aio::{AsyncPushSender, MultiplexedConnection};
@@ -64,7 +64,8 @@ impl Subscriber {
         for holding in self.state.live_watchdog_holdings() {
             let mut conn = conn.clone();
             renewals.spawn(async move {
-                let cmd = commands::rebind(&holding.key, &holding.owner, holding.lease);
+                let cmd =
+                    commands::rebind(holding.kind, &holding.key, &holding.owner, holding.lease);
                 let still_ours: i64 = cmd.query_async(&mut conn).await?;
                 if still_ours == 0 && holding.holds.load(Ordering::SeqCst) > 0 {
                     holding.mark_lost();
@@ -96,8 +97,8 @@ pub(super) async fn maintain(
             _ = tokio::time::sleep_until(next_ping) => {}
             chore = chores.recv() => match chore {
                 None => return,
-                Some(Chore::Release { key, owner }) => {
-                    tokio::spawn(release(link.clone(), key, owner));
+                Some(Chore::Release { kind, key, owner }) => {
+                    tokio::spawn(release(link.clone(), kind, key, owner));
                     continue;
                 }
                 Some(Chore::Reconnect) => {}
@@ -122,8 +123,8 @@ pub(super) async fn maintain(
     }
 }
 
-/// `RLOCK.RELEASE` of one hold, its answer ignored: for grants nobody is waiting for.
-pub(super) async fn release(link: Arc<Link>, key: Vec<u8>, owner: Vec<u8>) {
-    let cmd = commands::release(&key, &owner, &commands::request_id());
+/// The release of one grant, its answer ignored: for grants nobody is waiting for.
+pub(super) async fn release(link: Arc<Link>, kind: Kind, key: Vec<u8>, owner: Vec<u8>) {
+    let cmd = commands::release(kind, &key, &owner, &commands::request_id());
     let _: RedisResult<Option<i64>> = link.call(&cmd, Some(Duration::ZERO)).await;
 }

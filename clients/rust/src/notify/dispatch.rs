@@ -1,13 +1,13 @@
 //! The dispatcher: every push of the shared connection, handled in the task that reads it.
-//! A message goes to the oldest waiter it names (a grant no waiter claims is given back) or
-//! marks a holding lost; a dropped connection ends the waits queued from it. Also the lists
-//! of waiters and holdings that the messages are matched against.
+//! A message goes to the oldest waiter it names (every waiter of a latch; a grant no waiter
+//! claims is given back) or marks holdings lost; a dropped connection ends the waits queued
+//! from it. Also the lists of waiters and holdings that the messages are matched against.
 
 use super::holding::HoldingState;
 use super::message::{parse, parse_token, Message};
-use super::{Chore, Event, Inner, State, Target, Waiter, LOCK, UNCLAIMED_LOST_LIMIT};
+use super::{Chore, Event, Inner, State, Target, Waiter, UNCLAIMED_LOST_LIMIT};
+use crate::commands::Kind;
 use redis::{PushInfo, PushKind, Value};
-use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use tokio::sync::oneshot;
@@ -40,9 +40,9 @@ impl State {
             },
             b"timeout" => Event::Timeout,
             b"failed" => Event::Failed(String::from_utf8_lossy(message.value).into_owned()),
-            b"lost" if message.kind == LOCK => {
+            b"lost" => {
                 if let Some(token) = parse_token(message.value) {
-                    inner.lost(message.key, message.owner, token);
+                    inner.lost(message.kind, message.key, message.owner, token);
                 }
                 return;
             }
@@ -53,17 +53,24 @@ impl State {
             key: message.key.to_vec(),
             owner: message.owner.to_vec(),
         };
-        let waiter = inner.waiters.get_mut(&target).and_then(VecDeque::pop_front);
-        if inner.waiters.get(&target).is_some_and(VecDeque::is_empty) {
-            inner.waiters.remove(&target);
+        let mut waiters = inner.waiters.remove(&target).unwrap_or_default();
+        // A latch opens for all its waiters; anything else goes to the oldest one.
+        let told: Vec<Waiter> = if target.is_latch() {
+            waiters.drain(..).collect()
+        } else {
+            waiters.pop_front().into_iter().collect()
+        };
+        if !waiters.is_empty() {
+            inner.waiters.insert(target.clone(), waiters);
         }
         drop(inner);
-        let unclaimed = match waiter {
-            Some(waiter) => waiter.tx.send(event).err(),
-            None => Some(event),
-        };
-        if matches!(unclaimed, Some(Event::Granted(_))) && message.kind == LOCK {
+        let mut unclaimed = told.is_empty().then(|| event.clone());
+        for waiter in told {
+            unclaimed = waiter.tx.send(event.clone()).err().or(unclaimed);
+        }
+        if let (Some(Event::Granted(_)), Some(kind)) = (unclaimed, Kind::from_word(&target.kind)) {
             let _ = self.chores.send(Chore::Release {
+                kind,
                 key: target.key,
                 owner: target.owner,
             });
@@ -105,13 +112,32 @@ impl State {
         (id, rx)
     }
 
-    pub(super) fn unregister(&self, target: &Target, id: u64) {
+    /// Takes the wait `id` out of the dispatcher; returns whether other waits of the same
+    /// target remain.
+    pub(super) fn unregister(&self, target: &Target, id: u64) -> bool {
         let mut inner = self.inner.lock().expect("dispatcher lock");
-        if let Some(queue) = inner.waiters.get_mut(target) {
-            queue.retain(|waiter| waiter.id != id);
-            if queue.is_empty() {
-                inner.waiters.remove(target);
-            }
+        let Some(queue) = inner.waiters.get_mut(target) else {
+            return false;
+        };
+        queue.retain(|waiter| waiter.id != id);
+        if queue.is_empty() {
+            inner.waiters.remove(target);
+            return false;
+        }
+        true
+    }
+
+    /// Tells every wait of `target` to send itself again (see [`Event::Requeue`]).
+    pub(super) fn requeue(&self, target: &Target) {
+        let waiters = self
+            .inner
+            .lock()
+            .expect("dispatcher lock")
+            .waiters
+            .remove(target)
+            .unwrap_or_default();
+        for waiter in waiters {
+            let _ = waiter.tx.send(Event::Requeue);
         }
     }
 
@@ -131,13 +157,13 @@ impl State {
 }
 
 impl Inner {
-    fn lost(&mut self, key: &[u8], owner: &[u8], token: u64) {
+    fn lost(&mut self, word: &[u8], key: &[u8], owner: &[u8], token: u64) {
         let found = self
             .holdings
             .get(&(key.to_vec(), owner.to_vec()))
             .into_iter()
             .flatten()
-            .filter(|holding| holding.token == token)
+            .filter(|holding| holding.ended_by(word, token))
             .inspect(|holding| holding.mark_lost())
             .count();
         if found == 0 {
@@ -145,7 +171,7 @@ impl Inner {
                 self.unclaimed_lost.clear();
             }
             self.unclaimed_lost
-                .insert((key.to_vec(), owner.to_vec()), token);
+                .insert((key.to_vec(), owner.to_vec()), (word.to_vec(), token));
         }
     }
 }

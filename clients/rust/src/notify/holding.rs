@@ -2,6 +2,7 @@
 //! its loss and to re-bind it), and the [`Holding`] that the guards of one lock handle share.
 
 use super::Notifier;
+use crate::commands::Kind;
 use crate::link::Link;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -11,6 +12,7 @@ use tokio::sync::watch;
 /// What the dispatcher keeps of a holding: enough to report its loss and to re-bind it.
 pub(crate) struct HoldingState {
     id: u64,
+    pub(super) kind: Kind,
     pub(super) key: Vec<u8>,
     pub(super) owner: Vec<u8>,
     pub(super) token: u64,
@@ -29,6 +31,13 @@ impl HoldingState {
     pub(super) fn is_lost(&self) -> bool {
         *self.lost.borrow()
     }
+
+    /// Whether a `lost` message of this type and token ends this holding. It names the
+    /// owner's latest grant, and every holding of an owner at a key ends together (the
+    /// server's notice is per owner), so older holdings of the same family end with it.
+    pub(super) fn ended_by(&self, word: &[u8], token: u64) -> bool {
+        self.kind.same_family(word) && self.token <= token
+    }
 }
 
 /// A holding taken through the shared connection, shared by the re-entrant guards of one
@@ -41,6 +50,7 @@ pub(crate) struct Holding {
 impl Holding {
     pub(crate) fn new(
         notifier: &Arc<Notifier>,
+        kind: Kind,
         key: &str,
         owner: &str,
         token: u64,
@@ -53,6 +63,7 @@ impl Holding {
         inner.next_id += 1;
         let state = Arc::new(HoldingState {
             id: inner.next_id,
+            kind,
             key: key.clone(),
             owner: owner.clone(),
             token,
@@ -62,8 +73,10 @@ impl Holding {
             lost,
         });
         let place = (key, owner);
-        if inner.unclaimed_lost.get(&place) == Some(&token) {
-            state.mark_lost();
+        if let Some((word, lost)) = inner.unclaimed_lost.get(&place) {
+            if state.ended_by(word, *lost) {
+                state.mark_lost();
+            }
         }
         inner.unclaimed_lost.remove(&place);
         inner.holdings.entry(place).or_default().push(state.clone());

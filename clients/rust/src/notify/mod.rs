@@ -18,9 +18,14 @@
 //! `RLOCK.CANCEL key owner`, and once its reply is in, a grant that raced it is either in the
 //! waiter's hands (and is released) or was never sent.
 //!
+//! Every lock type waits this way (`RLOCK.ACQUIRE`, `RWLOCK.ACQUIRE`, `RSEM.ACQUIRE`, and
+//! `RLATCH.AWAIT`, whose messages name no owner: a latch that opens wakes every waiter of it on
+//! the connection).
+//!
 //! Other events on the connection:
 //! - `lost` marks a holding lost through the guard's ordinary loss reporting.
-//! - A grant that no waiter claims (its waiter gave up) is released.
+//! - A grant that no waiter claims (its waiter gave up) is released (a semaphore's, whose
+//!   message does not say how many permits, is left to its lease).
 //! - A dropped connection ends the waits made on it: each is sent once more, unchanged (the
 //!   same request id takes over its queue entry, or answers its token), on a fresh connection.
 //! - `WATCHDOG` holdings granted this way are bound to the shared connection. One task per
@@ -45,6 +50,7 @@ pub(crate) use ticket::acquire;
 
 use self::connection::{maintain, Subscriber};
 use self::holding::HoldingState;
+use crate::commands::Kind;
 use crate::link::Link;
 use redis::Client;
 use std::collections::{HashMap, VecDeque};
@@ -53,8 +59,6 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 
-/// The `lock` type of the messages: the only one this crate waits for.
-const LOCK: &[u8] = b"lock";
 /// Unclaimed `lost` notices remembered (for a holding whose guard is still being made).
 const UNCLAIMED_LOST_LIMIT: usize = 1024;
 
@@ -76,7 +80,7 @@ pub(crate) struct Notifier {
 impl Notifier {
     /// The notifier of the server `client` names, in the current tokio runtime (a connection
     /// lives in the runtime that opened it); made on first use, dropped with its last user.
-    pub(crate) fn shared(client: &Client, response_timeout: Duration) -> Arc<Notifier> {
+    fn shared(client: &Client, response_timeout: Duration) -> Arc<Notifier> {
         let runtime = tokio::runtime::Handle::current().id();
         let info = client.get_connection_info();
         let settings = info.redis_settings();
@@ -121,10 +125,34 @@ impl Notifier {
             maintenance: maintenance.abort_handle(),
         }
     }
+}
 
-    /// The runtime whose tasks drive this notifier's connection.
-    pub(crate) fn runtime(&self) -> tokio::runtime::Id {
-        self.runtime
+/// The notifier a handle waits through: its client's in the current runtime, kept while the
+/// handle lives (a handle used from another runtime looks that runtime's up).
+pub(crate) struct NotifierSlot {
+    client: Client,
+    response_timeout: Duration,
+    cached: Mutex<Option<Arc<Notifier>>>,
+}
+
+impl NotifierSlot {
+    pub(crate) fn new(client: &Client, response_timeout: Duration) -> NotifierSlot {
+        NotifierSlot {
+            client: client.clone(),
+            response_timeout,
+            cached: Mutex::default(),
+        }
+    }
+
+    pub(crate) fn get(&self) -> Arc<Notifier> {
+        let mut cached = self.cached.lock().expect("notifier lock");
+        let runtime = tokio::runtime::Handle::current().id();
+        if let Some(notifier) = cached.as_ref().filter(|n| n.runtime == runtime) {
+            return notifier.clone();
+        }
+        let notifier = Notifier::shared(&self.client, self.response_timeout);
+        *cached = Some(notifier.clone());
+        notifier
     }
 }
 
@@ -148,8 +176,8 @@ struct Inner {
     waiters: HashMap<Target, VecDeque<Waiter>>,
     /// Holdings taken through this connection, by key and owner, for `lost` and re-binding.
     holdings: HashMap<Place, Vec<Arc<HoldingState>>>,
-    /// `lost` notices that found no holding yet: (key, owner) -> token.
-    unclaimed_lost: HashMap<Place, u64>,
+    /// `lost` notices that found no holding yet: (key, owner) -> (type word, token).
+    unclaimed_lost: HashMap<Place, (Vec<u8>, u64)>,
 }
 
 /// What a message names: type, key, owner.
@@ -161,12 +189,17 @@ struct Target {
 }
 
 impl Target {
-    fn lock(key: &str, owner: &str) -> Target {
+    fn new(kind: Kind, key: &str, owner: &str) -> Target {
         Target {
-            kind: LOCK.to_vec(),
+            kind: kind.word().to_vec(),
             key: key.as_bytes().to_vec(),
             owner: owner.as_bytes().to_vec(),
         }
+    }
+
+    /// A latch's messages are for every waiter of it: it opens for all at once.
+    fn is_latch(&self) -> bool {
+        self.kind == Kind::Latch.word()
     }
 }
 
@@ -178,7 +211,7 @@ struct Waiter {
 }
 
 /// How a wait ended.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 enum Event {
     Granted(u64),
     Timeout,
@@ -186,11 +219,18 @@ enum Event {
     Failed(String),
     /// The connection the wait was queued from dropped.
     Disconnected,
+    /// The wait may have been taken out of the queue by another waiter's `RLOCK.CANCEL` (a
+    /// latch's, which names no owner): send it again.
+    Requeue,
 }
 
 enum Chore {
     /// A grant that no waiter claimed: give it back.
-    Release { key: Vec<u8>, owner: Vec<u8> },
+    Release {
+        kind: Kind,
+        key: Vec<u8>,
+        owner: Vec<u8>,
+    },
     /// The connection dropped: open a new one now (re-subscribing and re-binding).
     Reconnect,
 }

@@ -1,10 +1,10 @@
-//! The waiting acquire: `RLOCK.ACQUIRE ... WAIT ms NOTIFY` on the shared connection, its
-//! [`Ticket`] in the dispatcher while the grant is awaited, and how a wait that is given up
-//! leaves the server's queue.
+//! The waiting acquire: `<P>.ACQUIRE ... WAIT ms NOTIFY` (or `RLATCH.AWAIT key WAIT ms
+//! NOTIFY`) on the shared connection, its [`Ticket`] in the dispatcher while the grant is
+//! awaited, and how a wait that is given up leaves the server's queue.
 
 use super::connection::release;
 use super::{Chore, Event, Notifier, Target};
-use crate::commands::{self, AcquireOptions};
+use crate::commands::{self, AcquireOptions, Kind, Wait};
 use crate::error::{Error, Result};
 use crate::guard::spawn_if_runtime;
 use crate::link::is_connection_error;
@@ -20,6 +20,7 @@ use tokio::task::JoinHandle;
 /// then a grant that raced in, or an acquire that held at once, is released.
 struct Ticket {
     notifier: Arc<Notifier>,
+    kind: Kind,
     target: Target,
     id: u64,
     rx: Option<oneshot::Receiver<Event>>,
@@ -30,10 +31,11 @@ struct Ticket {
 }
 
 impl Ticket {
-    fn new(notifier: &Arc<Notifier>, target: &Target, generation: u64) -> Ticket {
+    fn new(notifier: &Arc<Notifier>, kind: Kind, target: &Target, generation: u64) -> Ticket {
         let (id, rx) = notifier.state.register(target, generation);
         Ticket {
             notifier: notifier.clone(),
+            kind,
             target: target.clone(),
             id,
             rx: Some(rx),
@@ -70,9 +72,11 @@ impl Ticket {
     fn forget(mut self) {
         self.armed = false;
         self.notifier.state.unregister(&self.target, self.id);
-        if let Some(Ok(Event::Granted(_))) = self.rx.as_mut().map(oneshot::Receiver::try_recv) {
+        let granted = self.rx.as_mut().map(oneshot::Receiver::try_recv);
+        if let (Some(Ok(Event::Granted(_))), true) = (granted, self.kind.holds()) {
             // Not expected (a grant comes only after `WAITING`), but never keep one unused.
             let _ = self.notifier.state.chores.send(Chore::Release {
+                kind: self.kind,
                 key: self.target.key.clone(),
                 owner: self.target.owner.clone(),
             });
@@ -86,16 +90,18 @@ impl Drop for Ticket {
             return;
         }
         let notifier = self.notifier.clone();
-        let target = self.target.clone();
+        let (kind, target) = (self.kind, self.target.clone());
         let (id, rx, reply) = (self.id, self.rx.take(), self.reply.take());
         spawn_if_runtime(async move {
             let link = notifier.link.clone();
             if let Some(reply) = reply {
                 match reply.await {
-                    // Held at once (or re-entered): give that hold back.
+                    // Held at once (or re-entered): give that hold back. (An open latch.)
                     Ok(Ok(Value::Int(_))) => {
                         notifier.state.unregister(&target, id);
-                        release(link, target.key, target.owner).await;
+                        if kind.holds() {
+                            release(link, kind, target.key, target.owner).await;
+                        }
                         return;
                     }
                     // Not queued: nothing to cancel.
@@ -113,12 +119,24 @@ impl Drop for Ticket {
             // An error means the connection is gone (its waits went with it) or the server
             // cannot be reached: the wait's own timeout or the connection's close ends it.
             let cancel = commands::cancel(&target.key, &target.owner);
+            if kind == Kind::Latch {
+                // A latch's `RLOCK.CANCEL` names no owner: it takes out every wait of the
+                // latch on this connection. So the last of them to leave sends it (the others
+                // keep this one's entry, harmless: the latch opens for all at once), and the
+                // waits that came since send themselves again.
+                if notifier.state.unregister(&target, id) {
+                    return;
+                }
+                let _: RedisResult<i64> = link.call(&cancel, Some(Duration::ZERO)).await;
+                notifier.state.requeue(&target);
+                return;
+            }
             let _: RedisResult<i64> = link.call(&cancel, Some(Duration::ZERO)).await;
             // Whatever the server sent this wait before the CANCEL's reply has been
             // dispatched to `rx` by now; what comes after finds no waiter and is released.
             notifier.state.unregister(&target, id);
             if let Some(Ok(Event::Granted(_))) = rx.map(|mut rx| rx.try_recv()) {
-                release(link, target.key, target.owner).await;
+                release(link, kind, target.key, target.owner).await;
             }
         });
     }
@@ -132,26 +150,38 @@ pub(crate) struct Held {
     pub(crate) generation: u64,
 }
 
-/// `RLOCK.ACQUIRE ... WAIT ms NOTIFY` on the shared connection, and the wait for its message.
+/// `<P>.ACQUIRE ... WAIT ms NOTIFY` on the shared connection, and the wait for its message.
 /// `None`: not granted (the wait ran out). Gives up locally at the wait plus the response
 /// timeout, in case the server's `timeout` message never comes.
+///
+/// A latch waits differently: its `timeout` messages name no owner and could not be told
+/// apart, so it asks the server to wait for ever (`WAIT 0`) and keeps its own deadline.
 pub(crate) async fn acquire(
     notifier: &Arc<Notifier>,
+    kind: Kind,
     key: &str,
     owner: &str,
     options: &AcquireOptions,
 ) -> Result<Option<Held>> {
     let link = &notifier.link;
-    let cmd = commands::acquire_notified(key, owner, options, &commands::request_id());
+    let (asked, slack) = match kind {
+        Kind::Latch => (Wait::Forever, Duration::ZERO),
+        _ => (options.wait, link.response_timeout()),
+    };
     let deadline = options
         .wait
         .extra_time()
-        .map(|wait| Instant::now() + wait + link.response_timeout());
-    let target = Target::lock(key, owner);
+        .map(|wait| Instant::now() + wait + slack);
+    let options = AcquireOptions {
+        wait: asked,
+        ..options.clone()
+    };
+    let cmd = commands::acquire(kind, key, owner, &options, &commands::request_id(), true);
+    let target = Target::new(kind, key, owner);
     let (mut conn, mut generation) = link.current().await?;
     let mut retried = false;
     loop {
-        let mut ticket = Ticket::new(notifier, &target, generation);
+        let mut ticket = Ticket::new(notifier, kind, &target, generation);
         let reply = match ticket.send(conn.clone(), cmd.clone()).await {
             Err(err) if is_connection_error(&err) && !retried => {
                 // The same request id on a fresh connection: it takes over its queue entry,
@@ -215,6 +245,10 @@ pub(crate) async fn acquire(
                 ticket.forget();
                 return Err(failed(&code).into());
             }
+            Event::Requeue => {
+                ticket.forget();
+                (conn, generation) = link.current().await?;
+            }
             Event::Disconnected if !retried => {
                 ticket.forget();
                 retried = true;
@@ -225,7 +259,7 @@ pub(crate) async fn acquire(
                 return Err(Error::Redis(
                     std::io::Error::new(
                         std::io::ErrorKind::ConnectionReset,
-                        "the connection dropped twice while waiting for the lock",
+                        "the connection dropped twice while waiting",
                     )
                     .into(),
                 ));
@@ -250,7 +284,7 @@ fn failed(code: &str) -> RedisError {
 fn unexpected(reply: Value) -> RedisError {
     (
         redis::ErrorKind::UnexpectedReturnType,
-        "unexpected reply to RLOCK.ACQUIRE ... NOTIFY",
+        "unexpected reply to a waiting call (... NOTIFY)",
         format!("{reply:?}"),
     )
         .into()

@@ -97,3 +97,82 @@ pub fn kill_client(server: &Server, id: i64) {
         .conn()
         .cmd(&["CLIENT", "KILL", "ID", &id.to_string()]);
 }
+
+/// `RWLOCK.INFO key`'s holders as (owner, mode, holds), in the server's order (empty when
+/// free).
+pub fn rw_holders(server: &Server, key: &str) -> Vec<(String, String, i64)> {
+    let info = server.conn().cmd(&["RWLOCK.INFO", key]);
+    if info.is_nil() {
+        return Vec::new();
+    }
+    info.field("holders")
+        .items()
+        .iter()
+        .map(|h| {
+            (
+                h.field("owner").text(),
+                h.field("mode").text(),
+                h.field("holds").int(),
+            )
+        })
+        .collect()
+}
+
+/// `RWLOCK.INFO key`'s (`waiting_readers`, `waiting_writers`); (0, 0) when free.
+pub fn rw_waiting(server: &Server, key: &str) -> (i64, i64) {
+    let info = server.conn().cmd(&["RWLOCK.INFO", key]);
+    if info.is_nil() {
+        return (0, 0);
+    }
+    (
+        info.field("waiting_readers").int(),
+        info.field("waiting_writers").int(),
+    )
+}
+
+/// What `RSEM.INFO` shows of a semaphore.
+#[derive(Debug, PartialEq, Eq)]
+pub struct SemInfo {
+    pub available: i64,
+    /// (owner, permits), in the server's order.
+    pub holders: Vec<(String, i64)>,
+    /// The permits each waiter asks for, in queue order.
+    pub waiters: Vec<i64>,
+}
+
+/// `RSEM.INFO key`, or `None` when the semaphore does not exist.
+pub fn sem_info(server: &Server, key: &str) -> Option<SemInfo> {
+    let info = server.conn().cmd(&["RSEM.INFO", key]);
+    if info.is_nil() {
+        return None;
+    }
+    let holders = info
+        .field("holders")
+        .items()
+        .iter()
+        .map(|h| (h.field("owner").text(), h.field("permits").int()))
+        .collect();
+    let waiters = info
+        .field("waiters")
+        .items()
+        .iter()
+        .map(Value::int)
+        .collect();
+    Some(SemInfo {
+        available: info.field("available").int(),
+        holders,
+        waiters,
+    })
+}
+
+/// Waiters of every lock on the server that wait by message (`INFO rlock`).
+pub fn notified_waiters(server: &Server) -> i64 {
+    let count = server.info_field("rlock", "rlock_notified_waiters");
+    count.trim().parse().expect("a count")
+}
+
+/// Calls the server answered from its request-id memory (`INFO rlock`).
+pub fn retries_answered(server: &Server) -> i64 {
+    let count = server.info_field("rlock", "rlock_retries_answered");
+    count.trim().parse().expect("a count")
+}

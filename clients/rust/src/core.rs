@@ -1,0 +1,345 @@
+//! The core every lock type is a thin layer over: a handle (one key, one owner id) with the
+//! builder options, and the acquire itself, for any [`Kind`] of holding. It sends the acquire
+//! with a fresh request id (retried once, unchanged, on a fresh connection), holds a watchdog
+//! holding on a connection of its own (kept alive and re-bound: `watchdog`) or, for a waiting
+//! handle, on the client's shared connection (`NOTIFY`, confirmed and re-bound: `notify`), and
+//! makes the [`Guard`] that releases it and reports its loss.
+
+use crate::commands::{self, AcquireOptions, Kind, Wait};
+use crate::error::{Error, Result};
+use crate::guard::{Guard, Route};
+use crate::link::Link;
+use crate::notify::{self, Holding, NotifierSlot};
+use crate::timing;
+use crate::watchdog::Binding;
+use redis::Client;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+use tokio::sync::OnceCell;
+
+const DEFAULT_LEASE: Duration = Duration::from_secs(30);
+pub(crate) const DEFAULT_RESPONSE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// One key as seen by one owner, with how to take it.
+pub(crate) struct Core {
+    client: Client,
+    key: String,
+    owner: String,
+    options: AcquireOptions,
+    response_timeout: Duration,
+    /// Plain (non-watchdog) calls of this handle share one connection.
+    plain: Arc<Link>,
+    /// The watchdog holding of this handle while any of its guards lives (one per owner, of
+    /// every mode: the server's `RENEW` moves all of an owner's holdings at a key).
+    binding: Mutex<Weak<Binding>>,
+    /// A third of the server's `rlock.watchdog-idle-ms`, read once.
+    ping_every: Arc<OnceCell<Duration>>,
+    /// The hold cap of the current holding (see [`Core::expiry`]).
+    cap: Mutex<Option<Cap>>,
+    /// Waiting handles: the connection shared by the client's waits (`NOTIFY`), kept while
+    /// the handle lives, and this handle's holdings through it, by token.
+    notifier: NotifierSlot,
+    notified: Mutex<Vec<Weak<Holding>>>,
+}
+
+/// When the cap of a holding ends: set by the grant that created it (the server's rule), for
+/// as long as that holding goes on.
+struct Cap {
+    token: u64,
+    end: Instant,
+    /// Alive while a guard of the holding lives: a semaphore's further grant, or a
+    /// read-write lock's downgrade, continues the owner's holding under a new token.
+    era: Weak<()>,
+}
+
+impl Core {
+    /// Defaults: 30 s lease, watchdog on, no wait, no hold cap.
+    pub(crate) fn new(client: &Client, key: String) -> Core {
+        Core {
+            client: client.clone(),
+            key,
+            owner: commands::owner_id(),
+            options: AcquireOptions {
+                lease: DEFAULT_LEASE,
+                wait: Wait::No,
+                watchdog: true,
+                max_hold: None,
+            },
+            response_timeout: DEFAULT_RESPONSE_TIMEOUT,
+            plain: Arc::new(Link::new(client, DEFAULT_RESPONSE_TIMEOUT)),
+            binding: Mutex::default(),
+            ping_every: Arc::default(),
+            cap: Mutex::default(),
+            notifier: NotifierSlot::new(client, DEFAULT_RESPONSE_TIMEOUT),
+            notified: Mutex::default(),
+        }
+    }
+
+    pub(crate) fn lease(mut self, lease: Duration) -> Self {
+        self.options.lease = lease;
+        self
+    }
+
+    pub(crate) fn wait(mut self, limit: Duration) -> Self {
+        self.options.wait = if limit.is_zero() {
+            Wait::No
+        } else {
+            Wait::Up(limit)
+        };
+        self
+    }
+
+    pub(crate) fn wait_forever(mut self) -> Self {
+        self.options.wait = Wait::Forever;
+        self
+    }
+
+    pub(crate) fn watchdog(mut self, on: bool) -> Self {
+        self.options.watchdog = on;
+        self
+    }
+
+    pub(crate) fn max_hold(mut self, cap: Duration) -> Self {
+        self.options.max_hold = Some(cap);
+        self
+    }
+
+    pub(crate) fn response_timeout(mut self, timeout: Duration) -> Self {
+        self.response_timeout = timeout;
+        self.plain = Arc::new(Link::new(&self.client, timeout));
+        self.notifier = NotifierSlot::new(&self.client, timeout);
+        self
+    }
+
+    pub(crate) fn key(&self) -> &str {
+        &self.key
+    }
+
+    pub(crate) fn owner(&self) -> &str {
+        &self.owner
+    }
+
+    /// The link of the handle's plain calls (those that hold nothing: counts, settings).
+    pub(crate) fn plain(&self) -> &Link {
+        &self.plain
+    }
+
+    /// Takes a holding of `kind` (or one more hold of it, when this handle holds it already)
+    /// and returns its guard. [`Error::NotAcquired`] when it is not granted and the `wait` (if
+    /// any) ran out.
+    pub(crate) async fn acquire<K>(&self, kind: Kind) -> Result<Guard<K>> {
+        if self.options.wait != Wait::No {
+            return self.acquire_waiting(kind).await;
+        }
+        let cmd = commands::acquire(
+            kind,
+            &self.key,
+            &self.owner,
+            &self.options,
+            &commands::request_id(),
+            false,
+        );
+        let route = self.route(kind);
+        let sent = Instant::now();
+        let extra = self.options.wait.extra_time();
+        let token: Option<u64> = route.link().call(&cmd, extra).await?;
+        let token = token.ok_or(Error::NotAcquired)?;
+        if let Route::Bound(binding) = &route {
+            binding.held(self.ping_every.clone(), self.options.lease);
+        }
+        let era = Arc::new(());
+        let expires = self.expiry(kind, token, sent, &era);
+        Ok(Guard::new(kind, self, token, route, expires, era))
+    }
+
+    /// A waiting acquire, on the client's shared connection.
+    async fn acquire_waiting<K>(&self, kind: Kind) -> Result<Guard<K>> {
+        let notifier = self.notifier.get();
+        let held = notify::acquire(&notifier, kind, &self.key, &self.owner, &self.options)
+            .await?
+            .ok_or(Error::NotAcquired)?;
+        let holding = {
+            let mut known = self.notified.lock().expect("notified lock");
+            known.retain(|holding| holding.strong_count() > 0);
+            let found = known
+                .iter()
+                .filter_map(Weak::upgrade)
+                .find(|holding| holding.token() == held.token && !holding.is_lost());
+            match found {
+                Some(holding) => holding,
+                None => {
+                    let holding = Holding::new(
+                        &notifier,
+                        kind,
+                        &self.key,
+                        &self.owner,
+                        held.token,
+                        self.options.lease,
+                        self.options.watchdog,
+                    );
+                    known.push(Arc::downgrade(&holding));
+                    holding
+                }
+            }
+        };
+        holding.held();
+        let era = Arc::new(());
+        let expires = self.expiry(kind, held.token, Instant::now(), &era);
+        // The guard exists from here on: if this future is dropped now, it releases.
+        let guard = Guard::new(
+            kind,
+            self,
+            held.token,
+            Route::Notified(holding.clone()),
+            expires,
+            era,
+        );
+        // The server renews a grant it sent as a message only once its owner confirms it, on
+        // the receiving connection: a grant nobody read ends at its lease. A holding taken at
+        // once is renewed as it is, unless the connection it is bound to was replaced before
+        // the holding was registered for re-binding: then it is re-bound here.
+        let rebind = held.granted || holding.link().generation().await != held.generation;
+        if rebind && self.options.watchdog {
+            let confirm = commands::rebind(kind, &self.key, &self.owner, self.options.lease);
+            let still_ours: i64 = holding.link().call(&confirm, Some(Duration::ZERO)).await?;
+            if still_ours == 0 {
+                holding.mark_lost();
+                drop(guard);
+                return Err(Error::Lost);
+            }
+        }
+        Ok(guard)
+    }
+
+    /// Where this acquire goes and its guard releases: the handle's plain link, or its
+    /// watchdog holding. A new holding is registered before the call, so that concurrent
+    /// acquires share it; one known lost is left to the guards that still have it.
+    fn route(&self, kind: Kind) -> Route {
+        if !self.options.watchdog {
+            return Route::Plain(self.plain.clone());
+        }
+        let mut current = self.binding.lock().expect("binding lock");
+        if let Some(binding) = current.upgrade().filter(|binding| !binding.is_lost()) {
+            return Route::Bound(binding);
+        }
+        let binding = Arc::new(Binding::new(
+            &self.client,
+            kind,
+            &self.key,
+            &self.owner,
+            self.options.lease,
+            self.response_timeout,
+        ));
+        *current = Arc::downgrade(&binding);
+        Route::Bound(binding)
+    }
+
+    /// Until when the holding is surely ours as far as its lease (without the watchdog) and
+    /// hold cap go. A re-entry or further grant renews the whole holding, so an older guard's
+    /// lease estimate only errs early; the cap counts from the grant that created the holding:
+    /// the one with this token, or for a semaphore's further permits and a read-write lock's
+    /// downgrade (new tokens), the one whose guards still live.
+    fn expiry(&self, kind: Kind, token: u64, sent: Instant, era: &Arc<()>) -> Option<Instant> {
+        // The grant happened between send and reply; after a WAIT, right before the reply
+        // (the one-way trip it is late by is within the drift margin).
+        let granted = match self.options.wait {
+            Wait::No => sent,
+            _ => Instant::now(),
+        };
+        let lease_end = (!self.options.watchdog)
+            .then(|| timing::surely_held_until(granted, self.options.lease));
+        let cap_end = self.options.max_hold.map(|cap| {
+            let mut known = self.cap.lock().expect("cap lock");
+            let continued = known.as_ref().filter(|known| {
+                known.token == token || (kind != Kind::Lock && known.era.strong_count() > 0)
+            });
+            let end = match continued {
+                Some(known) => known.end,
+                None => timing::surely_held_until(granted, cap),
+            };
+            *known = Some(Cap {
+                token,
+                end,
+                era: Arc::downgrade(era),
+            });
+            end
+        });
+        lease_end.into_iter().chain(cap_end).min()
+    }
+}
+
+/// The builder methods every lock type shares, on a type whose one field is `core: Core`.
+/// `$what` names what is held in the docs ("lock", "holding", "permits").
+macro_rules! builder_methods {
+    ($what:literal) => {
+        #[doc = concat!("The lease (`PX`): how long the ", $what, " outlives a holder that ")]
+        #[doc = "stops renewing it. With the watchdog the server renews it while the"]
+        #[doc = "connection lives; without, it is the holding's whole life unless released"]
+        #[doc = "first. Default 30 s."]
+        pub fn lease(self, lease: std::time::Duration) -> Self {
+            Self {
+                core: self.core.lease(lease),
+            }
+        }
+
+        /// Wait up to `limit` in the server's FIFO queue when it cannot be granted at once
+        /// (`WAIT`). Without it, acquiring tries once.
+        ///
+        /// A waiting handle blocks no connection: it waits with `WAIT ms NOTIFY` on the one
+        /// RESP3 connection that all waiting handles of the same `redis::Client` share (in
+        /// the same tokio runtime), and is told of its grant by a message on that
+        /// connection's channel. Its holdings live on that connection too (a `watchdog` one
+        /// is bound to it). Dropping the acquiring future leaves the queue (`RLOCK.CANCEL`,
+        /// and a grant that raced it is released); the module must support `NOTIFY` (its
+        /// docs/notify.md).
+        pub fn wait(self, limit: std::time::Duration) -> Self {
+            Self {
+                core: self.core.wait(limit),
+            }
+        }
+
+        /// Wait in the queue until granted (`WAIT 0`).
+        pub fn wait_forever(self) -> Self {
+            Self {
+                core: self.core.wait_forever(),
+            }
+        }
+
+        #[doc = concat!("On by default: the server renews the ", $what, " while this ")]
+        #[doc = "handle's connection lives, and ends the holding at once when it closes"]
+        #[doc = "(`WATCHDOG`). The client `PING`s that connection and re-binds from a new one"]
+        #[doc = "if it drops."]
+        pub fn watchdog(self, on: bool) -> Self {
+            Self {
+                core: self.core.watchdog(on),
+            }
+        }
+
+        /// Cap the holding at its grant time + `cap` however it is renewed (`MAXHOLD`): the
+        /// watchdog cannot keep a holding whose holder hangs on a busy connection for ever.
+        pub fn max_hold(self, cap: std::time::Duration) -> Self {
+            Self {
+                core: self.core.max_hold(cap),
+            }
+        }
+
+        /// How long a reply may take (beyond a `wait`) before the call counts as failed and
+        /// is retried once on a fresh connection. Default 2 s.
+        pub fn response_timeout(self, timeout: std::time::Duration) -> Self {
+            Self {
+                core: self.core.response_timeout(timeout),
+            }
+        }
+
+        /// The key.
+        pub fn key(&self) -> &str {
+            self.core.key()
+        }
+
+        /// This handle's owner id, as the server's `INFO` commands show it.
+        pub fn owner(&self) -> &str {
+            self.core.owner()
+        }
+    };
+}
+pub(crate) use builder_methods;

@@ -1,0 +1,110 @@
+//! The count-down latch (`RLATCH.*`).
+
+use crate::commands::{self, AcquireOptions, Kind, Wait};
+use crate::core::DEFAULT_RESPONSE_TIMEOUT;
+use crate::error::Result;
+use crate::link::Link;
+use crate::notify::{self, NotifierSlot};
+use redis::Client;
+use std::time::Duration;
+
+/// One count-down latch (a key): set a count, count it down from anywhere, and everyone
+/// waiting is let in together when it reaches 0 (Redisson's `RCountDownLatch`).
+///
+/// ```no_run
+/// # async fn example(client: redis::Client) -> Result<(), rlock_client::Error> {
+/// use rlock_client::CountDownLatch;
+///
+/// let ready = CountDownLatch::new(&client, "ready");
+/// ready.try_set_count(2).await?;
+/// // ... in two workers: ready.count_down().await?;
+/// ready.wait().await?; // until both counted down
+/// # Ok(()) }
+/// ```
+///
+/// Waiting blocks no connection: all waits of one `redis::Client` (per tokio runtime) share
+/// the one connection that waiting lock handles use (`RLATCH.AWAIT ... NOTIFY`), and a
+/// dropped wait leaves the server's queue.
+pub struct CountDownLatch {
+    key: String,
+    plain: Link,
+    notifier: NotifierSlot,
+}
+
+impl CountDownLatch {
+    /// A handle on the latch at `key` on the server `client` points to. Nothing is sent
+    /// until it is used.
+    pub fn new(client: &Client, key: impl Into<String>) -> CountDownLatch {
+        CountDownLatch {
+            key: key.into(),
+            plain: Link::new(client, DEFAULT_RESPONSE_TIMEOUT),
+            notifier: NotifierSlot::new(client, DEFAULT_RESPONSE_TIMEOUT),
+        }
+    }
+
+    /// How long a reply may take (beyond a wait) before the call counts as failed. Default
+    /// 2 s.
+    pub fn response_timeout(self, timeout: Duration) -> Self {
+        let client = self.plain.client().clone();
+        CountDownLatch {
+            key: self.key,
+            plain: Link::new(&client, timeout),
+            notifier: NotifierSlot::new(&client, timeout),
+        }
+    }
+
+    /// The latch's key.
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// Sets the count (at least 1) when the latch is not set: `true`; else changes nothing:
+    /// `false` (Redisson's `trySetCount`). Not retried after a connection error (a retry
+    /// could not tell its own earlier success from someone else's).
+    pub async fn try_set_count(&self, count: u64) -> Result<bool> {
+        let mut cmd = redis::cmd("RLATCH.SET");
+        cmd.arg(&self.key).arg(count);
+        let set: i64 = self.plain.call_once(&cmd, Duration::ZERO).await?;
+        Ok(set == 1)
+    }
+
+    /// Counts one down and returns the remaining count; at 0 the latch opens for every
+    /// waiter. Retry-safe: the call carries `ID <uuid4>` and is sent once more, unchanged,
+    /// after a connection error, and the server counts a retried id once.
+    pub async fn count_down(&self) -> Result<u64> {
+        let mut cmd = redis::cmd("RLATCH.COUNTDOWN");
+        cmd.arg(&self.key).arg("ID").arg(commands::request_id());
+        Ok(self.plain.call(&cmd, Some(Duration::ZERO)).await?)
+    }
+
+    /// The remaining count (0 when the latch is open or was never set).
+    pub async fn count(&self) -> Result<u64> {
+        let mut cmd = redis::cmd("RLATCH.COUNT");
+        cmd.arg(&self.key);
+        Ok(self.plain.call(&cmd, Some(Duration::ZERO)).await?)
+    }
+
+    /// Waits until the latch opens (at once when it is open or was never set).
+    pub async fn wait(&self) -> Result<()> {
+        self.await_open(Wait::Forever).await.map(drop)
+    }
+
+    /// Waits up to `limit` for the latch to open: `true` when it opened, `false` when the
+    /// time ran out first. Dropping the future leaves the server's queue.
+    pub async fn wait_for(&self, limit: Duration) -> Result<bool> {
+        self.await_open(Wait::Up(limit.max(Duration::from_millis(1))))
+            .await
+    }
+
+    async fn await_open(&self, wait: Wait) -> Result<bool> {
+        let options = AcquireOptions {
+            lease: Duration::ZERO,
+            wait,
+            watchdog: false,
+            max_hold: None,
+        };
+        let notifier = self.notifier.get();
+        let opened = notify::acquire(&notifier, Kind::Latch, &self.key, "", &options).await?;
+        Ok(opened.is_some())
+    }
+}
