@@ -163,12 +163,13 @@ final class Engine {
                     continue; // the same call, with its same request id, on a new connection
                 }
                 failures = 0;
+                boolean asked = asking;
                 asking = false;
                 if ("WAITING".equals(reply)) {
                     Event event = park(waiter, session, interruptible, deadline, interrupted, permits);
                     switch (event.kind) {
                         case GRANTED:
-                            if (watchdog && !confirm(node, target, lease)) {
+                            if (watchdog && !confirm(node, asked, target, lease)) {
                                 requestId = requestId(); // it ended before we could confirm it: ask again
                                 continue;
                             }
@@ -229,9 +230,10 @@ final class Engine {
     }
 
     /** A watchdog grant told by message starts its renewals once confirmed (docs/notify.md). */
-    private boolean confirm(Node node, Target target, long lease) {
-        Object reply = node.call(false, target.family().renew(target.key(), target.owner(), lease, true));
-        return Long.valueOf(1).equals(reply);
+    private boolean confirm(Node node, boolean asking, Target target, long lease) {
+        Object reply = router.call(node, asking, target.key(),
+                target.family().renew(target.key(), target.owner(), lease, true)).value();
+        return Long.valueOf(1).equals(Replies.check(reply));
     }
 
     /**

@@ -215,7 +215,11 @@ final class Node {
     private void rebind(Session fresh) throws IOException {
         for (Holding holding : engine.holdings().watchdogHoldings(this)) {
             Target target = holding.target;
-            Object reply = fresh.conn.call(target.family().renew(target.key(), target.owner(), holding.leaseMs, true));
+            Object[] renew = target.family().renew(target.key(), target.owner(), holding.leaseMs, true);
+            Object reply = fresh.conn.call(renew);
+            if (reply instanceof RespError && ((RespError) reply).code().matches("ASK|MOVED")) {
+                reply = fresh.conn.callAsking(renew); // a holding taken on this node while it imports the slot
+            }
             if (!Long.valueOf(1).equals(reply)) {
                 engine.holdings().lost(holding);
             }

@@ -65,8 +65,11 @@ final class Router {
 
     /** One call about {@code key}, following redirections. */
     Reply call(String key, Object... args) {
-        Node node = nodeFor(key);
-        boolean asking = false;
+        return call(nodeFor(key), false, key, args);
+    }
+
+    /** One call about {@code key} sent first to {@code node} (after {@code ASKING}), following redirections. */
+    Reply call(Node node, boolean asking, String key, Object... args) {
         for (int hop = 0; hop <= MAX_REDIRECTS; hop++) {
             Object reply = node.call(asking, args);
             Cluster.Redirect redirect = redirect(node, reply);
