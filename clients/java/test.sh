@@ -39,4 +39,5 @@ fi
 exec java -Drlock.module="$module" -Drlock.jar="$build/rlock.jar" \
   -Drlock.test.classpath="$build/rlock.jar:$build/test-classes" \
   -jar "$junit" --class-path "$build/rlock.jar:$build/test-classes" \
-  --disable-banner --disable-ansi-colors --details=tree --fail-if-no-tests "$@"
+  --disable-banner --disable-ansi-colors --details=tree --fail-if-no-tests \
+  --config junit.jupiter.execution.timeout.default=60s "$@"

@@ -102,6 +102,7 @@ final class Engine {
     }
 
     private void maintain() {
+        holdings.forgetExpired();
         for (Node node : router.nodes()) {
             if (closed) {
                 return;

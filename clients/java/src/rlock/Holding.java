@@ -9,6 +9,11 @@ final class Holding {
     final long leaseMs;
     /** Hold count (locks) or permits held (semaphores), as the server last said. */
     volatile long count;
+    /**
+     * System.nanoTime() after which a plain lease has surely ended (Long.MAX_VALUE for the
+     * watchdog): the holding is then forgotten, so that leases left to run out leave nothing here.
+     */
+    volatile long expires;
     private volatile boolean lost;
 
     Holding(Target target, Node node, long token, boolean watchdog, long leaseMs, long count) {
@@ -18,6 +23,7 @@ final class Holding {
         this.watchdog = watchdog;
         this.leaseMs = leaseMs;
         this.count = count;
+        this.expires = watchdog ? Long.MAX_VALUE : System.nanoTime() + leaseMs * 1_000_000L;
     }
 
     boolean isLost() {

@@ -46,6 +46,9 @@ final class Holdings {
                 }
                 if (known.token == token) {
                     known.count += count;
+                    if (!watchdog) {
+                        known.expires = System.nanoTime() + leaseMs * 1_000_000L;
+                    }
                     return known;
                 }
                 replaced[0] = known;
@@ -67,6 +70,24 @@ final class Holdings {
                 return known;
             });
         }
+    }
+
+    /** A plain lease set anew ({@code updateLeaseTime}). */
+    void renewed(Target target, long leaseMs) {
+        Holding known = byTarget.get(target);
+        if (known != null && !known.watchdog) {
+            known.expires = System.nanoTime() + leaseMs * 1_000_000L;
+        }
+    }
+
+    /** Forgets the holdings whose plain lease has passed (a second of margin for clock rates). */
+    void forgetExpired() {
+        long now = System.nanoTime();
+        byTarget.values().removeIf(h -> h.expires != Long.MAX_VALUE && now - h.expires > 1_000_000_000L);
+    }
+
+    int size() {
+        return byTarget.size();
     }
 
     /** A {@code lost} message: the holding with that token ended other than by its release. */

@@ -162,12 +162,12 @@ final class Node {
         try {
             learnPingInterval(conn);
             if (conn.protocol() == 3) {
-                conn.subscribe(channel(conn));
+                subscribe(conn);
                 return new Session(conn, null, gen, Family.NOTIFY_SELF);
             }
             RespConnection sub = RespConnection.open(settings);
             try {
-                sub.subscribe(channel(sub));
+                subscribe(sub);
                 return new Session(conn, sub, gen, sub.clientId());
             } catch (IOException | RuntimeException e) {
                 sub.close();
@@ -176,6 +176,16 @@ final class Node {
         } catch (IOException | RuntimeException e) {
             conn.close();
             throw e;
+        }
+    }
+
+    /** Subscribes to the connection's own NOTIFY channel. */
+    private static void subscribe(RespConnection conn) throws IOException {
+        String channel = channel(conn);
+        try {
+            conn.subscribe(channel);
+        } catch (RespServerException e) {
+            throw new RespServerException("SUBSCRIBE " + channel + " (waiting needs the channel: ACL &__rlock__:*)", e.reply());
         }
     }
 

@@ -84,6 +84,10 @@ final class PermitSemaphoreImpl implements RPermitExpirableSemaphore {
         if (lease < 0) {
             throw new IllegalArgumentException("a lease time is needed");
         }
-        return Long.valueOf(1).equals(engine.call(name, "RSEM.RENEW", name, permitId, "PX", lease));
+        boolean held = Long.valueOf(1).equals(engine.call(name, "RSEM.RENEW", name, permitId, "PX", lease));
+        if (held) {
+            engine.holdings().renewed(new Target(Family.PERMITS, name, permitId), lease);
+        }
+        return held;
     }
 }

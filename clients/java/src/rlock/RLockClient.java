@@ -94,4 +94,9 @@ public final class RLockClient implements AutoCloseable {
     int waiters() {
         return engine.hub().size();
     }
+
+    /** Holdings this client keeps track of (diagnostics and tests). */
+    int holdings() {
+        return engine.holdings().size();
+    }
 }

@@ -206,6 +206,10 @@ class LockTest {
         assertFalse(lock.isHeldByCurrentThread());
         assertThrows(IllegalMonitorStateException.class, lock::unlock);
         assertEquals(-2, client.getLock("lock:never-taken").remainTimeToLive());
+        RLock lapsing = client.getLock(name + ":lapsing");
+        lapsing.lock(200, TimeUnit.MILLISECONDS);
+        assertEquals(1, client.holdings());
+        eventually(4000, "a lease left to run out is forgotten by the client too", () -> client.holdings() == 0);
     }
 
     @Test

@@ -353,7 +353,7 @@ public final class RespConnection implements AutoCloseable {
                 || reply instanceof List && !((List<?>) reply).isEmpty()
                         && "subscribe".equals(Push.text(((List<?>) reply).get(0)));
         if (!confirmed) {
-            throw new RespServerException("SUBSCRIBE", reply);
+            throw new RespServerException("SUBSCRIBE " + channel, reply);
         }
     }
 

@@ -21,6 +21,13 @@ import rlock.resp.RespConnection;
  * directory, ready once it answers PING (within a deadline), killed and removed by close().
  */
 public final class RedisServer implements AutoCloseable {
+    /** Servers still running, killed if the test JVM exits without closing them. */
+    private static final java.util.Set<Process> RUNNING = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    static {
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> RUNNING.forEach(Process::destroyForcibly)));
+    }
+
     public final int port;
     public final Path dir;
     private final Process process;
@@ -63,6 +70,7 @@ public final class RedisServer implements AutoCloseable {
         command.addAll(List.of(extra));
         Process process = new ProcessBuilder(command).redirectErrorStream(true)
                 .redirectOutput(dir.resolve("stdout.log").toFile()).start();
+        RUNNING.add(process);
         RedisServer server = new RedisServer(port, dir, process);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (!server.answersPing()) {
@@ -117,6 +125,7 @@ public final class RedisServer implements AutoCloseable {
 
     @Override
     public void close() {
+        RUNNING.remove(process);
         process.destroy();
         try {
             if (!process.waitFor(5, TimeUnit.SECONDS)) {
