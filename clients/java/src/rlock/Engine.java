@@ -129,6 +129,7 @@ final class Engine {
         if (interruptible && Thread.interrupted()) {
             throw new InterruptedException();
         }
+        waitMs = forever(waitMs);
         boolean watchdog = leaseMs < 0;
         long lease = watchdog ? Math.max(1, options.watchdogLease.toMillis()) : Math.max(1, leaseMs);
         Target target = new Target(family, key, owner);
@@ -322,6 +323,7 @@ final class Engine {
         if (Thread.interrupted()) {
             throw new InterruptedException();
         }
+        waitMs = forever(waitMs);
         Target target = new Target(Family.LATCH, key, "");
         long deadline = waitMs < 0 ? Long.MAX_VALUE : System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs);
         Node node = router.nodeFor(key);
@@ -414,6 +416,13 @@ final class Engine {
     private static RLockException closedException() {
         return new RLockException("CLOSED", "the client is closed");
     }
+
+    /** The server waits at most a year; a longer wait is one without a deadline. */
+    private static long forever(long waitMs) {
+        return waitMs > MAX_WAIT_MS ? -1 : waitMs;
+    }
+
+    static final long MAX_WAIT_MS = 31_536_000_000L;
 
     private static long ceilMillis(long nanos) {
         return Math.max(1, (nanos + 999_999) / 1_000_000);

@@ -327,4 +327,32 @@ class LockTest {
         eventually(2000, "the queue entry left with the connection", () -> Admin.waiters(admin, name) == 0);
         lock.unlock();
     }
+
+    @Test
+    void anEndlessTryLockWaitsWithoutADeadline() throws Exception {
+        RLock lock = client.getLock(name);
+        lock.lock();
+        CompletableFuture<Boolean> waiter = Async.call(() -> other.getLock(name).tryLock(Long.MAX_VALUE, TimeUnit.DAYS));
+        eventually(5000, "queued", () -> Admin.waiters(admin, name) == 1);
+        lock.unlock();
+        assertTrue(waiter.get(5, TimeUnit.SECONDS));
+    }
+
+    @Test
+    void anIdleHolderIsKeptAliveByPing() throws Exception {
+        Admin.call(admin, "CONFIG", "SET", "rlock.watchdog-idle-ms", "3000");
+        try (RLockClient quiet = RLockClient.create(server.uri(), new RLockOptions().watchdogLease(java.time.Duration.ofSeconds(1)))) {
+            RLock lock = quiet.getLock(name);
+            lock.lock();
+            String stopsBefore = Admin.infoField(admin, "rlock", "rlock_watchdog_idle_stops");
+            // Without a PING every second, the server would stop renewing the 1 s lease after
+            // 3-4 s of silence, and the lock would end.
+            Thread.sleep(6000);
+            assertTrue(lock.isHeldByCurrentThread(), "still held after 6 s without a call of its own");
+            assertEquals(stopsBefore, Admin.infoField(admin, "rlock", "rlock_watchdog_idle_stops"));
+            lock.unlock();
+        } finally {
+            Admin.call(admin, "CONFIG", "SET", "rlock.watchdog-idle-ms", "30000");
+        }
+    }
 }
