@@ -186,7 +186,14 @@ final class Engine {
                         case FAILED:
                         default:
                             if (movable(event.code)) {
-                                pause(100);
+                                try {
+                                    pause(100);
+                                } catch (InterruptedException e) {
+                                    if (interruptible) {
+                                        throw e;
+                                    }
+                                    interrupted[0] = true;
+                                }
                                 node = router.nodeFor(key);
                                 continue;
                             }
