@@ -4,32 +4,46 @@ CARGO ?= cargo
 MODULE := target/release/librlock.so
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help deps build run test test-compat bench clean install deb
+.PHONY: help deps test-deps build java run test test-compat bench clean install deb
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
 
-deps: ## Install what a fresh Debian machine lacks (redis-server, libclang for bindgen, python3-venv, Node.js and npm)
-	@missing=""; \
-	command -v redis-server >/dev/null || missing="$$missing redis-server"; \
-	python3 -c 'import ensurepip, venv' 2>/dev/null || missing="$$missing python3 python3-venv"; \
-	ls /usr/lib/llvm-*/lib/libclang.so >/dev/null 2>&1 || missing="$$missing libclang-dev"; \
-	command -v npm >/dev/null || missing="$$missing nodejs npm"; \
-	if [ -n "$$missing" ]; then \
-	  echo "installing:$$missing"; \
-	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq $$missing; \
+deps: ## Install what a fresh Debian machine lacks to build and run (redis-server, libclang for bindgen, python3-venv)
+	@$(call install_missing, \
+	  $$(command -v redis-server >/dev/null || echo redis-server) \
+	  $$(python3 -c 'import ensurepip, venv' 2>/dev/null || echo python3 python3-venv) \
+	  $$(ls /usr/lib/llvm-*/lib/libclang.so >/dev/null 2>&1 || echo libclang-dev))
+
+test-deps: ## Install what the tests of the clients and operations tools need (Node.js, a JDK and JUnit 5, Prometheus and its Redis exporter)
+	@$(call install_missing, \
+	  $$(command -v npm >/dev/null || echo nodejs npm) \
+	  $$(command -v javac >/dev/null || echo default-jdk-headless) \
+	  $$([ -f /usr/share/java/junit-platform-console-standalone.jar ] || echo junit5) \
+	  $$(command -v openssl >/dev/null || echo openssl) \
+	  $$(command -v promtool >/dev/null || echo prometheus) \
+	  $$(command -v prometheus-redis-exporter >/dev/null || echo prometheus-redis-exporter))
+
+# apt-get installs the packages named, if any.
+install_missing = missing=$$(echo $(1)); if [ -n "$$missing" ]; then \
+	  echo "installing: $$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
 
 build: deps ## Build target/release/librlock.so
 	$(CARGO) build --release --lib
 
+java: test-deps ## Build the Java client's jar, clients/java/build/rlock.jar (javac and jar only)
+	bash clients/java/build.sh
+
 run: build ## Build, then start redis-server with the module on redis.conf.example (port 6379)
 	redis-server redis.conf.example
 
-test: build ## Run every test: the module's unit and integration tests, the client helpers', packaging and metrics
+test: build test-deps ## Run every test: the module's unit and integration tests, the client helpers', packaging and metrics
 	$(CARGO) test --release
 	bash clients/rust/test.sh
 	bash clients/python/test.sh
+	bash clients/java/test.sh
 	bash clients/node/test.sh
 	bash ops/test.sh
 
@@ -89,3 +103,4 @@ bench: build $(VENV)/.chart-installed ## Benchmark RLOCK against the Redisson sc
 
 clean: ## Remove build output
 	$(CARGO) clean
+	rm -rf clients/java/build

@@ -1,0 +1,105 @@
+package rlock;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/** The kinds of waits and holdings, each with its commands and its message type. */
+enum Family {
+    LOCK("lock", "RLOCK", null),
+    READ("read", "RWLOCK", "READ"),
+    WRITE("write", "RWLOCK", "WRITE"),
+    PERMITS("permits", "RSEM", null),
+    LATCH("latch", "RLATCH", null);
+
+    /** The {@code type} field of its notify messages. */
+    final String type;
+    final String prefix;
+    final String mode;
+
+    Family(String type, String prefix, String mode) {
+        this.type = type;
+        this.prefix = prefix;
+        this.mode = mode;
+    }
+
+    static Family ofType(String type) {
+        for (Family family : values()) {
+            if (family.type.equals(type)) {
+                return family;
+            }
+        }
+        return null;
+    }
+
+    /** No {@code WAIT}: one attempt. */
+    static final long NO_WAIT = -1;
+    /** {@code NOTIFY} naming no connection: the calling one receives. */
+    static final long NOTIFY_SELF = -1;
+
+    /**
+     * {@code <PREFIX>.ACQUIRE key owner [READ|WRITE] [PERMITS n] PX lease [WATCHDOG] [WAIT ms NOTIFY [id]] ID id}.
+     */
+    Object[] acquire(String key, String owner, int permits, long leaseMs, boolean watchdog, long waitMs,
+            long notifyId, String requestId) {
+        List<Object> args = new ArrayList<>(16);
+        args.add(prefix + ".ACQUIRE");
+        args.add(key);
+        args.add(owner);
+        if (mode != null) {
+            args.add(mode);
+        }
+        if (this == PERMITS) {
+            args.add("PERMITS");
+            args.add((long) permits);
+        }
+        args.add("PX");
+        args.add(leaseMs);
+        if (watchdog) {
+            args.add("WATCHDOG");
+        }
+        if (waitMs != NO_WAIT) {
+            args.add("WAIT");
+            args.add(waitMs);
+            args.add("NOTIFY");
+            if (notifyId != NOTIFY_SELF) {
+                args.add(notifyId);
+            }
+        }
+        args.add("ID");
+        args.add(requestId);
+        return args.toArray();
+    }
+
+    Object[] release(String key, String owner, int permits, String requestId) {
+        List<Object> args = new ArrayList<>(8);
+        args.add(prefix + ".RELEASE");
+        args.add(key);
+        args.add(owner);
+        if (mode != null) {
+            args.add(mode);
+        }
+        if (this == PERMITS) {
+            args.add("PERMITS");
+            args.add((long) permits);
+        }
+        args.add("ID");
+        args.add(requestId);
+        return args.toArray();
+    }
+
+    Object[] renew(String key, String owner, long leaseMs, boolean watchdog) {
+        return watchdog
+                ? new Object[] {prefix + ".RENEW", key, owner, "PX", leaseMs, "WATCHDOG"}
+                : new Object[] {prefix + ".RENEW", key, owner, "PX", leaseMs};
+    }
+
+    /** Latches only: {@code RLATCH.AWAIT key [WAIT ms NOTIFY [id]]}. */
+    Object[] await(String key, long waitMs, long notifyId) {
+        if (waitMs == NO_WAIT) {
+            return new Object[] {"RLATCH.AWAIT", key};
+        }
+        return notifyId == NOTIFY_SELF
+                ? new Object[] {"RLATCH.AWAIT", key, "WAIT", waitMs, "NOTIFY"}
+                : new Object[] {"RLATCH.AWAIT", key, "WAIT", waitMs, "NOTIFY", notifyId};
+    }
+}

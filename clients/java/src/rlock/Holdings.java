@@ -1,0 +1,117 @@
+package rlock;
+
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executor;
+import java.util.stream.Collectors;
+
+/**
+ * The holdings of one client's threads, for their tokens, re-binding after a reconnect and
+ * reporting losses to the {@link LockLostListener}s.
+ */
+final class Holdings {
+    private final Map<Target, Holding> byTarget = new ConcurrentHashMap<>();
+    private final List<LockLostListener> listeners = new CopyOnWriteArrayList<>();
+    private final Executor callbacks;
+
+    Holdings(Executor callbacks) {
+        this.callbacks = callbacks;
+    }
+
+    void addListener(LockLostListener listener) {
+        listeners.add(listener);
+    }
+
+    void removeListener(LockLostListener listener) {
+        listeners.remove(listener);
+    }
+
+    Holding get(Target target) {
+        return byTarget.get(target);
+    }
+
+    /**
+     * A grant of {@code count} holds or permits with {@code token}. A lock's grant with the token
+     * of the holding already known adds to it (re-entry); another token replaces it (the old
+     * one ended unseen: it is reported lost). Permits add up, under the latest grant's token.
+     */
+    void granted(Target target, Node node, long token, boolean watchdog, long leaseMs, long count) {
+        Holding[] replaced = new Holding[1];
+        byTarget.compute(target, (key, known) -> {
+            if (known != null && !known.isLost()) {
+                if (target.family() == Family.PERMITS) {
+                    return new Holding(target, node, token, watchdog, leaseMs, known.count + count);
+                }
+                if (known.token == token) {
+                    known.count += count;
+                    if (!watchdog) {
+                        known.expires = System.nanoTime() + leaseMs * 1_000_000L;
+                    }
+                    return known;
+                }
+                replaced[0] = known;
+            }
+            return new Holding(target, node, token, watchdog, leaseMs, count);
+        });
+        if (replaced[0] != null) {
+            lost(replaced[0]);
+        }
+    }
+
+    /** The server's count after a release; 0 (or null: nothing held) forgets the holding. */
+    void released(Target target, Long remaining) {
+        if (remaining == null || remaining == 0) {
+            byTarget.remove(target);
+        } else {
+            byTarget.computeIfPresent(target, (key, known) -> {
+                known.count = remaining;
+                return known;
+            });
+        }
+    }
+
+    /** A plain lease set anew ({@code updateLeaseTime}). */
+    void renewed(Target target, long leaseMs) {
+        Holding known = byTarget.get(target);
+        if (known != null && !known.watchdog) {
+            known.expires = System.nanoTime() + leaseMs * 1_000_000L;
+        }
+    }
+
+    /** Forgets the holdings whose plain lease has passed (a second of margin for clock rates). */
+    void forgetExpired() {
+        long now = System.nanoTime();
+        byTarget.values().removeIf(h -> h.expires != Long.MAX_VALUE && now - h.expires > 1_000_000_000L);
+    }
+
+    int size() {
+        return byTarget.size();
+    }
+
+    /** A {@code lost} message: the holding with that token ended other than by its release. */
+    void lostMessage(Target target, long token) {
+        Holding known = byTarget.get(target);
+        if (known != null && known.token == token) {
+            lost(known);
+        }
+    }
+
+    void lost(Holding holding) {
+        if (holding.markLost()) {
+            LostLock lost = new LostLock(holding.target.key(), holding.target.family().type,
+                    holding.target.owner(), holding.token);
+            for (LockLostListener listener : listeners) {
+                callbacks.execute(() -> listener.lockLost(lost));
+            }
+        }
+    }
+
+    /** The live watchdog holdings taken on {@code node}: to be re-bound after a reconnect. */
+    List<Holding> watchdogHoldings(Node node) {
+        return byTarget.values().stream()
+                .filter(h -> h.node == node && h.watchdog && !h.isLost())
+                .collect(Collectors.toList());
+    }
+}

@@ -1,0 +1,46 @@
+package rlock;
+
+import java.util.concurrent.TimeUnit;
+
+final class LatchImpl implements RCountDownLatch {
+    private final Engine engine;
+    private final String name;
+
+    LatchImpl(Engine engine, String name) {
+        this.engine = engine;
+        this.name = name;
+    }
+
+    @Override
+    public String getName() {
+        return name;
+    }
+
+    @Override
+    public boolean trySetCount(long count) {
+        if (count < 1) {
+            throw new IllegalArgumentException("a count of at least 1");
+        }
+        return Long.valueOf(1).equals(engine.call(name, "RLATCH.SET", name, count));
+    }
+
+    @Override
+    public void countDown() {
+        engine.call(name, "RLATCH.COUNTDOWN", name, "ID", Engine.requestId());
+    }
+
+    @Override
+    public long getCount() {
+        return Replies.number(engine.call(name, "RLATCH.COUNT", name), 0);
+    }
+
+    @Override
+    public void await() throws InterruptedException {
+        engine.awaitLatch(name, -1);
+    }
+
+    @Override
+    public boolean await(long time, TimeUnit unit) throws InterruptedException {
+        return engine.awaitLatch(name, LockImpl.waitMillis(time, unit));
+    }
+}

@@ -1,0 +1,178 @@
+package rlock;
+
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/** {@link RLock} for a plain lock ({@code RLOCK.*}) or one side of a read-write lock ({@code RWLOCK.*}). */
+final class LockImpl implements RLock {
+    private final Engine engine;
+    private final String name;
+    private final Family family;
+
+    LockImpl(Engine engine, String name, Family family) {
+        this.engine = engine;
+        this.name = name;
+        this.family = family;
+    }
+
+    @Override
+    public String getName() {
+        return name;
+    }
+
+    @Override
+    public void lock() {
+        uninterruptibly(-1);
+    }
+
+    @Override
+    public void lock(long leaseTime, TimeUnit unit) {
+        uninterruptibly(lease(leaseTime, unit));
+    }
+
+    private void uninterruptibly(long leaseMs) {
+        try {
+            engine.acquire(family, name, engine.owner(), 1, leaseMs, -1, false);
+        } catch (InterruptedException e) {
+            throw new IllegalStateException("an uninterruptible wait was interrupted", e);
+        }
+    }
+
+    @Override
+    public void lockInterruptibly() throws InterruptedException {
+        engine.acquire(family, name, engine.owner(), 1, -1, -1, true);
+    }
+
+    @Override
+    public void lockInterruptibly(long leaseTime, TimeUnit unit) throws InterruptedException {
+        engine.acquire(family, name, engine.owner(), 1, lease(leaseTime, unit), -1, true);
+    }
+
+    @Override
+    public boolean tryLock() {
+        try {
+            return engine.acquire(family, name, engine.owner(), 1, -1, 0, false) >= 0;
+        } catch (InterruptedException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    @Override
+    public boolean tryLock(long time, TimeUnit unit) throws InterruptedException {
+        return engine.acquire(family, name, engine.owner(), 1, -1, waitMillis(time, unit), true) >= 0;
+    }
+
+    @Override
+    public boolean tryLock(long waitTime, long leaseTime, TimeUnit unit) throws InterruptedException {
+        return engine.acquire(family, name, engine.owner(), 1, lease(leaseTime, unit), waitMillis(waitTime, unit), true) >= 0;
+    }
+
+    @Override
+    public void unlock() {
+        if (engine.release(family, name, engine.owner(), 1) < 0) {
+            throw new IllegalMonitorStateException("attempt to unlock lock, not locked by current thread by node id: "
+                    + engine.id + " thread-id: " + Thread.currentThread().getId());
+        }
+    }
+
+    @Override
+    public boolean isLocked() {
+        Map<String, Object> info = info();
+        if (info == null) {
+            return false;
+        }
+        return family == Family.LOCK || family.type.equals(Engine.text(info.get("mode")));
+    }
+
+    @Override
+    public boolean isHeldByCurrentThread() {
+        return isHeldByThread(Thread.currentThread().getId());
+    }
+
+    @Override
+    public boolean isHeldByThread(long threadId) {
+        String owner = engine.owner(threadId);
+        Holding known = engine.holdings().get(new Target(family, name, owner));
+        if (known != null && known.isLost()) {
+            return false;
+        }
+        return holds(owner) > 0;
+    }
+
+    @Override
+    public int getHoldCount() {
+        return (int) holds(engine.owner());
+    }
+
+    private long holds(String owner) {
+        Map<String, Object> info = info();
+        if (info == null) {
+            return 0;
+        }
+        if (family == Family.LOCK) {
+            return owner.equals(Engine.text(info.get("owner"))) ? Replies.number(info.get("holds"), 0) : 0;
+        }
+        Object holders = info.get("holders");
+        if (!(holders instanceof List)) {
+            return 0;
+        }
+        for (Object entry : (List<?>) holders) {
+            Map<String, Object> holder = Replies.map(entry);
+            if (holder != null && owner.equals(Engine.text(holder.get("owner")))
+                    && family.type.equals(Engine.text(holder.get("mode")))) {
+                return Replies.number(holder.get("holds"), 0);
+            }
+        }
+        return 0;
+    }
+
+    @Override
+    public boolean forceUnlock() {
+        return Long.valueOf(1).equals(engine.call(name, family.prefix + ".FORCERELEASE", name));
+    }
+
+    @Override
+    public long remainTimeToLive() {
+        Map<String, Object> info = info();
+        return info == null ? -2 : Replies.number(info.get("ttl"), -1);
+    }
+
+    @Override
+    public long getToken() {
+        Holding known = engine.holdings().get(new Target(family, name, engine.owner()));
+        if (known == null || known.isLost()) {
+            throw new IllegalMonitorStateException("the current thread does not hold " + family.type + " lock " + name);
+        }
+        return known.token;
+    }
+
+    private Map<String, Object> info() {
+        return engine.info(family.prefix + ".INFO", name);
+    }
+
+    /** A lease in ms; -1 (any negative) for the watchdog. */
+    static long lease(long leaseTime, TimeUnit unit) {
+        if (leaseTime < 0) {
+            return -1;
+        }
+        if (leaseTime == 0) {
+            throw new IllegalArgumentException("a lease time of 0");
+        }
+        return ceilMillis(unit.toNanos(leaseTime));
+    }
+
+    /** A wait in ms: 0 for no waiting (a time of 0 or less). */
+    static long waitMillis(long time, TimeUnit unit) {
+        return time <= 0 ? 0 : ceilMillis(unit.toNanos(time));
+    }
+
+    private static long ceilMillis(long nanos) {
+        return Math.max(1, nanos / 1_000_000 + (nanos % 1_000_000 == 0 ? 0 : 1));
+    }
+
+    @Override
+    public String toString() {
+        return family.type + " lock " + name;
+    }
+}

@@ -1,0 +1,327 @@
+package rlock;
+
+import java.io.IOException;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import rlock.resp.Push;
+import rlock.resp.RespConnection;
+import rlock.resp.RespError;
+import rlock.resp.RespServerException;
+
+/**
+ * One server (one master of a cluster) as this client uses it: a session of the client's own
+ * that every call and every wait of every thread shares.
+ *
+ * <p>RESP3: one connection, subscribed to its {@code __rlock__} channel, runs the calls and
+ * receives the {@code NOTIFY} messages. RESP2 (a server that refuses {@code HELLO 3}): a
+ * command connection and a subscriber connection, named in {@code NOTIFY <id>}. Watchdog
+ * holdings are bound to the session; after it drops, a new one re-binds them
+ * ({@code RENEW ... PX lease WATCHDOG}) before any call runs on it, and those the server no
+ * longer knows are reported lost. The client's maintenance thread {@code PING}s it every third
+ * of {@code rlock.watchdog-idle-ms}.
+ */
+final class Node {
+    final String host;
+    final int port;
+    private final Engine engine;
+    private Session session;
+    private long generation;
+    /** When the server last answered (System.nanoTime()). */
+    private volatile long lastContact = System.nanoTime();
+    private volatile long pingIntervalNanos = TimeUnit.SECONDS.toNanos(10);
+    private boolean pingIntervalKnown;
+
+    /** One connection (RESP3), or a command and a subscriber connection (RESP2). */
+    final class Session {
+        final RespConnection conn;
+        final RespConnection sub;
+        final long generation;
+        /** What {@code NOTIFY} names: {@link Family#NOTIFY_SELF}, or the subscriber's id. */
+        final long notifyId;
+
+        Session(RespConnection conn, RespConnection sub, long generation, long notifyId) {
+            this.conn = conn;
+            this.sub = sub;
+            this.generation = generation;
+            this.notifyId = notifyId;
+        }
+
+        boolean isOpen() {
+            return conn.isOpen() && (sub == null || sub.isOpen());
+        }
+
+        void close() {
+            conn.close();
+            if (sub != null) {
+                sub.close();
+            }
+        }
+
+        /**
+         * Once this returns, every message the server published before it answered the calls
+         * made so far on {@link #conn} has been dispatched: the subscriber's {@code PING}
+         * answers after them (RESP3: the messages share the command connection already).
+         */
+        void barrier() throws IOException {
+            if (sub != null) {
+                sub.call("PING");
+            }
+        }
+
+        Node node() {
+            return Node.this;
+        }
+    }
+
+    Node(Engine engine, String host, int port) {
+        this.engine = engine;
+        this.host = host;
+        this.port = port;
+    }
+
+    /** The live session, opening (and re-binding) a new one when there is none. */
+    Session session() throws IOException {
+        synchronized (this) {
+            if (engine.isClosed()) {
+                throw new IOException("the client is closed");
+            }
+            if (session != null && session.isOpen()) {
+                return session;
+            }
+            if (session != null) {
+                session.close();
+            }
+            Session fresh = open(++generation);
+            try {
+                rebind(fresh);
+            } catch (IOException | RuntimeException e) {
+                fresh.close();
+                throw e;
+            }
+            session = fresh;
+            lastContact = System.nanoTime();
+            return fresh;
+        }
+    }
+
+    /** {@link #session()}, trying again until the connect timeout has passed. */
+    Session sessionWithin(long timeoutNanos) throws IOException {
+        long end = System.nanoTime() + timeoutNanos;
+        while (true) {
+            try {
+                return session();
+            } catch (RespServerException e) {
+                throw e;
+            } catch (IOException e) {
+                if (engine.isClosed() || System.nanoTime() - end >= 0) {
+                    throw e;
+                }
+                try {
+                    Thread.sleep(50);
+                } catch (InterruptedException interrupted) {
+                    Thread.currentThread().interrupt();
+                    throw e;
+                }
+            }
+        }
+    }
+
+    /**
+     * One call on this node: a connection failure sends the same command (with its same request
+     * id) once more on a new connection; a second failure raises {@link RLockException}. An
+     * error reply is returned as a {@link RespError}.
+     */
+    Object call(boolean asking, Object... args) {
+        IOException failure = null;
+        for (int attempt = 0; attempt < 2; attempt++) {
+            Session s;
+            try {
+                s = sessionWithin(engine.connectTimeoutNanos());
+            } catch (IOException e) {
+                failure = e;
+                break;
+            }
+            try {
+                Object reply = asking ? s.conn.callAsking(args) : s.conn.call(args);
+                lastContact = System.nanoTime();
+                return reply;
+            } catch (IOException e) {
+                failure = e;
+                s.close();
+            }
+        }
+        throw new RLockException("no reply from " + host + ":" + port + " to " + args[0]
+                + (failure != null ? ": " + failure.getMessage() : ""), failure);
+    }
+
+    private Session open(long gen) throws IOException {
+        RespConnection.Settings settings = engine.settings().copy().address(host, port)
+                .listener(new SessionListener(gen));
+        RespConnection conn = RespConnection.open(settings);
+        try {
+            learnPingInterval(conn);
+            if (conn.protocol() == 3) {
+                subscribe(conn);
+                return new Session(conn, null, gen, Family.NOTIFY_SELF);
+            }
+            RespConnection sub = RespConnection.open(settings);
+            try {
+                subscribe(sub);
+                return new Session(conn, sub, gen, sub.clientId());
+            } catch (IOException | RuntimeException e) {
+                sub.close();
+                throw e;
+            }
+        } catch (IOException | RuntimeException e) {
+            conn.close();
+            throw e;
+        }
+    }
+
+    /** Subscribes to the connection's own NOTIFY channel. */
+    private static void subscribe(RespConnection conn) throws IOException {
+        String channel = channel(conn);
+        try {
+            conn.subscribe(channel);
+        } catch (RespServerException e) {
+            throw new RespServerException("SUBSCRIBE " + channel + " (waiting needs the channel: ACL &__rlock__:*)", e.reply());
+        }
+    }
+
+    private static String channel(RespConnection conn) throws IOException {
+        Object reply = conn.call("RLOCK.CHANNEL");
+        if (!(reply instanceof byte[]) && !(reply instanceof String)) {
+            throw new RespServerException("RLOCK.CHANNEL (is the rlock module loaded, and the channel"
+                    + " &__rlock__:* allowed to this user?)", reply);
+        }
+        return RespConnection.text(reply);
+    }
+
+    /** A third of the server's {@code rlock.watchdog-idle-ms} (10 s when it cannot be read). */
+    private void learnPingInterval(RespConnection conn) throws IOException {
+        if (pingIntervalKnown) {
+            return;
+        }
+        Object reply = conn.call("CONFIG", "GET", "rlock.watchdog-idle-ms");
+        Object value = null;
+        if (reply instanceof Map) {
+            value = ((Map<?, ?>) reply).get("rlock.watchdog-idle-ms");
+        } else if (reply instanceof List && ((List<?>) reply).size() == 2) {
+            value = ((List<?>) reply).get(1);
+        }
+        try {
+            long idle = Long.parseLong(RespConnection.text(value));
+            if (idle > 0) {
+                pingIntervalNanos = TimeUnit.MILLISECONDS.toNanos(Math.max(100, idle / 3));
+            }
+        } catch (NumberFormatException e) {
+            // keep the default
+        }
+        pingIntervalKnown = true;
+    }
+
+    /** Binds the live watchdog holdings taken here to the new session, or reports them lost. */
+    private void rebind(Session fresh) throws IOException {
+        for (Holding holding : engine.holdings().watchdogHoldings(this)) {
+            Target target = holding.target;
+            Object[] renew = target.family().renew(target.key(), target.owner(), holding.leaseMs, true);
+            Object reply = fresh.conn.call(renew);
+            if (reply instanceof RespError && ((RespError) reply).code().matches("ASK|MOVED")) {
+                reply = fresh.conn.callAsking(renew); // a holding taken on this node while it imports the slot
+            }
+            if (!Long.valueOf(1).equals(reply)) {
+                engine.holdings().lost(holding);
+            }
+        }
+    }
+
+    /** The maintenance thread's visit: keep-alive {@code PING}s, or a reconnect when needed. */
+    void maintain() {
+        Session s;
+        synchronized (this) {
+            s = session;
+        }
+        if (s == null || !s.isOpen()) {
+            if (s != null && !engine.holdings().watchdogHoldings(this).isEmpty()) {
+                try {
+                    session();
+                } catch (IOException | RuntimeException e) {
+                    silent();
+                }
+            }
+            return;
+        }
+        long now = System.nanoTime();
+        try {
+            if (now - s.conn.lastWriteNanos() >= pingIntervalNanos) {
+                s.conn.call("PING");
+                lastContact = System.nanoTime();
+            }
+            if (s.sub != null && now - s.sub.lastWriteNanos() >= pingIntervalNanos) {
+                s.sub.call("PING");
+            }
+        } catch (IOException e) {
+            s.close();
+        }
+    }
+
+    /** Unreachable: a watchdog holding whose whole lease passed without contact has surely ended. */
+    private void silent() {
+        long silentMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - lastContact);
+        for (Holding holding : engine.holdings().watchdogHoldings(this)) {
+            if (silentMs >= holding.leaseMs) {
+                engine.holdings().lost(holding);
+            }
+        }
+    }
+
+    /** Reconnects at once after a drop when watchdog holdings need re-binding. */
+    private void dropped(long gen) {
+        Session s;
+        synchronized (this) {
+            s = session;
+        }
+        if (s != null && s.generation == gen) {
+            s.close();
+        }
+        engine.hub().disconnected(this, gen);
+        if (!engine.isClosed() && !engine.holdings().watchdogHoldings(this).isEmpty()) {
+            engine.background(this::maintain);
+        }
+    }
+
+    void close() {
+        Session s;
+        synchronized (this) {
+            s = session;
+            session = null;
+        }
+        if (s != null) {
+            s.close();
+        }
+    }
+
+    private final class SessionListener implements RespConnection.Listener {
+        private final long gen;
+
+        SessionListener(long gen) {
+            this.gen = gen;
+        }
+
+        @Override
+        public void push(RespConnection connection, Push push) {
+            engine.hub().push(Node.this, gen, push);
+        }
+
+        @Override
+        public void closed(RespConnection connection, IOException cause) {
+            dropped(gen);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return host + ":" + port;
+    }
+}

@@ -1,0 +1,22 @@
+package rlock;
+
+import java.util.concurrent.TimeUnit;
+
+/** A count-down latch shared through Redis (Redisson's {@code RCountDownLatch}). */
+public interface RCountDownLatch {
+    String getName();
+
+    /** Sets the count if the latch is not set; true when it set it. */
+    boolean trySetCount(long count);
+
+    /** One down (retry-safe: a call re-sent after a dropped connection counts once). */
+    void countDown();
+
+    long getCount();
+
+    /** Waits until the count reaches 0 (returns at once when the latch is open or unset). */
+    void await() throws InterruptedException;
+
+    /** As {@link #await()}, at most {@code time}: true when open. */
+    boolean await(long time, TimeUnit unit) throws InterruptedException;
+}

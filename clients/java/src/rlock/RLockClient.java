@@ -1,0 +1,102 @@
+package rlock;
+
+import rlock.resp.RedisUri;
+
+/**
+ * The entry point: one client per JVM (or per server) is enough, and any number of threads
+ * share it. It keeps one connection per Redis node (two on a RESP2-only server) for every call,
+ * every wait and every watchdog holding of its threads, and one maintenance thread.
+ *
+ * <pre>{@code
+ * try (RLockClient rlock = RLockClient.create("redis://localhost:6379")) {
+ *     RLock lock = rlock.getLock("orders:42");
+ *     lock.lock();
+ *     try {
+ *         ship(42, lock.getToken());
+ *     } finally {
+ *         lock.unlock();
+ *     }
+ * }
+ * }</pre>
+ */
+public final class RLockClient implements AutoCloseable {
+    private final Engine engine;
+
+    private RLockClient(Engine engine) {
+        this.engine = engine;
+    }
+
+    /**
+     * Connects to {@code redis://[[user]:password@]host[:port][/db]} ({@code rediss://} for TLS
+     * with the JDK's default trust store). In Redis Cluster, any master: the others are found
+     * through redirections.
+     *
+     * @throws RLockException when the server cannot be reached, refuses the credentials, or
+     *         has no rlock module
+     */
+    public static RLockClient create(String redisUri) {
+        return create(redisUri, new RLockOptions());
+    }
+
+    public static RLockClient create(String redisUri, RLockOptions options) {
+        return new RLockClient(new Engine(RedisUri.parse(redisUri), options));
+    }
+
+    /** This client's id: the first part of its owner ids ({@code <id>:<thread id>}). */
+    public String getId() {
+        return engine.id;
+    }
+
+    public RLock getLock(String name) {
+        return new LockImpl(engine, name, Family.LOCK);
+    }
+
+    public RReadWriteLock getReadWriteLock(String name) {
+        return new ReadWriteLockImpl(engine, name);
+    }
+
+    public RSemaphore getSemaphore(String name) {
+        return new SemaphoreImpl(engine, name);
+    }
+
+    public RPermitExpirableSemaphore getPermitExpirableSemaphore(String name) {
+        return new PermitSemaphoreImpl(engine, name);
+    }
+
+    public RCountDownLatch getCountDownLatch(String name) {
+        return new LatchImpl(engine, name);
+    }
+
+    /** Told of each holding that ended without its owner's release (see {@link LockLostListener}). */
+    public void addLockLostListener(LockLostListener listener) {
+        engine.holdings().addListener(listener);
+    }
+
+    public void removeLockLostListener(LockLostListener listener) {
+        engine.holdings().removeListener(listener);
+    }
+
+    /**
+     * Closes the connections: the watchdog holdings of this client end at once (plain leases
+     * run to their end), and waiting threads get {@link RLockException}.
+     */
+    @Override
+    public void close() {
+        engine.close();
+    }
+
+    /** Redisson's name for {@link #close()}. */
+    public void shutdown() {
+        close();
+    }
+
+    /** Registered waits, abandoned latch waits included (diagnostics and tests). */
+    int waiters() {
+        return engine.hub().size();
+    }
+
+    /** Holdings this client keeps track of (diagnostics and tests). */
+    int holdings() {
+        return engine.holdings().size();
+    }
+}

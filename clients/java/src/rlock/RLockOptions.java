@@ -1,0 +1,58 @@
+package rlock;
+
+import java.time.Duration;
+import javax.net.ssl.SSLSocketFactory;
+
+/** How {@link RLockClient#create(String, RLockOptions)} connects; every setter returns this. */
+public final class RLockOptions {
+    SSLSocketFactory sslSocketFactory;
+    boolean verifyHostname = true;
+    Duration connectTimeout = Duration.ofSeconds(5);
+    Duration responseTimeout = Duration.ofSeconds(10);
+    int protocol = 3;
+    Duration watchdogLease = Duration.ofSeconds(30);
+
+    /** For {@code rediss://}: the factory of TLS sockets (default: the JDK's default one). */
+    public RLockOptions sslSocketFactory(SSLSocketFactory factory) {
+        this.sslSocketFactory = factory;
+        return this;
+    }
+
+    /** Whether TLS checks that the certificate names the host (default true). */
+    public RLockOptions verifyHostname(boolean verify) {
+        this.verifyHostname = verify;
+        return this;
+    }
+
+    public RLockOptions connectTimeout(Duration timeout) {
+        this.connectTimeout = timeout;
+        return this;
+    }
+
+    /** How long a call waits for its reply before the connection counts as broken (default 10 s). */
+    public RLockOptions responseTimeout(Duration timeout) {
+        this.responseTimeout = timeout;
+        return this;
+    }
+
+    /** 3 (default): RESP3, RESP2 where {@code HELLO 3} is refused; 2: RESP2 only. */
+    public RLockOptions protocol(int protocol) {
+        if (protocol != 2 && protocol != 3) {
+            throw new IllegalArgumentException("protocol 2 or 3");
+        }
+        this.protocol = protocol;
+        return this;
+    }
+
+    /**
+     * The lease of a holding taken without a lease time, which the server's watchdog renews
+     * while this client's connection lives (Redisson's {@code lockWatchdogTimeout}; default 30 s).
+     */
+    public RLockOptions watchdogLease(Duration lease) {
+        if (lease.toMillis() < 1) {
+            throw new IllegalArgumentException("a lease of at least 1 ms");
+        }
+        this.watchdogLease = lease;
+        return this;
+    }
+}

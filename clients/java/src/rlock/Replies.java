@@ -1,0 +1,57 @@
+package rlock;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import rlock.resp.RespConnection;
+import rlock.resp.RespError;
+
+/** Reading replies the same way whether they came as RESP3 maps or RESP2 flat arrays. */
+final class Replies {
+    private Replies() {
+    }
+
+    /** A map reply (RESP3) or a flat field/value array (RESP2) as a map; null for nil. */
+    static Map<String, Object> map(Object reply) {
+        if (reply == null) {
+            return null;
+        }
+        check(reply);
+        Map<String, Object> map = new LinkedHashMap<>();
+        if (reply instanceof Map) {
+            ((Map<?, ?>) reply).forEach((k, v) -> map.put(RespConnection.text(k), v));
+            return map;
+        }
+        if (reply instanceof List) {
+            List<?> list = (List<?>) reply;
+            for (int i = 0; i + 1 < list.size(); i += 2) {
+                map.put(RespConnection.text(list.get(i)), list.get(i + 1));
+            }
+            return map;
+        }
+        throw new RLockException("ERR", "unexpected reply " + RespConnection.text(reply));
+    }
+
+    static long number(Object value, long otherwise) {
+        if (value instanceof Long) {
+            return (Long) value;
+        }
+        if (value == null) {
+            return otherwise;
+        }
+        try {
+            return Long.parseLong(RespConnection.text(value));
+        } catch (NumberFormatException e) {
+            return otherwise;
+        }
+    }
+
+    /** Raises the server's error as an {@link RLockException}. */
+    static Object check(Object reply) {
+        if (reply instanceof RespError) {
+            RespError error = (RespError) reply;
+            throw new RLockException(error.code(), error.message());
+        }
+        return reply;
+    }
+}

@@ -1,0 +1,101 @@
+package rlock;
+
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+final class SemaphoreImpl implements RSemaphore {
+    private final Engine engine;
+    private final String name;
+
+    SemaphoreImpl(Engine engine, String name) {
+        this.engine = engine;
+        this.name = name;
+    }
+
+    static boolean trySetPermits(Engine engine, String name, int permits) {
+        return Long.valueOf(1).equals(engine.call(name, "RSEM.SETPERMITS", name, (long) permits));
+    }
+
+    static void addPermits(Engine engine, String name, int permits) {
+        engine.call(name, "RSEM.ADDPERMITS", name, (long) permits);
+    }
+
+    static int availablePermits(Engine engine, String name) {
+        Map<String, Object> info = engine.info("RSEM.INFO", name);
+        return info == null ? 0 : (int) Replies.number(info.get("available"), 0);
+    }
+
+    @Override
+    public String getName() {
+        return name;
+    }
+
+    @Override
+    public boolean trySetPermits(int permits) {
+        return trySetPermits(engine, name, permits);
+    }
+
+    @Override
+    public void addPermits(int permits) {
+        addPermits(engine, name, permits);
+    }
+
+    @Override
+    public int availablePermits() {
+        return availablePermits(engine, name);
+    }
+
+    @Override
+    public void acquire() throws InterruptedException {
+        acquire(1);
+    }
+
+    @Override
+    public void acquire(int permits) throws InterruptedException {
+        engine.acquire(Family.PERMITS, name, engine.owner(), check(permits), -1, -1, true);
+    }
+
+    @Override
+    public boolean tryAcquire() {
+        return tryAcquire(1);
+    }
+
+    @Override
+    public boolean tryAcquire(int permits) {
+        try {
+            return engine.acquire(Family.PERMITS, name, engine.owner(), check(permits), -1, 0, false) >= 0;
+        } catch (InterruptedException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    @Override
+    public boolean tryAcquire(long waitTime, TimeUnit unit) throws InterruptedException {
+        return tryAcquire(1, waitTime, unit);
+    }
+
+    @Override
+    public boolean tryAcquire(int permits, long waitTime, TimeUnit unit) throws InterruptedException {
+        return engine.acquire(Family.PERMITS, name, engine.owner(), check(permits), -1,
+                LockImpl.waitMillis(waitTime, unit), true) >= 0;
+    }
+
+    @Override
+    public void release() {
+        release(1);
+    }
+
+    @Override
+    public void release(int permits) {
+        if (engine.release(Family.PERMITS, name, engine.owner(), check(permits)) < 0) {
+            throw new IllegalMonitorStateException("the current thread holds no permits of semaphore " + name);
+        }
+    }
+
+    private static int check(int permits) {
+        if (permits < 1) {
+            throw new IllegalArgumentException("permits must be at least 1");
+        }
+        return permits;
+    }
+}

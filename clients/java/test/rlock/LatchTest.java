@@ -1,0 +1,123 @@
+package rlock;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import rlock.resp.RespConnection;
+import rlock.testing.Admin;
+import rlock.testing.Async;
+import rlock.testing.RedisServer;
+
+class LatchTest {
+    static RedisServer server;
+    static RespConnection admin;
+    RLockClient client;
+    RLockClient other;
+    String name;
+
+    @BeforeAll
+    static void start() throws Exception {
+        server = RedisServer.start();
+        admin = server.admin();
+    }
+
+    @AfterAll
+    static void stop() {
+        admin.close();
+        server.close();
+    }
+
+    @BeforeEach
+    void connect(TestInfo test) {
+        client = RLockClient.create(server.uri());
+        other = RLockClient.create(server.uri());
+        name = "latch:" + test.getTestMethod().orElseThrow().getName();
+    }
+
+    @AfterEach
+    void disconnect() {
+        client.close();
+        other.close();
+    }
+
+    @Test
+    void countsDownAndOpensForEveryWaiter() throws Exception {
+        RCountDownLatch latch = client.getCountDownLatch(name);
+        assertTrue(latch.trySetCount(2));
+        assertFalse(latch.trySetCount(5));
+        assertEquals(2, latch.getCount());
+        List<CompletableFuture<Void>> waiters = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            RLockClient which = i % 2 == 0 ? client : other;
+            waiters.add(Async.run(() -> which.getCountDownLatch(name).await()));
+        }
+        Thread.sleep(100);
+        assertTrue(waiters.stream().noneMatch(CompletableFuture::isDone));
+        assertEquals("0", Admin.infoField(admin, "clients", "blocked_clients"));
+        other.getCountDownLatch(name).countDown();
+        assertEquals(1, latch.getCount());
+        Thread.sleep(50);
+        assertTrue(waiters.stream().noneMatch(CompletableFuture::isDone));
+        latch.countDown();
+        CompletableFuture.allOf(waiters.toArray(CompletableFuture[]::new)).get(5, TimeUnit.SECONDS);
+        assertEquals(0, latch.getCount());
+        assertTrue(latch.await(0, TimeUnit.SECONDS), "open");
+    }
+
+    @Test
+    void timeoutsEachEndTheirOwnWait() throws Exception {
+        RCountDownLatch latch = client.getCountDownLatch(name);
+        latch.trySetCount(1);
+        CompletableFuture<Boolean> longWait = Async.call(() -> latch.await(3, TimeUnit.SECONDS));
+        Thread.sleep(50);
+        long start = System.nanoTime();
+        CompletableFuture<Boolean> shortWait = Async.call(() -> latch.await(200, TimeUnit.MILLISECONDS));
+        assertFalse(shortWait.get(5, TimeUnit.SECONDS));
+        long waited = (System.nanoTime() - start) / 1_000_000;
+        assertTrue(waited >= 190 && waited < 1500, "the short wait ended after " + waited + " ms");
+        assertFalse(longWait.isDone(), "the longer wait, queued first, still waits");
+        latch.countDown();
+        assertTrue(longWait.get(5, TimeUnit.SECONDS));
+    }
+
+    @Test
+    void anInterruptEndsAWait() throws Exception {
+        RCountDownLatch latch = client.getCountDownLatch(name);
+        latch.trySetCount(1);
+        Thread[] thread = new Thread[1];
+        CompletableFuture<Void> waiter = Async.run(() -> {
+            thread[0] = Thread.currentThread();
+            assertThrows(InterruptedException.class, latch::await);
+        });
+        CompletableFuture<Void> stays = Async.run(latch::await);
+        Thread.sleep(100);
+        thread[0].interrupt();
+        waiter.get(5, TimeUnit.SECONDS);
+        Thread.sleep(50);
+        assertFalse(stays.isDone(), "the other wait on the same latch is not disturbed");
+        latch.countDown();
+        stays.get(5, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void anUnsetLatchIsOpen() throws Exception {
+        RCountDownLatch latch = client.getCountDownLatch(name);
+        assertEquals(0, latch.getCount());
+        latch.await();
+        latch.countDown();
+        assertEquals(0, latch.getCount());
+        assertThrows(IllegalArgumentException.class, () -> latch.trySetCount(0));
+    }
+}

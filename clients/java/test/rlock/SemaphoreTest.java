@@ -1,0 +1,183 @@
+package rlock;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static rlock.testing.Admin.eventually;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import rlock.resp.RespConnection;
+import rlock.testing.Admin;
+import rlock.testing.Async;
+import rlock.testing.RedisServer;
+
+/** RSemaphore and RPermitExpirableSemaphore. */
+class SemaphoreTest {
+    static RedisServer server;
+    static RespConnection admin;
+    RLockClient client;
+    RLockClient other;
+    String name;
+
+    @BeforeAll
+    static void start() throws Exception {
+        server = RedisServer.start();
+        admin = server.admin();
+    }
+
+    @AfterAll
+    static void stop() {
+        admin.close();
+        server.close();
+    }
+
+    @BeforeEach
+    void connect(TestInfo test) {
+        client = RLockClient.create(server.uri());
+        other = RLockClient.create(server.uri());
+        name = "sem:" + test.getTestMethod().orElseThrow().getName();
+    }
+
+    @AfterEach
+    void disconnect() {
+        client.close();
+        other.close();
+    }
+
+    private long queued() {
+        Map<String, Object> info = Admin.info(admin, "RSEM.INFO", name);
+        return info == null ? 0 : ((List<?>) info.get("waiters")).size();
+    }
+
+    @Test
+    void permitsAreCountedAndOwnedByTheThread() throws Exception {
+        RSemaphore semaphore = client.getSemaphore(name);
+        assertTrue(semaphore.trySetPermits(3));
+        assertFalse(semaphore.trySetPermits(10), "set once");
+        assertEquals(3, semaphore.availablePermits());
+        semaphore.acquire();
+        semaphore.acquire(2);
+        assertEquals(0, semaphore.availablePermits());
+        assertFalse(semaphore.tryAcquire());
+        assertFalse(Async.call(() -> other.getSemaphore(name).tryAcquire(100, TimeUnit.MILLISECONDS)).get());
+        ExecutionException foreign = assertThrows(ExecutionException.class, () -> Async.run(() -> semaphore.release()).get());
+        assertTrue(foreign.getCause() instanceof IllegalMonitorStateException, "another thread holds none of these permits");
+        assertThrows(RLockException.class, () -> semaphore.release(4), "more than it holds");
+        assertEquals(0, semaphore.availablePermits(), "a refused release changes nothing");
+        semaphore.release(2);
+        semaphore.release();
+        assertEquals(3, semaphore.availablePermits());
+        assertThrows(IllegalArgumentException.class, () -> semaphore.acquire(0));
+    }
+
+    @Test
+    void waitersAreServedInOrderAndWholeRequestsFirst() throws Exception {
+        RSemaphore semaphore = client.getSemaphore(name);
+        semaphore.trySetPermits(3);
+        semaphore.acquire(3);
+        List<String> order = Collections.synchronizedList(new ArrayList<>());
+        CompletableFuture<Void> big = Async.run(() -> {
+            RSemaphore mine = other.getSemaphore(name);
+            mine.acquire(3);
+            order.add("three");
+            mine.release(3);
+        });
+        eventually(5000, "the request for 3 queued", () -> queued() == 1);
+        CompletableFuture<Void> small = Async.run(() -> {
+            RSemaphore mine = other.getSemaphore(name);
+            mine.acquire(1);
+            order.add("one");
+            mine.release(1);
+        });
+        eventually(5000, "the request for 1 queued", () -> queued() == 2);
+        semaphore.release(1);
+        Thread.sleep(100);
+        assertEquals(List.of(), order, "one free permit does not let the later request for 1 pass the request for 3");
+        semaphore.release(2);
+        CompletableFuture.allOf(big, small).get(5, TimeUnit.SECONDS);
+        assertEquals(List.of("three", "one"), order);
+    }
+
+    @Test
+    void addPermitsServesWaiters() throws Exception {
+        RSemaphore semaphore = client.getSemaphore(name);
+        semaphore.trySetPermits(0);
+        CompletableFuture<Void> waiter = Async.run(() -> other.getSemaphore(name).acquire(2));
+        eventually(5000, "queued", () -> queued() == 1);
+        semaphore.addPermits(2);
+        waiter.get(5, TimeUnit.SECONDS);
+        assertEquals(0, semaphore.availablePermits());
+    }
+
+    @Test
+    void permitsComeBackWhenTheirClientDies() throws Exception {
+        RSemaphore semaphore = client.getSemaphore(name);
+        semaphore.trySetPermits(2);
+        Async.run(() -> other.getSemaphore(name).acquire(2)).get();
+        assertEquals(0, semaphore.availablePermits());
+        CompletableFuture<Void> waiter = Async.run(() -> semaphore.acquire(1));
+        eventually(5000, "queued", () -> queued() == 1);
+        other.close();
+        waiter.get(2, TimeUnit.SECONDS);
+        assertEquals(1, semaphore.availablePermits());
+    }
+
+    @Test
+    void anInterruptedAcquireLeavesTheQueue() throws Exception {
+        RSemaphore semaphore = client.getSemaphore(name);
+        semaphore.trySetPermits(0);
+        Thread[] thread = new Thread[1];
+        CompletableFuture<Void> waiter = Async.run(() -> {
+            thread[0] = Thread.currentThread();
+            assertThrows(InterruptedException.class, () -> other.getSemaphore(name).acquire());
+        });
+        eventually(5000, "queued", () -> queued() == 1);
+        thread[0].interrupt();
+        waiter.get(5, TimeUnit.SECONDS);
+        assertEquals(0, queued());
+        semaphore.addPermits(1);
+        assertEquals(1, semaphore.availablePermits(), "nobody took it");
+    }
+
+    @Test
+    void expirablePermitsHaveIdsAndLeases() throws Exception {
+        RPermitExpirableSemaphore semaphore = client.getPermitExpirableSemaphore(name);
+        assertTrue(semaphore.trySetPermits(2));
+        String first = semaphore.acquire();
+        String second = semaphore.tryAcquire(100, 300, TimeUnit.MILLISECONDS);
+        assertNotNull(second);
+        assertNotEquals(first, second);
+        assertEquals(0, semaphore.availablePermits());
+        assertNull(semaphore.tryAcquire());
+        long start = System.nanoTime();
+        String third = Async.call(() -> other.getPermitExpirableSemaphore(name).tryAcquire(5, TimeUnit.SECONDS)).get();
+        long waited = (System.nanoTime() - start) / 1_000_000;
+        assertNotNull(third, "the leased permit came back at its lease end");
+        assertTrue(waited >= 150 && waited < 2000, "waited " + waited + " ms");
+        assertFalse(semaphore.tryRelease(second), "it expired");
+        assertThrows(IllegalArgumentException.class, () -> semaphore.release(second));
+        Async.run(() -> semaphore.release(first)).get(); // any thread may release by id
+        assertFalse(semaphore.tryRelease(first));
+        assertTrue(semaphore.updateLeaseTime(third, 10, TimeUnit.SECONDS));
+        assertFalse(semaphore.updateLeaseTime(first, 10, TimeUnit.SECONDS));
+        assertEquals(1, semaphore.availablePermits());
+        assertTrue(other.getPermitExpirableSemaphore(name).tryRelease(third));
+        assertEquals(2, semaphore.availablePermits());
+    }
+}
