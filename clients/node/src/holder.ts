@@ -29,6 +29,12 @@ export interface LockOptions {
   responseTimeout?: number;
   /** Accepted for redis-semaphore compatibility and ignored: rlock waits in the server, not by polling. */
   retryInterval?: number;
+  /**
+   * The owner id to hold under (default: a fresh `<uuid>:<thread id>` per object). Objects
+   * given the same identifier are one owner: on one key they re-enter each other, and across
+   * keys the server sees one thread of control, which is what its deadlock detection needs.
+   */
+  identifier?: string;
 }
 
 export interface AcquireOptions {
@@ -39,9 +45,16 @@ export interface AcquireOptions {
 /** The lease the watchdog keeps renewing (`PX`), in ms. */
 const WATCHDOG_LEASE = 30_000;
 
-/** `<uuid>:<thread id>`, Redisson's owner shape: unique per lock object. */
-export function newOwner(): string {
-  return `${randomUUID()}:${threadId}`;
+/**
+ * The owner id of a lock object: `options.identifier`, or `<uuid>:<thread id>` (Redisson's
+ * owner shape), unique per object.
+ */
+export function ownerOf(options: { identifier?: string } = {}): string {
+  const id = options.identifier;
+  if (id === undefined) return `${randomUUID()}:${threadId}`;
+  if (typeof id !== 'string' || !id) throw new TypeError('rlock: the identifier must be a non-empty string');
+  if (id.startsWith('rlock:')) throw new TypeError("rlock: identifiers starting with 'rlock:' are reserved by the server");
+  return id;
 }
 
 interface Hold {

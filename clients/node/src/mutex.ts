@@ -1,4 +1,4 @@
-import { AcquireOptions, Family, Holder, LockOptions, newOwner } from './holder';
+import { AcquireOptions, Family, Holder, LockOptions, ownerOf } from './holder';
 
 const LOCK: Family = {
   type: 'lock',
@@ -16,7 +16,7 @@ const LOCK: Family = {
  */
 export class Mutex extends Holder {
   constructor(client: unknown, key: string, options: LockOptions = {}) {
-    super(client, key, newOwner(), LOCK, options);
+    super(client, key, ownerOf(options), LOCK, options);
   }
 
   /** Waits in the server's FIFO queue (up to `acquireTimeout`); rejects with `LockTimeoutError`. */

@@ -1,5 +1,5 @@
 import { ReplyError, publicError } from './errors';
-import { AcquireOptions, Family, Holder, LockOptions, newOwner } from './holder';
+import { AcquireOptions, Family, Holder, LockOptions, ownerOf } from './holder';
 import { Hub } from './hub';
 
 const PERMITS: Family = {
@@ -23,7 +23,7 @@ export class Semaphore extends Holder {
   private prepared: Promise<void> | null = null;
 
   constructor(client: unknown, key: string, readonly limit: number, options: LockOptions = {}) {
-    super(client, key, newOwner(), PERMITS, options);
+    super(client, key, ownerOf(options), PERMITS, options);
     if (!Number.isInteger(limit) || limit < 0) throw new RangeError('rlock: limit must be an integer >= 0');
   }
 

@@ -4,11 +4,13 @@
  * connection between a command and its reply, and small helpers.
  */
 
+import assert from 'node:assert/strict';
 import { ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, existsSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { after, before } from 'node:test';
 import Redis from 'ioredis';
 import { createClient } from 'redis';
 
@@ -237,3 +239,34 @@ export class Proxy {
 /** Rejections nobody handled: each suite checks there were none (rlock's background work must never leave one). */
 export const unhandled: unknown[] = [];
 process.on('unhandledRejection', (err) => unhandled.push(err));
+
+/** What a suite's `fixture()` sets up: a server with the module, user clients of one library, an admin connection. */
+export interface Fixture {
+  server: Server;
+  clients: any[];
+  redis: Redis;
+  /** A fresh key per call: `<prefix>:<lib>:<what>:<n>`. */
+  key(what?: string): string;
+}
+
+/**
+ * Registers a suite's `before`/`after`: starts a server (with `config`), connects `clients`
+ * user clients of `lib` and an admin connection; afterwards closes them, kills the server and
+ * checks that no rejection was left unhandled. Its fields are set once `before` has run.
+ */
+export function fixture(lib: Lib, prefix: string, options: { clients?: number; config?: string[] } = {}): Fixture {
+  let n = 0;
+  const f = { clients: [] as any[], key: (what = 'k') => `${prefix}:${lib}:${what}:${++n}` } as Fixture;
+  before(async () => {
+    f.server = await Server.start({ config: options.config });
+    for (let i = 0; i < (options.clients ?? 1); i++) f.clients.push(await connect(lib, f.server.port));
+    f.redis = await admin(f.server.port);
+  });
+  after(async () => {
+    for (const client of f.clients) await disconnect(client);
+    f.redis.disconnect();
+    f.server.kill();
+    assert.deepEqual(unhandled, []);
+  });
+  return f;
+}
