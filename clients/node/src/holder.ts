@@ -7,7 +7,15 @@
 import { randomUUID } from 'node:crypto';
 import { threadId } from 'node:worker_threads';
 import { Arg } from './drivers/driver';
-import { LockLostError, LockTimeoutError, NotOwnedError, publicError } from './errors';
+import {
+  ConnectionError,
+  ConnectionFailure,
+  LockLostError,
+  LockTimeoutError,
+  NotOwnedError,
+  ServerReply,
+  publicError,
+} from './errors';
 import { DEFAULT_RESPONSE_TIMEOUT, Holding, Hub, requestId, targetOf } from './hub';
 
 export interface LockOptions {
@@ -227,6 +235,33 @@ export abstract class Holder implements Holding {
       throw err;
     }
     if (!this.holds.length) this.forget();
+  }
+
+  /**
+   * `RLOCK.GUARD key owner token command ...`: runs `inner` (one write command) only while
+   * this object holds the lock with its current token. Its reply is the inner command's.
+   * Not sent again after a broken connection (the write may have run): `ConnectionError`.
+   */
+  protected async runGuarded(inner: Arg[]): Promise<unknown> {
+    if (this.lost) throw this.lost;
+    const token = this.token;
+    if (token === null) throw new NotOwnedError(`the ${this.family.noun} "${this.key}" is not held by this object`);
+    const hub = this.hub ?? this.currentHub();
+    try {
+      return await hub.call(['RLOCK.GUARD', this.key, this.owner, token, ...inner], this.responseTimeout, false);
+    } catch (err) {
+      if (err instanceof ServerReply && err.message.startsWith('NOTOWNER')) {
+        this.markLost(`a guarded ${String(inner[0])} was refused (${err.message})`);
+        throw this.lost ?? new LockLostError(err.message);
+      }
+      if (err instanceof ConnectionFailure) {
+        throw new ConnectionError(
+          `the connection failed before the reply to a guarded ${String(inner[0])}: it may or may not have run (${err.message})`,
+          err,
+        );
+      }
+      throw publicError(err);
+    }
   }
 
   /** Stops tracking: no holds, not registered, no timers. */

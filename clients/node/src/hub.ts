@@ -260,21 +260,25 @@ export class Hub {
     });
   }
 
-  /** One logical call with the retry rule; rejects with `ServerReply` or `ConnectionFailure`. */
-  async callEx(args: Arg[], timeout = this.responseTimeout): Promise<Called> {
+  /**
+   * One logical call with the retry rule; rejects with `ServerReply` or `ConnectionFailure`.
+   * `retry` false: a call that is not safe to send twice (it has no `ID`) is not sent again.
+   */
+  async callEx(args: Arg[], timeout = this.responseTimeout, retry = true): Promise<Called> {
     let [conn, generation] = await this.current();
     try {
       return { reply: await this.sendOn(conn, args, timeout), generation, retried: false };
     } catch (err) {
       if (!(err instanceof ConnectionFailure)) throw err;
       if (this.conn === conn) conn.close();
+      if (!retry) throw err;
       [conn, generation] = await this.current();
       return { reply: await this.sendOn(conn, args, timeout), generation, retried: true };
     }
   }
 
-  async call(args: Arg[], timeout = this.responseTimeout): Promise<unknown> {
-    return (await this.callEx(args, timeout)).reply;
+  async call(args: Arg[], timeout = this.responseTimeout, retry = true): Promise<unknown> {
+    return (await this.callEx(args, timeout, retry)).reply;
   }
 
   /** Re-bound after a reconnect, reported lost by messages; watchdog ones keep the connection alive. */

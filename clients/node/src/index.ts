@@ -5,6 +5,7 @@ export { CountDownLatch } from './latch';
 export { Redlock, RedlockLock } from './redlock';
 export type { RedlockSettings, RedlockAbortSignal, RedlockResult } from './redlock';
 export type { LockOptions, AcquireOptions } from './holder';
+export type { Arg } from './drivers/driver';
 export {
   RLockError,
   LockTimeoutError,

@@ -1,3 +1,4 @@
+import { Arg } from './drivers/driver';
 import { AcquireOptions, Family, Holder, LockOptions, ownerOf } from './holder';
 
 const LOCK: Family = {
@@ -32,6 +33,18 @@ export class Mutex extends Holder {
   /** Gives back one hold; rejects with `LockLostError` when the lock was no longer ours. */
   release(): Promise<void> {
     return this.give();
+  }
+
+  /**
+   * Runs one write command (`guard('SET', 'balance', '10')`) only while this object holds the
+   * lock with its current fencing token, checked and run in one step by the server
+   * (`RLOCK.GUARD`). Resolves with the command's reply. Rejects with `LockLostError` when the
+   * server says the holding is no longer ours (nothing ran; `onLockLost` is called), with
+   * `NotOwnedError` when this object holds nothing, with `ConnectionError` when the connection
+   * broke before the reply (the write may have run: it is not sent twice).
+   */
+  guard(command: string, ...args: Arg[]): Promise<unknown> {
+    return this.runGuarded([command, ...args]);
   }
 
   /** Acquires, runs `fn` with a signal that aborts if the lock is lost, and releases. */
