@@ -141,7 +141,13 @@ export abstract class Holder implements Holding {
     if (this.watchdog) args.push('WATCHDOG');
     args.push('ID', id);
     if (this.options.maxHold !== undefined) args.push('MAXHOLD', this.options.maxHold);
+    args.push(...this.acquireOptions());
     return args;
+  }
+
+  /** Options of this family's acquire beyond the shared ones (the Mutex's `LOCKDELAY`). */
+  protected acquireOptions(): Arg[] {
+    return [];
   }
 
   /** Takes `permits` (1 for locks): true when granted, false when not within the wait. */

@@ -1,4 +1,5 @@
 export { Mutex } from './mutex';
+export type { MutexOptions } from './mutex';
 export { Semaphore } from './semaphore';
 export { ReadWriteLock, RWSide } from './rwlock';
 export { CountDownLatch } from './latch';

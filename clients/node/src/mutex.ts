@@ -9,6 +9,16 @@ const LOCK: Family = {
   renew: 'RLOCK.RENEW',
 };
 
+export interface MutexOptions extends LockOptions {
+  /**
+   * Lock-delay in ms (`LOCKDELAY`): when a holding ends other than by its owner's release
+   * (its lease ran out, its watchdog connection closed, `maxHold`), nobody gets the lock for
+   * this long, so a holder that paused past its lease has that long to notice before another
+   * acts. Waiters keep their places. `release()` and `RLOCK.FORCERELEASE` skip it.
+   */
+  lockDelay?: number;
+}
+
 /**
  * A reentrant, fair, fenced lock (`RLOCK.*`), in the shape of redis-semaphore's `Mutex`.
  *
@@ -16,8 +26,17 @@ const LOCK: Family = {
  * `release()` gives back one hold); two objects exclude each other.
  */
 export class Mutex extends Holder {
-  constructor(client: unknown, key: string, options: LockOptions = {}) {
+  constructor(client: unknown, key: string, options: MutexOptions = {}) {
     super(client, key, ownerOf(options), LOCK, options);
+    const delay = options.lockDelay;
+    if (delay !== undefined && !(Number.isInteger(delay) && delay >= 1)) {
+      throw new RangeError('rlock: lockDelay must be a whole number of ms >= 1');
+    }
+  }
+
+  protected override acquireOptions(): Arg[] {
+    const delay = (this.options as MutexOptions).lockDelay;
+    return delay === undefined ? [] : ['LOCKDELAY', delay];
   }
 
   /** Waits in the server's FIFO queue (up to `acquireTimeout`); rejects with `LockTimeoutError`. */
