@@ -1,11 +1,12 @@
 /**
  * A second process for the tests: `node child.js <lib> <port> hold <key>` takes a watchdog
  * Mutex and prints `held <token>`, then stays; `... count <key> <counter> <n>` increments a
- * counter `n` times under the Mutex with a GET, a pause and a SET (lost updates without it).
+ * counter `n` times under the Mutex with a GET, a pause and a SET (lost updates without it);
+ * `... lead <name> <candidate>` campaigns in the Election `name` and prints `leader <term>`.
  */
 
 import Redis from 'ioredis';
-import { Mutex } from '../src';
+import { Election, Mutex } from '../src';
 import { Lib, connect, sleep } from './support';
 
 async function main(): Promise<void> {
@@ -15,6 +16,13 @@ async function main(): Promise<void> {
     const mutex = new Mutex(client, key);
     await mutex.acquire();
     process.stdout.write(`held ${mutex.token}\n`);
+    setInterval(() => {}, 1000);
+    return;
+  }
+  if (mode === 'lead') {
+    // `lead <name> <candidate>`: campaigns, prints `leader <term>` and stays.
+    const term = await new Election(client, key, counter).campaign();
+    process.stdout.write(`leader ${term}\n`);
     setInterval(() => {}, 1000);
     return;
   }

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { Mutex } from '../src';
-import { LIBS, Server, admin, connect, disconnect, info, unhandled, until } from './support';
+import { Election, Mutex } from '../src';
+import { EVENTS, LIBS, Server, admin, connect, disconnect, info, record, unhandled, until } from './support';
 
 const CHILD = path.join(__dirname, 'child.js');
 
@@ -24,7 +24,7 @@ for (const lib of LIBS) {
     let redis: Awaited<ReturnType<typeof admin>>;
 
     before(async () => {
-      server = await Server.start();
+      server = await Server.start({ config: EVENTS });
       client = await connect(lib, server.port);
       redis = await admin(server.port);
     });
@@ -60,6 +60,34 @@ for (const lib of LIBS) {
       assert.ok(waiter.token! > Number(holder.out().split(' ')[1]), 'a larger token');
       await waiter.release();
       await holder.exited;
+    });
+
+    it('a leader killed with -9: the next candidate leads and two observers see it within 50 ms', async (t) => {
+      const name = `proc:${lib}:election`;
+      const leader = run([lib, String(server.port), 'lead', name, 'child-candidate']);
+      await until(() => leader.out().startsWith('leader'), 10_000, `the child to lead (${leader.err()})`);
+      const observers = await Promise.all([0, 1].map(() => connect(lib, server.port)));
+      try {
+        const watching = observers.map((c) => record(new Election(c, name, 'observer').observe()));
+        await until(() => watching.every((w) => w.owners()[0] === 'child-candidate'), 5000, 'observed the child');
+        const follower = new Election(client, name, 'follower');
+        const campaign = follower.campaign();
+        await until(async () => (await info(redis, 'RLOCK.INFO', name))!.waiters === 1, 5000, 'queued');
+        const killed = performance.now();
+        leader.child.kill('SIGKILL');
+        const term = await campaign;
+        const led = performance.now() - killed;
+        const seen = (await Promise.all(watching.map((w) => w.when('follower')))).map((at) => at - killed);
+        t.diagnostic(`led ${led.toFixed(1)} ms, observed ${seen.map((ms) => ms.toFixed(1)).join(' and ')} ms after kill -9`);
+        assert.ok(led < 50, `led ${led.toFixed(1)} ms after kill -9`);
+        for (const ms of seen) assert.ok(ms < 50, `observed ${ms.toFixed(1)} ms after kill -9`);
+        assert.ok(term > Number(leader.out().split(' ')[1]), 'a larger term');
+        await follower.resign();
+        for (const w of watching) await w.stop();
+      } finally {
+        for (const c of observers) await disconnect(c);
+      }
+      await leader.exited;
     });
   });
 }

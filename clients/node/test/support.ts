@@ -13,6 +13,7 @@ import path from 'node:path';
 import { after, before } from 'node:test';
 import Redis from 'ioredis';
 import { createClient } from 'redis';
+import type { Leader, LeaderObserver } from '../src';
 
 export const REPO = path.resolve(__dirname, '../../../..');
 export const MODULE = process.env.RLOCK_MODULE ?? path.join(REPO, 'target/release/librlock.so');
@@ -192,6 +193,10 @@ export class Proxy {
   }
 
   private accept(client: net.Socket, target: number): void {
+    if (this.refusing) {
+      client.destroy();
+      return;
+    }
     const upstream = net.connect(target, '127.0.0.1');
     this.sockets.add(client);
     this.sockets.add(upstream);
@@ -219,6 +224,15 @@ export class Proxy {
       if (!this.orphans.includes(upstream)) upstream.destroy();
     });
     upstream.on('close', () => client.destroy());
+  }
+
+  /** While true, new connections are closed as soon as they are accepted (the server is "out of reach"). */
+  refusing = false;
+
+  /** Cuts every connection through the proxy, both sides (the server sees them close). */
+  cut(): void {
+    for (const socket of this.sockets) socket.destroy();
+    this.sockets.clear();
   }
 
   dropAfter(text: string): void {
@@ -269,4 +283,19 @@ export function fixture(lib: Lib, prefix: string, options: { clients?: number; c
     assert.deepEqual(unhandled, []);
   });
   return f;
+}
+
+/** Keyspace events of rlock's class (d), with del (g) and expired (x). */
+export const EVENTS = ['--notify-keyspace-events', 'Kdgx'];
+
+/** Reads an observer in the background: each value with the time it came. */
+export function record(observer: LeaderObserver) {
+  const seen: Array<{ leader: Leader | null; at: number }> = [];
+  const done = (async () => {
+    for await (const leader of observer) seen.push({ leader, at: performance.now() });
+  })();
+  const owners = () => seen.map((s) => s.leader?.owner ?? null);
+  const when = (owner: string): Promise<number> =>
+    until(() => seen.find((s) => s.leader?.owner === owner)?.at ?? 0, 2000, `${owner} observed`);
+  return { seen, done, owners, when, stop: () => observer.return() };
 }
