@@ -7,7 +7,15 @@
 import { randomUUID } from 'node:crypto';
 import { threadId } from 'node:worker_threads';
 import { Arg } from './drivers/driver';
-import { LockLostError, LockTimeoutError, NotOwnedError, publicError } from './errors';
+import {
+  ConnectionError,
+  ConnectionFailure,
+  LockLostError,
+  LockTimeoutError,
+  NotOwnedError,
+  ServerReply,
+  publicError,
+} from './errors';
 import { DEFAULT_RESPONSE_TIMEOUT, Holding, Hub, requestId, targetOf } from './hub';
 
 export interface LockOptions {
@@ -29,6 +37,12 @@ export interface LockOptions {
   responseTimeout?: number;
   /** Accepted for redis-semaphore compatibility and ignored: rlock waits in the server, not by polling. */
   retryInterval?: number;
+  /**
+   * The owner id to hold under (default: a fresh `<uuid>:<thread id>` per object). Objects
+   * given the same identifier are one owner: on one key they re-enter each other, and across
+   * keys the server sees one thread of control, which is what its deadlock detection needs.
+   */
+  identifier?: string;
 }
 
 export interface AcquireOptions {
@@ -39,9 +53,16 @@ export interface AcquireOptions {
 /** The lease the watchdog keeps renewing (`PX`), in ms. */
 const WATCHDOG_LEASE = 30_000;
 
-/** `<uuid>:<thread id>`, Redisson's owner shape: unique per lock object. */
-export function newOwner(): string {
-  return `${randomUUID()}:${threadId}`;
+/**
+ * The owner id of a lock object: `options.identifier`, or `<uuid>:<thread id>` (Redisson's
+ * owner shape), unique per object.
+ */
+export function ownerOf(options: { identifier?: string } = {}): string {
+  const id = options.identifier;
+  if (id === undefined) return `${randomUUID()}:${threadId}`;
+  if (typeof id !== 'string' || !id) throw new TypeError('rlock: the identifier must be a non-empty string');
+  if (id.startsWith('rlock:')) throw new TypeError("rlock: identifiers starting with 'rlock:' are reserved by the server");
+  return id;
 }
 
 interface Hold {
@@ -120,7 +141,13 @@ export abstract class Holder implements Holding {
     if (this.watchdog) args.push('WATCHDOG');
     args.push('ID', id);
     if (this.options.maxHold !== undefined) args.push('MAXHOLD', this.options.maxHold);
+    args.push(...this.acquireOptions());
     return args;
+  }
+
+  /** Options of this family's acquire beyond the shared ones (the Mutex's `LOCKDELAY`). */
+  protected acquireOptions(): Arg[] {
+    return [];
   }
 
   /** Takes `permits` (1 for locks): true when granted, false when not within the wait. */
@@ -214,6 +241,33 @@ export abstract class Holder implements Holding {
       throw err;
     }
     if (!this.holds.length) this.forget();
+  }
+
+  /**
+   * `RLOCK.GUARD key owner token command ...`: runs `inner` (one write command) only while
+   * this object holds the lock with its current token. Its reply is the inner command's.
+   * Not sent again after a broken connection (the write may have run): `ConnectionError`.
+   */
+  protected async runGuarded(inner: Arg[]): Promise<unknown> {
+    if (this.lost) throw this.lost;
+    const token = this.token;
+    if (token === null) throw new NotOwnedError(`the ${this.family.noun} "${this.key}" is not held by this object`);
+    const hub = this.hub ?? this.currentHub();
+    try {
+      return await hub.call(['RLOCK.GUARD', this.key, this.owner, token, ...inner], this.responseTimeout, false);
+    } catch (err) {
+      if (err instanceof ServerReply && err.message.startsWith('NOTOWNER')) {
+        this.markLost(`a guarded ${String(inner[0])} was refused (${err.message})`);
+        throw this.lost ?? new LockLostError(err.message);
+      }
+      if (err instanceof ConnectionFailure) {
+        throw new ConnectionError(
+          `the connection failed before the reply to a guarded ${String(inner[0])}: it may or may not have run (${err.message})`,
+          err,
+        );
+      }
+      throw publicError(err);
+    }
   }
 
   /** Stops tracking: no holds, not registered, no timers. */

@@ -17,11 +17,12 @@ import { IoRedisDriver, isIoRedis } from './drivers/ioredis';
 import { NodeRedisDriver, isNodeRedis } from './drivers/node-redis';
 import { ConnectionError, ConnectionFailure, ServerReply } from './errors';
 import { parseMessage } from './message';
+import { field, plain } from './reply';
 
 export const DEFAULT_RESPONSE_TIMEOUT = 2000;
 /** The server's default `rlock.watchdog-idle-ms`, used when `CONFIG GET` is refused. */
 const DEFAULT_IDLE_MS = 30_000;
-const RECONNECT_PAUSE_MS = 100;
+export const RECONNECT_PAUSE_MS = 100;
 
 /** A fresh id for one logical call, re-sent unchanged by its retry. */
 export function requestId(): string {
@@ -101,7 +102,7 @@ interface Subscriber {
   generation: number;
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string, onTimeout?: () => void): Promise<T> {
+export function withTimeout<T>(promise: Promise<T>, ms: number, what: string, onTimeout?: () => void): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const timer = setTimeout(() => {
       onTimeout?.();
@@ -120,13 +121,8 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string, onTimeout
   });
 }
 
-function sleep(ms: number): Promise<void> {
+export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
-}
-
-/** Replies as plain values: Buffers of simple strings as strings. */
-function plain(reply: unknown): unknown {
-  return Buffer.isBuffer(reply) ? reply.toString() : reply;
 }
 
 export function driverFor(client: unknown): Driver {
@@ -171,6 +167,8 @@ export class Hub {
   private subOpening: Promise<Subscriber> | null = null;
   private subGeneration = 0;
   private readonly waiters = new Map<string, Waiter[]>();
+  /** Closed with the hub: the observers, each with a connection of its own. */
+  private readonly dependents = new Set<{ close(): void }>();
 
   constructor(readonly driver: Driver, private readonly responseTimeout = DEFAULT_RESPONSE_TIMEOUT) {}
 
@@ -260,21 +258,25 @@ export class Hub {
     });
   }
 
-  /** One logical call with the retry rule; rejects with `ServerReply` or `ConnectionFailure`. */
-  async callEx(args: Arg[], timeout = this.responseTimeout): Promise<Called> {
+  /**
+   * One logical call with the retry rule; rejects with `ServerReply` or `ConnectionFailure`.
+   * `retry` false: a call that is not safe to send twice (it has no `ID`) is not sent again.
+   */
+  async callEx(args: Arg[], timeout = this.responseTimeout, retry = true): Promise<Called> {
     let [conn, generation] = await this.current();
     try {
       return { reply: await this.sendOn(conn, args, timeout), generation, retried: false };
     } catch (err) {
       if (!(err instanceof ConnectionFailure)) throw err;
       if (this.conn === conn) conn.close();
+      if (!retry) throw err;
       [conn, generation] = await this.current();
       return { reply: await this.sendOn(conn, args, timeout), generation, retried: true };
     }
   }
 
-  async call(args: Arg[], timeout = this.responseTimeout): Promise<unknown> {
-    return (await this.callEx(args, timeout)).reply;
+  async call(args: Arg[], timeout = this.responseTimeout, retry = true): Promise<unknown> {
+    return (await this.callEx(args, timeout, retry)).reply;
   }
 
   /** Re-bound after a reconnect, reported lost by messages; watchdog ones keep the connection alive. */
@@ -314,11 +316,7 @@ export class Hub {
     let idle = DEFAULT_IDLE_MS;
     try {
       const reply = await this.call(['CONFIG', 'GET', 'rlock.watchdog-idle-ms']);
-      let value: unknown;
-      if (Array.isArray(reply)) value = reply[1];
-      else if (reply instanceof Map) value = [...reply.values()][0];
-      else if (reply && typeof reply === 'object') value = Object.values(reply)[0];
-      const ms = Number(plain(value));
+      const ms = Number(field(reply, 'rlock.watchdog-idle-ms'));
       if (Number.isFinite(ms) && ms > 0) idle = ms;
     } catch {
       // an ACL without CONFIG: the default
@@ -555,6 +553,16 @@ export class Hub {
 
   // ---- closing ----
 
+  /** `dependent.close()` runs when this hub closes (the user's client was closed). */
+  adopt(dependent: { close(): void }): void {
+    if (this.closed) dependent.close();
+    else this.dependents.add(dependent);
+  }
+
+  disown(dependent: { close(): void }): void {
+    this.dependents.delete(dependent);
+  }
+
   close(): void {
     if (this.closed) return;
     this.closed = true;
@@ -568,5 +576,7 @@ export class Hub {
     this.conn = null;
     this.sub?.conn.close();
     this.sub = null;
+    for (const dependent of [...this.dependents]) dependent.close();
+    this.dependents.clear();
   }
 }

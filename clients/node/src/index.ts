@@ -1,10 +1,16 @@
 export { Mutex } from './mutex';
+export type { MutexOptions } from './mutex';
 export { Semaphore } from './semaphore';
 export { ReadWriteLock, RWSide } from './rwlock';
 export { CountDownLatch } from './latch';
 export { Redlock, RedlockLock } from './redlock';
+export { Election } from './election';
+export type { ElectionOptions, CampaignOptions } from './election';
+export { LeaderObserver } from './observe';
+export type { Leader } from './observe';
 export type { RedlockSettings, RedlockAbortSignal, RedlockResult } from './redlock';
 export type { LockOptions, AcquireOptions } from './holder';
+export type { Arg } from './drivers/driver';
 export {
   RLockError,
   LockTimeoutError,

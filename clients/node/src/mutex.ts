@@ -1,4 +1,5 @@
-import { AcquireOptions, Family, Holder, LockOptions, newOwner } from './holder';
+import { Arg } from './drivers/driver';
+import { AcquireOptions, Family, Holder, LockOptions, ownerOf } from './holder';
 
 const LOCK: Family = {
   type: 'lock',
@@ -8,6 +9,16 @@ const LOCK: Family = {
   renew: 'RLOCK.RENEW',
 };
 
+export interface MutexOptions extends LockOptions {
+  /**
+   * Lock-delay in ms (`LOCKDELAY`): when a holding ends other than by its owner's release
+   * (its lease ran out, its watchdog connection closed, `maxHold`), nobody gets the lock for
+   * this long, so a holder that paused past its lease has that long to notice before another
+   * acts. Waiters keep their places. `release()` and `RLOCK.FORCERELEASE` skip it.
+   */
+  lockDelay?: number;
+}
+
 /**
  * A reentrant, fair, fenced lock (`RLOCK.*`), in the shape of redis-semaphore's `Mutex`.
  *
@@ -15,8 +26,17 @@ const LOCK: Family = {
  * `release()` gives back one hold); two objects exclude each other.
  */
 export class Mutex extends Holder {
-  constructor(client: unknown, key: string, options: LockOptions = {}) {
-    super(client, key, newOwner(), LOCK, options);
+  constructor(client: unknown, key: string, options: MutexOptions = {}) {
+    super(client, key, ownerOf(options), LOCK, options);
+    const delay = options.lockDelay;
+    if (delay !== undefined && !(Number.isInteger(delay) && delay >= 1)) {
+      throw new RangeError('rlock: lockDelay must be a whole number of ms >= 1');
+    }
+  }
+
+  protected override acquireOptions(): Arg[] {
+    const delay = (this.options as MutexOptions).lockDelay;
+    return delay === undefined ? [] : ['LOCKDELAY', delay];
   }
 
   /** Waits in the server's FIFO queue (up to `acquireTimeout`); rejects with `LockTimeoutError`. */
@@ -32,6 +52,18 @@ export class Mutex extends Holder {
   /** Gives back one hold; rejects with `LockLostError` when the lock was no longer ours. */
   release(): Promise<void> {
     return this.give();
+  }
+
+  /**
+   * Runs one write command (`guard('SET', 'balance', '10')`) only while this object holds the
+   * lock with its current fencing token, checked and run in one step by the server
+   * (`RLOCK.GUARD`). Resolves with the command's reply. Rejects with `LockLostError` when the
+   * server says the holding is no longer ours (nothing ran; `onLockLost` is called), with
+   * `NotOwnedError` when this object holds nothing, with `ConnectionError` when the connection
+   * broke before the reply (the write may have run: it is not sent twice).
+   */
+  guard(command: string, ...args: Arg[]): Promise<unknown> {
+    return this.runGuarded([command, ...args]);
   }
 
   /** Acquires, runs `fn` with a signal that aborts if the lock is lost, and releases. */

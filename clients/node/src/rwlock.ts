@@ -1,4 +1,4 @@
-import { AcquireOptions, Family, Holder, LockOptions, newOwner } from './holder';
+import { AcquireOptions, Family, Holder, LockOptions, ownerOf } from './holder';
 
 function family(mode: 'READ' | 'WRITE'): Family {
   return {
@@ -40,11 +40,13 @@ export class RWSide extends Holder {
  * share this object's owner id, so a writer may also take the read lock (downgrade).
  */
 export class ReadWriteLock {
-  readonly owner = newOwner();
+  readonly owner: string;
   private readSide: RWSide | null = null;
   private writeSide: RWSide | null = null;
 
-  constructor(private readonly client: unknown, readonly key: string, private readonly options: LockOptions = {}) {}
+  constructor(private readonly client: unknown, readonly key: string, private readonly options: LockOptions = {}) {
+    this.owner = ownerOf(options);
+  }
 
   readLock(): RWSide {
     return (this.readSide ??= new RWSide(this.client, this.key, this.owner, 'READ', this.options));

@@ -1,6 +1,7 @@
 import { ReplyError, publicError } from './errors';
-import { AcquireOptions, Family, Holder, LockOptions, newOwner } from './holder';
+import { AcquireOptions, Family, Holder, LockOptions, ownerOf } from './holder';
 import { Hub } from './hub';
+import { field } from './reply';
 
 const PERMITS: Family = {
   type: 'permits',
@@ -23,7 +24,7 @@ export class Semaphore extends Holder {
   private prepared: Promise<void> | null = null;
 
   constructor(client: unknown, key: string, readonly limit: number, options: LockOptions = {}) {
-    super(client, key, newOwner(), PERMITS, options);
+    super(client, key, ownerOf(options), PERMITS, options);
     if (!Number.isInteger(limit) || limit < 0) throw new RangeError('rlock: limit must be an integer >= 0');
   }
 
@@ -78,15 +79,4 @@ export class Semaphore extends Holder {
     if (value === undefined) throw new ReplyError('ERR unexpected RSEM.INFO reply');
     return Number(value);
   }
-}
-
-/** A field of a RESP2 flat array, a RESP3 map or an object reply. */
-export function field(reply: unknown, name: string): unknown {
-  if (Array.isArray(reply)) {
-    for (let i = 0; i + 1 < reply.length; i += 2) if (String(reply[i]) === name) return reply[i + 1];
-    return undefined;
-  }
-  if (reply instanceof Map) return reply.get(name);
-  if (reply && typeof reply === 'object') return (reply as Record<string, unknown>)[name];
-  return undefined;
 }

@@ -1,20 +1,26 @@
 /**
- * A second process for the tests: `node child.js <lib> <port> hold <key>` takes a watchdog
- * Mutex and prints `held <token>`, then stays; `... count <key> <counter> <n>` increments a
- * counter `n` times under the Mutex with a GET, a pause and a SET (lost updates without it).
+ * A second process for the tests: `node child.js <lib> <port> hold <key> <election> <candidate>`
+ * connects, waits for a line on stdin, takes a watchdog Mutex on `key`, campaigns in the
+ * Election `election` as `candidate` and prints `held <token> <term>`, then stays;
+ * `... count <key> <counter> <n>` increments a counter `n` times under the Mutex with a GET, a
+ * pause and a SET (lost updates without it).
  */
 
 import Redis from 'ioredis';
-import { Mutex } from '../src';
+import { Election, Mutex } from '../src';
 import { Lib, connect, sleep } from './support';
 
 async function main(): Promise<void> {
   const [lib, port, mode, key, counter, times] = process.argv.slice(2);
   const client = await connect(lib as Lib, Number(port));
+  // Started ahead, so its start-up is over when its holding is killed.
+  const go = () => new Promise((resolve) => process.stdin.once('data', resolve));
   if (mode === 'hold') {
+    await go();
     const mutex = new Mutex(client, key);
     await mutex.acquire();
-    process.stdout.write(`held ${mutex.token}\n`);
+    const term = await new Election(client, counter, times).campaign();
+    process.stdout.write(`held ${mutex.token} ${term}\n`);
     setInterval(() => {}, 1000);
     return;
   }

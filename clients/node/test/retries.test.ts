@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { CountDownLatch, LockLostError, Mutex, Semaphore } from '../src';
+import { ConnectionError, CountDownLatch, LockLostError, Mutex, Semaphore } from '../src';
 import { LIBS, Proxy, Server, admin, connect, disconnect, info, rlockClientIds, sleep, unhandled, until } from './support';
 
 for (const lib of LIBS) {
@@ -132,6 +132,26 @@ for (const lib of LIBS) {
       assert.equal(proxy.dropped, dropped + 1);
       assert.equal(await latch.getCount(), 2);
       proxy.closeOrphans();
+    });
+
+    it('a guarded write whose reply is lost is not sent again: ConnectionError, and it ran once', async () => {
+      const k = key();
+      const counter = `${k}:counter`;
+      const m = new Mutex(client, k);
+      await m.acquire();
+      const bound = (await info(redis, 'RLOCK.INFO', k))!.watchdog;
+      proxy.dropAfter('RLOCK.GUARD');
+      const dropped = proxy.dropped;
+      await assert.rejects(m.guard('INCR', counter), (err: any) => err instanceof ConnectionError && /may or may not have run/.test(err.message));
+      assert.equal(proxy.dropped, dropped + 1);
+      assert.equal(await redis.get(counter), '1', 'ran once, not twice');
+      // The holding is re-bound to a new connection before the server sees the old one close.
+      await until(async () => (await info(redis, 'RLOCK.INFO', k))!.watchdog !== bound, 3000, 're-bound');
+      proxy.closeOrphans();
+      await sleep(50);
+      assert.equal(m.isAcquired, true, 'still held');
+      assert.equal(await m.guard('INCR', counter), 2);
+      await m.release();
     });
   });
 

@@ -4,13 +4,16 @@
  * connection between a command and its reply, and small helpers.
  */
 
+import assert from 'node:assert/strict';
 import { ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, existsSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { after, before } from 'node:test';
 import Redis from 'ioredis';
 import { createClient } from 'redis';
+import type { Leader, LeaderObserver } from '../src';
 
 export const REPO = path.resolve(__dirname, '../../../..');
 export const MODULE = process.env.RLOCK_MODULE ?? path.join(REPO, 'target/release/librlock.so');
@@ -190,6 +193,10 @@ export class Proxy {
   }
 
   private accept(client: net.Socket, target: number): void {
+    if (this.refusing) {
+      client.destroy();
+      return;
+    }
     const upstream = net.connect(target, '127.0.0.1');
     this.sockets.add(client);
     this.sockets.add(upstream);
@@ -219,6 +226,15 @@ export class Proxy {
     upstream.on('close', () => client.destroy());
   }
 
+  /** While true, new connections are closed as soon as they are accepted (the server is "out of reach"). */
+  refusing = false;
+
+  /** Cuts every connection through the proxy, both sides (the server sees them close). */
+  cut(): void {
+    for (const socket of this.sockets) socket.destroy();
+    this.sockets.clear();
+  }
+
   dropAfter(text: string): void {
     this.trigger = text;
   }
@@ -237,3 +253,49 @@ export class Proxy {
 /** Rejections nobody handled: each suite checks there were none (rlock's background work must never leave one). */
 export const unhandled: unknown[] = [];
 process.on('unhandledRejection', (err) => unhandled.push(err));
+
+/** What a suite's `fixture()` sets up: a server with the module, user clients of one library, an admin connection. */
+export interface Fixture {
+  server: Server;
+  clients: any[];
+  redis: Redis;
+  /** A fresh key per call: `<prefix>:<lib>:<what>:<n>`. */
+  key(what?: string): string;
+}
+
+/**
+ * Registers a suite's `before`/`after`: starts a server (with `config`), connects `clients`
+ * user clients of `lib` and an admin connection; afterwards closes them, kills the server and
+ * checks that no rejection was left unhandled. Its fields are set once `before` has run.
+ */
+export function fixture(lib: Lib, prefix: string, options: { clients?: number; config?: string[] } = {}): Fixture {
+  let n = 0;
+  const f = { clients: [] as any[], key: (what = 'k') => `${prefix}:${lib}:${what}:${++n}` } as Fixture;
+  before(async () => {
+    f.server = await Server.start({ config: options.config });
+    for (let i = 0; i < (options.clients ?? 1); i++) f.clients.push(await connect(lib, f.server.port));
+    f.redis = await admin(f.server.port);
+  });
+  after(async () => {
+    for (const client of f.clients) await disconnect(client);
+    f.redis.disconnect();
+    f.server.kill();
+    assert.deepEqual(unhandled, []);
+  });
+  return f;
+}
+
+/** Keyspace events of rlock's class (d), with del (g) and expired (x). */
+export const EVENTS = ['--notify-keyspace-events', 'Kdgx'];
+
+/** Reads an observer in the background: each value with the time it came. */
+export function record(observer: LeaderObserver) {
+  const seen: Array<{ leader: Leader | null; at: number }> = [];
+  const done = (async () => {
+    for await (const leader of observer) seen.push({ leader, at: performance.now() });
+  })();
+  const owners = () => seen.map((s) => s.leader?.owner ?? null);
+  const when = (owner: string): Promise<number> =>
+    until(() => seen.find((s) => s.leader?.owner === owner)?.at ?? 0, 2000, `${owner} observed`);
+  return { seen, done, owners, when, stop: () => observer.return() };
+}

@@ -27,8 +27,8 @@ export interface Connection {
 
 export interface Driver {
   readonly library: 'ioredis' | 'node-redis';
-  /** A new connection to the user's client's server, ready for commands. */
-  open(): Promise<Connection>;
+  /** A new connection to the user's client's server, ready for commands, named `name` (`CLIENT SETNAME`). */
+  open(name?: string): Promise<Connection>;
   /** Runs once when the user's client is closed for good (its `end`). */
   onClientEnd(listener: () => void): void;
 }

@@ -74,7 +74,7 @@ export class IoRedisDriver implements Driver {
 
   constructor(private readonly client: IoRedisLike) {}
 
-  async open(): Promise<Connection> {
+  async open(name = 'rlock'): Promise<Connection> {
     const redis = this.client.duplicate({
       lazyConnect: true,
       retryStrategy: () => null,
@@ -83,7 +83,7 @@ export class IoRedisDriver implements Driver {
       autoResubscribe: false,
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
-      connectionName: 'rlock',
+      connectionName: name,
     });
     const connection = new IoRedisConnection(redis);
     try {

@@ -83,12 +83,12 @@ export class NodeRedisDriver implements Driver {
 
   constructor(private readonly client: NodeRedisLike) {}
 
-  async open(): Promise<Connection> {
+  async open(name = 'rlock'): Promise<Connection> {
     const options = this.client.options ?? {};
     const redis = this.client.duplicate({
       socket: { ...(options.socket ?? {}), reconnectStrategy: false },
       disableOfflineQueue: true,
-      name: 'rlock',
+      name,
     });
     const connection = new NodeRedisConnection(redis);
     try {
