@@ -255,7 +255,11 @@ async fn the_watchdog_keeps_read_write_and_permit_holdings_past_their_lease() ->
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn read_write_and_permit_holdings_re_bind_when_only_the_client_saw_the_drop(
 ) -> Result<(), Error> {
-    let redis = server();
+    // A PING every 0.5 s: a connection the client only writes to notices the break by then,
+    // not a third of the default 30 s idle bound later (past the wait below).
+    let redis = support::builder()
+        .module_args(&["watchdog-idle-ms", "1500"])
+        .start();
     let proxy = Proxy::start(redis.port).await;
     let client = client_at(proxy.port);
     assert!(Semaphore::new(&client, "s").try_set_permits(2).await?);
