@@ -1,0 +1,161 @@
+package rlock;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static rlock.testing.Admin.eventually;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import rlock.testing.Admin;
+import rlock.testing.Async;
+
+/** Leader election: campaign in FIFO order, leader(), observe() by keyspace events, resign(), onLost. */
+class ElectionTest extends OneServer {
+    final List<RLockClient> clients = new ArrayList<>();
+    final BlockingQueue<Seen> seen = new LinkedBlockingQueue<>();
+    String name;
+    String key;
+
+    /** A leader (or null) told to an observer, and when (System.nanoTime()). */
+    record Seen(Leader leader, long at) {
+    }
+
+    @BeforeEach
+    void events(TestInfo test) {
+        Admin.call(admin, "CONFIG", "SET", "notify-keyspace-events", "Kdgx");
+        name = test.getTestMethod().orElseThrow().getName();
+        key = "election:" + name;
+    }
+
+    @AfterEach
+    void closeClients() {
+        clients.forEach(RLockClient::close);
+    }
+
+    private RLockClient connect() {
+        RLockClient client = RLockClient.create(server.uri());
+        clients.add(client);
+        return client;
+    }
+
+    private Election.Observation observe() {
+        return connect().getElection(name, "observer").observe(leader -> seen.add(new Seen(leader, System.nanoTime())));
+    }
+
+    /** Campaigns on another thread, once {@code before} candidates wait already; returns when queued. */
+    private CompletableFuture<Long> campaignBehind(Election election, int before) throws InterruptedException {
+        CompletableFuture<Long> term = Async.call(election::campaign);
+        eventually(5000, election.getCandidate() + " queues", () -> Admin.waiters(admin, key) == before + 1);
+        return term;
+    }
+
+    private Seen next() throws InterruptedException {
+        Seen next = seen.poll(2, TimeUnit.SECONDS);
+        assertNotNull(next, "the observer was told nothing");
+        return next;
+    }
+
+    private static long leaderCalls() {
+        String stat = Admin.infoField(admin, "commandstats", "cmdstat_rlock.leader");
+        return stat == null ? 0 : Long.parseLong(stat.replaceAll("^calls=(\\d+),.*$", "$1"));
+    }
+
+    @Test
+    void closingTheLeadersClientMakesAFollowerLeaderAndObserversSeeItAtOnce() throws Exception {
+        Election first = connect().getElection(name, "candidate-1");
+        Election second = connect().getElection(name, "candidate-2");
+        Election third = connect().getElection(name, "candidate-3");
+        long term1 = first.campaign();
+        CompletableFuture<Long> term2 = campaignBehind(second, 0);
+        CompletableFuture<Long> term3 = campaignBehind(third, 1);
+        assertEquals("candidate-1", third.leader().candidate(), "every candidate reads the leader");
+        assertEquals(term1, third.leader().term());
+
+        try (Election.Observation observation = observe()) {
+            Leader now = next().leader();
+            assertEquals("candidate-1", now.candidate());
+            assertEquals(term1, now.term());
+            long calls = leaderCalls();
+            Thread.sleep(300);
+            assertEquals(calls, leaderCalls(), "the observer sends nothing while nothing changes");
+            assertTrue(seen.isEmpty(), "nothing changed: " + seen);
+
+            long closed = System.nanoTime();
+            clients.get(0).close();
+            long elected = term2.get(1, TimeUnit.SECONDS);
+            long electedMs = (System.nanoTime() - closed) / 1_000_000;
+            Seen change = next();
+            while (change.leader() == null) {
+                change = next(); // the drop, seen before the handoff
+            }
+            long seenMs = (change.at() - closed) / 1_000_000;
+            assertEquals("candidate-2", change.leader().candidate());
+            assertEquals(elected, change.leader().term());
+            assertTrue(elected > term1, "terms only grow");
+            assertTrue(seenMs < 50, "the observer saw the new leader " + seenMs + " ms after the close");
+            assertTrue(electedMs < 50, "the follower led " + electedMs + " ms after the close");
+            assertFalse(term3.isDone(), "the third candidate still waits");
+        }
+        assertTrue(second.resign());
+        assertTrue(term3.get(1, TimeUnit.SECONDS) > term1);
+        assertTrue(third.isLeader());
+    }
+
+    @Test
+    void aForcedEndIsLostAResignIsNotAndADroppedObserverCatchesUp() throws Exception {
+        RLockClient firstClient = connect();
+        Election first = firstClient.getElection(name, "candidate-1");
+        Election second = connect().getElection(name, "candidate-2");
+        BlockingQueue<String> lost = new LinkedBlockingQueue<>();
+        first.onLost(term -> lost.add("candidate-1:" + term));
+        second.onLost(term -> lost.add("candidate-2:" + term));
+        long term1 = first.campaign();
+        assertEquals(term1, first.campaign(), "campaigning again while leading: the same term");
+        CompletableFuture<Long> term2 = campaignBehind(second, 0);
+
+        try (Election.Observation observation = observe()) {
+            assertEquals("candidate-1", next().leader().candidate());
+            Election late = connect().getElection(name, "candidate-3");
+            assertEquals(-1, late.campaign(50, TimeUnit.MILLISECONDS), "a campaign with a deadline gives up");
+            assertEquals(1, Admin.waiters(admin, key), "and leaves the queue");
+            Admin.call(admin, "RLOCK.FORCERELEASE", key);
+            assertEquals("candidate-1:" + term1, lost.poll(2, TimeUnit.SECONDS));
+            long elected = term2.get(1, TimeUnit.SECONDS);
+            Seen change = next();
+            while (change.leader() == null) {
+                change = next();
+            }
+            assertEquals(new Leader("candidate-2", elected, change.leader().ttl()), change.leader());
+
+            assertTrue(second.resign());
+            assertFalse(second.resign(), "no longer leader");
+            assertNull(next().leader(), "nobody leads after the resign");
+            assertNull(second.leader());
+
+            List<String> observers = Admin.clientsNamed(admin, "rlock-java-observe:" + clients.get(2).getId());
+            assertEquals(1, observers.size(), observers.toString());
+            String id = observers.get(0).replaceAll("^id=(\\d+) .*$", "$1");
+            Admin.call(admin, "CLIENT", "KILL", "ID", id);
+            long term3 = first.campaign();
+            Seen back = next();
+            assertEquals("candidate-1", back.leader().candidate(), "after the reconnect: the leader now");
+            assertEquals(term3, back.leader().term());
+            eventually(2000, "the observer subscribed again",
+                    () -> Admin.clientsNamed(admin, "rlock-java-observe:" + clients.get(2).getId()).size() == 1);
+        }
+        assertTrue(first.resign());
+        Thread.sleep(200);
+        assertTrue(lost.isEmpty(), "resigns are not losses: " + lost);
+    }
+}
