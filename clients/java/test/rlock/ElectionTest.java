@@ -7,6 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static rlock.testing.Admin.eventually;
 
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
@@ -53,9 +56,13 @@ class ElectionTest extends OneServer {
         return connect().getElection(name, "observer").observe(leader -> seen.add(new Seen(leader, System.nanoTime())));
     }
 
+    /** A campaign's term, and when it returned (System.nanoTime()). */
+    record Elected(long term, long at) {
+    }
+
     /** Campaigns on another thread, once {@code before} candidates wait already; returns when queued. */
-    private CompletableFuture<Long> campaignBehind(Election election, int before) throws InterruptedException {
-        CompletableFuture<Long> term = Async.call(election::campaign);
+    private CompletableFuture<Elected> campaignBehind(Election election, int before) throws InterruptedException {
+        CompletableFuture<Elected> term = Async.call(() -> new Elected(election.campaign(), System.nanoTime()));
         eventually(5000, election.getCandidate() + " queues", () -> Admin.waiters(admin, key) == before + 1);
         return term;
     }
@@ -77,8 +84,8 @@ class ElectionTest extends OneServer {
         Election second = connect().getElection(name, "candidate-2");
         Election third = connect().getElection(name, "candidate-3");
         long term1 = first.campaign();
-        CompletableFuture<Long> term2 = campaignBehind(second, 0);
-        CompletableFuture<Long> term3 = campaignBehind(third, 1);
+        CompletableFuture<Elected> term2 = campaignBehind(second, 0);
+        CompletableFuture<Elected> term3 = campaignBehind(third, 1);
         assertEquals("candidate-1", third.leader().candidate(), "every candidate reads the leader");
         assertEquals(term1, third.leader().term());
 
@@ -93,8 +100,9 @@ class ElectionTest extends OneServer {
 
             long closed = System.nanoTime();
             clients.get(0).close();
-            long elected = term2.get(1, TimeUnit.SECONDS);
-            long electedMs = (System.nanoTime() - closed) / 1_000_000;
+            Elected led = term2.get(1, TimeUnit.SECONDS);
+            long elected = led.term();
+            long electedMs = (led.at() - closed) / 1_000_000;
             Seen change = next();
             while (change.leader() == null) {
                 change = next(); // the drop, seen before the handoff
@@ -108,8 +116,47 @@ class ElectionTest extends OneServer {
             assertFalse(term3.isDone(), "the third candidate still waits");
         }
         assertTrue(second.resign());
-        assertTrue(term3.get(1, TimeUnit.SECONDS) > term1);
+        assertTrue(term3.get(1, TimeUnit.SECONDS).term() > term1);
         assertTrue(third.isLeader());
+    }
+
+    @Test
+    void killingTheLeadersProcessMakesAFollowerLeaderAndObserversSeeItWithin50Ms() throws Exception {
+        Process leader = CrossJvmTest.child("lead", server.uri(), name, "candidate-1");
+        try {
+            BufferedReader out = new BufferedReader(new InputStreamReader(leader.getInputStream(), StandardCharsets.UTF_8));
+            long term1 = Long.parseLong(CrossJvmTest.line(leader, out, "LEADER ").substring(7));
+            CompletableFuture<Elected> term2 = campaignBehind(connect().getElection(name, "candidate-2"), 0);
+            campaignBehind(connect().getElection(name, "candidate-3"), 1);
+            List<Seen> observers = new ArrayList<>();
+            try (Election.Observation one = observe(); Election.Observation two = observe()) {
+                assertEquals(term1, next().leader().term());
+                assertEquals(term1, next().leader().term());
+                long killed = System.nanoTime();
+                leader.destroyForcibly(); // SIGKILL
+                Elected second = term2.get(1, TimeUnit.SECONDS);
+                long elected = second.term();
+                long electedMs = (second.at() - killed) / 1_000_000;
+                while (observers.size() < 2) {
+                    Seen change = next();
+                    if (change.leader() != null) {
+                        observers.add(change);
+                    }
+                }
+                System.out.println("kill -9 to new leader " + electedMs + " ms, to observers "
+                        + observers.stream().map(c -> (c.at() - killed) / 1_000_000 + " ms").toList());
+                for (Seen change : observers) {
+                    assertEquals(new Leader("candidate-2", elected, change.leader().ttl()), change.leader());
+                    long seenMs = (change.at() - killed) / 1_000_000;
+                    assertTrue(seenMs < 50, "an observer saw the new leader " + seenMs + " ms after the kill");
+                }
+                assertTrue(electedMs < 50, "the follower led " + electedMs + " ms after the kill");
+                assertTrue(leader.waitFor(5, TimeUnit.SECONDS));
+                assertEquals(137, leader.exitValue(), "killed by SIGKILL");
+            }
+        } finally {
+            leader.destroyForcibly();
+        }
     }
 
     @Test
@@ -122,7 +169,7 @@ class ElectionTest extends OneServer {
         second.onLost(term -> lost.add("candidate-2:" + term));
         long term1 = first.campaign();
         assertEquals(term1, first.campaign(), "campaigning again while leading: the same term");
-        CompletableFuture<Long> term2 = campaignBehind(second, 0);
+        CompletableFuture<Elected> term2 = campaignBehind(second, 0);
 
         try (Election.Observation observation = observe()) {
             assertEquals("candidate-1", next().leader().candidate());
@@ -131,7 +178,7 @@ class ElectionTest extends OneServer {
             assertEquals(1, Admin.waiters(admin, key), "and leaves the queue");
             Admin.call(admin, "RLOCK.FORCERELEASE", key);
             assertEquals("candidate-1:" + term1, lost.poll(2, TimeUnit.SECONDS));
-            long elected = term2.get(1, TimeUnit.SECONDS);
+            long elected = term2.get(1, TimeUnit.SECONDS).term();
             Seen change = next();
             while (change.leader() == null) {
                 change = next();
