@@ -122,6 +122,8 @@ public final class Election {
      * connection drops, it reconnects and reads the leader again, so a change missed while
      * disconnected is reported then. Close the observation to stop.
      *
+     * @throws IllegalStateException when {@code CONFIG GET notify-keyspace-events} shows the
+     *         server would not publish them (not checked when the user may not run it)
      * @throws RLockException when the subscription cannot be made
      */
     public Observation observe(LeaderListener listener) {
@@ -142,6 +144,7 @@ public final class Election {
         private Observation(LeaderListener listener) {
             this.listener = listener;
             this.channel = "__keyspace@" + engine.settings().db() + "__:" + key;
+            checkEvents();
             this.thread = Executors.newSingleThreadExecutor(runnable -> {
                 Thread t = new Thread(runnable, "rlock-observe " + key);
                 t.setDaemon(true);
@@ -154,6 +157,24 @@ public final class Election {
                 throw new RLockException("cannot observe " + key + ": " + e.getMessage(), e);
             }
             run(this::refresh);
+        }
+
+        /**
+         * Refuses to observe without the events it needs, when the server lets us read its
+         * setting ({@code CONFIG GET}; a user not allowed it is trusted).
+         */
+        private void checkEvents() {
+            String flags;
+            try {
+                Map<String, Object> config = Replies.map(engine.call(key, "CONFIG", "GET", "notify-keyspace-events"));
+                flags = config == null ? null : Engine.text(config.get("notify-keyspace-events"));
+            } catch (RLockException e) {
+                return;
+            }
+            if (flags != null && !(flags.contains("K") && (flags.contains("d") || flags.contains("A")))) {
+                throw new IllegalStateException("the server does not publish the keyspace events an observation needs:"
+                        + " notify-keyspace-events is \"" + flags + "\", it needs K and d (CONFIG SET notify-keyspace-events Kdgx)");
+            }
         }
 
         private void subscribe() throws IOException {

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static rlock.testing.Admin.eventually;
 
@@ -156,6 +157,19 @@ class ElectionTest extends OneServer {
             }
         } finally {
             leader.destroyForcibly();
+        }
+    }
+
+    @Test
+    void anObservationNeedsTheModulesKeyspaceEvents() throws Exception {
+        Admin.call(admin, "CONFIG", "SET", "notify-keyspace-events", "Kgx");
+        IllegalStateException off = assertThrows(IllegalStateException.class, this::observe);
+        assertTrue(off.getMessage().contains("needs K and d"), off.getMessage());
+        Admin.call(admin, "CONFIG", "SET", "notify-keyspace-events", "KA");
+        try (Election.Observation observation = observe()) {
+            assertNull(next().leader(), "nobody leads yet");
+            long term = connect().getElection(name, "candidate-1").campaign();
+            assertEquals(term, next().leader().term(), "A includes the module's class");
         }
     }
 
