@@ -126,6 +126,12 @@ final class Engine {
      */
     long acquire(Family family, String key, String owner, int permits, long leaseMs, long waitMs,
             boolean interruptible) throws InterruptedException {
+        return acquire(family, key, owner, permits, leaseMs, waitMs, interruptible, 0);
+    }
+
+    /** As above, with {@code LOCKDELAY lockDelayMs} when it is above 0 (plain locks). */
+    long acquire(Family family, String key, String owner, int permits, long leaseMs, long waitMs,
+            boolean interruptible, long lockDelayMs) throws InterruptedException {
         if (interruptible && Thread.interrupted()) {
             throw new InterruptedException();
         }
@@ -136,7 +142,7 @@ final class Engine {
         String requestId = requestId();
         if (waitMs == 0) {
             Router.Reply reply = router.call(key,
-                    family.acquire(key, owner, permits, lease, watchdog, Family.NO_WAIT, 0, requestId));
+                    family.acquire(key, owner, permits, lease, watchdog, Family.NO_WAIT, 0, requestId, lockDelayMs));
             return granted(target, reply.node(), reply.value(), watchdog, lease, permits);
         }
         long deadline = waitMs < 0 ? Long.MAX_VALUE : System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs);
@@ -152,7 +158,7 @@ final class Engine {
                 boolean over = deadline != Long.MAX_VALUE && left <= 0;
                 long waitArg = deadline == Long.MAX_VALUE ? 0 : over ? Family.NO_WAIT : ceilMillis(left);
                 Waiter waiter = over ? null : hub.register(target, node, session.generation, deadline);
-                Object[] args = family.acquire(key, owner, permits, lease, watchdog, waitArg, session.notifyId, requestId);
+                Object[] args = family.acquire(key, owner, permits, lease, watchdog, waitArg, session.notifyId, requestId, lockDelayMs);
                 Object reply;
                 try {
                     reply = asking ? session.conn.callAsking(args) : session.conn.call(args);

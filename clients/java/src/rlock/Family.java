@@ -37,10 +37,11 @@ enum Family {
     static final long NOTIFY_SELF = -1;
 
     /**
-     * {@code <PREFIX>.ACQUIRE key owner [READ|WRITE] [PERMITS n] PX lease [WATCHDOG] [WAIT ms NOTIFY [id]] ID id}.
+     * {@code <PREFIX>.ACQUIRE key owner [READ|WRITE] [PERMITS n] PX lease [WATCHDOG] [WAIT ms NOTIFY [id]] ID id
+     * [LOCKDELAY ms]} ({@code LOCKDELAY} when {@code lockDelayMs} > 0: plain locks only).
      */
     Object[] acquire(String key, String owner, int permits, long leaseMs, boolean watchdog, long waitMs,
-            long notifyId, String requestId) {
+            long notifyId, String requestId, long lockDelayMs) {
         List<Object> args = new ArrayList<>(16);
         args.add(prefix + ".ACQUIRE");
         args.add(key);
@@ -67,6 +68,10 @@ enum Family {
         }
         args.add("ID");
         args.add(requestId);
+        if (lockDelayMs > 0) {
+            args.add("LOCKDELAY");
+            args.add(lockDelayMs);
+        }
         return args.toArray();
     }
 

@@ -9,11 +9,62 @@ final class LockImpl implements RLock {
     private final Engine engine;
     private final String name;
     private final Family family;
+    /** {@code LOCKDELAY} of its acquires, in ms (0: none, the server's default applies). */
+    private final long lockDelayMs;
 
     LockImpl(Engine engine, String name, Family family) {
+        this(engine, name, family, 0);
+    }
+
+    private LockImpl(Engine engine, String name, Family family, long lockDelayMs) {
         this.engine = engine;
         this.name = name;
         this.family = family;
+        this.lockDelayMs = lockDelayMs;
+    }
+
+    @Override
+    public RLock withLockDelay(long delay, TimeUnit unit) {
+        plainOnly("a lock-delay");
+        if (delay <= 0) {
+            throw new IllegalArgumentException("a lock-delay of at least 1 ms");
+        }
+        return new LockImpl(engine, name, family, ceilMillis(unit.toNanos(delay)));
+    }
+
+    @Override
+    public Object guard(String... command) {
+        plainOnly("a guarded write");
+        if (command.length == 0) {
+            throw new IllegalArgumentException("a guarded write needs a command");
+        }
+        // Sent even when this client already knows the holding lost: the server decides.
+        Holding known = held();
+        Object[] args = new Object[4 + command.length];
+        args[0] = "RLOCK.GUARD";
+        args[1] = name;
+        args[2] = known.target.owner();
+        args[3] = known.token;
+        System.arraycopy(command, 0, args, 4, command.length);
+        try {
+            return engine.call(name, args);
+        } catch (RLockException e) {
+            if (!"NOTOWNER".equals(e.code())) {
+                throw e;
+            }
+            engine.holdings().lost(known);
+            throw new LockLostException(e.getMessage());
+        }
+    }
+
+    private void plainOnly(String what) {
+        if (family != Family.LOCK) {
+            throw new UnsupportedOperationException(what + " is for plain locks only, not " + this);
+        }
+    }
+
+    private long acquire(long leaseMs, long waitMs, boolean interruptible) throws InterruptedException {
+        return engine.acquire(family, name, engine.owner(), 1, leaseMs, waitMs, interruptible, lockDelayMs);
     }
 
     @Override
@@ -33,7 +84,7 @@ final class LockImpl implements RLock {
 
     private void uninterruptibly(long leaseMs) {
         try {
-            engine.acquire(family, name, engine.owner(), 1, leaseMs, -1, false);
+            acquire(leaseMs, -1, false);
         } catch (InterruptedException e) {
             throw new IllegalStateException("an uninterruptible wait was interrupted", e);
         }
@@ -41,18 +92,18 @@ final class LockImpl implements RLock {
 
     @Override
     public void lockInterruptibly() throws InterruptedException {
-        engine.acquire(family, name, engine.owner(), 1, -1, -1, true);
+        acquire(-1, -1, true);
     }
 
     @Override
     public void lockInterruptibly(long leaseTime, TimeUnit unit) throws InterruptedException {
-        engine.acquire(family, name, engine.owner(), 1, lease(leaseTime, unit), -1, true);
+        acquire(lease(leaseTime, unit), -1, true);
     }
 
     @Override
     public boolean tryLock() {
         try {
-            return engine.acquire(family, name, engine.owner(), 1, -1, 0, false) >= 0;
+            return acquire(-1, 0, false) >= 0;
         } catch (InterruptedException e) {
             throw new IllegalStateException(e);
         }
@@ -60,12 +111,12 @@ final class LockImpl implements RLock {
 
     @Override
     public boolean tryLock(long time, TimeUnit unit) throws InterruptedException {
-        return engine.acquire(family, name, engine.owner(), 1, -1, waitMillis(time, unit), true) >= 0;
+        return acquire(-1, waitMillis(time, unit), true) >= 0;
     }
 
     @Override
     public boolean tryLock(long waitTime, long leaseTime, TimeUnit unit) throws InterruptedException {
-        return engine.acquire(family, name, engine.owner(), 1, lease(leaseTime, unit), waitMillis(waitTime, unit), true) >= 0;
+        return acquire(lease(leaseTime, unit), waitMillis(waitTime, unit), true) >= 0;
     }
 
     @Override
@@ -140,11 +191,20 @@ final class LockImpl implements RLock {
 
     @Override
     public long getToken() {
-        Holding known = engine.holdings().get(new Target(family, name, engine.owner()));
-        if (known == null || known.isLost()) {
-            throw new IllegalMonitorStateException("the current thread does not hold " + family.type + " lock " + name);
+        Holding known = held();
+        if (known.isLost()) {
+            throw new LockLostException("the current thread's holding of " + this + " was lost");
         }
         return known.token;
+    }
+
+    /** The calling thread's holding as this client knows it, lost or not. */
+    private Holding held() {
+        Holding known = engine.holdings().get(new Target(family, name, engine.owner()));
+        if (known == null) {
+            throw new IllegalMonitorStateException("the current thread does not hold " + this);
+        }
+        return known;
     }
 
     private Map<String, Object> info() {

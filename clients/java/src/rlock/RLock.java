@@ -84,4 +84,32 @@ public interface RLock extends Lock {
      *         as this client knows)
      */
     long getToken();
+
+    /**
+     * Runs one write command ({@code RLOCK.GUARD}) only while the calling thread still holds this
+     * lock with its current token, atomically: e.g. {@code lock.guard("SET", "balance", "10")}.
+     * The command must be a write that never blocks, allowed to this client's user; in Redis
+     * Cluster its keys must share the lock key's slot (use a hash tag).
+     *
+     * @return the inner command's reply as the connection reads it ({@code String} for simple
+     *         strings, {@code byte[]} for bulk strings, {@code Long}, {@code List}, null)
+     * @throws LockLostException when the server says the thread no longer holds it with that
+     *         token ({@code NOTOWNER}): nothing ran
+     * @throws IllegalMonitorStateException when this client knows of no holding of the thread
+     * @throws RLockException when the server refuses the command (not a write, {@code NOPERM},
+     *         {@code CROSSSLOT}, {@code OOM}, ...)
+     * @throws UnsupportedOperationException on a read-write lock's side
+     */
+    Object guard(String... command);
+
+    /**
+     * This lock with {@code LOCKDELAY} on its acquires: when a holding taken through the returned
+     * handle ends other than by its owner's release (lease end, lost watchdog connection,
+     * {@code MAXHOLD}), nobody gets the lock for {@code delay} (waiters keep their places).
+     * Rounded up to whole ms.
+     *
+     * @throws UnsupportedOperationException on a read-write lock's side (the server has no
+     *         lock-delay for it)
+     */
+    RLock withLockDelay(long delay, TimeUnit unit);
 }

@@ -67,6 +67,14 @@ public final class RLockClient implements AutoCloseable {
         return new LatchImpl(engine, name);
     }
 
+    /**
+     * An election among candidates of {@code name} (the lock {@code election:<name>}), as
+     * {@code candidate}: see {@link Election}.
+     */
+    public Election getElection(String name, String candidate) {
+        return new Election(engine, name, candidate);
+    }
+
     /** Told of each holding that ended without its owner's release (see {@link LockLostListener}). */
     public void addLockLostListener(LockLostListener listener) {
         engine.holdings().addListener(listener);

@@ -46,10 +46,13 @@ final class Replies {
         }
     }
 
-    /** Raises the server's error as an {@link RLockException}. */
+    /** Raises the server's error as an {@link RLockException} ({@link DeadlockException} for {@code DEADLOCK}). */
     static Object check(Object reply) {
         if (reply instanceof RespError) {
             RespError error = (RespError) reply;
+            if ("DEADLOCK".equals(error.code())) {
+                throw new DeadlockException(error.message());
+            }
             throw new RLockException(error.code(), error.message());
         }
         return reply;

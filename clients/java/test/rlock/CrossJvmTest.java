@@ -13,30 +13,13 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import rlock.resp.RespConnection;
 import rlock.testing.Admin;
 import rlock.testing.Async;
-import rlock.testing.RedisServer;
 
 /** Other JVMs: exclusion between processes, and a holder killed with SIGKILL. */
-class CrossJvmTest {
-    static RedisServer server;
-    static RespConnection admin;
-
-    @BeforeAll
-    static void start() throws Exception {
-        server = RedisServer.start();
-        admin = server.admin();
-    }
-
-    @AfterAll
-    static void stop() {
-        admin.close();
-        server.close();
-    }
+class CrossJvmTest extends OneServer {
 
     static Process child(String... args) throws IOException {
         String classpath = System.getProperty("rlock.test.classpath");

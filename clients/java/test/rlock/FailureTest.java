@@ -14,42 +14,24 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
-import rlock.resp.RespConnection;
 import rlock.testing.Admin;
 import rlock.testing.Async;
 import rlock.testing.Proxy;
-import rlock.testing.RedisServer;
 
 /**
  * Dropped connections: a lost reply is re-sent with the same request id and never counts twice;
  * watchdog holdings are re-bound after a reconnect, or reported lost.
  */
-class FailureTest {
-    static RedisServer server;
-    static RespConnection admin;
+class FailureTest extends OneServer {
     Proxy proxy;
     RLockClient client;
     RLockClient other;
     String name;
     final BlockingQueue<LostLock> lost = new LinkedBlockingQueue<>();
-
-    @BeforeAll
-    static void start() throws Exception {
-        server = RedisServer.start();
-        admin = server.admin();
-    }
-
-    @AfterAll
-    static void stop() {
-        admin.close();
-        server.close();
-    }
 
     @BeforeEach
     void connect(TestInfo test) throws Exception {

@@ -9,47 +9,13 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
-import rlock.resp.RespConnection;
 import rlock.testing.Admin;
 import rlock.testing.Async;
-import rlock.testing.RedisServer;
 
-class LatchTest {
-    static RedisServer server;
-    static RespConnection admin;
-    RLockClient client;
-    RLockClient other;
-    String name;
-
-    @BeforeAll
-    static void start() throws Exception {
-        server = RedisServer.start();
-        admin = server.admin();
-    }
-
-    @AfterAll
-    static void stop() {
-        admin.close();
-        server.close();
-    }
-
-    @BeforeEach
-    void connect(TestInfo test) {
-        client = RLockClient.create(server.uri());
-        other = RLockClient.create(server.uri());
-        name = "latch:" + test.getTestMethod().orElseThrow().getName();
-    }
-
-    @AfterEach
-    void disconnect() {
-        client.close();
-        other.close();
+class LatchTest extends TwoClients {
+    LatchTest() {
+        super("latch");
     }
 
     @Test

@@ -17,48 +17,15 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
 import rlock.resp.RespConnection;
 import rlock.testing.Admin;
 import rlock.testing.Async;
-import rlock.testing.RedisServer;
 
 /** The plain lock within one JVM: re-entry, exclusion, FIFO, leases, waits, interrupts, tokens. */
-class LockTest {
-    static RedisServer server;
-    static RespConnection admin;
-    RLockClient client;
-    RLockClient other;
-    String name;
-
-    @BeforeAll
-    static void start() throws Exception {
-        server = RedisServer.start();
-        admin = server.admin();
-    }
-
-    @AfterAll
-    static void stop() {
-        admin.close();
-        server.close();
-    }
-
-    @BeforeEach
-    void connect(TestInfo test) {
-        client = RLockClient.create(server.uri());
-        other = RLockClient.create(server.uri());
-        name = "lock:" + test.getTestMethod().orElseThrow().getName();
-    }
-
-    @AfterEach
-    void disconnect() {
-        client.close();
-        other.close();
+class LockTest extends TwoClients {
+    LockTest() {
+        super("lock");
     }
 
     private Map<String, Object> info() {

@@ -16,48 +16,14 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
-import rlock.resp.RespConnection;
 import rlock.testing.Admin;
 import rlock.testing.Async;
-import rlock.testing.RedisServer;
 
 /** RSemaphore and RPermitExpirableSemaphore. */
-class SemaphoreTest {
-    static RedisServer server;
-    static RespConnection admin;
-    RLockClient client;
-    RLockClient other;
-    String name;
-
-    @BeforeAll
-    static void start() throws Exception {
-        server = RedisServer.start();
-        admin = server.admin();
-    }
-
-    @AfterAll
-    static void stop() {
-        admin.close();
-        server.close();
-    }
-
-    @BeforeEach
-    void connect(TestInfo test) {
-        client = RLockClient.create(server.uri());
-        other = RLockClient.create(server.uri());
-        name = "sem:" + test.getTestMethod().orElseThrow().getName();
-    }
-
-    @AfterEach
-    void disconnect() {
-        client.close();
-        other.close();
+class SemaphoreTest extends TwoClients {
+    SemaphoreTest() {
+        super("sem");
     }
 
     private long queued() {

@@ -8,6 +8,7 @@ import rlock.resp.RespConnection;
 /**
  * The other JVM of the cross-process tests:
  * {@code hold <uri> <name>} takes the lock with the watchdog, prints {@code HELD <token>} and
+ * sleeps; {@code lead <uri> <election> <candidate>} campaigns, prints {@code LEADER <term>} and
  * sleeps; {@code count <uri> <name> <n>} increments a counter (GET, then SET) n times under the
  * lock, counting overlaps, and prints {@code DONE <overlaps>}.
  */
@@ -15,6 +16,11 @@ public final class Child {
     public static void main(String[] args) throws Exception {
         String mode = args[0];
         RLockClient client = RLockClient.create(args[1]);
+        if (mode.equals("lead")) {
+            System.out.println("LEADER " + client.getElection(args[2], args[3]).campaign());
+            System.out.flush();
+            Thread.sleep(Long.MAX_VALUE);
+        }
         RLock lock = client.getLock(args[2]);
         if (mode.equals("hold")) {
             lock.lock();

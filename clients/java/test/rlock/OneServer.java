@@ -1,0 +1,24 @@
+package rlock;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import rlock.resp.RespConnection;
+import rlock.testing.RedisServer;
+
+/** A test class's own redis-server with the module, and an admin connection to it. */
+abstract class OneServer {
+    static RedisServer server;
+    static RespConnection admin;
+
+    @BeforeAll
+    static void start() throws Exception {
+        server = RedisServer.start();
+        admin = server.admin();
+    }
+
+    @AfterAll
+    static void stop() {
+        admin.close();
+        server.close();
+    }
+}
