@@ -219,6 +219,19 @@ pub(crate) fn rebind(
     cmd
 }
 
+/// `RLOCK.GUARD key owner token command [arg ...]`: runs `inner` (a write) only while `owner`
+/// holds the lock at `key` with `token`; `NOTOWNER` otherwise, and nothing runs.
+pub(crate) fn guard(key: &str, owner: &str, token: u64, inner: &Cmd) -> Cmd {
+    let mut cmd = redis::cmd("RLOCK.GUARD");
+    cmd.arg(key).arg(owner).arg(token);
+    for arg in inner.args_iter() {
+        if let redis::Arg::Simple(bytes) = arg {
+            cmd.arg(bytes);
+        }
+    }
+    cmd
+}
+
 /// A fresh id for one logical call, reused unchanged by its retry.
 pub(crate) fn request_id() -> String {
     uuid::Uuid::new_v4().simple().to_string()

@@ -19,6 +19,8 @@ pub enum Error {
     /// The lock is no longer ours: its lease ran out, its watchdog connection was lost and
     /// could not be re-bound, or someone force-released it. Whatever the holder did since may
     /// have overlapped with the next holder: this is where the fencing token earns its keep.
+    /// Also what [`LockGuard::guarded`](crate::LockGuard::guarded) answers when the server
+    /// refused the write because the holding is gone (`NOTOWNER`: nothing was run).
     Lost,
     /// The server refused a wait at once because it would close a cycle of owners (this
     /// owner holds a lock that a holder of the wanted lock waits for, directly or through
@@ -73,6 +75,8 @@ impl From<redis::RedisError> for Error {
                     .unwrap_or(detail);
                 Error::Deadlock(cycle.trim().to_string())
             }
+            // `RLOCK.GUARD`'s refusal: the guard's holding is no longer there.
+            Some("NOTOWNER") => Error::Lost,
             _ => Error::Redis(err),
         }
     }
