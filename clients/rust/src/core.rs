@@ -64,6 +64,7 @@ impl Core {
                 wait: Wait::No,
                 watchdog: true,
                 max_hold: None,
+                lock_delay: None,
             },
             response_timeout: DEFAULT_RESPONSE_TIMEOUT,
             plain: Arc::new(Link::new(client, DEFAULT_RESPONSE_TIMEOUT)),
@@ -101,6 +102,11 @@ impl Core {
 
     pub(crate) fn max_hold(mut self, cap: Duration) -> Self {
         self.options.max_hold = Some(cap);
+        self
+    }
+
+    pub(crate) fn lock_delay(mut self, delay: Duration) -> Self {
+        self.options.lock_delay = Some(delay);
         self
     }
 
