@@ -202,8 +202,13 @@ impl Guard<Exclusive> {
     /// [`Error::Redis`] and whether the command ran is unknown.
     pub async fn guarded<T: redis::FromRedisValue>(&self, command: &redis::Cmd) -> Result<T> {
         let route = self.route.as_ref().expect("a live guard has its route");
-        let cmd = commands::guard(&self.key, &self.owner, self.token, command);
+        let cmd = self.guard_command(command);
         Ok(route.link().call_once(&cmd, Duration::ZERO).await?)
+    }
+
+    /// `RLOCK.GUARD` of `command` under this holding.
+    pub(crate) fn guard_command(&self, command: &redis::Cmd) -> redis::Cmd {
+        commands::guard(&self.key, &self.owner, self.token, command)
     }
 }
 

@@ -160,6 +160,7 @@
 
 mod commands;
 mod core;
+mod election;
 mod error;
 mod guard;
 mod latch;
@@ -172,6 +173,7 @@ mod semaphore;
 mod timing;
 mod watchdog;
 
+pub use election::{Election, Leader, Observer};
 pub use error::{Error, Result};
 pub use guard::{Exclusive, Guard, LockGuard, Permit, Permits, Read, ReadGuard, Write, WriteGuard};
 pub use latch::CountDownLatch;

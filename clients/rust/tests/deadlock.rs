@@ -38,7 +38,10 @@ async fn opposite_nesting_gets_deadlock_on_the_second_wait_at_once() -> Result<(
         panic!("expected a deadlock, got {refused:?}");
     };
     assert!(took < AT_ONCE, "refused after {took:?}");
-    assert!(cycle.contains(two_a.owner()) && cycle.contains(one_a.owner()), "{cycle}");
+    assert!(
+        cycle.contains(two_a.owner()) && cycle.contains(one_a.owner()),
+        "{cycle}"
+    );
     assert_eq!(waiters(&redis, "a"), 0, "the refused wait is not queued");
     assert!(!first.is_finished(), "the other wait goes on");
 
@@ -61,11 +64,17 @@ async fn read_write_locks_nested_in_opposite_orders_get_deadlock() -> Result<(),
     let held_x = one_x.write().await?;
     let held_y = two_y.read().await?;
     let first = tokio::spawn(async move { one_y.write().await.map(|guard| guard.token()) });
-    common::wait_until("a writer waiting at y", || rw_waiting(&redis, "y") == (0, 1));
+    common::wait_until("a writer waiting at y", || {
+        rw_waiting(&redis, "y") == (0, 1)
+    });
 
     let started = Instant::now();
     let refused = two_x.write().await;
-    assert!(started.elapsed() < AT_ONCE, "refused after {:?}", started.elapsed());
+    assert!(
+        started.elapsed() < AT_ONCE,
+        "refused after {:?}",
+        started.elapsed()
+    );
     assert!(matches!(refused, Err(Error::Deadlock(_))), "{refused:?}");
 
     held_y.release().await?;

@@ -27,7 +27,10 @@ async fn an_old_holders_guarded_write_is_refused_after_a_force_release() -> Resu
     let handles = [
         ("watchdog", Lock::new(&client, "k")),
         ("plain", Lock::new(&client, "k").watchdog(false)),
-        ("waiting", Lock::new(&client, "k").wait(Duration::from_secs(1))),
+        (
+            "waiting",
+            Lock::new(&client, "k").wait(Duration::from_secs(1)),
+        ),
     ];
     for (what, old) in handles {
         let old = old.acquire().await?;
@@ -56,7 +59,9 @@ async fn a_free_lock_refuses_and_a_read_is_a_server_error() -> Result<(), Error>
     let redis = server();
     let client = client(&redis);
     let guard = Lock::new(&client, "k").acquire().await?;
-    let read = guard.guarded::<Option<String>>(redis::cmd("GET").arg("data")).await;
+    let read = guard
+        .guarded::<Option<String>>(redis::cmd("GET").arg("data"))
+        .await;
     assert!(matches!(read, Err(Error::Redis(_))), "{read:?}");
 
     assert_eq!(redis.conn().cmd(&["RLOCK.FORCERELEASE", "k"]).int(), 1);

@@ -249,7 +249,10 @@ async fn a_lease_end_under_lock_delay_grants_the_next_waiter_a_delay_later() -> 
     let granted = waiter.acquire().await?;
     let after = lease_end.elapsed();
     assert!(after >= SECOND, "granted {after:?} after the lease ended");
-    assert!(after < 3 * SECOND, "granted only {after:?} after the lease ended");
+    assert!(
+        after < 3 * SECOND,
+        "granted only {after:?} after the lease ended"
+    );
     assert!(matches!(held.release().await, Err(Error::Lost)));
     granted.release().await?;
 
