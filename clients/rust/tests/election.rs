@@ -10,6 +10,7 @@ use common::Server;
 use rlock_client::{Election, Error, Leader, Observer};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use support::holder::HoldingProcess;
 use support::proxy::Proxy;
 use support::{bound_to, client, client_at, kill_client, server, wait_waiters};
 
@@ -112,6 +113,42 @@ async fn a_dropped_leader_is_followed_by_the_next_and_observers_see_it_at_once()
         .await
         .expect("c1 is told");
     assert!(!elections[0].is_leader());
+    assert!(!third.is_finished(), "c3 still waits");
+    third.abort();
+    Ok(())
+}
+
+/// The leader is a process of its own (`rlock-hold leader=c1`), killed with SIGKILL: the
+/// first follower leads within 50 ms, and both observers see it within 50 ms.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_leader_process_killed_9_is_followed_within_50_ms_and_every_observer_sees_it(
+) -> Result<(), Error> {
+    let redis = with_events();
+    let mut leader = HoldingProcess::start(&redis, "leader=c1", NAME);
+    let (_proxies, elections) = candidates(&redis, &["c2", "c3"]).await;
+    let second = campaign(&redis, &elections[0], 0);
+    let third = campaign(&redis, &elections[1], 1);
+    let watchers = [
+        Election::new(&client(&redis), NAME, "w1"),
+        Election::new(&client(&redis), NAME, "w2"),
+    ];
+    let mut observers: Vec<Observer> = watchers.iter().map(Election::observe).collect();
+    for observer in &mut observers {
+        let first = seen(observer, "c1", Instant::now(), Duration::from_secs(2)).await;
+        assert_eq!(first.term, Some(leader.token));
+    }
+
+    let killed = Instant::now();
+    leader.kill9();
+    let term = tokio::time::timeout(SEEN_WITHIN, second)
+        .await
+        .expect("c2 leads within 50 ms")
+        .expect("task")?;
+    assert!(term > leader.token, "terms grow");
+    for observer in &mut observers {
+        let next = seen(observer, "c2", killed, SEEN_WITHIN).await;
+        assert_eq!(next.term, Some(term));
+    }
     assert!(!third.is_finished(), "c3 still waits");
     third.abort();
     Ok(())
