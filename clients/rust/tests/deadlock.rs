@@ -81,3 +81,31 @@ async fn read_write_locks_nested_in_opposite_orders_get_deadlock() -> Result<(),
     first.await.expect("task")?;
     held_x.release().await
 }
+
+/// A cycle through a plain lock and a read-write lock: one owner holds the lock and waits to
+/// write, the other holds a read and asks for the lock.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cycle_through_a_lock_and_a_read_write_lock_gets_deadlock() -> Result<(), Error> {
+    let redis = server();
+    let (one, two) = (client(&redis), client(&redis));
+    let one_lock = Lock::new(&one, "m").wait(WAIT);
+    let one_rw = RwLock::new(&one, "rw")
+        .wait(WAIT)
+        .owner_id(one_lock.owner());
+    let two_rw = RwLock::new(&two, "rw").wait(WAIT);
+    let two_lock = Lock::new(&two, "m").wait(WAIT).owner_id(two_rw.owner());
+
+    let held_lock = one_lock.acquire().await?;
+    let reading = two_rw.read().await?;
+    let first = tokio::spawn(async move { one_rw.write().await.map(|guard| guard.token()) });
+    common::wait_until("a writer waiting at rw", || {
+        rw_waiting(&redis, "rw") == (0, 1)
+    });
+
+    let refused = two_lock.acquire().await;
+    assert!(matches!(refused, Err(Error::Deadlock(_))), "{refused:?}");
+    assert_eq!(waiters(&redis, "m"), 0);
+    reading.release().await?;
+    first.await.expect("task")?;
+    held_lock.release().await
+}

@@ -159,7 +159,13 @@ async fn a_leader_process_killed_9_is_followed_within_50_ms_and_every_observer_s
 async fn resign_hands_over_and_a_force_release_is_reported_lost() -> Result<(), Error> {
     let redis = with_events();
     let (_proxies, elections) = candidates(&redis, &["c1", "c2"]).await;
-    elections[0].campaign().await?;
+    let first = elections[0].campaign().await?;
+    assert_eq!(
+        elections[0].campaign().await?,
+        first,
+        "leading: the term at once"
+    );
+    assert_eq!(support::holds(&redis, NAME), Some(1), "not a second hold");
     let second = campaign(&redis, &elections[1], 0);
 
     let lost = elections[0].lost();
