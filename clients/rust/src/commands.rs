@@ -33,6 +33,21 @@ pub(crate) struct AcquireOptions {
     pub wait: Wait,
     pub watchdog: bool,
     pub max_hold: Option<Duration>,
+    /// `LOCKDELAY ms` (the plain lock only).
+    pub lock_delay: Option<Duration>,
+}
+
+impl AcquireOptions {
+    /// A lease and a wait, nothing else: no watchdog, cap or delay.
+    pub(crate) fn unwatched(lease: Duration, wait: Wait) -> AcquireOptions {
+        AcquireOptions {
+            lease,
+            wait,
+            watchdog: false,
+            max_hold: None,
+            lock_delay: None,
+        }
+    }
 }
 
 /// What a holding (or a wait) is of: the command family, and for a read-write lock the mode,
@@ -126,7 +141,7 @@ pub(crate) fn millis(duration: Duration) -> u64 {
 }
 
 /// `<P>.ACQUIRE key owner [READ|WRITE|PERMITS n] PX ms [WAIT ms [NOTIFY]] [WATCHDOG] ID id
-/// [MAXHOLD ms]`. With `notify` (only for a `wait`: `NOTIFY` needs `WAIT`) it waits without
+/// [MAXHOLD ms] [LOCKDELAY ms]`. With `notify` (only for a `wait`: `NOTIFY` needs `WAIT`) it waits without
 /// blocking the connection, and the grant comes as a message on the caller's `__rlock__`
 /// channel (docs/notify.md). For a latch: `RLATCH.AWAIT key [WAIT ms [NOTIFY]]`.
 pub(crate) fn acquire(
@@ -161,6 +176,9 @@ pub(crate) fn acquire(
     cmd.arg("ID").arg(id);
     if let Some(cap) = options.max_hold {
         cmd.arg("MAXHOLD").arg(millis(cap));
+    }
+    if let (Kind::Lock, Some(delay)) = (kind, options.lock_delay) {
+        cmd.arg("LOCKDELAY").arg(delay.as_millis() as u64);
     }
     cmd
 }
@@ -216,6 +234,19 @@ pub(crate) fn rebind(
         .arg("PX")
         .arg(millis(lease))
         .arg("WATCHDOG");
+    cmd
+}
+
+/// `RLOCK.GUARD key owner token command [arg ...]`: runs `inner` (a write) only while `owner`
+/// holds the lock at `key` with `token`; `NOTOWNER` otherwise, and nothing runs.
+pub(crate) fn guard(key: &str, owner: &str, token: u64, inner: &Cmd) -> Cmd {
+    let mut cmd = redis::cmd("RLOCK.GUARD");
+    cmd.arg(key).arg(owner).arg(token);
+    for arg in inner.args_iter() {
+        if let redis::Arg::Simple(bytes) = arg {
+            cmd.arg(bytes);
+        }
+    }
     cmd
 }
 

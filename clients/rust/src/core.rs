@@ -64,6 +64,7 @@ impl Core {
                 wait: Wait::No,
                 watchdog: true,
                 max_hold: None,
+                lock_delay: None,
             },
             response_timeout: DEFAULT_RESPONSE_TIMEOUT,
             plain: Arc::new(Link::new(client, DEFAULT_RESPONSE_TIMEOUT)),
@@ -101,6 +102,16 @@ impl Core {
 
     pub(crate) fn max_hold(mut self, cap: Duration) -> Self {
         self.options.max_hold = Some(cap);
+        self
+    }
+
+    pub(crate) fn lock_delay(mut self, delay: Duration) -> Self {
+        self.options.lock_delay = Some(delay);
+        self
+    }
+
+    pub(crate) fn owner_id(mut self, owner: String) -> Self {
+        self.owner = owner;
         self
     }
 
@@ -320,6 +331,20 @@ macro_rules! builder_methods {
         pub fn max_hold(self, cap: std::time::Duration) -> Self {
             Self {
                 core: self.core.max_hold(cap),
+            }
+        }
+
+        /// Use `owner` as this handle's owner id instead of a fresh one. An owner is one
+        /// thread of control: give the handles of the different keys one task takes the same
+        /// id, so that the server sees which locks that task holds while it waits for
+        /// another, and refuses a wait that would close a cycle at once
+        /// ([`Error::Deadlock`](crate::Error::Deadlock)) rather than let it run out. Handles
+        /// sharing an id re-enter each other's holdings of the same key, so give different
+        /// tasks different ids (for example [`Lock::owner`](crate::Lock::owner) of one
+        /// handle each).
+        pub fn owner_id(self, owner: impl Into<String>) -> Self {
+            Self {
+                core: self.core.owner_id(owner.into()),
             }
         }
 

@@ -19,7 +19,15 @@ pub enum Error {
     /// The lock is no longer ours: its lease ran out, its watchdog connection was lost and
     /// could not be re-bound, or someone force-released it. Whatever the holder did since may
     /// have overlapped with the next holder: this is where the fencing token earns its keep.
+    /// Also what [`LockGuard::guarded`](crate::LockGuard::guarded) answers when the server
+    /// refused the write because the holding is gone (`NOTOWNER`: nothing was run).
     Lost,
+    /// The server refused a wait at once because it would close a cycle of owners (this
+    /// owner holds a lock that a holder of the wanted lock waits for, directly or through
+    /// others): waiting could only end at the timeout. Nothing was queued; release what you
+    /// hold, back off and try again. The text is the server's description of the cycle
+    /// (`o2 waits for a held by o1; o1 waits for b held by o2`).
+    Deadlock(String),
     /// A Redlock handle does not re-enter: release its guard before acquiring again.
     AlreadyHeld,
     /// The server answered with an error, or could not be reached (after the one retry on a
@@ -39,6 +47,7 @@ impl fmt::Display for Error {
                 "Redlock: {granted} servers granted the lock, {needed} needed in its validity time"
             ),
             Error::Lost => f.write_str("the lock was lost before it was released"),
+            Error::Deadlock(cycle) => write!(f, "deadlock: {cycle}"),
             Error::AlreadyHeld => f.write_str("this Redlock handle already holds the lock"),
             Error::Redis(err) => write!(f, "redis: {err}"),
         }
@@ -54,8 +63,21 @@ impl std::error::Error for Error {
     }
 }
 
+/// A server reply of these codes has an error of its own; every other error is
+/// [`Error::Redis`].
 impl From<redis::RedisError> for Error {
     fn from(err: redis::RedisError) -> Self {
-        Error::Redis(err)
+        match err.code() {
+            Some("DEADLOCK") => {
+                let detail = err.detail().unwrap_or_default();
+                let cycle = detail
+                    .strip_prefix("this wait would close a cycle:")
+                    .unwrap_or(detail);
+                Error::Deadlock(cycle.trim().to_string())
+            }
+            // `RLOCK.GUARD`'s refusal: the guard's holding is no longer there.
+            Some("NOTOWNER") => Error::Lost,
+            _ => Error::Redis(err),
+        }
     }
 }

@@ -180,6 +180,38 @@ impl<K> Guard<K> {
     }
 }
 
+impl Guard<Exclusive> {
+    /// Runs one write command only while this holding is still the lock's: `RLOCK.GUARD key
+    /// owner token command [arg ...]` checks that the owner holds the lock with this guard's
+    /// token and runs the command in the same atomic step, replying its reply.
+    /// [`Error::Lost`] when it no longer does (its lease ended, it was force-released,
+    /// another owner holds it now): nothing was run. For data kept in Redis itself, which
+    /// cannot check a fencing token.
+    ///
+    /// ```no_run
+    /// # async fn example(guard: rlock_client::LockGuard) -> Result<(), rlock_client::Error> {
+    /// let mut set = redis::cmd("SET");
+    /// set.arg("report:owner").arg("me");
+    /// let () = guard.guarded(&set).await?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// The command must be a write that does not block (the server refuses others), and its
+    /// keys must share the lock key's slot in Cluster. It is sent once, never retried: a
+    /// command such as `INCR` could run twice. After a broken connection the error is
+    /// [`Error::Redis`] and whether the command ran is unknown.
+    pub async fn guarded<T: redis::FromRedisValue>(&self, command: &redis::Cmd) -> Result<T> {
+        let route = self.route.as_ref().expect("a live guard has its route");
+        let cmd = self.guard_command(command);
+        Ok(route.link().call_once(&cmd, Duration::ZERO).await?)
+    }
+
+    /// `RLOCK.GUARD` of `command` under this holding.
+    pub(crate) fn guard_command(&self, command: &redis::Cmd) -> redis::Cmd {
+        commands::guard(&self.key, &self.owner, self.token, command)
+    }
+}
+
 impl Guard<Permits> {
     /// How many permits this guard holds.
     pub fn permits(&self) -> u32 {

@@ -97,12 +97,7 @@ impl CountDownLatch {
     }
 
     async fn await_open(&self, wait: Wait) -> Result<bool> {
-        let options = AcquireOptions {
-            lease: Duration::ZERO,
-            wait,
-            watchdog: false,
-            max_hold: None,
-        };
+        let options = AcquireOptions::unwatched(Duration::ZERO, wait);
         let notifier = self.notifier.get();
         let opened = notify::acquire(&notifier, Kind::Latch, &self.key, "", &options).await?;
         Ok(opened.is_some())

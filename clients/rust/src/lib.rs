@@ -95,6 +95,22 @@
 //! # async fn write_report(_fence: u64) {}
 //! ```
 //!
+//! - **Deadlocks.** A wait that would close a cycle of owners is refused by the server at
+//!   once: [`Error::Deadlock`]. The server sees cycles between owner ids, so give the handles
+//!   one task nests the same id ([`Lock::owner_id`]).
+//! - **Guarded writes.** [`LockGuard::guarded`] runs a write only while the holding is still
+//!   the lock's (`RLOCK.GUARD`), else [`Error::Lost`] and nothing ran.
+//! - **Lock-delay.** [`Lock::lock_delay`]: after a holding ends other than by its release,
+//!   nobody is granted the lock for that long (`LOCKDELAY`).
+//!
+//! # Electing a leader: [`Election`]
+//!
+//! etcd's verbs over one lock key: [`Election::campaign`] waits until the candidate leads and
+//! returns its term (the fencing token), [`Election::leader`] asks `RLOCK.LEADER`,
+//! [`Election::observe`] streams every leader change from the key's keyspace events (class
+//! `d` on), [`Election::resign`] hands over, [`Election::lost`] says when leadership ended
+//! otherwise.
+//!
 //! # Read-write locks, semaphores, latches
 //!
 //! - [`RwLock::read`] / [`RwLock::write`] (`RWLOCK.ACQUIRE key owner READ|WRITE`): many
@@ -160,6 +176,7 @@
 
 mod commands;
 mod core;
+mod election;
 mod error;
 mod guard;
 mod latch;
@@ -172,6 +189,7 @@ mod semaphore;
 mod timing;
 mod watchdog;
 
+pub use election::{Election, Leader, Observer};
 pub use error::{Error, Result};
 pub use guard::{Exclusive, Guard, LockGuard, Permit, Permits, Read, ReadGuard, Write, WriteGuard};
 pub use latch::CountDownLatch;

@@ -120,14 +120,13 @@ impl Link {
         let Some(extra) = extra else {
             return cmd.query_async(conn).await;
         };
-        match tokio::time::timeout(self.response_timeout + extra, cmd.query_async(conn)).await {
-            Ok(reply) => reply,
-            Err(_elapsed) => Err(std::io::Error::new(
-                std::io::ErrorKind::TimedOut,
-                "no reply in time (rlock-client response timeout)",
-            )
-            .into()),
-        }
+        let limit = self.response_timeout + extra;
+        within(
+            limit,
+            "(rlock-client response timeout)",
+            cmd.query_async(conn),
+        )
+        .await
     }
 
     /// The current connection (opened when there is none) and its generation.
@@ -176,6 +175,23 @@ impl Link {
         slot.generation = generation;
         slot.conn = Some(conn.clone());
         Ok(conn)
+    }
+}
+
+/// What `work` answers, or after `limit` a timed-out I/O error (a connection error: the
+/// connection is not to be trusted), saying `no reply in time <what>`.
+pub(crate) async fn within<T>(
+    limit: Duration,
+    what: &str,
+    work: impl Future<Output = RedisResult<T>>,
+) -> RedisResult<T> {
+    match tokio::time::timeout(limit, work).await {
+        Ok(done) => done,
+        Err(_elapsed) => Err(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!("no reply in time {what}"),
+        )
+        .into()),
     }
 }
 

@@ -41,6 +41,19 @@ impl Lock {
 
     builder_methods!("lock");
 
+    /// After a holding ends other than by its owner's release (its lease ran out, its
+    /// watchdog connection closed, its `max_hold` cap), the server grants the lock to nobody
+    /// for `delay` (`LOCKDELAY ms`; Chubby's and Consul's lock-delay): a holder that paused
+    /// past its lease has that long to notice before anyone else acts, for resources that
+    /// cannot check the fencing token. Waiters keep their places and the first is granted
+    /// when it ends; a release, and `RLOCK.FORCERELEASE`, skip it. Default: the server's
+    /// `rlock.lock-delay-ms` (0, none).
+    pub fn lock_delay(self, delay: std::time::Duration) -> Self {
+        Lock {
+            core: self.core.lock_delay(delay),
+        }
+    }
+
     /// Takes the lock (or one more hold of it, when this handle holds it already) and
     /// returns its guard. [`Error::NotAcquired`](crate::Error::NotAcquired) when another owner
     /// holds it and the `wait` (if any) ran out.

@@ -109,12 +109,7 @@ impl Redlock {
     }
 
     async fn attempts(&self) -> Result<RedlockGuard> {
-        let options = AcquireOptions {
-            lease: self.lease,
-            wait: Wait::No,
-            watchdog: false,
-            max_hold: None,
-        };
+        let options = AcquireOptions::unwatched(self.lease, Wait::No);
         let mut granted = 0;
         for attempt in 0..=self.retry_count {
             if attempt > 0 {

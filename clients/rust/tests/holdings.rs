@@ -9,52 +9,12 @@ mod common;
 mod support;
 
 use rlock_client::{Error, Lock, RwLock, Semaphore};
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+use support::holder::HoldingProcess;
 use support::proxy::Proxy;
 use support::{client, client_at, rw_holders, sem_info, server};
 
 const SECOND: Duration = Duration::from_secs(1);
-
-/// `rlock-hold` holding `what` at `key` in a process of its own; killed on drop.
-struct HoldingProcess {
-    child: Child,
-    token: u64,
-}
-
-impl HoldingProcess {
-    fn start(redis: &common::Server, what: &str, key: &str) -> HoldingProcess {
-        let url = format!("redis://127.0.0.1:{}/", redis.port);
-        let mut child = Command::new(env!("CARGO_BIN_EXE_rlock-hold"))
-            .args([url.as_str(), what, key])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("start rlock-hold");
-        let mut line = String::new();
-        let stdout = child.stdout.take().expect("stdout");
-        BufReader::new(stdout).read_line(&mut line).expect("read");
-        let token = line
-            .strip_prefix("held ")
-            .and_then(|token| token.trim().parse().ok())
-            .unwrap_or_else(|| panic!("rlock-hold {what} {key} said {line:?}"));
-        HoldingProcess { child, token }
-    }
-
-    /// SIGKILL: the process gets no chance to release; its connection closes.
-    fn kill9(&mut self) {
-        self.child.kill().expect("kill -9");
-        self.child.wait().expect("reaped");
-    }
-}
-
-impl Drop for HoldingProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// What the process holds, what the test process may still do beside it, and what it then
 /// waits for: each returns the grant's token.

@@ -229,3 +229,88 @@ async fn max_hold_caps_a_watchdog_lock() -> Result<(), Error> {
     assert_eq!(lock_info(&redis, "k"), None);
     Ok(())
 }
+
+/// A lease that ends under a 1 s lock-delay grants the next waiter no sooner than 1 s after
+/// it ended (nobody holds it meanwhile); the owner's own release skips the delay.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lease_end_under_lock_delay_grants_the_next_waiter_a_delay_later() -> Result<(), Error> {
+    const LEASE: Duration = Duration::from_millis(300);
+    let redis = server();
+    let client = client(&redis);
+    let holder = Lock::new(&client, "k")
+        .watchdog(false)
+        .lease(LEASE)
+        .lock_delay(SECOND);
+    let waiter = Lock::new(&client, "k").wait(5 * SECOND);
+
+    let sent = Instant::now();
+    let held = holder.acquire().await?;
+    let lease_end = sent + LEASE;
+    let granted = waiter.acquire().await?;
+    let after = lease_end.elapsed();
+    assert!(after >= SECOND, "granted {after:?} after the lease ended");
+    assert!(
+        after < 3 * SECOND,
+        "granted only {after:?} after the lease ended"
+    );
+    assert!(matches!(held.release().await, Err(Error::Lost)));
+    granted.release().await?;
+
+    // Released by its owner: the next waiter is granted at once.
+    let held = holder.acquire().await?;
+    let next = tokio::spawn(async move {
+        let guard = waiter.acquire().await?;
+        Ok::<_, Error>((Instant::now(), guard.release().await))
+    });
+    support::wait_waiters(&redis, "k", 1);
+    let released = Instant::now();
+    held.release().await?;
+    let (granted_at, released_next) = next.await.expect("task")?;
+    assert!(granted_at - released < SECOND / 2);
+    released_next
+}
+
+/// A watchdog holder whose connection is cut for 300 ms (the server closes it, and new
+/// connections are refused meanwhile): with a 1 s `rlock.watchdog-grace-ms` the client
+/// re-binds once back and keeps its lock; without a grace the lock went at the close and the
+/// guard is reported lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_holder_cut_off_for_300_ms_keeps_its_lock_within_the_grace() -> Result<(), Error> {
+    for grace_ms in [1000, 0] {
+        let redis = server();
+        redis.conn().cmd(&[
+            "CONFIG",
+            "SET",
+            "rlock.watchdog-grace-ms",
+            &grace_ms.to_string(),
+        ]);
+        let path = Proxy::start(redis.port).await;
+        let lock = Lock::new(&client_at(path.port), "k");
+        let guard = lock.acquire().await?;
+        let first_binding = bound_to(&redis, "k").expect("bound");
+
+        path.refuse(true);
+        support::kill_client(&redis, first_binding);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        path.refuse(false);
+
+        if grace_ms > 0 {
+            common::wait_until("re-bound from a new connection", || {
+                bound_to(&redis, "k").is_some_and(|id| id != first_binding)
+            });
+            assert!(!guard.is_lost());
+            assert_eq!(
+                lock_info(&redis, "k").map(|(owner, ..)| owner).as_deref(),
+                Some(lock.owner())
+            );
+            guard.release().await?;
+        } else {
+            tokio::time::timeout(5 * SECOND, guard.lost())
+                .await
+                .expect("reported lost");
+            assert_eq!(lock_info(&redis, "k"), None);
+            assert!(matches!(guard.release().await, Err(Error::Lost)));
+        }
+    }
+    Ok(())
+}

@@ -4,7 +4,7 @@
 
 use super::{Chore, State};
 use crate::commands::{self, Kind};
-use crate::link::{BoxFuture, Hooks, Link};
+use crate::link::{within, BoxFuture, Hooks, Link};
 use crate::watchdog;
 use redis::aio::{AsyncPushSender, MultiplexedConnection};
 use redis::{PushInfo, RedisResult};
@@ -44,14 +44,8 @@ impl Hooks for Subscriber {
                 }
                 Ok(())
             };
-            match tokio::time::timeout(self.response_timeout, prepare).await {
-                Ok(done) => done,
-                Err(_elapsed) => Err(std::io::Error::new(
-                    std::io::ErrorKind::TimedOut,
-                    "no reply in time while preparing the notify connection",
-                )
-                .into()),
-            }
+            let what = "while preparing the notify connection";
+            within(self.response_timeout, what, prepare).await
         })
     }
 }

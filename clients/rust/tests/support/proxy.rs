@@ -21,6 +21,8 @@ struct State {
     sever: Notify,
     /// Server ends kept open after a sever, until `close_kept`.
     kept: Mutex<Vec<TcpStream>>,
+    /// While set, new connections are closed as soon as they are accepted.
+    refusing: std::sync::atomic::AtomicBool,
 }
 
 impl Proxy {
@@ -31,6 +33,10 @@ impl Proxy {
         let shared = state.clone();
         tokio::spawn(async move {
             while let Ok((client, _)) = listener.accept().await {
+                if shared.refusing.load(std::sync::atomic::Ordering::SeqCst) {
+                    drop(client);
+                    continue;
+                }
                 let server = TcpStream::connect(("127.0.0.1", server_port))
                     .await
                     .expect("connect upstream");
@@ -49,6 +55,13 @@ impl Proxy {
     /// Closes the client end of every open connection; the server sees nothing.
     pub fn sever_client_ends(&self) {
         self.state.sever.notify_waiters();
+    }
+
+    /// Closes new connections at once while `refuse` is true (a server out of reach).
+    pub fn refuse(&self, refuse: bool) {
+        self.state
+            .refusing
+            .store(refuse, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// Closes the server ends kept by `sever_client_ends`.
