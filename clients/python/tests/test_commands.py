@@ -7,8 +7,10 @@ import math
 from rlock._commands import (
     SOCKET_TIMEOUT,
     Command,
+    LOCK,
+    PERMITS,
+    READ,
     Retries,
-    acquire_command,
     keepalive_interval,
     parse_info,
     wait_until,
@@ -16,7 +18,7 @@ from rlock._commands import (
 
 
 def test_a_retry_waits_only_for_the_time_left_and_keeps_its_id():
-    command = acquire_command("k", b"me", 30000, True, None, wait_until(True, 2.0, now=100.0))
+    command = LOCK.acquire("k", b"me", 30000, True, None, wait_until(True, 2.0, now=100.0))
     first, retry = command.args(now=100.0), command.args(now=101.5)
     assert first[:6] == ["RLOCK.ACQUIRE", "k", b"me", "PX", 30000, "WATCHDOG"]
     assert first[6:8] == ["WAIT", 2000] and retry[6:8] == ["WAIT", 500]
@@ -55,11 +57,11 @@ def test_replies_of_both_protocols():
 
 
 def test_notify_goes_with_wait_only():
-    command = acquire_command("k", b"me", 30000, True, None, wait_until(True, 2.0, now=100.0))
+    command = LOCK.acquire("k", b"me", 30000, True, None, wait_until(True, 2.0, now=100.0))
     args = command.args(now=100.0, notify=12)
     assert args[6:10] == ["WAIT", 2000, "NOTIFY", 12] and args[-2] == "ID"
     assert command.waits(now=100.0) and not command.waits(now=102.0)
     assert "NOTIFY" not in command.args(now=102.0, notify=12)  # no time left: one attempt, no wait
-    forever = acquire_command("k", b"me", 30000, True, None, wait_until(True, None, now=0))
+    forever = LOCK.acquire("k", b"me", 30000, True, None, wait_until(True, None, now=0))
     assert forever.args(now=5, notify=7)[6:10] == ["WAIT", 0, "NOTIFY", 7]
-    assert "NOTIFY" not in acquire_command("k", b"me", 1, False, None, None).args(now=0, notify=7)
+    assert "NOTIFY" not in LOCK.acquire("k", b"me", 1, False, None, None).args(now=0, notify=7)
