@@ -94,6 +94,10 @@ class Handle:
 
         return call
 
+    def on(self, lock) -> "Handle":
+        """Another object driven by this handle's worker (the same thread or task)."""
+        return Handle(lock, self.worker, self._enter, self._exit)
+
     def start(self, method, *args, **kwargs) -> asyncio.Task:
         """Starts a call without waiting for it (a blocking acquire, say)."""
         return asyncio.ensure_future(getattr(self, method)(*args, **kwargs))
@@ -134,6 +138,22 @@ class Variant:
         lock_class = functools.partial(self.lock_class, **options) if options else self.lock_class
         return self.worker(client.lock(name, lock_class=lock_class, **kwargs))
 
+    def rwlock(self, name, client=None, **kwargs):
+        """A ReadWriteLock: (its read side, its write side), each a Handle on one worker."""
+        rw = self.module.ReadWriteLock(client or self._default(), name, **kwargs)
+        read = self.worker(rw.read_lock())
+        return read, read.on(rw.write_lock())
+
+    def semaphore(self, name, client=None, **kwargs) -> Handle:
+        return self.worker(self.module.Semaphore(client or self._default(), name, **kwargs))
+
+    def latch(self, name, client=None) -> Handle:
+        return self.worker(self.module.CountDownLatch(client or self._default(), name))
+
+    def _default(self):
+        self.default_client = self.default_client or self.client()
+        return self.default_client
+
     def worker(self, lock) -> Handle:
         """A new worker (thread or task) driving `lock`."""
         worker = self.worker_class()
@@ -146,6 +166,7 @@ class BlockingVariant(Variant):
     redis_class = redis.Redis
     pool_class = redis.ConnectionPool
     lock_class = rlock.Lock
+    module = rlock
     worker_class = ThreadWorker
     context_methods = ("__enter__", "__exit__")
 
@@ -165,6 +186,7 @@ class AsyncioVariant(Variant):
     redis_class = redis.asyncio.Redis
     pool_class = redis.asyncio.ConnectionPool
     lock_class = rlock.asyncio.Lock
+    module = rlock.asyncio
     worker_class = TaskWorker
     context_methods = ("__aenter__", "__aexit__")
 
@@ -257,6 +279,30 @@ def waiters(admin, name) -> int:
     (rlock.asyncio.Lock's NOTIFY), both kinds in one FIFO queue."""
     info = lock_info(admin, name)
     return 0 if info is None else info["waiters"]
+
+
+def rwlock_info(admin, name):
+    return admin.execute_command("RWLOCK.INFO", name)
+
+
+def sem_info(admin, name):
+    return admin.execute_command("RSEM.INFO", name)
+
+
+def queued(admin, kind: str, name) -> int:
+    """How many wait in the queue of a lock, read-write lock (readers and writers) or semaphore."""
+    if kind == "lock":
+        return waiters(admin, name)
+    if kind in ("read", "write"):
+        info = rwlock_info(admin, name)
+        return 0 if info is None else info["waiting_readers"] + info["waiting_writers"]
+    info = sem_info(admin, name)
+    return 0 if info is None else len(info["waiters"])
+
+
+def subscribers(admin) -> set:
+    """Client ids of the connections subscribed to an rlock channel, from the channel names."""
+    return {int(channel.rsplit(":", 1)[1]) for channel in admin.pubsub_channels("__rlock__:*")}
 
 
 def client_ids(admin) -> set:

@@ -16,7 +16,7 @@ from redis.exceptions import ConnectionError, LockNotOwnedError, ResponseError
 from rlock._connections import MAX_IDLE_CONNECTIONS
 from rlock._notify import Message, parse_message
 
-from support import AsyncioVariant, blocked_clients, eventually, lock_info, rlock_stat, waiters
+from support import AsyncioVariant, blocked_clients, eventually, lock_info, rlock_stat, subscribers, waiters
 
 LOCKS = 50
 WAITERS_PER_LOCK = 3
@@ -26,13 +26,9 @@ protocols = pytest.mark.parametrize("protocol", [2, 3], ids=["resp2", "resp3"])
 
 @pytest.fixture
 def variant(redis_server):
-    """Only the asyncio Lock waits with NOTIFY (rlock.Lock keeps blocking in WAIT)."""
+    """These cases are the asyncio Lock's (cancelled tasks, RESP3 subscribers); what the
+    blocking Lock shares is in test_waiting_by_message.py."""
     return AsyncioVariant(redis_server.port)
-
-
-def subscribers(admin) -> set:
-    """Client ids of the connections subscribed to an rlock channel, from the channel names."""
-    return {int(channel.rsplit(":", 1)[1]) for channel in admin.pubsub_channels("__rlock__:*")}
 
 
 def hold(admin, name, owner="holder"):

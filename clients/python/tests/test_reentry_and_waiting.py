@@ -18,10 +18,11 @@ HOLDER = Path(__file__).with_name("holder.py")
 
 
 @contextlib.contextmanager
-def holding_process(port: int, name: str):
-    """Another process holding `name` (a watchdog lock), once it holds it; killed at the end."""
+def holding_process(port: int, name: str, kind: str = "lock"):
+    """Another process holding `name` (a watchdog holding of `kind`: lock, read, write,
+    permits), once it holds it; killed at the end."""
     with subprocess.Popen(
-        [sys.executable, str(HOLDER), str(port), name],
+        [sys.executable, str(HOLDER), str(port), name, kind],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
     ) as holder:
         try:

@@ -154,6 +154,31 @@ def cancel_command(name, owner: bytes) -> Command:
 CONFIG_COMMAND = Command(("CONFIG", "GET", "rlock.watchdog-idle-ms"))
 
 
+def set_permits_command(name, permits: int) -> Command:
+    return Command(("RSEM.SETPERMITS", name, permits))
+
+
+def add_permits_command(name, permits: int) -> Command:
+    return Command(("RSEM.ADDPERMITS", name, permits))
+
+
+def set_count_command(name, count: int) -> Command:
+    return Command(("RLATCH.SET", name, count))
+
+
+def count_down_command(name) -> Command:
+    """With an ID: a retry after a lost reply counts once."""
+    return Command(("RLATCH.COUNTDOWN", name), request_id=new_request_id())
+
+
+def count_command(name) -> Command:
+    return Command(("RLATCH.COUNT", name))
+
+
+def await_command(name, wait_until: Optional[float]) -> Command:
+    return Command(("RLATCH.AWAIT", name), wait_until)
+
+
 def wait_until(blocking: bool, blocking_timeout: Optional[float], now: float) -> Optional[float]:
     """When a blocking acquire gives up, in the form Command.wait_until takes."""
     if not blocking:
@@ -185,6 +210,10 @@ class Retries:
 
 
 CALL_RETRIES = Retries()
+
+#: For a call that has no ID and would count twice if sent again (RSEM.ADDPERMITS, and the
+#: set-if-unset calls, whose retry would read as "already set"): a connection error is raised.
+NO_RETRIES = Retries(delays=())
 
 
 def rebind_retries(lease_ms: int, now: float) -> Retries:

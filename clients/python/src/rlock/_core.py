@@ -13,7 +13,7 @@ from typing import Literal
 from redis.exceptions import LockError, RedisError, ResponseError
 
 from ._base import TAKEN, HoldBase, not_a_lock, thread_serial
-from ._commands import READ_GRACE_S, to_ms
+from ._commands import CALL_RETRIES, READ_GRACE_S, to_ms
 from ._connections import check_client
 from ._notify import NotifyUnavailable
 from ._waiting import Acquisition, HoldRequest, drive, notifies
@@ -95,9 +95,9 @@ class Blocking:
     def _new_guard(self):
         return threading.Lock()
 
-    def _run(self, command, otherwise=None):
+    def _run(self, command, otherwise=None, retries=CALL_RETRIES):
         try:
-            return self._channels.call(command)[0]
+            return self._channels.call(command, retries=retries)[0]
         except ResponseError as error:
             return not_a_lock(error, otherwise)
 

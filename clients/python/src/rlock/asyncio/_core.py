@@ -12,7 +12,7 @@ from typing import Awaitable, Literal
 from redis.exceptions import LockError, ResponseError
 
 from .._base import TAKEN, HoldBase, next_serial, not_a_lock, thread_serial
-from .._commands import to_ms
+from .._commands import CALL_RETRIES, to_ms
 from .._connections import check_client
 from .._notify import NotifyUnavailable
 from .._waiting import HoldRequest, notifies
@@ -51,9 +51,9 @@ class Asynchronous:
     def _new_guard(self):
         return asyncio.Lock()
 
-    async def _run(self, command, otherwise=None):
+    async def _run(self, command, otherwise=None, retries=CALL_RETRIES):
         try:
-            return (await self._channels.call(command))[0]
+            return (await self._channels.call(command, retries=retries))[0]
         except ResponseError as error:
             return not_a_lock(error, otherwise)
 
