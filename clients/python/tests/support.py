@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import functools
 import inspect
 import queue
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import redis
 import redis.asyncio
@@ -23,6 +27,7 @@ import rlock.asyncio
 from redis.exceptions import ConnectionError
 
 RLOCK_OPTIONS = ("on_lost", "watchdog_lease", "max_hold")
+HOLDER = Path(__file__).with_name("holder.py")
 
 
 class ThreadWorker:
@@ -312,3 +317,50 @@ def client_ids(admin) -> set:
 def rlock_stat(admin, field: str) -> int:
     """A counter of INFO rlock, e.g. retries_answered."""
     return int(admin.info("rlock")[f"rlock_{field}"])
+
+
+# -- every type, and other processes --------------------------------------------------------------
+
+
+def holders(admin, name) -> dict:
+    """(owner, mode) -> holds of a read-write lock; owner -> permits of a semaphore."""
+    info = rwlock_info(admin, name) if admin.type(name) == "hash" else sem_info(admin, name)
+    if info is None:
+        return {}
+    if "mode" in info:
+        return {(entry["owner"], entry["mode"]): entry["holds"] for entry in info["holders"]}
+    return {entry["owner"]: entry["permits"] for entry in info["holders"]}
+
+
+async def owner(handle) -> str:
+    return (await handle.get(lambda lock: lock._owner())).decode()
+
+
+def side(variant, kind: str, name: str, **kwargs):
+    """A handle that takes `kind` of `name`: a lock, a read or write side, or one permit."""
+    if kind == "lock":
+        return variant.lock(name, **kwargs)
+    if kind == "permits":
+        return variant.semaphore(name, **kwargs)
+    read, write = variant.rwlock(name, **kwargs)
+    return read if kind == "read" else write
+
+
+def excluded_by(kind: str) -> str:
+    """A kind that a holding of `kind` keeps out (one permit in all: a second one waits)."""
+    return {"lock": "lock", "read": "write", "write": "read", "permits": "permits"}[kind]
+
+
+@contextlib.contextmanager
+def holding_process(port: int, name: str, kind: str = "lock"):
+    """Another process holding `name` (a watchdog holding of `kind`: lock, read, write,
+    permits), once it holds it; killed at the end."""
+    with subprocess.Popen(
+        [sys.executable, str(HOLDER), str(port), name, kind],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    ) as holder:
+        try:
+            assert holder.stdout.readline().startswith("held "), "the holder did not take the lock"
+            yield holder
+        finally:
+            holder.kill()

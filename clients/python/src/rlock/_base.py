@@ -199,6 +199,7 @@ class HoldBase(Options):
     a read-write lock, a semaphore's permits. `kind` says which commands it sends."""
 
     kind: Kind = LOCK
+    local_class = _PerThread  # where a thread's (task's) holding is kept
     raise_on_release_error = True
     #: Whether an owner asking again while it holds is answered at once (a re-entry), so that
     #: nil then means its holding is gone. A semaphore's owner may wait for more permits.
@@ -206,7 +207,7 @@ class HoldBase(Options):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.local = _PerThread() if self.thread_local else SimpleNamespace(token=None, holding=None)
+        self.local = self.local_class() if self.thread_local else SimpleNamespace(token=None, holding=None)
         self._siblings = (self,)  # the objects whose holdings share this one's owner and key
 
     @property
@@ -395,4 +396,5 @@ class LockBase(HoldBase):
             on_lost=on_lost, watchdog_lease=watchdog_lease, max_hold=max_hold,
         )
         self.sleep = sleep  # accepted for redis-py's signature: waiting happens in the server
+        # the held state is per thread, as redis-py keeps it (asyncio's Lock too)
         self.raise_on_release_error = raise_on_release_error

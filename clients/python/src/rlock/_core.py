@@ -20,6 +20,11 @@ from ._waiting import Acquisition, HoldRequest, drive, notifies
 from .channels import channels_for
 
 
+#: A waiting main thread looks for signals (Ctrl-C) this often: a signal may be taken by another
+#: thread (the subscriber's reader), and the main thread runs its handler only when it wakes.
+SIGNAL_CHECK_S = 0.1
+
+
 class BlockingIO:
     """The blocking client's steps of the waiting flow: each runs when the flow yields it."""
 
@@ -28,10 +33,20 @@ class BlockingIO:
         self.abandoned = False
         self.interrupt = None  # a KeyboardInterrupt (say) that came while waiting: raised after leaving
 
+    def _interrupted(self, interrupt: BaseException) -> None:
+        self.abandoned, self.interrupt = True, interrupt
+
     def subscriber(self):
         return self.channels.subscriber()
 
     def send(self, subscriber, request):
+        try:
+            return self.channels.call(request.command, keep=request.keep, notify=subscriber.client_id)
+        except RedisError:
+            raise
+        except BaseException as interrupt:
+            self._interrupted(interrupt)
+        # Interrupted mid-call: the same call (its ID) tells whether the server carried it out.
         return self.channels.call(request.command, keep=request.keep, notify=subscriber.client_id)
 
     def calls_on(self, subscriber) -> bool:
@@ -47,16 +62,24 @@ class BlockingIO:
         self.channels.keep_alive(channel, binding)
 
     def outcome(self, wait, give_up_at: float):
-        timeout = None if give_up_at == math.inf else max(0.0, give_up_at - time.monotonic())
+        """The message that ends the wait; None when it is given up (interrupted, or nothing
+        by `give_up_at`). Raises the subscriber's ConnectionError if it closed."""
+        main = threading.current_thread() is threading.main_thread()
         try:
-            return wait.future.result(timeout)
-        except concurrent.futures.TimeoutError:
-            return None
+            while not self.abandoned:
+                left = give_up_at - time.monotonic()
+                if left <= 0:
+                    return None
+                timeout = min(left, SIGNAL_CHECK_S) if main else (None if left == math.inf else left)
+                try:
+                    return wait.future.result(timeout)
+                except concurrent.futures.TimeoutError:
+                    continue
         except RedisError:
             raise
         except BaseException as interrupt:
-            self.abandoned, self.interrupt = True, interrupt
-            return None
+            self._interrupted(interrupt)
+        return None
 
     def cancel(self, subscriber, wait, command) -> None:
         removed, _ = self.channels.call(command)
@@ -70,12 +93,16 @@ class BlockingIO:
         return self.channels.call(command)[0]
 
 
-def wait_with_notify(channels, request):
+def wait_with_notify(channels, request, give_back=None):
     """Runs a waiting call as a NOTIFY queue entry: True/False, or NotifyUnavailable when the
-    server cannot tell waiters by message (the caller then waits blocked in WAIT)."""
+    server cannot tell waiters by message (the caller then waits blocked in WAIT). Interrupted
+    (Ctrl-C), it leaves the queue, gives back with `give_back()` what it got meanwhile, and
+    raises the interrupt."""
     io = BlockingIO(channels)
     result = drive(Acquisition(io, request).run())
     if io.interrupt is not None:
+        if result and give_back is not None:
+            give_back()
         raise io.interrupt
     return result
 
@@ -124,7 +151,8 @@ class Hold(Blocking, HoldBase):
         try:
             if notifies(self._channels, command):
                 try:
-                    return wait_with_notify(self._channels, HoldRequest(self, owner, command, amount))
+                    request = HoldRequest(self, owner, command, amount)
+                    return wait_with_notify(self._channels, request, lambda: self._release(amount))
                 except NotifyUnavailable:
                     pass  # logged once per client: wait blocked in WAIT, as before NOTIFY
             reply, channel = self._channels.call(command, keep=self.watchdog)

@@ -24,13 +24,35 @@ from ._commands import (
 )
 
 
-class SideBase(HoldBase):
+class TypeBase(HoldBase):
+    """The arguments of ReadWriteLock and Semaphore: rlock.Lock's, less what only redis-py's
+    Lock has (sleep, blocking, raise_on_release_error)."""
+
+    def __init__(
+        self,
+        redis,
+        name,
+        timeout: Optional[float] = None,
+        blocking_timeout: Optional[float] = None,
+        thread_local: bool = True,
+        *,
+        on_lost: Optional[Callable[[Any], Any]] = None,
+        watchdog_lease: Optional[float] = None,
+        max_hold: Optional[float] = None,
+    ):
+        super().__init__(
+            redis, name, timeout, True, blocking_timeout, thread_local,
+            on_lost=on_lost, watchdog_lease=watchdog_lease, max_hold=max_hold,
+        )
+
+
+class SideBase(TypeBase):
     """One side (read or write) of a read-write lock: rlock.Lock's methods, on RWLOCK. Both
     sides of one ReadWriteLock share its owner id, so a thread that holds the write side may
     take the read side (a downgrade: releasing the write side then leaves it reading)."""
 
-    def __init__(self, redis, name, timeout, blocking_timeout, thread_local, *, kind: Kind, **options):
-        super().__init__(redis, name, timeout, True, blocking_timeout, thread_local, **options)
+    def __init__(self, *args, kind: Kind, **kwargs):
+        super().__init__(*args, **kwargs)
         self.kind = kind
 
     def _refuse_upgrade(self, owner: bytes) -> None:
@@ -54,22 +76,12 @@ class ReadWriteLockBase:
 
     side_class = None  # the core's side: rlock.rwlock.Side or rlock.asyncio.rwlock.Side
 
-    def __init__(
-        self,
-        redis,
-        name,
-        timeout: Optional[float] = None,
-        blocking_timeout: Optional[float] = None,
-        thread_local: bool = True,
-        *,
-        on_lost: Optional[Callable[[Any], Any]] = None,
-        watchdog_lease: Optional[float] = None,
-        max_hold: Optional[float] = None,
-    ):
-        options = dict(on_lost=on_lost, watchdog_lease=watchdog_lease, max_hold=max_hold)
+    def __init__(self, redis, name, *args, **kwargs):
+        """Arguments as Semaphore's: ``timeout=None`` (the watchdog), ``blocking_timeout=None``,
+        ``thread_local=True``, and the keywords ``on_lost``, ``watchdog_lease``, ``max_hold``."""
         self.name = name
-        self._read = self.side_class(redis, name, timeout, blocking_timeout, thread_local, kind=READ, **options)
-        self._write = self.side_class(redis, name, timeout, blocking_timeout, thread_local, kind=WRITE, **options)
+        self._read = self.side_class(redis, name, *args, kind=READ, **kwargs)
+        self._write = self.side_class(redis, name, *args, kind=WRITE, **kwargs)
         self._write._id = self._read._id  # one owner id: the thread's holdings of both sides
         self._read._siblings = self._write._siblings = (self._read, self._write)
 
@@ -82,30 +94,13 @@ class ReadWriteLockBase:
         return self._write
 
 
-class SemaphoreBase(HoldBase):
+class SemaphoreBase(TypeBase):
     """Permits that belong to the thread (task) that took them: its owner id holds them, they
     are renewed by the server's watchdog while rlock's connection lives (``timeout`` None) or
     last ``timeout`` seconds, and they come back when the holder dies."""
 
     kind = PERMITS
     reenters_at_once = False  # an owner may wait for more permits
-
-    def __init__(
-        self,
-        redis,
-        name,
-        timeout: Optional[float] = None,
-        blocking_timeout: Optional[float] = None,
-        thread_local: bool = True,
-        *,
-        on_lost: Optional[Callable[[Any], Any]] = None,
-        watchdog_lease: Optional[float] = None,
-        max_hold: Optional[float] = None,
-    ):
-        super().__init__(
-            redis, name, timeout, True, blocking_timeout, thread_local,
-            on_lost=on_lost, watchdog_lease=watchdog_lease, max_hold=max_hold,
-        )
 
     def _not_acquired(self) -> LockError:
         return LockError("Unable to acquire a permit within the time specified", lock_name=self.name)

@@ -4,37 +4,18 @@ blocking ones, with the task in the thread's place."""
 from __future__ import annotations
 
 import asyncio
-import threading
-import time
-import weakref
 from typing import Awaitable, Literal
 
 from redis.exceptions import LockError, ResponseError
 
-from .._base import TAKEN, HoldBase, next_serial, not_a_lock, thread_serial
+from .._base import TAKEN, HoldBase, not_a_lock
 from .._commands import CALL_RETRIES, to_ms
 from .._connections import check_client
 from .._notify import NotifyUnavailable
 from .._waiting import HoldRequest, notifies
 from .channels import channels_for
+from ._tasks import TaskLocal, task_serial
 from .notified import wait_with_notify
-
-_task_serials = weakref.WeakKeyDictionary()
-_task_serials_mutex = threading.Lock()  # one dictionary for the event loops of all threads
-
-
-def task_serial() -> int:
-    """What a thread is to the blocking types, a task is here: the unit that re-enters its
-    holding (and owns its permits)."""
-    task = asyncio.current_task()
-    if task is None:
-        return thread_serial()
-    with _task_serials_mutex:
-        serial = _task_serials.get(task)
-        if serial is None:
-            serial = _task_serials[task] = next_serial()
-        return serial
-
 
 class Asynchronous:
     """The asyncio client's hooks for _base.Options."""
@@ -60,6 +41,9 @@ class Asynchronous:
 
 class Hold(Asynchronous, HoldBase):
     """As rlock._core.Hold, for redis.asyncio: ``async with``, and coroutines."""
+
+    #: Per task (the owner), but for the Lock, which keeps redis-py's per-thread state.
+    local_class = TaskLocal
 
     async def __aenter__(self):
         if await self.acquire():

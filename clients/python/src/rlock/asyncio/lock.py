@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .._base import LockBase
+from .._base import LockBase, _PerThread
 from .._connections import check_client
 from ._core import Hold, task_serial
 from .channels import channels_for
@@ -37,6 +37,8 @@ class Lock(Hold, LockBase):
     Note: on Python 3.10 and 3.11, ``asyncio.wait_for(lock.acquire(), t)`` runs acquire() in a
     task of its own, which then is the owner: use ``lock.acquire(blocking_timeout=t)``.
     """
+
+    local_class = _PerThread
 
     async def acquire(
         self,

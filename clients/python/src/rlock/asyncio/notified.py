@@ -16,6 +16,7 @@ import time
 from redis.exceptions import RedisError
 
 from .._waiting import Acquisition
+from ._tasks import spawn_for_caller
 
 logger = logging.getLogger("rlock")
 
@@ -95,15 +96,14 @@ async def wait_with_notify(channels, request, give_back=None) -> bool:
     wait but never a call on the wire. A cancelled caller waits until the wait is given up (its
     queue entry gone, a holding taken meanwhile given back with `give_back()`) before
     CancelledError goes on."""
-    loop = asyncio.get_running_loop()
     io = AsyncIO(channels)
-    task = loop.create_task(drive(Acquisition(io, request).run()))
+    task = spawn_for_caller(drive(Acquisition(io, request).run()))
     channels.track(task)
     try:
         return await asyncio.shield(task)
     except asyncio.CancelledError:
         io.abandon()
-        giving_up = loop.create_task(_give_up(request, task, give_back))
+        giving_up = spawn_for_caller(_give_up(request, task, give_back))
         channels.track(giving_up)
         await asyncio.shield(giving_up)  # cancelled again: it goes on in the background
         raise
