@@ -10,6 +10,7 @@ from rlock._commands import (
     LOCK,
     PERMITS,
     READ,
+    WRITE,
     Retries,
     keepalive_interval,
     parse_info,
@@ -65,3 +66,28 @@ def test_notify_goes_with_wait_only():
     forever = LOCK.acquire("k", b"me", 30000, True, None, wait_until(True, None, now=0))
     assert forever.args(now=5, notify=7)[6:10] == ["WAIT", 0, "NOTIFY", 7]
     assert "NOTIFY" not in LOCK.acquire("k", b"me", 1, False, None, None).args(now=0, notify=7)
+
+
+def test_each_kind_names_its_command_family_and_mode():
+    read = READ.acquire("k", b"me", 5000, True, 900, wait_until(True, 1.0, now=0.0)).args(now=0.0, notify=3)
+    assert read[:9] == ["RWLOCK.ACQUIRE", "k", b"me", "READ", "PX", 5000, "WATCHDOG", "MAXHOLD", 900]
+    assert read[9:13] == ["WAIT", 1000, "NOTIFY", 3] and read[13] == "ID"
+    assert READ.release("k", b"me").args(now=0)[:4] == ["RWLOCK.RELEASE", "k", b"me", "READ"]
+    assert READ.renew("k", b"me", 700, watchdog=True).args(now=0) == ["RWLOCK.RENEW", "k", b"me", "PX", 700, "WATCHDOG"]
+    assert PERMITS.acquire("s", b"me", 5000, False, None, None, amount=3).args(now=0)[:7] == [
+        "RSEM.ACQUIRE", "s", b"me", "PERMITS", 3, "PX", 5000,
+    ]
+    assert PERMITS.release("s", b"me").args(now=0)[:3] == ["RSEM.RELEASE", "s", b"me"]  # one: the default
+    assert LOCK.info("k").args(now=0) == ["RLOCK.INFO", "k"]
+
+
+def test_holders_are_read_per_kind():
+    rwlock_info = {b"mode": b"write", b"holders": [
+        [b"owner", b"w", b"mode", b"write", b"token", 9, b"ttl", 100],  # RESP2: a flat array
+        {b"owner": b"w", b"mode": b"read", b"token": 11, b"ttl": 100},  # RESP3: a map
+    ]}
+    assert READ.holder(rwlock_info, b"w")["token"] == 11
+    assert WRITE.holder(rwlock_info, b"w")["token"] == 9
+    assert READ.holder(rwlock_info, b"x") is None and READ.holders(None) == []
+    lock_info = {b"owner": b"o", b"token": 4, b"ttl": 5}
+    assert LOCK.holder(lock_info, b"o")["token"] == 4 and LOCK.holder(lock_info, b"p") is None

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from redis.exceptions import LockError, ResponseError
+from redis.exceptions import LockError
 
 from support import eventually, holding_process, lock_info, waiters
 

@@ -5,7 +5,6 @@ exclude each other or die holding, retried calls, cancelled waits and the watchd
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import sys
 import time

@@ -25,7 +25,6 @@ import itertools
 import logging
 import math
 import time
-from typing import Optional
 
 from redis.exceptions import ConnectionError, RedisError, ResponseError, TimeoutError
 
