@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
+import threading
 import time
 
 import pytest
@@ -145,6 +146,25 @@ async def test_permits_are_counted_per_thread(variant, admin):
     async with sem:  # one permit
         assert await sem.available_permits() == 4
     assert await sem.available_permits() == 5
+
+
+async def test_permits_come_back_when_their_thread_ends(variant, admin, redis_server):
+    """A thread (task) that ends holding permits gives them back, as a process that dies does
+    (its watchdog connection closes)."""
+    client = variant.client()
+    sem = variant.module.Semaphore(client, "s")
+    assert await variant.semaphore("s", client=client).try_set_permits(3)
+    if variant.name == "asyncio":
+        task = asyncio.create_task(sem.acquire(2))
+        assert await task
+    else:
+        results = []
+        thread = threading.Thread(target=lambda: results.append(sem.acquire(2)))
+        thread.start()
+        thread.join()
+        assert results == [True]
+    await eventually(lambda: holders(admin, "s") == {}, what="the permits to come back")
+    assert sem_info(admin, "s")["available"] == 3
 
 
 async def test_a_large_request_is_not_passed_by_smaller_ones(variant, admin):

@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import concurrent.futures
 import math
+import os
+import queue
 import threading
 import time
+import weakref
 from typing import Literal
 
 from redis.exceptions import LockError, RedisError, ResponseError
 
-from ._base import TAKEN, HoldBase, not_a_lock, thread_serial
+from ._base import TAKEN, HoldBase, logger, not_a_lock, thread_serial
 from ._commands import CALL_RETRIES, READ_GRACE_S, to_ms
 from ._connections import check_client
 from ._notify import NotifyUnavailable
@@ -193,3 +196,54 @@ class Hold(Blocking, HoldBase):
         """True when this thread's holding is the current one."""
         holding = self._live_holding()
         return holding is not None and self._settle_owned(holding, self._run(self._info_command()))
+
+
+class _Life:
+    """Kept in a thread's local state: collected when the thread ends."""
+
+
+class _Orphans:
+    """One thread per process that gives back what ended threads held (their semaphores'
+    permits), so a finalizer run by a dying thread only hands over the holding."""
+
+    def __init__(self):
+        self._queue = queue.SimpleQueue()
+        self._mutex = threading.Lock()
+        self._pid = None
+
+    def put(self, holding) -> None:
+        self._queue.put(holding)
+        with self._mutex:
+            if self._pid != os.getpid():  # after a fork, the parent's thread is not there
+                self._pid = os.getpid()
+                threading.Thread(target=self._serve, name="rlock-orphans", daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            holding = self._queue.get()
+            try:
+                holding.lock._give_back(holding)
+            except Exception:
+                logger.exception("rlock: giving back what an ended thread held failed")
+
+
+_orphans = _Orphans()
+
+
+class OwnedByThread:
+    """For a blocking semaphore: a thread that ends holding permits gives them back."""
+
+    def _when_owner_ends(self, holding) -> None:
+        life = self.local.life = _Life()  # replaces an older one, whose holding has ended
+        weakref.finalize(life, _orphans.put, holding).atexit = False
+
+    def _give_back(self, holding) -> None:
+        if not holding.live:
+            return
+        with holding.guard:
+            release = self._orphaned(holding, self._run(self._info_command()))
+            if release is not None:
+                self._run(release)
+            holding.ended = True
+        if holding.subscriber is not None:
+            holding.subscriber.forget(holding)

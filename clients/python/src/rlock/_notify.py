@@ -128,6 +128,7 @@ class Dispatch:
     hands each to deliver()."""
 
     def __init__(self):
+        self.client_id: Optional[int] = None  # the connection's, which NOTIFY names
         self.error: Optional[ConnectionError] = None  # set when it closed
         self._mutex = threading.Lock()  # the blocking client's reader and waiting threads
         self._waits = {}  # (type, key, owner) -> deque of Wait, in the order they were sent
@@ -167,7 +168,7 @@ class Dispatch:
                 return
             if not (isinstance(error, ConnectionError) and str(error).startswith("rlock:")):
                 error = ConnectionError(
-                    f"rlock: the subscriber connection (client {getattr(self, 'client_id', None)}) closed,"
+                    f"rlock: the subscriber connection (client {self.client_id}) closed,"
                     f" and the server dropped the waits told to it: {error or type(error).__name__}"
                 )
             self.error = error

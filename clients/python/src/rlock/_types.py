@@ -8,7 +8,7 @@ from typing import Any, Callable, Optional
 
 from redis.exceptions import LockError
 
-from ._base import HoldBase, Options
+from ._base import HoldBase, Options, logger
 from ._commands import (
     PERMITS,
     READ,
@@ -97,10 +97,31 @@ class ReadWriteLockBase:
 class SemaphoreBase(TypeBase):
     """Permits that belong to the thread (task) that took them: its owner id holds them, they
     are renewed by the server's watchdog while rlock's connection lives (``timeout`` None) or
-    last ``timeout`` seconds, and they come back when the holder dies."""
+    last ``timeout`` seconds, and they come back when the holder dies: its process (the
+    server sees the connection close), or the thread (task) itself, when it ends holding them
+    (the core gives them back for it)."""
 
     kind = PERMITS
     reenters_at_once = False  # an owner may wait for more permits
+
+    def _settle_acquire(self, owner: bytes, reply):
+        known = self.local.holding
+        holding = super()._settle_acquire(owner, reply)
+        if holding is not None and holding is not known and self.thread_local:
+            self._when_owner_ends(holding)
+        return holding
+
+    def _when_owner_ends(self, holding) -> None:
+        """Arranges for _give_back(holding) once the calling thread (task) has ended."""
+        raise NotImplementedError
+
+    def _orphaned(self, holding, info_reply):
+        """RELEASE of all the permits of a holding whose thread ended, or None."""
+        entry = self.kind.holder(info_reply, holding.owner) if holding.live else None
+        if entry is None:
+            return None
+        logger.warning("rlock: giving back %s permits of %r: the thread (task) holding them ended", entry["permits"], self.name)
+        return self.kind.release(self.name, holding.owner, entry["permits"])
 
     def _not_acquired(self) -> LockError:
         return LockError("Unable to acquire a permit within the time specified", lock_name=self.name)

@@ -196,17 +196,17 @@ class Acquisition:
 
     def _leave(self, subscriber, wait):
         """RLOCK.CANCEL; when it found nothing to remove, the entry ended meanwhile and its
-        message is on its way: once it has been read, a grant is released."""
+        message is on its way: once it has been read, a grant is released. (A latch's wait is
+        only forgotten.)"""
         request = self.request
-        wait_dropped = request.latch
-        if not request.latch:
-            try:
-                yield self.io.cancel(subscriber, wait, request.cancel_command())
-            except RedisError as error:  # the subscriber closed: the server dropped the entry with it
-                logger.debug("rlock: cancelling the wait for %r: %r", request.name, error)
-        wait.drop()
-        if wait_dropped:
+        if request.latch:
+            wait.drop()
             return
+        try:
+            yield self.io.cancel(subscriber, wait, request.cancel_command())
+        except RedisError as error:  # the subscriber closed: the server dropped the entry with it
+            logger.debug("rlock: cancelling the wait for %r: %r", request.name, error)
+        wait.drop()
         try:
             message = wait.message()
         except RedisError:

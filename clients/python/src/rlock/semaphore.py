@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Optional
 
 from ._commands import NO_RETRIES
-from ._core import Hold
+from ._core import Hold, OwnedByThread
 from ._types import SemaphoreBase
 
 
-class Semaphore(Hold, SemaphoreBase):
+class Semaphore(OwnedByThread, Hold, SemaphoreBase):
     """Permits on RSEM (Redisson's RPermitExpirableSemaphore, with owners)::
 
         sem = rlock.Semaphore(r, "gpus")
@@ -18,8 +18,8 @@ class Semaphore(Hold, SemaphoreBase):
             train()
 
     The permits belong to the thread that took them and come back when it releases them, when
-    its process dies (its connection closes: the server's watchdog, ``timeout`` None) or when
-    its ``timeout`` lease ends. Waiting is FIFO: a request for 3 permits at the head is not
+    its process dies (its connection closes: the server's watchdog, ``timeout`` None), when
+    its ``timeout`` lease ends, or when the thread ends holding them (rlock gives them back). Waiting is FIFO: a request for 3 permits at the head is not
     passed by later requests for 1. ``fence`` is the token of this thread's latest grant.
     """
 

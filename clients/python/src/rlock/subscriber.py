@@ -33,7 +33,6 @@ class Subscriber(Dispatch):
         super().__init__()
         self.channels = channels
         self.connection = connection
-        self.client_id = None
         self.channel = None
         self._reader = None
 

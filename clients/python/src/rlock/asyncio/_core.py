@@ -14,7 +14,7 @@ from .._connections import check_client
 from .._notify import NotifyUnavailable
 from .._waiting import HoldRequest, notifies
 from .channels import channels_for
-from ._tasks import TaskLocal, task_serial
+from ._tasks import TaskLocal, current_unit, task_serial
 from .notified import wait_with_notify
 
 class Asynchronous:
@@ -105,3 +105,23 @@ class Hold(Asynchronous, HoldBase):
     async def owned(self) -> bool:
         holding = self._live_holding()
         return holding is not None and self._settle_owned(holding, await self._run(self._info_command()))
+
+
+class OwnedByTask:
+    """For an asyncio semaphore: a task that ends holding permits gives them back."""
+
+    def _when_owner_ends(self, holding) -> None:
+        task = current_unit()
+        if task is not None:
+            task.add_done_callback(lambda _: self._channels.track(asyncio.ensure_future(self._give_back(holding))))
+
+    async def _give_back(self, holding) -> None:
+        if not holding.live:
+            return
+        async with holding.guard:
+            release = self._orphaned(holding, await self._run(self._info_command()))
+            if release is not None:
+                await self._run(release)
+            holding.ended = True
+        if holding.subscriber is not None:
+            holding.subscriber.forget(holding)

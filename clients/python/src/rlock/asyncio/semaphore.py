@@ -6,10 +6,10 @@ from typing import Optional
 
 from .._commands import NO_RETRIES
 from .._types import SemaphoreBase
-from ._core import Hold
+from ._core import Hold, OwnedByTask
 
 
-class Semaphore(Hold, SemaphoreBase):
+class Semaphore(OwnedByTask, Hold, SemaphoreBase):
     """As rlock.Semaphore, with coroutines and ``async with``; the permits are the task's::
 
         sem = rlock.asyncio.Semaphore(r, "gpus")

@@ -62,7 +62,6 @@ class Subscriber(Dispatch):
         self.channels = channels
         self.connection = connection
         self.resp3 = int(getattr(connection, "protocol", 2) or 2) == 3
-        self.client_id: Optional[int] = None
         self.channel: Optional[bytes] = None
         self._replies = collections.deque()  # futures of the calls sent, in order
         self._send_mutex = asyncio.Lock()
