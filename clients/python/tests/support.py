@@ -322,14 +322,24 @@ def rlock_stat(admin, field: str) -> int:
 # -- every type, and other processes --------------------------------------------------------------
 
 
-def holders(admin, name) -> dict:
-    """(owner, mode) -> holds of a read-write lock; owner -> permits of a semaphore."""
-    info = rwlock_info(admin, name) if admin.type(name) == "hash" else sem_info(admin, name)
-    if info is None:
+def holder_entries(admin, name) -> dict:
+    """Who holds `name`, whatever its type: INFO's entry (owner, token, ttl, watchdog, ...) by
+    owner for a lock or a semaphore, by (owner, mode) for a read-write lock."""
+    stored = admin.type(name)
+    if stored == "none":
         return {}
-    if "mode" in info:
-        return {(entry["owner"], entry["mode"]): entry["holds"] for entry in info["holders"]}
-    return {entry["owner"]: entry["permits"] for entry in info["holders"]}
+    if stored == "hash" and admin.hexists(name, "mode"):
+        return {(entry["owner"], entry["mode"]): entry for entry in rwlock_info(admin, name)["holders"]}
+    if stored == "hash":
+        info = lock_info(admin, name)
+        return {} if info is None else {info["owner"]: info}
+    info = sem_info(admin, name)
+    return {} if info is None else {entry["owner"]: entry for entry in info["holders"]}
+
+
+def holders(admin, name) -> dict:
+    """The holds (or permits) of each holder of `name`, keyed as holder_entries()."""
+    return {key: entry.get("holds", entry.get("permits")) for key, entry in holder_entries(admin, name).items()}
 
 
 async def owner(handle) -> str:

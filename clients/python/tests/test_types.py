@@ -17,6 +17,7 @@ from support import (
     DroppedReplies,
     eventually,
     excluded_by,
+    holder_entries,
     holders,
     holding_process,
     owner,
@@ -238,7 +239,7 @@ async def test_processes_exclude_each_other(variant, admin, redis_server, kind):
         await mine.release()
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", ["lock", *KINDS])
 @pytest.mark.parametrize("granted", ["at-once", "by-message"])
 async def test_the_watchdog_keeps_a_holding_past_its_lease(variant, new_server, kind, granted):
     """A 300 ms watchdog lease lives through 1.5 s, held at once (its own connection, PINGed)
@@ -262,10 +263,10 @@ async def test_the_watchdog_keeps_a_holding_past_its_lease(variant, new_server, 
     me = await owner(mine)
 
     def entry():
-        key = me if kind == "permits" else (me, kind)
-        assert key in holders(admin, "k"), "the holding ended"
-        info = rwlock_info(admin, "k") if kind != "permits" else sem_info(admin, "k")
-        return next(holder for holder in info["holders"] if holder["owner"] == me)
+        entries = holder_entries(admin, "k")
+        key = (me, kind) if kind in ("read", "write") else me
+        assert key in entries, "the holding ended"
+        return entries[key]
 
     started = time.monotonic()
     while time.monotonic() - started < 1.5:
@@ -319,7 +320,7 @@ async def test_a_cancelled_wait_leaves_the_queue(variant, admin, redis_server):
     (SIGINT, in a process of its own, which stays connected). Either way the queue entry goes
     (RLOCK.CANCEL) and the next waiter gets the holding."""
     admin.execute_command("RSEM.SETPERMITS", "s", 1)
-    for kind, name in (("write", "k"), ("read", "k"), ("permits", "s")):
+    for kind, name in (("lock", "l"), ("write", "k"), ("read", "k"), ("permits", "s")):
         holder = side(variant, excluded_by(kind), name)
         assert await holder.acquire()
         cancelled = rlock_stat(admin, "cancelled")
@@ -346,7 +347,10 @@ WAITER = """
 import sys, time, redis, rlock
 port, kind, name = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 r = redis.Redis(port=port)
-lock = rlock.Semaphore(r, name) if kind == "permits" else getattr(rlock.ReadWriteLock(r, name), kind + "_lock")()
+if kind in ("read", "write"):
+    lock = getattr(rlock.ReadWriteLock(r, name), kind + "_lock")()
+else:
+    lock = rlock.Semaphore(r, name) if kind == "permits" else rlock.Lock(r, name)
 print("waiting", flush=True)
 try:
     lock.acquire()
