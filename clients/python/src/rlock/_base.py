@@ -18,6 +18,7 @@ from typing import Any, Callable, Optional
 from redis.exceptions import LockError, LockNotOwnedError, ResponseError
 
 from ._commands import LOCK, Kind, rebind_retries, to_ms, wait_until
+from ._connections import check_client
 
 logger = logging.getLogger("rlock")
 
@@ -146,18 +147,14 @@ class Options:
         self._key = self._encoder.encode(name)  # the key as the server names it in messages
         self._channels = self._channels_for(pool)
 
-    # Overridden by the blocking and the asyncio core.
+    # Set by the blocking and the asyncio core.
+    want_async: bool  # the redis-py client it takes
+    _channels_for: Callable  # pool -> the client's dedicated connections
+    _caller_serial: Callable[[], int]  # the thread's (task's) number in owner ids
+    _new_guard: Callable  # a mutex for a binding's calls and its re-binding
+
     def _check_client(self, redis):
-        raise NotImplementedError
-
-    def _channels_for(self, pool):
-        raise NotImplementedError
-
-    def _caller_serial(self) -> int:
-        raise NotImplementedError
-
-    def _new_guard(self):
-        raise NotImplementedError
+        return check_client(redis, want_async=self.want_async)
 
     @property
     def watchdog(self) -> bool:

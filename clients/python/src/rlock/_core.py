@@ -17,7 +17,6 @@ from redis.exceptions import LockError, RedisError, ResponseError
 
 from ._base import TAKEN, HoldBase, logger, not_a_lock, thread_serial
 from ._commands import CALL_RETRIES, READ_GRACE_S, to_ms
-from ._connections import check_client
 from ._notify import NotifyUnavailable
 from ._waiting import Acquisition, HoldRequest, drive, notifies
 from .channels import channels_for
@@ -113,17 +112,10 @@ def wait_with_notify(channels, request, give_back=None):
 class Blocking:
     """The blocking client's hooks for _base.Options."""
 
-    def _check_client(self, redis):
-        return check_client(redis, want_async=False)
-
-    def _channels_for(self, pool):
-        return channels_for(pool)
-
-    def _caller_serial(self) -> int:
-        return thread_serial()
-
-    def _new_guard(self):
-        return threading.Lock()
+    want_async = False
+    _channels_for = staticmethod(channels_for)
+    _caller_serial = staticmethod(thread_serial)
+    _new_guard = staticmethod(threading.Lock)
 
     def _run(self, command, otherwise=None, retries=CALL_RETRIES):
         try:

@@ -10,7 +10,6 @@ from redis.exceptions import LockError, ResponseError
 
 from .._base import TAKEN, HoldBase, not_a_lock
 from .._commands import CALL_RETRIES, to_ms
-from .._connections import check_client
 from .._notify import NotifyUnavailable
 from .._waiting import HoldRequest, notifies
 from .channels import channels_for
@@ -20,17 +19,10 @@ from .notified import wait_with_notify
 class Asynchronous:
     """The asyncio client's hooks for _base.Options."""
 
-    def _check_client(self, redis):
-        return check_client(redis, want_async=True)
-
-    def _channels_for(self, pool):
-        return channels_for(pool)
-
-    def _caller_serial(self) -> int:
-        return task_serial()
-
-    def _new_guard(self):
-        return asyncio.Lock()
+    want_async = True
+    _channels_for = staticmethod(channels_for)
+    _caller_serial = staticmethod(task_serial)
+    _new_guard = staticmethod(asyncio.Lock)
 
     async def _run(self, command, otherwise=None, retries=CALL_RETRIES):
         try:
