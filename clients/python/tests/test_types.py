@@ -125,6 +125,8 @@ async def test_permits_are_counted_per_thread(variant, admin):
     assert not await sem.try_set_permits(5)
     assert await sem.available_permits() == 3
     assert await sem.acquire(2)
+    with pytest.raises(LockError, match="more than held"):
+        await sem.release(3)  # and nothing changes
     assert await same_object_elsewhere.acquire(blocking=False)
     assert not await same_object_elsewhere.acquire(blocking=False)  # none left
     assert await sem.available_permits() == 0

@@ -40,8 +40,12 @@ def not_a_lock(error: ResponseError, otherwise: Any = None) -> Any:
     """A WRONGTYPE reply means the name holds something that is not an rlock lock (another
     writer took the name): redis-py's lock reports that as not acquired, or not owned any more,
     so it reads as the reply for "not yours" (None), or as ``otherwise`` where redis-py sees a
-    taken name (locked()). Anything else is raised again."""
-    if not str(error).startswith("WRONGTYPE"):
+    taken name (locked()). A release of more permits than the owner holds is a LockError.
+    Anything else is raised again."""
+    message = str(error)
+    if message.startswith("this owner holds only"):  # redis-py drops the ERR prefix
+        raise LockError(f"Cannot release more than held: {message}") from error
+    if not message.startswith("WRONGTYPE"):
         raise error
     return otherwise
 
@@ -58,7 +62,7 @@ def next_serial() -> int:
     return next(_serials)
 
 
-class _PerThread(threading.local):
+class PerThread(threading.local):
     token = None
     holding = None
 
@@ -196,7 +200,7 @@ class HoldBase(Options):
     a read-write lock, a semaphore's permits. `kind` says which commands it sends."""
 
     kind: Kind = LOCK
-    local_class = _PerThread  # where a thread's (task's) holding is kept
+    local_class = PerThread  # where a thread's (task's) holding is kept
     raise_on_release_error = True
     #: Whether an owner asking again while it holds is answered at once (a re-entry), so that
     #: nil then means its holding is gone. A semaphore's owner may wait for more permits.

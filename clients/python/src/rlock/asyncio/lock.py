@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .._base import LockBase, _PerThread
+from .._base import LockBase, PerThread
 from .._connections import check_client
 from ._core import Hold, task_serial
 from .channels import channels_for
@@ -38,7 +38,7 @@ class Lock(Hold, LockBase):
     task of its own, which then is the owner: use ``lock.acquire(blocking_timeout=t)``.
     """
 
-    local_class = _PerThread
+    local_class = PerThread
 
     async def acquire(
         self,
