@@ -16,6 +16,10 @@ class Semaphore(OwnedByTask, Hold, SemaphoreBase):
         await sem.try_set_permits(4)
         async with sem:
             await train()
+
+    Note: the permits are the task's, and a task that ends holding some gives them back. On
+    Python 3.10 and 3.11, ``asyncio.wait_for(sem.acquire(), t)`` runs acquire() in a task of
+    its own, which then owns the permits and ends at once: use ``sem.acquire(blocking_timeout=t)``.
     """
 
     async def try_set_permits(self, permits: int) -> bool:
