@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import functools
 import inspect
 import queue
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import redis
 import redis.asyncio
@@ -23,6 +27,7 @@ import rlock.asyncio
 from redis.exceptions import ConnectionError
 
 RLOCK_OPTIONS = ("on_lost", "watchdog_lease", "max_hold")
+HOLDER = Path(__file__).with_name("holder.py")
 
 
 class ThreadWorker:
@@ -94,6 +99,10 @@ class Handle:
 
         return call
 
+    def on(self, lock) -> "Handle":
+        """Another object driven by this handle's worker (the same thread or task)."""
+        return Handle(lock, self.worker, self._enter, self._exit)
+
     def start(self, method, *args, **kwargs) -> asyncio.Task:
         """Starts a call without waiting for it (a blocking acquire, say)."""
         return asyncio.ensure_future(getattr(self, method)(*args, **kwargs))
@@ -134,6 +143,22 @@ class Variant:
         lock_class = functools.partial(self.lock_class, **options) if options else self.lock_class
         return self.worker(client.lock(name, lock_class=lock_class, **kwargs))
 
+    def rwlock(self, name, client=None, **kwargs):
+        """A ReadWriteLock: (its read side, its write side), each a Handle on one worker."""
+        rw = self.module.ReadWriteLock(client or self._default(), name, **kwargs)
+        read = self.worker(rw.read_lock())
+        return read, read.on(rw.write_lock())
+
+    def semaphore(self, name, client=None, **kwargs) -> Handle:
+        return self.worker(self.module.Semaphore(client or self._default(), name, **kwargs))
+
+    def latch(self, name, client=None) -> Handle:
+        return self.worker(self.module.CountDownLatch(client or self._default(), name))
+
+    def _default(self):
+        self.default_client = self.default_client or self.client()
+        return self.default_client
+
     def worker(self, lock) -> Handle:
         """A new worker (thread or task) driving `lock`."""
         worker = self.worker_class()
@@ -146,6 +171,7 @@ class BlockingVariant(Variant):
     redis_class = redis.Redis
     pool_class = redis.ConnectionPool
     lock_class = rlock.Lock
+    module = rlock
     worker_class = ThreadWorker
     context_methods = ("__enter__", "__exit__")
 
@@ -165,6 +191,7 @@ class AsyncioVariant(Variant):
     redis_class = redis.asyncio.Redis
     pool_class = redis.asyncio.ConnectionPool
     lock_class = rlock.asyncio.Lock
+    module = rlock.asyncio
     worker_class = TaskWorker
     context_methods = ("__aenter__", "__aexit__")
 
@@ -259,6 +286,30 @@ def waiters(admin, name) -> int:
     return 0 if info is None else info["waiters"]
 
 
+def rwlock_info(admin, name):
+    return admin.execute_command("RWLOCK.INFO", name)
+
+
+def sem_info(admin, name):
+    return admin.execute_command("RSEM.INFO", name)
+
+
+def queued(admin, kind: str, name) -> int:
+    """How many wait in the queue of a lock, read-write lock (readers and writers) or semaphore."""
+    if kind == "lock":
+        return waiters(admin, name)
+    if kind in ("read", "write"):
+        info = rwlock_info(admin, name)
+        return 0 if info is None else info["waiting_readers"] + info["waiting_writers"]
+    info = sem_info(admin, name)
+    return 0 if info is None else len(info["waiters"])
+
+
+def subscribers(admin) -> set:
+    """Client ids of the connections subscribed to an rlock channel, from the channel names."""
+    return {int(channel.rsplit(":", 1)[1]) for channel in admin.pubsub_channels("__rlock__:*")}
+
+
 def client_ids(admin) -> set:
     return {int(client["id"]) for client in admin.client_list()}
 
@@ -266,3 +317,60 @@ def client_ids(admin) -> set:
 def rlock_stat(admin, field: str) -> int:
     """A counter of INFO rlock, e.g. retries_answered."""
     return int(admin.info("rlock")[f"rlock_{field}"])
+
+
+# -- every type, and other processes --------------------------------------------------------------
+
+
+def holder_entries(admin, name) -> dict:
+    """Who holds `name`, whatever its type: INFO's entry (owner, token, ttl, watchdog, ...) by
+    owner for a lock or a semaphore, by (owner, mode) for a read-write lock."""
+    stored = admin.type(name)
+    if stored == "none":
+        return {}
+    if stored == "hash" and admin.hexists(name, "mode"):
+        return {(entry["owner"], entry["mode"]): entry for entry in rwlock_info(admin, name)["holders"]}
+    if stored == "hash":
+        info = lock_info(admin, name)
+        return {} if info is None else {info["owner"]: info}
+    info = sem_info(admin, name)
+    return {} if info is None else {entry["owner"]: entry for entry in info["holders"]}
+
+
+def holders(admin, name) -> dict:
+    """The holds (or permits) of each holder of `name`, keyed as holder_entries()."""
+    return {key: entry.get("holds", entry.get("permits")) for key, entry in holder_entries(admin, name).items()}
+
+
+async def owner(handle) -> str:
+    return (await handle.get(lambda lock: lock._owner())).decode()
+
+
+def side(variant, kind: str, name: str, **kwargs):
+    """A handle that takes `kind` of `name`: a lock, a read or write side, or one permit."""
+    if kind == "lock":
+        return variant.lock(name, **kwargs)
+    if kind == "permits":
+        return variant.semaphore(name, **kwargs)
+    read, write = variant.rwlock(name, **kwargs)
+    return read if kind == "read" else write
+
+
+def excluded_by(kind: str) -> str:
+    """A kind that a holding of `kind` keeps out (one permit in all: a second one waits)."""
+    return {"lock": "lock", "read": "write", "write": "read", "permits": "permits"}[kind]
+
+
+@contextlib.contextmanager
+def holding_process(port: int, name: str, kind: str = "lock"):
+    """Another process holding `name` (a watchdog holding of `kind`: lock, read, write,
+    permits), once it holds it; killed at the end."""
+    with subprocess.Popen(
+        [sys.executable, str(HOLDER), str(port), name, kind],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    ) as holder:
+        try:
+            assert holder.stdout.readline().startswith("held "), "the holder did not take the lock"
+            yield holder
+        finally:
+            holder.kill()

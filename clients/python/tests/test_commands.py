@@ -7,8 +7,11 @@ import math
 from rlock._commands import (
     SOCKET_TIMEOUT,
     Command,
+    LOCK,
+    PERMITS,
+    READ,
+    WRITE,
     Retries,
-    acquire_command,
     keepalive_interval,
     parse_info,
     wait_until,
@@ -16,7 +19,7 @@ from rlock._commands import (
 
 
 def test_a_retry_waits_only_for_the_time_left_and_keeps_its_id():
-    command = acquire_command("k", b"me", 30000, True, None, wait_until(True, 2.0, now=100.0))
+    command = LOCK.acquire("k", b"me", 30000, True, None, wait_until(True, 2.0, now=100.0))
     first, retry = command.args(now=100.0), command.args(now=101.5)
     assert first[:6] == ["RLOCK.ACQUIRE", "k", b"me", "PX", 30000, "WATCHDOG"]
     assert first[6:8] == ["WAIT", 2000] and retry[6:8] == ["WAIT", 500]
@@ -55,11 +58,36 @@ def test_replies_of_both_protocols():
 
 
 def test_notify_goes_with_wait_only():
-    command = acquire_command("k", b"me", 30000, True, None, wait_until(True, 2.0, now=100.0))
+    command = LOCK.acquire("k", b"me", 30000, True, None, wait_until(True, 2.0, now=100.0))
     args = command.args(now=100.0, notify=12)
     assert args[6:10] == ["WAIT", 2000, "NOTIFY", 12] and args[-2] == "ID"
     assert command.waits(now=100.0) and not command.waits(now=102.0)
     assert "NOTIFY" not in command.args(now=102.0, notify=12)  # no time left: one attempt, no wait
-    forever = acquire_command("k", b"me", 30000, True, None, wait_until(True, None, now=0))
+    forever = LOCK.acquire("k", b"me", 30000, True, None, wait_until(True, None, now=0))
     assert forever.args(now=5, notify=7)[6:10] == ["WAIT", 0, "NOTIFY", 7]
-    assert "NOTIFY" not in acquire_command("k", b"me", 1, False, None, None).args(now=0, notify=7)
+    assert "NOTIFY" not in LOCK.acquire("k", b"me", 1, False, None, None).args(now=0, notify=7)
+
+
+def test_each_kind_names_its_command_family_and_mode():
+    read = READ.acquire("k", b"me", 5000, True, 900, wait_until(True, 1.0, now=0.0)).args(now=0.0, notify=3)
+    assert read[:9] == ["RWLOCK.ACQUIRE", "k", b"me", "READ", "PX", 5000, "WATCHDOG", "MAXHOLD", 900]
+    assert read[9:13] == ["WAIT", 1000, "NOTIFY", 3] and read[13] == "ID"
+    assert READ.release("k", b"me").args(now=0)[:4] == ["RWLOCK.RELEASE", "k", b"me", "READ"]
+    assert READ.renew("k", b"me", 700, watchdog=True).args(now=0) == ["RWLOCK.RENEW", "k", b"me", "PX", 700, "WATCHDOG"]
+    assert PERMITS.acquire("s", b"me", 5000, False, None, None, amount=3).args(now=0)[:7] == [
+        "RSEM.ACQUIRE", "s", b"me", "PERMITS", 3, "PX", 5000,
+    ]
+    assert PERMITS.release("s", b"me").args(now=0)[:3] == ["RSEM.RELEASE", "s", b"me"]  # one: the default
+    assert LOCK.info("k").args(now=0) == ["RLOCK.INFO", "k"]
+
+
+def test_holders_are_read_per_kind():
+    rwlock_info = {b"mode": b"write", b"holders": [
+        [b"owner", b"w", b"mode", b"write", b"token", 9, b"ttl", 100],  # RESP2: a flat array
+        {b"owner": b"w", b"mode": b"read", b"token": 11, b"ttl": 100},  # RESP3: a map
+    ]}
+    assert READ.holder(rwlock_info, b"w")["token"] == 11
+    assert WRITE.holder(rwlock_info, b"w")["token"] == 9
+    assert READ.holder(rwlock_info, b"x") is None and READ.holders(None) == []
+    lock_info = {b"owner": b"o", b"token": 4, b"ttl": 5}
+    assert LOCK.holder(lock_info, b"o")["token"] == 4 and LOCK.holder(lock_info, b"p") is None

@@ -7,16 +7,15 @@ on what the server reports (RLOCK.INFO, INFO rlock, PUBSUB CHANNELS)."""
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 
 import pytest
 import rlock.asyncio
-from redis.exceptions import ConnectionError, LockNotOwnedError, ResponseError
+from redis.exceptions import LockNotOwnedError
 from rlock._connections import MAX_IDLE_CONNECTIONS
 from rlock._notify import Message, parse_message
 
-from support import AsyncioVariant, blocked_clients, eventually, lock_info, rlock_stat, waiters
+from support import AsyncioVariant, blocked_clients, eventually, lock_info, rlock_stat, subscribers, waiters
 
 LOCKS = 50
 WAITERS_PER_LOCK = 3
@@ -26,13 +25,9 @@ protocols = pytest.mark.parametrize("protocol", [2, 3], ids=["resp2", "resp3"])
 
 @pytest.fixture
 def variant(redis_server):
-    """Only the asyncio Lock waits with NOTIFY (rlock.Lock keeps blocking in WAIT)."""
+    """These cases are the asyncio Lock's (cancelled tasks, RESP3 subscribers); what the
+    blocking Lock shares is in test_waiting_by_message.py."""
     return AsyncioVariant(redis_server.port)
-
-
-def subscribers(admin) -> set:
-    """Client ids of the connections subscribed to an rlock channel, from the channel names."""
-    return {int(channel.rsplit(":", 1)[1]) for channel in admin.pubsub_channels("__rlock__:*")}
 
 
 def hold(admin, name, owner="holder"):
@@ -263,53 +258,3 @@ async def test_a_forced_release_is_reported_lost(variant, admin, protocol, timeo
     assert not await lock.owned()
     with pytest.raises(LockNotOwnedError):
         await lock.release()
-
-
-@protocols
-async def test_a_closed_subscriber_fails_its_waits_and_loses_its_locks(variant, admin, protocol):
-    client = variant.client(protocol=protocol)
-    hold(admin, "k")
-    lock = rlock.asyncio.Lock(client, "k")
-    waiting = await queue(admin, lock, "k", 1)
-    [subscriber] = subscribers(admin)
-    admin.client_kill_filter(_id=subscriber)
-    with pytest.raises(ConnectionError, match="subscriber"):
-        await asyncio.wait_for(waiting, 5)
-    assert waiters(admin, "k") == 0  # the server dropped the entry with its connection
-
-    # The next wait opens a new subscriber; a watchdog lock granted through it is bound to it,
-    # and lost when it closes (re-binding finds nothing: the close released the lock).
-    lost = asyncio.Event()
-    lock = rlock.asyncio.Lock(client, "k", on_lost=lambda lock: lost.set())
-    waiting = await queue(admin, lock, "k", 1)
-    assert subscribers(admin) not in (set(), {subscriber})
-    [subscriber] = subscribers(admin)
-    assert admin.execute_command("RLOCK.RELEASE", "k", "holder") == 0
-    assert await asyncio.wait_for(waiting, 5)
-    assert lock_info(admin, "k")["watchdog"] == subscriber
-    admin.client_kill_filter(_id=subscriber)
-    await asyncio.wait_for(lost.wait(), 5)
-    assert lock_info(admin, "k") is None
-    assert not await lock.owned()
-
-
-@protocols
-@pytest.mark.parametrize("channels", ["&__rlock__:*", "resetchannels"])
-async def test_the_acl_channel_permission(variant, new_server, caplog, protocol, channels):
-    """A user with `&__rlock__:*` waits by message; one without it cannot subscribe, and its
-    locks wait blocked in WAIT as before NOTIFY (with one warning)."""
-    server = new_server()
-    admin = server.client()
-    admin.execute_command("ACL", "SETUSER", "worker", "on", ">secret", "~*", "+@all", "resetchannels", channels)
-    client = variant.client(port=server.port, protocol=protocol, username="worker", password="secret")
-    hold(admin, "k")
-    lock = rlock.asyncio.Lock(client, "k")
-    with caplog.at_level(logging.WARNING, logger="rlock"):
-        waiting = await queue(admin, lock, "k", 1)
-    notified = channels != "resetchannels"
-    assert blocked_clients(admin) == (0 if notified else 1)
-    assert ("cannot tell waiters by message" in caplog.text) != notified
-    assert admin.execute_command("RLOCK.RELEASE", "k", "holder") == 0
-    assert await asyncio.wait_for(waiting, 5)
-    assert owner_of(admin, "k") == lock.local.token
-    await lock.release()

@@ -3,33 +3,12 @@ server's queue."""
 
 from __future__ import annotations
 
-import contextlib
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
-from redis.exceptions import LockError, ResponseError
+from redis.exceptions import LockError
 
-from support import eventually, lock_info, waiters
-
-HOLDER = Path(__file__).with_name("holder.py")
-
-
-@contextlib.contextmanager
-def holding_process(port: int, name: str):
-    """Another process holding `name` (a watchdog lock), once it holds it; killed at the end."""
-    with subprocess.Popen(
-        [sys.executable, str(HOLDER), str(port), name],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-    ) as holder:
-        try:
-            assert holder.stdout.readline().startswith("held "), "the holder did not take the lock"
-            yield holder
-        finally:
-            holder.kill()
-
+from support import eventually, holding_process, lock_info, waiters
 
 async def test_a_thread_reenters_and_counts_its_holds(variant, admin):
     lock = variant.lock("k")

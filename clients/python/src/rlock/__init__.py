@@ -1,14 +1,24 @@
-"""rlock: redis-py's Lock interface on RLOCK, the Redis module's reentrant, fair, fenced lock.
+"""rlock: Redis locks on the rlock module's commands, for redis-py.
 
     import redis, rlock
     r = redis.Redis()
-    with r.lock("order:42", lock_class=rlock.Lock) as lock:
+    with r.lock("order:42", lock_class=rlock.Lock) as lock:   # RLOCK: reentrant, fair, fenced
         ...  # lock.fence is this holding's fencing token
 
-rlock.asyncio.Lock does the same for redis.asyncio.
+    rw = rlock.ReadWriteLock(r, "catalog")                     # RWLOCK
+    with rw.read_lock(): ...
+    sem = rlock.Semaphore(r, "gpus"); sem.try_set_permits(4)   # RSEM
+    with sem: ...
+    latch = rlock.CountDownLatch(r, "batch"); latch.try_set_count(3)   # RLATCH
+    latch.wait(timeout=60)
+
+rlock.asyncio has the same names for redis.asyncio.
 """
 
+from .latch import CountDownLatch
 from .lock import Lock, close_idle_connections
+from .rwlock import ReadWriteLock
+from .semaphore import Semaphore
 
-__all__ = ["Lock", "close_idle_connections"]
+__all__ = ["CountDownLatch", "Lock", "ReadWriteLock", "Semaphore", "close_idle_connections"]
 __version__ = "0.1.0"

@@ -1,5 +1,8 @@
-"""What rlock.Lock and rlock.asyncio.Lock share: their arguments, their state, which command
-each method sends, and what each reply means. The two classes only add the I/O."""
+"""The core every rlock type stands on, blocking and asyncio alike: owner ids, holdings and their
+bindings, which command each method sends and what each reply means. The blocking core
+(_core.py) and the asyncio one (asyncio/_core.py) add only the I/O; a lock type (Lock, a
+ReadWriteLock's sides, Semaphore) adds only its Kind and its method names.
+"""
 
 from __future__ import annotations
 
@@ -8,22 +11,14 @@ import logging
 import threading
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any, Callable, Optional
 
 from redis.exceptions import LockError, LockNotOwnedError, ResponseError
 
-from ._commands import (
-    acquire_command,
-    info_command,
-    parse_info,
-    rebind_retries,
-    release_command,
-    renew_command,
-    to_ms,
-    wait_until,
-)
+from ._commands import LOCK, Kind, rebind_retries, to_ms, wait_until
+from ._connections import check_client
 
 logger = logging.getLogger("rlock")
 
@@ -45,10 +40,18 @@ def not_a_lock(error: ResponseError, otherwise: Any = None) -> Any:
     """A WRONGTYPE reply means the name holds something that is not an rlock lock (another
     writer took the name): redis-py's lock reports that as not acquired, or not owned any more,
     so it reads as the reply for "not yours" (None), or as ``otherwise`` where redis-py sees a
-    taken name (locked()). Anything else is raised again."""
-    if not str(error).startswith("WRONGTYPE"):
+    taken name (locked()). A release of more permits than the owner holds is a LockError.
+    Anything else is raised again."""
+    message = str(error)
+    if message.startswith("this owner holds only"):  # redis-py drops the ERR prefix
+        raise LockError(f"Cannot release more than held: {message}") from error
+    if not message.startswith("WRONGTYPE"):
         raise error
     return otherwise
+
+
+#: What INFO reads as when the key holds another type: taken, as redis-py sees a name it cannot use.
+TAKEN = object()
 
 
 def thread_serial() -> int:
@@ -59,41 +62,64 @@ def next_serial() -> int:
     return next(_serials)
 
 
-class _PerThread(threading.local):
+class PerThread(threading.local):
     token = None
     holding = None
 
 
-@dataclass(eq=False)
-class Holding:
-    """One holding of the lock by one owner: from the acquire that created it (its fencing
-    token) to its full release. Re-entries share it."""
+class Binding:
+    """All that one owner holds of one key (a lock; a read and a write holding; permits): the
+    server binds it to one watchdog connection, renews it as one (RENEW) and ends it as one when
+    that connection closes. A keeper or a subscriber keeps that connection; `guard` serialises
+    the owner's calls with its re-binding."""
 
-    lock: "LockBase"
-    owner: bytes
-    fence: int
-    guard: Any  # serialises this holding's calls with its keeper's re-binding
-    ended: bool = False  # fully released
-    lost: bool = False  # gone without a release of ours: expired, force-released, connection lost
-    subscriber: Any = None  # asyncio: the subscriber told of its loss (granted with NOTIFY)
+    def __init__(self, lock: "HoldBase", owner: bytes, guard):
+        self.lock, self.owner, self.guard = lock, owner, guard
+        self.holdings: list = []
+        self.bound = False  # a keeper or a subscriber keeps its watchdog connection
 
     @property
     def live(self) -> bool:
-        return not (self.ended or self.lost)
+        return any(holding.live for holding in self.holdings)
+
+    def live_holdings(self) -> list:
+        return [holding for holding in self.holdings if holding.live]
 
     def rebind_command(self):
         lock = self.lock
-        return renew_command(lock.name, self.owner, lock.lease_ms, watchdog=True)
+        return lock.kind.renew(lock.name, self.owner, lock.lease_ms, watchdog=True)
 
     def rebind_retries(self):
         return rebind_retries(self.lock.lease_ms, time.monotonic())
 
 
-class LockBase:
-    """Arguments and behaviour as redis-py's Lock; see rlock.Lock for what differs."""
+@dataclass(eq=False)
+class Holding:
+    """One holding of one kind by one owner: from the acquire that created it (its fencing
+    token) to its full release. Re-entries share it; a semaphore's later grants add to it."""
 
-    #: Lease (seconds) of a lock taken with timeout=None, which the server's watchdog renews
-    #: while the lock's connection lives: how long the lock outlives a holder that went quiet.
+    lock: "HoldBase"
+    owner: bytes
+    fence: int
+    binding: Binding = field(repr=False)
+    ended: bool = False  # fully released
+    lost: bool = False  # gone without a release of ours: expired, force-released, connection lost
+    subscriber: Any = None  # the subscriber told of its loss (granted with NOTIFY)
+
+    @property
+    def live(self) -> bool:
+        return not (self.ended or self.lost)
+
+    @property
+    def guard(self):
+        return self.binding.guard
+
+
+class Options:
+    """The arguments every rlock type takes, and the per-thread (per-task) owner ids."""
+
+    #: Lease (seconds) of a holding taken with timeout=None, which the server's watchdog renews
+    #: while the holding's connection lives: how long it outlives a holder that went quiet.
     watchdog_lease = 30.0
 
     def __init__(
@@ -101,13 +127,11 @@ class LockBase:
         redis,
         name,
         timeout: Optional[float] = None,
-        sleep: float = 0.1,
         blocking: bool = True,
         blocking_timeout: Optional[float] = None,
         thread_local: bool = True,
-        raise_on_release_error: bool = True,
         *,
-        on_lost: Optional[Callable[["LockBase"], Any]] = None,
+        on_lost: Optional[Callable[[Any], Any]] = None,
         watchdog_lease: Optional[float] = None,
         max_hold: Optional[float] = None,
     ):
@@ -115,42 +139,77 @@ class LockBase:
         self.redis = redis
         self.name = name
         self.timeout = timeout
-        self.sleep = sleep  # accepted for redis-py's signature: waiting happens in the server
         self.blocking = blocking
         self.blocking_timeout = blocking_timeout
         self.thread_local = bool(thread_local)
-        self.raise_on_release_error = raise_on_release_error
         self.on_lost = on_lost
         if watchdog_lease is not None:
             self.watchdog_lease = watchdog_lease
         self.max_hold = max_hold
-        self.local = _PerThread() if self.thread_local else SimpleNamespace(token=None, holding=None)
         self._id = str(uuid.uuid4())
         self._encoder = pool.get_encoder()
         self._key = self._encoder.encode(name)  # the key as the server names it in messages
         self._channels = self._channels_for(pool)
 
-    # Overridden by the blocking and the asyncio class.
+    # Set by the blocking and the asyncio core.
+    want_async: bool  # the redis-py client it takes
+    _channels_for: Callable  # pool -> the client's dedicated connections
+    _caller_serial: Callable[[], int]  # the thread's (task's) number in owner ids
+    _new_guard: Callable  # a mutex for a binding's calls and its re-binding
+
     def _check_client(self, redis):
-        raise NotImplementedError
-
-    def _channels_for(self, pool):
-        raise NotImplementedError
-
-    def _caller_serial(self) -> int:
-        raise NotImplementedError
-
-    def _new_guard(self):
-        raise NotImplementedError
+        return check_client(redis, want_async=self.want_async)
 
     @property
     def watchdog(self) -> bool:
-        """True for a lock without timeout: the server renews it while its connection lives."""
+        """True without timeout: the server renews the holding while its connection lives."""
         return not self.timeout
 
     @property
     def lease_ms(self) -> int:
         return to_ms(self.timeout or self.watchdog_lease)
+
+    def _owner(self, token=None) -> bytes:
+        """Redisson's owner id shape, <uuid>:<thread>: the uuid is this object's, so a thread
+        re-enters its own holding and excludes every other thread and object."""
+        if token is None:
+            return f"{self._id}:{self._caller_serial()}".encode()
+        return self._encoder.encode(token)
+
+    def _wait_until(self, blocking, blocking_timeout) -> Optional[float]:
+        if blocking is None:
+            blocking = self.blocking
+        if blocking_timeout is None:
+            blocking_timeout = self.blocking_timeout
+        return wait_until(blocking, blocking_timeout, time.monotonic())
+
+    def _on_lost(self, lock, what: str):
+        """Calls on_lost(lock); returns what it returned (the asyncio core awaits an awaitable)."""
+        logger.warning("rlock: lost %s", what)
+        if self.on_lost is None:
+            return None
+        try:
+            return self.on_lost(lock)
+        except Exception:
+            logger.exception("rlock: on_lost callback failed")
+            return None
+
+
+class HoldBase(Options):
+    """A type whose holdings have owners, leases and fencing tokens: the plain lock, a side of
+    a read-write lock, a semaphore's permits. `kind` says which commands it sends."""
+
+    kind: Kind = LOCK
+    local_class = PerThread  # where a thread's (task's) holding is kept
+    raise_on_release_error = True
+    #: Whether an owner asking again while it holds is answered at once (a re-entry), so that
+    #: nil then means its holding is gone. A semaphore's owner may wait for more permits.
+    reenters_at_once = True
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.local = self.local_class() if self.thread_local else SimpleNamespace(token=None, holding=None)
+        self._siblings = (self,)  # the objects whose holdings share this one's owner and key
 
     @property
     def fence(self) -> Optional[int]:
@@ -172,38 +231,49 @@ class LockBase:
 
     # -- acquire ---------------------------------------------------------------------------
 
-    def _owner(self, token) -> bytes:
-        """Redisson's owner id shape, <uuid>:<thread>: the uuid is this Lock object's, so a
-        thread re-enters its own holding and excludes every other thread and Lock object."""
-        if token is None:
-            return f"{self._id}:{self._caller_serial()}".encode()
-        return self._encoder.encode(token)
-
-    def _acquire_command(self, owner: bytes, blocking, blocking_timeout):
-        if blocking is None:
-            blocking = self.blocking
-        if blocking_timeout is None:
-            blocking_timeout = self.blocking_timeout
+    def _acquire_command(self, owner: bytes, blocking, blocking_timeout, amount: int = 1):
         max_hold_ms = None if self.max_hold is None else to_ms(self.max_hold)
-        deadline = wait_until(blocking, blocking_timeout, time.monotonic())
-        return acquire_command(self.name, owner, self.lease_ms, self.watchdog, max_hold_ms, deadline)
+        deadline = self._wait_until(blocking, blocking_timeout)
+        return self.kind.acquire(self.name, owner, self.lease_ms, self.watchdog, max_hold_ms, deadline, amount)
 
     def _settle_acquire(self, owner: bytes, reply) -> Optional[Holding]:
-        """Records RLOCK.ACQUIRE's reply; returns the holding it created, if it created one."""
+        """Records ACQUIRE's reply; returns the holding it created or added to (a semaphore's
+        later grant), None for a re-entry or no grant."""
         known = self.local.holding
         mine = known is not None and known.owner == owner
         if reply is None:
-            if mine:  # this owner should have re-entered: its holding is gone
+            if mine and self.reenters_at_once:  # this owner should have re-entered: its holding is gone
                 known.lost = True
             return None
         fence = int(reply)
         if mine and known.live and known.fence == fence:
             return None  # a re-entry
+        if mine and known.live and not self.reenters_at_once:
+            known.fence = fence  # more permits: each grant has a token of its own
+            return known
         if mine:  # a new token: the holding we knew of ended without us
             known.lost = True
-        holding = Holding(self, owner, fence, self._new_guard())
+        binding = self._binding_of(owner) or Binding(self, owner, self._new_guard())
+        holding = Holding(self, owner, fence, binding)
+        binding.holdings.append(holding)
         self.local.holding, self.local.token = holding, owner
         return holding
+
+    def _binding_of(self, owner: bytes) -> Optional[Binding]:
+        """The live binding this owner has on the key already (a writer taking the read side):
+        the server keeps the new holding on that binding's connection."""
+        for lock in self._siblings:
+            holding = lock.local.holding
+            if holding is not None and holding.owner == owner and holding.binding.live:
+                return holding.binding
+        return None
+
+    def _to_bind(self, holding: Optional[Holding]) -> Optional[Binding]:
+        """The binding whose watchdog connection the caller must now keep: a new holding's, when
+        nothing keeps its binding yet."""
+        if holding is None or not self.watchdog or holding.binding.bound:
+            return None
+        return holding.binding
 
     # -- release, extend, reacquire ---------------------------------------------------------
 
@@ -230,8 +300,8 @@ class LockBase:
             self._forget(self.local.holding)
             raise
 
-    def _release_command(self, holding: Holding):
-        return release_command(self.name, holding.owner)
+    def _release_command(self, holding: Holding, amount: int = 1):
+        return self.kind.release(self.name, holding.owner, amount)
 
     def _settle_release(self, holding: Holding, reply) -> None:
         if reply is None:
@@ -253,17 +323,17 @@ class LockBase:
         return holding
 
     def _info_command(self):
-        return info_command(self.name)
+        return self.kind.info(self.name)
 
     def _renew_command(self, holding: Holding, lease_ms: int):
-        return renew_command(self.name, holding.owner, lease_ms)
+        return self.kind.renew(self.name, holding.owner, lease_ms)
 
     def _ttl_ms(self, holding: Holding, info_reply) -> int:
         """The lease left, for extend(replace_ttl=False), which adds to it."""
-        info = parse_info(info_reply)
-        if not self._is_holding(info, holding) or info["ttl"] < 0:
+        entry = self._entry(holding, info_reply)
+        if entry is None or entry["ttl"] < 0:
             raise self._lose(holding, "extend")
-        return info["ttl"]
+        return entry["ttl"]
 
     def _settle_renew(self, holding: Holding, reply, verb: str) -> bool:
         if reply != 1:
@@ -277,11 +347,15 @@ class LockBase:
         return holding if holding is not None and holding.live else None
 
     def _settle_owned(self, holding: Holding, info_reply) -> bool:
-        return self._is_holding(parse_info(info_reply), holding)
+        return self._entry(holding, info_reply) is not None
 
-    @staticmethod
-    def _is_holding(info: Optional[dict], holding: Holding) -> bool:
-        return info is not None and info["owner"] == holding.owner and info["token"] == holding.fence
+    def _settle_locked(self, info_reply) -> bool:
+        return info_reply is TAKEN or bool(self.kind.holders(info_reply))
+
+    def _entry(self, holding: Holding, info_reply) -> Optional[dict]:
+        """INFO's entry for this holding, None when the server knows it no more."""
+        entry = self.kind.holder(info_reply, holding.owner)
+        return entry if entry is not None and entry["token"] == holding.fence else None
 
     # -- context manager and losses ------------------------------------------------------------
 
@@ -294,14 +368,34 @@ class LockBase:
         logger.warning("Lock was unlocked or no longer owned when exiting context manager.")
 
     def _report_lost(self, holding: Holding):
-        """Called by a keeper: the holding's watchdog connection closed and re-binding it
-        failed. Returns what on_lost returned (the asyncio keeper awaits an awaitable)."""
+        """Called by a keeper or a subscriber: the holding ended without a release of ours.
+        Returns what on_lost returned (the asyncio core awaits an awaitable)."""
         holding.lost = True
-        logger.warning("rlock: lost lock %r (owner %r)", self.name, holding.owner)
-        if self.on_lost is None:
-            return None
-        try:
-            return self.on_lost(self)
-        except Exception:
-            logger.exception("rlock: on_lost callback failed")
-            return None
+        return self._on_lost(self, f"{self.kind.message_type} {self.name!r} (owner {holding.owner!r})")
+
+
+class LockBase(HoldBase):
+    """RLOCK's lock with redis-py's Lock arguments; see rlock.Lock for what differs."""
+
+    def __init__(
+        self,
+        redis,
+        name,
+        timeout: Optional[float] = None,
+        sleep: float = 0.1,
+        blocking: bool = True,
+        blocking_timeout: Optional[float] = None,
+        thread_local: bool = True,
+        raise_on_release_error: bool = True,
+        *,
+        on_lost: Optional[Callable[["LockBase"], Any]] = None,
+        watchdog_lease: Optional[float] = None,
+        max_hold: Optional[float] = None,
+    ):
+        super().__init__(
+            redis, name, timeout, blocking, blocking_timeout, thread_local,
+            on_lost=on_lost, watchdog_lease=watchdog_lease, max_hold=max_hold,
+        )
+        self.sleep = sleep  # accepted for redis-py's signature: waiting happens in the server
+        # the held state is per thread, as redis-py keeps it (asyncio's Lock too)
+        self.raise_on_release_error = raise_on_release_error

@@ -82,23 +82,68 @@ class Command:
         return max(0.0, self.wait_until - now) + READ_GRACE_S
 
 
-def acquire_command(name, owner: bytes, lease_ms: int, watchdog: bool, max_hold_ms, wait_until):
-    words = ["RLOCK.ACQUIRE", name, owner, "PX", lease_ms]
-    if watchdog:
-        words.append("WATCHDOG")
-    if max_hold_ms is not None:
-        words += ["MAXHOLD", max_hold_ms]
-    return Command(tuple(words), wait_until, new_request_id())
+@dataclass(frozen=True)
+class Kind:
+    """What one lock type sends: RLOCK's lock, a side of RWLOCK's read-write lock, or RSEM's
+    permits. Every type takes an owner, a lease (PX), WATCHDOG, MAXHOLD, WAIT/NOTIFY and ID the
+    same way; only the command family and the words after the owner differ."""
+
+    family: str  # RLOCK, RWLOCK, RSEM
+    message_type: str  # how its NOTIFY messages name it: lock, read, write, permits
+    mode: Optional[str] = None  # RWLOCK's READ or WRITE
+    counted: bool = False  # RSEM: PERMITS n
+
+    def _words(self, verb: str, name, owner: bytes, amount: int) -> list:
+        words = [f"{self.family}.{verb}", name, owner]
+        if self.mode is not None:
+            words.append(self.mode)
+        if self.counted and amount != 1:
+            words += ["PERMITS", amount]
+        return words
+
+    def acquire(self, name, owner: bytes, lease_ms: int, watchdog: bool, max_hold_ms, wait_until, amount: int = 1):
+        words = self._words("ACQUIRE", name, owner, amount) + ["PX", lease_ms]
+        if watchdog:
+            words.append("WATCHDOG")
+        if max_hold_ms is not None:
+            words += ["MAXHOLD", max_hold_ms]
+        return Command(tuple(words), wait_until, new_request_id())
+
+    def release(self, name, owner: bytes, amount: int = 1) -> Command:
+        return Command(tuple(self._words("RELEASE", name, owner, amount)), request_id=new_request_id())
+
+    def renew(self, name, owner: bytes, lease_ms: int, watchdog: bool = False) -> Command:
+        """RENEW sets the lease again (of all the owner's holdings of the key); it is idempotent,
+        so it needs no ID to be retried."""
+        words = (f"{self.family}.RENEW", name, owner, "PX", lease_ms)
+        return Command(words + ("WATCHDOG",) if watchdog else words)
+
+    def info(self, name) -> Command:
+        return Command((f"{self.family}.INFO", name))
+
+    def holders(self, info_reply) -> list:
+        """The holders INFO lists, each a dict with str keys (owner, token, ttl, ...), of this
+        kind's mode only: RLOCK's INFO is its one holder."""
+        info = parse_info(info_reply)
+        if info is None:
+            return []
+        if "holders" not in info:
+            return [info]
+        entries = [_as_dict(entry) for entry in info["holders"]]
+        if self.mode is None:
+            return entries
+        mode = self.mode.lower().encode()
+        return [entry for entry in entries if entry["mode"] == mode]
+
+    def holder(self, info_reply, owner: bytes) -> Optional[dict]:
+        """This owner's entry in INFO's reply, None when it holds nothing of this kind."""
+        return next((entry for entry in self.holders(info_reply) if entry["owner"] == owner), None)
 
 
-def release_command(name, owner: bytes) -> Command:
-    return Command(("RLOCK.RELEASE", name, owner), request_id=new_request_id())
-
-
-def renew_command(name, owner: bytes, lease_ms: int, watchdog: bool = False) -> Command:
-    """RENEW sets the lease again; it is idempotent, so it needs no ID to be retried."""
-    words = ("RLOCK.RENEW", name, owner, "PX", lease_ms)
-    return Command(words + ("WATCHDOG",) if watchdog else words)
+LOCK = Kind("RLOCK", "lock")
+READ = Kind("RWLOCK", "read", mode="READ")
+WRITE = Kind("RWLOCK", "write", mode="WRITE")
+PERMITS = Kind("RSEM", "permits", counted=True)
 
 
 def cancel_command(name, owner: bytes) -> Command:
@@ -106,11 +151,32 @@ def cancel_command(name, owner: bytes) -> Command:
     return Command(("RLOCK.CANCEL", name, owner))
 
 
-def info_command(name) -> Command:
-    return Command(("RLOCK.INFO", name))
-
-
 CONFIG_COMMAND = Command(("CONFIG", "GET", "rlock.watchdog-idle-ms"))
+
+
+def set_permits_command(name, permits: int) -> Command:
+    return Command(("RSEM.SETPERMITS", name, permits))
+
+
+def add_permits_command(name, permits: int) -> Command:
+    return Command(("RSEM.ADDPERMITS", name, permits))
+
+
+def set_count_command(name, count: int) -> Command:
+    return Command(("RLATCH.SET", name, count))
+
+
+def count_down_command(name) -> Command:
+    """With an ID: a retry after a lost reply counts once."""
+    return Command(("RLATCH.COUNTDOWN", name), request_id=new_request_id())
+
+
+def count_command(name) -> Command:
+    return Command(("RLATCH.COUNT", name))
+
+
+def await_command(name, wait_until: Optional[float]) -> Command:
+    return Command(("RLATCH.AWAIT", name), wait_until)
 
 
 def wait_until(blocking: bool, blocking_timeout: Optional[float], now: float) -> Optional[float]:
@@ -144,6 +210,10 @@ class Retries:
 
 
 CALL_RETRIES = Retries()
+
+#: For a call that has no ID and would count twice if sent again (RSEM.ADDPERMITS, and the
+#: set-if-unset calls, whose retry would read as "already set"): a connection error is raised.
+NO_RETRIES = Retries(delays=())
 
 
 def rebind_retries(lease_ms: int, now: float) -> Retries:

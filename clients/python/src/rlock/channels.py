@@ -1,25 +1,32 @@
-"""The dedicated connections rlock.Lock runs its commands on (see _connections.py for why).
+"""The dedicated connections the blocking client runs its commands on (see _connections.py for
+why), and the one subscriber connection its waits are told on (subscriber.py).
 
 A Channel is one connection for one TCP session: when it fails it is closed, never reconnected,
 because a reconnected socket is a new client to the server and has lost its watchdog bindings.
 A call that fails on one is sent again, with the same request ID, on another.
 
-A watchdog lock's holding keeps the channel that took it for as long as it is held: a Keeper
-thread, one per such connection, PINGs it when quiet and, the moment it closes, re-binds the
-holding from a new connection (RLOCK.RENEW ... WATCHDOG) or reports the lock lost.
+A watchdog binding (what one owner holds of one key) keeps the channel that took it for as long
+as it holds anything: a Keeper thread, one per such connection, PINGs it when quiet and, the
+moment it closes, re-binds from a new connection (RENEW ... WATCHDOG) or reports the holdings
+lost.
 """
 
 from __future__ import annotations
 
 import itertools
+import logging
 import threading
 import time
+from typing import Optional
 
 from redis.exceptions import ConnectionError, RedisError, ResponseError
 from redis.retry import Retry
 
 from ._commands import CALL_RETRIES, CONFIG_COMMAND, SOCKET_TIMEOUT, keepalive_interval
 from ._connections import MAX_IDLE_CONNECTIONS, PerPool, lock_connection_kwargs
+from .subscriber import NotifyUnavailable, Subscriber
+
+logger = logging.getLogger("rlock")
 
 
 class Channel:
@@ -58,14 +65,20 @@ class Channels:
         self._idle = []
         self._mutex = threading.Lock()
         self._keepalive = None
+        self._subscriber: Optional[Subscriber] = None
+        self._subscriber_mutex = threading.Lock()
+        self.notify_unavailable: Optional[str] = None  # why waits block in WAIT instead
+
+    def _connect(self, **overrides):
+        connection = self._connection_class(**{**self._kwargs, **overrides})
+        connection.connect()
+        return connection
 
     def checkout(self) -> Channel:
         with self._mutex:
             if self._idle:
                 return self._idle.pop()
-        connection = self._connection_class(**self._kwargs)
-        connection.connect()
-        return Channel(connection)
+        return Channel(self._connect())
 
     def checkin(self, channel: Channel) -> None:
         with self._mutex:
@@ -79,25 +92,62 @@ class Channels:
             idle, self._idle = self._idle, []
         for channel in idle:
             channel.close()
+        with self._subscriber_mutex:
+            subscriber = self._subscriber
+        if subscriber is not None and subscriber.idle:
+            subscriber.close()
 
-    def call(self, command, *, keep: bool = False, retries=CALL_RETRIES):
+    # -- the subscriber -------------------------------------------------------------------------
+
+    def subscriber(self) -> Subscriber:
+        """This client's subscriber, opened on first use (and anew after it closed). Raises
+        NotifyUnavailable when the server cannot tell waiters by message."""
+        with self._subscriber_mutex:
+            if self.notify_unavailable is not None:
+                raise NotifyUnavailable(self.notify_unavailable)
+            if self._subscriber is not None and self._subscriber.error is None:
+                return self._subscriber
+            try:
+                # RESP2 whatever the client speaks: the subscriber runs nothing but PING.
+                self._subscriber = Subscriber.open(self, self._connect(protocol=2))
+            except NotifyUnavailable as error:
+                self.notify_unavailable = str(error)
+                logger.warning(
+                    "rlock: this server cannot tell waiters by message (%s): rlock's blocking "
+                    "locks wait blocked in WAIT, on a connection per waiting call",
+                    error,
+                )
+                raise
+            return self._subscriber
+
+    def subscriber_closed(self, subscriber: Subscriber) -> None:
+        """The next wait opens a new one."""
+        with self._subscriber_mutex:
+            if self._subscriber is subscriber:
+                self._subscriber = None
+
+    # -- calls ----------------------------------------------------------------------------------
+
+    def call(self, command, *, keep: bool = False, retries=CALL_RETRIES, notify: Optional[int] = None):
         """Runs `command`; returns (reply, the channel if `keep` else None). After a connection
         error it sends the command again, unchanged but for WAIT's remaining time, on a new
-        connection, as `retries` allows."""
+        connection, as `retries` allows. With `notify` (the subscriber's client id), a call
+        that waits is told by message on that connection, and its reply comes at once."""
         for attempt in itertools.count():
             try:
-                return self._attempt(command, keep)
+                return self._attempt(command, keep, notify)
             except retries.errors:
                 delay = retries.delay(attempt, time.monotonic())
                 if delay is None:
                     raise
             time.sleep(delay)
 
-    def _attempt(self, command, keep: bool):
+    def _attempt(self, command, keep: bool, notify: Optional[int]):
         channel = self.checkout()
         try:
             now = time.monotonic()
-            reply = channel.execute(command.args(now), command.read_timeout(now))
+            read_timeout = SOCKET_TIMEOUT if notify is not None else command.read_timeout(now)
+            reply = channel.execute(command.args(now, notify), read_timeout)
         except ResponseError:  # the server answered: the connection is fine
             self.checkin(channel)
             raise
@@ -109,15 +159,43 @@ class Channels:
         self.checkin(channel)
         return reply, None
 
-    def keep_alive(self, channel, holding) -> None:
-        """Gives `channel` to `holding` (a new watchdog holding) for as long as it is held, or
-        back to the idle list when there is no such holding."""
+    def keep_alive(self, channel, binding) -> None:
+        """Gives `channel` to `binding` (a new watchdog binding) for as long as it holds
+        anything, or back to the idle list when there is no such binding."""
         if channel is None:
             return
-        if holding is None:
+        if binding is None:
             self.checkin(channel)
             return
-        Keeper(self, channel, holding).start()
+        binding.bound = True
+        Keeper(self, channel, binding).start()
+
+    def rebind(self, binding) -> Optional[Channel]:
+        """A watchdog binding whose connection closed: binds it from a new connection
+        (RENEW ... WATCHDOG, retried while its lease may run), which it returns; else its
+        holdings are lost (reported) or were released meanwhile, and it returns None."""
+        with binding.guard:
+            if not binding.live:  # released meanwhile: nothing to keep
+                return None
+            try:
+                reply, channel = self.call(binding.rebind_command(), keep=True, retries=binding.rebind_retries())
+            except RedisError:
+                reply, channel = None, None
+            if reply == 1:
+                return channel
+            self.keep_alive(channel, None)
+            lost = binding.live_holdings()
+            for holding in lost:
+                holding.lost = True
+        for holding in lost:
+            holding.lock._report_lost(holding)
+        return None
+
+    def rebind_elsewhere(self, binding) -> None:
+        """A binding on a subscriber that closed: re-bound, it gets a keeper of its own."""
+        channel = self.rebind(binding)
+        if channel is not None:
+            self.keep_alive(channel, binding)
 
     def keepalive_interval(self) -> float:
         """Read once from the server: a third of rlock.watchdog-idle-ms."""
@@ -131,40 +209,22 @@ class Channels:
 
 
 class Keeper(threading.Thread):
-    """Keeps one watchdog connection, and the holding bound to it, alive."""
+    """Keeps one watchdog connection, and the binding on it, alive."""
 
-    def __init__(self, channels: Channels, channel: Channel, holding):
-        super().__init__(name=f"rlock-keeper {holding.lock.name!r}", daemon=True)
-        self.channels, self.channel, self.holding = channels, channel, holding
+    def __init__(self, channels: Channels, channel: Channel, binding):
+        super().__init__(name=f"rlock-keeper {binding.lock.name!r}", daemon=True)
+        self.channels, self.channel, self.binding = channels, channel, binding
 
     def run(self) -> None:
         interval = self.channels.keepalive_interval()
-        while self.holding.live:
+        while self.binding.live:
             if self.channel.stays_open(interval):
                 continue
             self.channel.close()
-            if not self._rebind():
+            self.channel = self.channels.rebind(self.binding)
+            if self.channel is None:
                 return
         self.channels.checkin(self.channel)
-
-    def _rebind(self) -> bool:
-        holding = self.holding
-        with holding.guard:
-            if not holding.live:  # released meanwhile: nothing to keep
-                return False
-            try:
-                reply, channel = self.channels.call(
-                    holding.rebind_command(), keep=True, retries=holding.rebind_retries()
-                )
-            except RedisError:
-                reply, channel = None, None
-            if reply == 1:
-                self.channel = channel
-                return True
-            self.channels.keep_alive(channel, None)
-            holding.lost = True
-        holding.lock._report_lost(holding)
-        return False
 
 
 _per_pool = PerPool(Channels)

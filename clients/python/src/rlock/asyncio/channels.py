@@ -180,47 +180,47 @@ class Channels:
         await self.checkin(channel)
         return reply, None
 
-    async def keep_alive(self, channel, holding) -> None:
+    async def keep_alive(self, channel, binding) -> None:
         """As rlock.channels.Channels.keep_alive, with a keeper task."""
         if channel is None:
             return
-        if holding is None:
+        if binding is None:
             await self.checkin(channel)
             return
-        self.track(asyncio.get_running_loop().create_task(Keeper(self, channel, holding).run()))
+        binding.bound = True
+        self.track(asyncio.get_running_loop().create_task(Keeper(self, channel, binding).run()))
 
     def track(self, task: asyncio.Task) -> None:
         """Keeps a background task referenced until it ends."""
         self._keepers.add(task)
         task.add_done_callback(self._keepers.discard)
 
-    async def rebind(self, holding) -> Optional[Channel]:
-        """A watchdog holding whose connection closed: binds it from a new connection
-        (RENEW ... WATCHDOG, retried while its lease may run), which it returns; else the
-        holding is lost (reported) or was released meanwhile, and it returns None."""
-        async with holding.guard:
-            if not holding.live:  # released meanwhile: nothing to keep
+    async def rebind(self, binding) -> Optional[Channel]:
+        """As rlock.channels.Channels.rebind."""
+        async with binding.guard:
+            if not binding.live:  # released meanwhile: nothing to keep
                 return None
             try:
-                reply, channel = await self.call(
-                    holding.rebind_command(), keep=True, retries=holding.rebind_retries()
-                )
+                reply, channel = await self.call(binding.rebind_command(), keep=True, retries=binding.rebind_retries())
             except RedisError:
                 reply, channel = None, None
             if reply == 1:
                 return channel
             await self.keep_alive(channel, None)
-            holding.lost = True
-        reported = holding.lock._report_lost(holding)
-        if inspect.isawaitable(reported):
-            await reported
+            lost = binding.live_holdings()
+            for holding in lost:
+                holding.lost = True
+        for holding in lost:
+            reported = holding.lock._report_lost(holding)
+            if inspect.isawaitable(reported):
+                await reported
         return None
 
-    async def rebind_elsewhere(self, holding) -> None:
-        """A holding bound to a subscriber that closed: re-bound, it gets a keeper of its own."""
-        channel = await self.rebind(holding)
+    async def rebind_elsewhere(self, binding) -> None:
+        """A binding on a subscriber that closed: re-bound, it gets a keeper of its own."""
+        channel = await self.rebind(binding)
         if channel is not None:
-            await self.keep_alive(channel, holding)
+            await self.keep_alive(channel, binding)
 
     async def keepalive_interval(self) -> float:
         if self._keepalive is None:
@@ -233,31 +233,26 @@ class Channels:
 
 
 class Keeper:
-    """Keeps one watchdog connection, and the holding bound to it, alive."""
+    """Keeps one watchdog connection, and the binding on it, alive."""
 
-    def __init__(self, channels: Channels, channel: Channel, holding):
-        self.channels, self.channel, self.holding = channels, channel, holding
+    def __init__(self, channels: Channels, channel: Channel, binding):
+        self.channels, self.channel, self.binding = channels, channel, binding
 
     async def run(self) -> None:
         try:
             interval = await self.channels.keepalive_interval()
-            while self.holding.live:
+            while self.binding.live:
                 if await self.channel.stays_open(interval):
                     continue
                 await self.channel.close()
-                if not await self._rebind():
+                self.channel = await self.channels.rebind(self.binding)
+                if self.channel is None:
                     return
             await self.channels.checkin(self.channel)
         except asyncio.CancelledError:  # the loop is closing: so does the lock's connection
-            await self.channel.close()
+            if self.channel is not None:
+                await self.channel.close()
             raise
-
-    async def _rebind(self) -> bool:
-        channel = await self.channels.rebind(self.holding)
-        if channel is None:
-            return False
-        self.channel = channel
-        return True
 
 
 _per_pool = PerPool(Channels)

@@ -25,25 +25,16 @@ from __future__ import annotations
 import asyncio
 import collections
 import inspect
-import logging
 import math
 import time
 from typing import Optional
 
-from redis.exceptions import ConnectionError, RedisError, ResponseError, TimeoutError
+from redis.exceptions import ConnectionError, RedisError, ResponseError
 
 from .._commands import READ_GRACE_S
-from .._notify import GRANTED, LOST, Message, parse_message
+from .._notify import Dispatch, NotifyUnavailable, is_message, word
 
-logger = logging.getLogger("rlock")
-
-#: `lost` notices kept for holdings not adopted yet.
-MAX_UNCLAIMED = 256
-
-
-class NotifyUnavailable(RedisError):
-    """The server cannot tell waiters by message here: the module predates NOTIFY, or the ACL
-    user may not subscribe to ``__rlock__:*``. Locks then wait the old way, blocked in WAIT."""
+__all__ = ["NotifyUnavailable", "Subscriber"]
 
 
 class _Push:
@@ -65,44 +56,15 @@ def _retrieved(future: asyncio.Future) -> None:
         future.exception()
 
 
-def _word(value) -> bytes:
-    return value if isinstance(value, bytes) else str(value).encode()
-
-
-class Wait:
-    """One queue entry told to this subscriber: its future gets the message that ends it (or
-    the subscriber's ConnectionError)."""
-
-    def __init__(self, subscriber: "Subscriber", subject: tuple):
-        self.subscriber = subscriber
-        self.subject = subject
-        self.future = asyncio.get_running_loop().create_future()
-        self.future.add_done_callback(_retrieved)
-
-    def message(self) -> Optional[Message]:
-        """The message that ended the wait, if one came (raises the subscriber's error if it
-        closed first)."""
-        return self.future.result() if self.future.done() else None
-
-    def drop(self) -> None:
-        self.subscriber._drop(self)
-
-
-class Subscriber:
+class Subscriber(Dispatch):
     def __init__(self, channels, connection):
+        super().__init__()
         self.channels = channels
         self.connection = connection
         self.resp3 = int(getattr(connection, "protocol", 2) or 2) == 3
-        self.client_id: Optional[int] = None
         self.channel: Optional[bytes] = None
-        self.error: Optional[ConnectionError] = None  # set when it closed
         self._replies = collections.deque()  # futures of the calls sent, in order
         self._send_mutex = asyncio.Lock()
-        self._waits = {}  # (type, key, owner) -> deque of Wait, in the order they were sent
-        self._holdings = {}  # (type, key, owner) -> (Holding, bound to this connection)
-        # `lost` notices that came before their holding was adopted (its grant and its loss
-        # read in one go): (type, key, owner) -> token, the latest few.
-        self._unclaimed = collections.OrderedDict()
         self._tasks = set()
         self._last_sent = time.monotonic()
         self._reader = None
@@ -130,57 +92,34 @@ class Subscriber:
             parser.set_pubsub_push_handler(_mark_push)
         self._reader = self._spawn(self._read())
         self.client_id = int(await self.call(("CLIENT", "ID")))
-        self.channel = _word(await self.call(("RLOCK.CHANNEL",)))
+        self.channel = word(await self.call(("RLOCK.CHANNEL",)))
         confirmation = await self.call(("SUBSCRIBE", self.channel))
-        if not (isinstance(confirmation, list) and confirmation and _word(confirmation[0]).lower() == b"subscribe"):
+        if not (isinstance(confirmation, list) and confirmation and word(confirmation[0]).lower() == b"subscribe"):
             raise ConnectionError(f"rlock: unexpected reply to SUBSCRIBE: {confirmation!r}")
         self._pinger = self._spawn(self._keep_alive(await self.channels.keepalive_interval()))
 
     @property
     def idle(self) -> bool:
         """Nothing waits on it, no call is under way and no live holding is bound to it."""
-        return not self._waits and not self._replies and not any(
-            bound and holding.live for holding, bound in self._holdings.values()
-        )
+        return super().idle and not self._replies
 
     async def close(self) -> None:
         await self._close(ConnectionError("rlock: the subscriber connection was closed"))
 
     async def _close(self, error: ConnectionError, rebind: bool = False) -> None:
-        self._end(error, rebind)
+        self.end(error, rebind)
         current = asyncio.current_task()
         for task in (self._reader, self._pinger):
             if task is not None and task is not current:
                 task.cancel()
         await self.connection.disconnect(nowait=True)
 
-    def _end(self, error: BaseException, rebind: bool) -> None:
-        """It is closed (or found broken): every call and wait on it fails with one clear
-        ConnectionError; with `rebind`, the watchdog holdings bound to it are re-bound
-        elsewhere or reported lost."""
-        if self.error is not None:
-            return
-        if not (isinstance(error, ConnectionError) and str(error).startswith("rlock:")):
-            error = ConnectionError(
-                f"rlock: the subscriber connection (client {self.client_id}) closed, and the server"
-                f" dropped the waits told to it: {error or type(error).__name__}"
-            )
-        self.error = error
+    def _ended(self) -> None:
         self.channels.subscriber_closed(self)
         replies, self._replies = self._replies, collections.deque()
         for future in replies:
             if not future.done():
-                future.set_exception(error)
-        waits, self._waits = self._waits, {}
-        for queue in waits.values():
-            for wait in queue:
-                if not wait.future.done():
-                    wait.future.set_exception(error)
-        holdings, self._holdings = self._holdings, {}
-        if rebind:
-            for holding, bound in holdings.values():
-                if bound and holding.live:
-                    self._spawn(self.channels.rebind_elsewhere(holding))
+                future.set_exception(self.error)
 
     def _spawn(self, coroutine) -> asyncio.Task:
         task = asyncio.get_running_loop().create_task(coroutine)
@@ -194,7 +133,7 @@ class Subscriber:
         if self.error is not None:
             raise self.error
         if not self.connection.is_connected:  # redis-py would quietly connect a new socket
-            self._end(ConnectionError("rlock: the subscriber connection closed"), rebind=True)
+            self.end(ConnectionError("rlock: the subscriber connection closed"), rebind=True)
             raise self.error
 
     async def call(self, args):
@@ -239,7 +178,7 @@ class Subscriber:
                     continue
                 self._frame(frame)
         except asyncio.CancelledError:
-            self._end(ConnectionError("rlock: the subscriber connection was closed"), rebind=False)
+            self.end(ConnectionError("rlock: the subscriber connection was closed"), rebind=False)
             await self.connection.disconnect(nowait=True)
             raise
         except BaseException as error:
@@ -248,18 +187,14 @@ class Subscriber:
     def _frame(self, frame) -> None:
         if isinstance(frame, _Push):
             frame = frame.frame
-            if self._is_message(frame):
+            if is_message(frame):
                 self._message(frame)
             else:  # subscribe, unsubscribe: the reply of SUBSCRIBE
                 self._reply(list(frame))
-        elif not self.resp3 and self._is_message(frame):
+        elif not self.resp3 and is_message(frame):
             self._message(frame)
         else:
             self._reply(frame)
-
-    @staticmethod
-    def _is_message(frame) -> bool:
-        return isinstance(frame, list) and len(frame) == 3 and _word(frame[0]).lower() == b"message"
 
     def _reply(self, reply, failed: bool = False) -> None:
         if not self._replies:
@@ -273,85 +208,21 @@ class Subscriber:
             future.set_result(reply)
 
     def _message(self, frame) -> None:
-        channel, data = frame[1], frame[2]
-        if _word(channel) != self.channel:
-            return
-        try:
-            message = parse_message(data)
-        except ValueError as error:
-            logger.warning("rlock: %s", error)
-            return
-        if message.event == LOST:
-            self._lost(message)
-            return
-        queue = self._waits.get(message.subject)
-        while queue:
-            wait = queue.popleft()
-            if not wait.future.done():
-                wait.future.set_result(message)
-                break
-        else:
-            logger.debug("rlock: a %s message for %r that nobody waits for", message.event, message.key)
-        if queue is not None and not queue:
-            del self._waits[message.subject]
+        if word(frame[1]) == self.channel:
+            self.deliver(frame[2])
 
-    # -- waits ----------------------------------------------------------------------------------
+    # -- Dispatch's hooks -----------------------------------------------------------------------
 
-    def expect(self, subject: tuple) -> Wait:
-        """Files a wait for the message about `subject` before the call that queues it is sent
-        (the message may overtake its reply on another connection)."""
-        self._check_open()
-        wait = Wait(self, subject)
-        self._waits.setdefault(subject, collections.deque()).append(wait)
-        return wait
+    def _new_future(self):
+        future = asyncio.get_running_loop().create_future()
+        future.add_done_callback(_retrieved)
+        return future
 
-    def _drop(self, wait: Wait) -> None:
-        queue = self._waits.get(wait.subject)
-        if queue is None:
-            return
-        try:
-            queue.remove(wait)
-        except ValueError:
-            pass
-        if not queue:
-            del self._waits[wait.subject]
+    def _report(self, holding) -> None:
+        self._spawn(_report_lost(holding))
 
-    # -- holdings -------------------------------------------------------------------------------
-
-    def adopt(self, holding, subject: tuple, bound: bool) -> None:
-        """A holding granted with NOTIFY to this subscriber: its `lost` notice comes here; when
-        `bound`, its watchdog binding is this connection's (and is re-bound if it closes)."""
-        holding.subscriber = self
-        if self.error is not None:
-            if bound and holding.live:
-                self._spawn(self.channels.rebind_elsewhere(holding))
-            return
-        if self._unclaimed.pop(subject, None) == holding.fence:
-            self.lose(holding)
-            return
-        self._holdings[subject] = (holding, bound)
-
-    def forget(self, holding) -> None:
-        """The holding ended by its owner's release: no notice to wait for."""
-        for subject, (known, _) in list(self._holdings.items()):
-            if known is holding:
-                del self._holdings[subject]
-
-    def lose(self, holding) -> None:
-        """The server says the holding ended: report it once, as a keeper would."""
-        self.forget(holding)
-        if holding.live:
-            self._spawn(_report_lost(holding))
-
-    def _lost(self, message: Message) -> None:
-        entry = self._holdings.get(message.subject)
-        if entry is None:  # not adopted yet, or long forgotten
-            self._unclaimed[message.subject] = message.value
-            self._unclaimed.move_to_end(message.subject)
-            while len(self._unclaimed) > MAX_UNCLAIMED:
-                self._unclaimed.popitem(last=False)
-        elif entry[0].fence == message.value:  # else an older holding's notice
-            self.lose(entry[0])
+    def _rebind(self, binding) -> None:
+        self._spawn(self.channels.rebind_elsewhere(binding))
 
     # -- keep-alive -----------------------------------------------------------------------------
 
@@ -375,8 +246,6 @@ class Subscriber:
 
 
 async def _report_lost(holding) -> None:
-    if not holding.live:
-        return
     reported = holding.lock._report_lost(holding)
     if inspect.isawaitable(reported):
         await reported

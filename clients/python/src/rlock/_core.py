@@ -1,0 +1,241 @@
+"""The blocking client's core: the I/O under every blocking type (rlock.Lock, ReadWriteLock's
+sides, Semaphore, CountDownLatch). What is sent and what replies mean is in _base.py; the
+waiting flow in _waiting.py; the connections in channels.py and subscriber.py."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import math
+import os
+import queue
+import threading
+import time
+import weakref
+from typing import Literal
+
+from redis.exceptions import LockError, RedisError, ResponseError
+
+from ._base import TAKEN, HoldBase, logger, not_a_lock, thread_serial
+from ._commands import CALL_RETRIES, READ_GRACE_S, to_ms
+from ._notify import NotifyUnavailable
+from ._waiting import Acquisition, HoldRequest, drive, notifies
+from .channels import channels_for
+
+
+#: A waiting main thread looks for signals (Ctrl-C) this often: a signal may be taken by another
+#: thread (the subscriber's reader), and the main thread runs its handler only when it wakes.
+SIGNAL_CHECK_S = 0.1
+
+
+class BlockingIO:
+    """The blocking client's steps of the waiting flow: each runs when the flow yields it."""
+
+    def __init__(self, channels):
+        self.channels = channels
+        self.abandoned = False
+        self.interrupt = None  # a KeyboardInterrupt (say) that came while waiting: raised after leaving
+
+    def _interrupted(self, interrupt: BaseException) -> None:
+        self.abandoned, self.interrupt = True, interrupt
+
+    def subscriber(self):
+        return self.channels.subscriber()
+
+    def send(self, subscriber, request):
+        try:
+            return self.channels.call(request.command, keep=request.keep, notify=subscriber.client_id)
+        except RedisError:
+            raise
+        except BaseException as interrupt:
+            self._interrupted(interrupt)
+        # Interrupted mid-call: the same call (its ID) tells whether the server carried it out.
+        return self.channels.call(request.command, keep=request.keep, notify=subscriber.client_id)
+
+    def calls_on(self, subscriber) -> bool:
+        return False  # the calls go over rlock's other connections and name the subscriber
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
+
+    def checkin(self, channel) -> None:
+        self.channels.checkin(channel)
+
+    def keep_alive(self, channel, binding) -> None:
+        self.channels.keep_alive(channel, binding)
+
+    def outcome(self, wait, give_up_at: float):
+        """The message that ends the wait; None when it is given up (interrupted, or nothing
+        by `give_up_at`). Raises the subscriber's ConnectionError if it closed."""
+        main = threading.current_thread() is threading.main_thread()
+        try:
+            while not self.abandoned:
+                left = give_up_at - time.monotonic()
+                if left <= 0:
+                    return None
+                timeout = min(left, SIGNAL_CHECK_S) if main else (None if left == math.inf else left)
+                try:
+                    return wait.future.result(timeout)
+                except concurrent.futures.TimeoutError:
+                    continue
+        except RedisError:
+            raise
+        except BaseException as interrupt:
+            self._interrupted(interrupt)
+        return None
+
+    def cancel(self, subscriber, wait, command) -> None:
+        removed, _ = self.channels.call(command)
+        if not removed:  # the entry ended meanwhile: its message is on its way
+            try:
+                wait.future.result(READ_GRACE_S)
+            except Exception:
+                pass
+
+    def call(self, subscriber, command):
+        return self.channels.call(command)[0]
+
+
+def wait_with_notify(channels, request, give_back=None):
+    """Runs a waiting call as a NOTIFY queue entry: True/False, or NotifyUnavailable when the
+    server cannot tell waiters by message (the caller then waits blocked in WAIT). Interrupted
+    (Ctrl-C), it leaves the queue, gives back with `give_back()` what it got meanwhile, and
+    raises the interrupt."""
+    io = BlockingIO(channels)
+    result = drive(Acquisition(io, request).run())
+    if io.interrupt is not None:
+        if result and give_back is not None:
+            give_back()
+        raise io.interrupt
+    return result
+
+
+class Blocking:
+    """The blocking client's hooks for _base.Options."""
+
+    want_async = False
+    _channels_for = staticmethod(channels_for)
+    _caller_serial = staticmethod(thread_serial)
+    _new_guard = staticmethod(threading.Lock)
+
+    def _run(self, command, otherwise=None, retries=CALL_RETRIES):
+        try:
+            return self._channels.call(command, retries=retries)[0]
+        except ResponseError as error:
+            return not_a_lock(error, otherwise)
+
+
+class Hold(Blocking, HoldBase):
+    """The methods of every blocking type whose holdings have owners: acquire, release, extend,
+    reacquire, locked, owned, and the context manager."""
+
+    def __enter__(self):
+        if self.acquire():
+            return self
+        raise self._not_acquired()
+
+    def __exit__(self, exc_type, exc_value, traceback) -> None:
+        try:
+            self.release()
+        except LockError as error:
+            self._release_failed(error)
+
+    def _acquire(self, owner: bytes, blocking, blocking_timeout, amount: int = 1) -> bool:
+        """Takes (or re-enters, or adds to) this owner's holding; True once held. Waiting, it is
+        told its grant by message; without NOTIFY it waits blocked in WAIT."""
+        command = self._acquire_command(owner, blocking, blocking_timeout, amount)
+        try:
+            if notifies(self._channels, command):
+                try:
+                    request = HoldRequest(self, owner, command, amount)
+                    return wait_with_notify(self._channels, request, lambda: self._release(amount))
+                except NotifyUnavailable:
+                    pass  # logged once per client: wait blocked in WAIT, as before NOTIFY
+            reply, channel = self._channels.call(command, keep=self.watchdog)
+        except ResponseError as error:
+            reply, channel = not_a_lock(error), None
+        self._channels.keep_alive(channel, self._to_bind(self._settle_acquire(owner, reply)))
+        return reply is not None
+
+    def _release(self, amount: int = 1) -> None:
+        holding = self._releasable()
+        try:
+            with holding.guard:
+                self._settle_release(holding, self._run(self._release_command(holding, amount)))
+        finally:
+            if holding.subscriber is not None and not holding.live:
+                holding.subscriber.forget(holding)
+
+    def extend(self, additional_time: float, replace_ttl: bool = False) -> Literal[True]:
+        """Adds ``additional_time`` seconds to the lease left, or sets the lease to it."""
+        holding = self._renewable("extend")
+        with holding.guard:
+            ttl_ms = 0 if replace_ttl else self._ttl_ms(holding, self._run(self._info_command()))
+            reply = self._run(self._renew_command(holding, ttl_ms + to_ms(additional_time)))
+            return self._settle_renew(holding, reply, "extend")
+
+    def reacquire(self) -> Literal[True]:
+        """Sets the lease back to ``timeout``."""
+        holding = self._renewable("reacquire")
+        with holding.guard:
+            reply = self._run(self._renew_command(holding, self.lease_ms))
+            return self._settle_renew(holding, reply, "reacquire")
+
+    def locked(self) -> bool:
+        """True when anyone holds it (for a read-write lock's side: holds that side)."""
+        return self._settle_locked(self._run(self._info_command(), otherwise=TAKEN))
+
+    def owned(self) -> bool:
+        """True when this thread's holding is the current one."""
+        holding = self._live_holding()
+        return holding is not None and self._settle_owned(holding, self._run(self._info_command()))
+
+
+class _Life:
+    """Kept in a thread's local state: collected when the thread ends."""
+
+
+class _Orphans:
+    """One thread per process that gives back what ended threads held (their semaphores'
+    permits), so a finalizer run by a dying thread only hands over the holding."""
+
+    def __init__(self):
+        self._queue = queue.SimpleQueue()
+        self._mutex = threading.Lock()
+        self._pid = None
+
+    def put(self, holding) -> None:
+        self._queue.put(holding)
+        with self._mutex:
+            if self._pid != os.getpid():  # after a fork, the parent's thread is not there
+                self._pid = os.getpid()
+                threading.Thread(target=self._serve, name="rlock-orphans", daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            holding = self._queue.get()
+            try:
+                holding.lock._give_back(holding)
+            except Exception:
+                logger.exception("rlock: giving back what an ended thread held failed")
+
+
+_orphans = _Orphans()
+
+
+class OwnedByThread:
+    """For a blocking semaphore: a thread that ends holding permits gives them back."""
+
+    def _when_owner_ends(self, holding) -> None:
+        life = self.local.life = _Life()  # replaces an older one, whose holding has ended
+        weakref.finalize(life, _orphans.put, holding).atexit = False
+
+    def _give_back(self, holding) -> None:
+        if not holding.live:
+            return
+        with holding.guard:
+            release = self._orphaned(holding, self._run(self._info_command()))
+            if release is not None:
+                self._run(release)
+            holding.ended = True
+        if holding.subscriber is not None:
+            holding.subscriber.forget(holding)

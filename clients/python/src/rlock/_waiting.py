@@ -1,0 +1,246 @@
+"""A blocking acquire (or latch wait) that waits as a NOTIFY queue entry (docs/notify.md), for
+every type and for the blocking and the asyncio client alike: it asks once, and if it has to
+wait, it is told the outcome by a message on its process's subscriber connection.
+
+    <TYPE>.ACQUIRE key owner ... WAIT ms NOTIFY <subscriber's id> [WATCHDOG] ID <request-id>
+    RLATCH.AWAIT key WAIT ms NOTIFY <subscriber's id>
+      -> token (1 for a latch)   held at once
+      -> WAITING                 queued: `granted <token>` (held), `timeout` (False),
+                                 `failed <code>` (raised), or the subscriber closes
+                                 (ConnectionError)
+
+A grant with WATCHDOG is confirmed with RENEW ... WATCHDOG (renewals start then; the binding
+stays on the subscriber). A wait that is given up (interrupted, or no message by the deadline
+plus a grace) leaves the queue with RLOCK.CANCEL; a grant that raced the cancel is released, so
+the next waiter gets it.
+
+The flow is written once, as a generator: each I/O step is a call on `io` (a blocking or an
+asyncio WaitIO) whose result the `yield` hands back. drive() runs it with a blocking io, whose
+steps are already done when they are yielded; the asyncio client's drive awaits each step.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import math
+import time
+
+from redis.exceptions import ConnectionError, RedisError, ResponseError, TimeoutError
+
+from ._commands import CALL_RETRIES, Command, cancel_command
+from ._notify import FAILED, GRANTED, LATCH_TYPE, TIMEOUT, WAITING, Message
+
+logger = logging.getLogger("rlock")
+
+#: How long past the WAIT deadline the server's `timeout` message may take before the wait is
+#: given up here (it comes within milliseconds of the deadline).
+TIMEOUT_GRACE_S = 1.0
+
+
+def drive(flow):
+    """Runs a flow with a blocking io: each step's result is what it yielded."""
+    try:
+        step = next(flow)
+        while True:
+            step = flow.send(step)
+    except StopIteration as done:
+        return done.value
+
+
+def notifies(channels, command) -> bool:
+    """Whether a call waits, and may wait by message."""
+    return command.waits(time.monotonic()) and channels.notify_unavailable is None
+
+
+class HoldRequest:
+    """What a waiting acquire of a lock, a read or write side or permits sends and settles."""
+
+    latch = False
+
+    def __init__(self, lock, owner: bytes, command: Command, amount: int = 1):
+        self.lock, self.owner, self.command, self.amount = lock, owner, command, amount
+        self.name = lock.name
+        self.subject = (lock.kind.message_type, lock._key, owner)
+        self.keep = lock.watchdog  # the connection that takes a watchdog holding is its binding
+
+    def settle(self, reply):
+        return self.lock._settle_acquire(self.owner, reply)
+
+    def cancel_command(self) -> Command:
+        return cancel_command(self.name, self.owner)
+
+    def release_command(self) -> Command:
+        return self.lock.kind.release(self.name, self.owner, self.amount)
+
+
+class LatchRequest:
+    """RLATCH.AWAIT: the latch's waits have no owner and hold nothing. They are not cancelled
+    (RLOCK.CANCEL with an empty owner would take every wait of the connection on that latch),
+    only forgotten: the server's entry runs out at its deadline, or opens unread."""
+
+    latch = True
+    keep = False
+
+    def __init__(self, latch, command: Command):
+        self.name, self.command = latch.name, command
+        self.subject = (LATCH_TYPE, latch._key, b"")
+
+
+class _Abandoned(Exception):
+    pass
+
+
+class Acquisition:
+    def __init__(self, io, request):
+        self.io, self.request = io, request
+
+    def run(self):
+        """The flow (a generator): True when held (or the latch open), False when not."""
+        request = self.request
+        try:
+            subscriber, wait, reply, channel = yield from self._ask()
+        except _Abandoned:
+            return False
+        if wait is None:
+            return (yield from self._held_at_once(subscriber, reply, channel))
+        message = yield self.io.outcome(wait, self._give_up_at())
+        if message is not None:
+            wait.drop()
+        if message is None:  # given up: interrupted, or no word by the deadline
+            yield from self._leave(subscriber, wait)
+            if not self.io.abandoned and not request.latch:
+                request.settle(None)
+            return False
+        if message.event == GRANTED:
+            return (yield from self._granted(subscriber, message))
+        if message.event == FAILED:
+            raise message.error(request.name)
+        assert message.event == TIMEOUT, message
+        if not request.latch:
+            request.settle(None)
+        return False
+
+    def _give_up_at(self) -> float:
+        wait_until = self.request.command.wait_until
+        return math.inf if wait_until == math.inf else wait_until + TIMEOUT_GRACE_S
+
+    # -- asking ---------------------------------------------------------------------------------
+
+    def _ask(self):
+        """Sends the call: (subscriber, its Wait or None when not queued, reply, the channel
+        kept for a watchdog holding taken at once). When the subscriber cannot be opened, or
+        closes before the call was queued, the call is sent again (with the same ID, so the
+        server answers a retry of what it carried out as it did the first time) through a new
+        one, as often as rlock retries any call."""
+        io, request = self.io, self.request
+        for attempt in itertools.count():
+            subscriber = wait = None
+            try:
+                subscriber = yield io.subscriber()
+                if io.abandoned:  # given up before anything was sent
+                    raise _Abandoned
+                wait = subscriber.expect(request.subject, request.command.wait_until)
+                reply, channel = yield io.send(subscriber, request)
+            except (ConnectionError, TimeoutError, ResponseError) as error:
+                if wait is not None:
+                    wait.drop()
+                if subscriber is None:  # opening it failed
+                    if not isinstance(error, (ConnectionError, TimeoutError)):
+                        raise
+                elif not self._subscriber_failed(subscriber, error):
+                    raise
+                delay = CALL_RETRIES.delay(attempt, time.monotonic())
+                if delay is None:
+                    if subscriber is None:
+                        raise
+                    raise subscriber.error from error
+                yield io.sleep(delay)
+                continue
+            except BaseException:
+                if wait is not None:
+                    wait.drop()
+                raise
+            if reply == WAITING:
+                if channel is not None:
+                    yield io.checkin(channel)
+                return subscriber, wait, reply, None
+            wait.drop()
+            return subscriber, None, reply, channel
+
+    @staticmethod
+    def _subscriber_failed(subscriber, error: Exception) -> bool:
+        if subscriber.error is None and isinstance(error, ResponseError) and "NOTIFY: connection" in str(error):
+            # The server no longer sees it subscribed: it is as good as closed.
+            subscriber.end(ConnectionError(f"rlock: the subscriber connection is gone ({error})"), rebind=True)
+        return subscriber.error is not None
+
+    # -- held at once -----------------------------------------------------------------------------
+
+    def _held_at_once(self, subscriber, reply, channel):
+        request = self.request
+        if request.latch:
+            return reply == 1
+        holding = request.settle(reply)
+        binding = request.lock._to_bind(holding)
+        if self.io.calls_on(subscriber):  # a watchdog holding is bound to the calling connection
+            if holding is not None:
+                subscriber.adopt(holding, request.subject, binding)
+        else:  # bound to the connection that made the call: it gets a keeper, as without NOTIFY
+            yield self.io.keep_alive(channel, binding)
+            if holding is not None:
+                subscriber.adopt(holding, request.subject)
+        return reply is not None
+
+    # -- leaving --------------------------------------------------------------------------------
+
+    def _leave(self, subscriber, wait):
+        """RLOCK.CANCEL; when it found nothing to remove, the entry ended meanwhile and its
+        message is on its way: once it has been read, a grant is released. (A latch's wait is
+        only forgotten.)"""
+        request = self.request
+        if request.latch:
+            wait.drop()
+            return
+        try:
+            yield self.io.cancel(subscriber, wait, request.cancel_command())
+        except RedisError as error:  # the subscriber closed: the server dropped the entry with it
+            logger.debug("rlock: cancelling the wait for %r: %r", request.name, error)
+        wait.drop()
+        try:
+            message = wait.message()
+        except RedisError:
+            return
+        if message is not None and message.event == GRANTED:
+            try:
+                yield self.io.call(subscriber, request.release_command())
+            except RedisError as error:
+                logger.warning("rlock: releasing %r, granted as its wait was given up, failed: %r", request.name, error)
+
+    # -- granted --------------------------------------------------------------------------------
+
+    def _granted(self, subscriber, message: Message):
+        request = self.request
+        if request.latch:
+            return True
+        holding = request.settle(message.value)
+        if holding is None:  # the token of a holding this owner has: a re-entry
+            return True
+        binding = request.lock._to_bind(holding)
+        subscriber.adopt(holding, request.subject, binding)
+        if binding is not None:
+            yield from self._confirm(subscriber, holding, binding)
+        return True
+
+    def _confirm(self, subscriber, holding, binding):
+        """RENEW ... WATCHDOG: the server renews a grant told by message only from now on (a
+        message dropped by a client ends at the lease). The binding stays on the subscriber."""
+        try:
+            reply = yield self.io.call(subscriber, binding.rebind_command())
+        except RedisError as error:
+            # A closed subscriber re-binds the holding or reports it lost; otherwise the
+            # unconfirmed lease ends and the `lost` notice reports it.
+            logger.warning("rlock: confirming the grant of %r failed: %r", self.request.name, error)
+            return
+        if reply != 1:
+            subscriber.lose(holding)

@@ -1,0 +1,116 @@
+"""The one connection the blocking client's waits are told on (docs/notify.md).
+
+A blocking acquire() does not block a connection of its own in the server's queue: it sends
+``<TYPE>.ACQUIRE ... WAIT ms NOTIFY <client-id>`` on one of rlock's connections, which answers
+at once (the token, or ``WAITING``), and the outcome comes later as a message on the channel of
+one subscriber connection per client and process, shared by every waiting thread. The waiting
+thread sleeps on a future; the subscriber's reader thread reads the messages and hands each to
+its waiter (or marks the holding it is about lost).
+
+The subscriber speaks RESP2 whatever the client does (a subscribed RESP2 connection runs
+nothing but PING, and nothing else is sent on it), asks ``RLOCK.CHANNEL`` for its channel, and
+PINGs every third of ``rlock.watchdog-idle-ms``: a watchdog grant told to it is bound to it. When
+it closes, the server has dropped the waits told to it: their calls fail with ConnectionError,
+and the watchdog bindings on it are re-bound from a new connection or reported lost.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import threading
+import time
+
+from redis.exceptions import ConnectionError, ResponseError
+
+from ._commands import READ_GRACE_S
+from ._notify import Dispatch, NotifyUnavailable, is_message, word
+
+__all__ = ["NotifyUnavailable", "Subscriber"]
+
+
+class Subscriber(Dispatch):
+    def __init__(self, channels, connection):
+        super().__init__()
+        self.channels = channels
+        self.connection = connection
+        self.channel = None
+        self._reader = None
+
+    @classmethod
+    def open(cls, channels, connection) -> "Subscriber":
+        subscriber = cls(channels, connection)
+        try:
+            subscriber._start()
+        except BaseException as error:
+            connection.disconnect()
+            if isinstance(error, ResponseError):
+                raise NotifyUnavailable(str(error)) from error
+            raise
+        return subscriber
+
+    def _execute(self, *args):
+        self.connection.send_command(*args, check_health=False)
+        return self.connection.read_response()
+
+    def _start(self) -> None:
+        self.client_id = int(self._execute("CLIENT", "ID"))
+        self.channel = word(self._execute("RLOCK.CHANNEL"))
+        confirmation = self._execute("SUBSCRIBE", self.channel)
+        if not (isinstance(confirmation, list) and confirmation and word(confirmation[0]).lower() == b"subscribe"):
+            raise ConnectionError(f"rlock: unexpected reply to SUBSCRIBE: {confirmation!r}")
+        interval = self.channels.keepalive_interval()
+        self._reader = threading.Thread(target=self._read, args=(interval,), name="rlock-subscriber", daemon=True)
+        self._reader.start()
+
+    def close(self) -> None:
+        self.end(ConnectionError("rlock: the subscriber connection was closed"), rebind=False)
+
+    # -- the reader thread ----------------------------------------------------------------------
+
+    def _read(self, interval: float) -> None:
+        """Reads messages; PINGs when nothing was sent for `interval` (a third of
+        rlock.watchdog-idle-ms): the server renews a watchdog binding only for a connection
+        that speaks. A PING left unanswered for three intervals means a connection gone without
+        a word (no FIN), whose waits would never be told anything."""
+        patience = max(3 * interval, READ_GRACE_S)
+        last_sent, pinged_at = time.monotonic(), None
+        try:
+            while self.error is None:
+                now = time.monotonic()
+                if pinged_at is None and now - last_sent >= interval:
+                    self.connection.send_command("PING", check_health=False)
+                    last_sent = pinged_at = now
+                    continue
+                if pinged_at is not None and now - pinged_at > patience:
+                    raise ConnectionError(f"rlock: the subscriber did not answer PING within {patience} s")
+                quiet_until = pinged_at + patience if pinged_at is not None else last_sent + interval
+                if not self.connection.is_connected:  # redis-py would quietly connect a new socket
+                    raise ConnectionError("rlock: the subscriber connection closed")
+                if not self.connection.can_read(timeout=max(0.0, quiet_until - now)):
+                    continue
+                frame = self.connection.read_response()
+                if is_message(frame):
+                    if word(frame[1]) == self.channel:
+                        self.deliver(frame[2])
+                elif isinstance(frame, list) and frame and word(frame[0]).lower() == b"pong":
+                    pinged_at = None
+        except BaseException as error:
+            self.end(error, rebind=True)
+        finally:
+            self.connection.disconnect()
+
+    # -- Dispatch's hooks -----------------------------------------------------------------------
+
+    def _new_future(self):
+        return concurrent.futures.Future()
+
+    def _report(self, holding) -> None:
+        threading.Thread(target=holding.lock._report_lost, args=(holding,), name="rlock-lost", daemon=True).start()
+
+    def _rebind(self, binding) -> None:
+        threading.Thread(target=self.channels.rebind_elsewhere, args=(binding,), name="rlock-rebind", daemon=True).start()
+
+    def _ended(self) -> None:
+        self.channels.subscriber_closed(self)
+        if threading.current_thread() is not self._reader:
+            self.connection.disconnect()  # wakes the reader thread, which ends
