@@ -36,6 +36,12 @@ class _ThreadSerial(threading.local):
 _thread_serial = _ThreadSerial()
 
 
+class DeadlockError(LockError):
+    """The wait would close a cycle of owners, each waiting for a lock the next one holds: the
+    server refused it at once (``-DEADLOCK``, with the cycle in the message) and queued nothing.
+    Release what this owner holds, then try again."""
+
+
 def not_a_lock(error: ResponseError, otherwise: Any = None) -> Any:
     """A WRONGTYPE reply means the name holds something that is not an rlock lock (another
     writer took the name): redis-py's lock reports that as not acquired, or not owned any more,
@@ -43,6 +49,8 @@ def not_a_lock(error: ResponseError, otherwise: Any = None) -> Any:
     taken name (locked()). A release of more permits than the owner holds is a LockError.
     Anything else is raised again."""
     message = str(error)
+    if message.startswith("DEADLOCK"):
+        raise DeadlockError(message) from error
     if message.startswith("this owner holds only"):  # redis-py drops the ERR prefix
         raise LockError(f"Cannot release more than held: {message}") from error
     if not message.startswith("WRONGTYPE"):

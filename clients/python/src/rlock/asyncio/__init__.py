@@ -1,9 +1,10 @@
 """rlock for redis.asyncio: the names of rlock, with coroutines and ``async with``;
 ``r.lock(name, lock_class=rlock.asyncio.Lock)``."""
 
+from .._base import DeadlockError
 from .latch import CountDownLatch
 from .lock import Lock, close_idle_connections
 from .rwlock import ReadWriteLock
 from .semaphore import Semaphore
 
-__all__ = ["CountDownLatch", "Lock", "ReadWriteLock", "Semaphore", "close_idle_connections"]
+__all__ = ["CountDownLatch", "DeadlockError", "Lock", "ReadWriteLock", "Semaphore", "close_idle_connections"]
