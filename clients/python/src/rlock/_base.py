@@ -301,6 +301,19 @@ class HoldBase(Options):
         holding.lost = True
         return self._not_owned(verb)
 
+    def _guard_args(self, command) -> tuple[Holding, tuple]:
+        """The holding a guarded write runs under, and its RLOCK.GUARD call."""
+        holding = self._held("guard", "Cannot guard a write with a lock that's not owned.")
+        if not command:
+            raise ValueError("guard() needs a command, e.g. guard('SET', 'key', 'value')")
+        return holding, ("RLOCK.GUARD", self.name, holding.owner, holding.fence, *command)
+
+    def _guard_refused(self, holding: Holding, error: ResponseError) -> Exception:
+        """NOTOWNER: the holding is not this thread's any more, and nothing ran."""
+        if str(error).startswith("NOTOWNER"):
+            return self._lose(holding, "guard")
+        return error
+
     def _releasable(self) -> Holding:
         try:
             return self._held("release", "Cannot release a lock that's not owned or is already unlocked.")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Optional
 
+from redis.exceptions import ResponseError
+
 from ._base import LockBase
 from ._connections import check_client
 from ._core import Hold
@@ -64,6 +66,18 @@ class Lock(Hold, LockBase):
     def release(self) -> None:
         """Gives up one hold; the last one frees the lock (or hands it to the next waiter)."""
         self._release()
+
+    def guard(self, *command):
+        """Runs one write command, ``guard("SET", "k", "v")``, only while this thread holds the
+        lock with its current token (``RLOCK.GUARD``), atomically in the server; returns its
+        reply. Raises LockNotOwnedError, and runs nothing, when the holding is gone. rlock does not
+        resend it after a dropped connection (a write such as INCR must not run twice); the
+        client's own retry settings still apply."""
+        holding, args = self._guard_args(command)
+        try:
+            return self.redis.execute_command(*args)
+        except ResponseError as error:
+            raise self._guard_refused(holding, error) from error
 
 
 def close_idle_connections(redis) -> None:

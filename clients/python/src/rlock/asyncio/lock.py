@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Optional
 
+from redis.exceptions import ResponseError
+
 from .._base import LockBase, PerThread
 from .._connections import check_client
 from ._core import Hold, task_serial
@@ -52,6 +54,14 @@ class Lock(Hold, LockBase):
 
     async def release(self) -> None:
         await self._release()
+
+    async def guard(self, *command):
+        """As rlock.Lock.guard: one write command, run only while this task holds the lock."""
+        holding, args = self._guard_args(command)
+        try:
+            return await self.redis.execute_command(*args)
+        except ResponseError as error:
+            raise self._guard_refused(holding, error) from error
 
 
 async def close_idle_connections(redis) -> None:
