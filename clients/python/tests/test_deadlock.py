@@ -17,7 +17,9 @@ import rlock.asyncio
 from support import waiters
 
 
-def test_two_threads_nesting_two_locks_in_opposite_orders(redis_server, admin):
+def test_two_threads_nesting_two_locks_in_opposite_orders(new_server):
+    redis_server = new_server()  # its own: the subscriber rlock opens here goes with it
+    admin = redis_server.client()
     r = redis.Redis(port=redis_server.port)
     assert r.lock("k1", lock_class=rlock.Lock).acquire(token="A")
     assert r.lock("k2", lock_class=rlock.Lock).acquire(token="B")
@@ -44,7 +46,9 @@ def test_two_threads_nesting_two_locks_in_opposite_orders(redis_server, admin):
     r.close()
 
 
-async def test_two_tasks_nesting_two_locks_in_opposite_orders(redis_server, admin):
+async def test_two_tasks_nesting_two_locks_in_opposite_orders(new_server):
+    redis_server = new_server()  # its own: the subscriber rlock opens here goes with it
+    admin = redis_server.client()
     r = redis.asyncio.Redis(port=redis_server.port)
     assert await r.lock("k1", lock_class=rlock.asyncio.Lock).acquire(token="A")
     assert await r.lock("k2", lock_class=rlock.asyncio.Lock).acquire(token="B")

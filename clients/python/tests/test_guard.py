@@ -12,7 +12,9 @@ import rlock
 import rlock.asyncio
 
 
-def test_a_guarded_write_runs_only_while_held(redis_server, admin):
+def test_a_guarded_write_runs_only_while_held(new_server):
+    redis_server = new_server()  # its own: the subscriber rlock opens here goes with it
+    admin = redis_server.client()
     r = redis.Redis(port=redis_server.port, decode_responses=True)
     lock = r.lock("l", lock_class=rlock.Lock, timeout=30)
     with pytest.raises(LockError):
@@ -35,7 +37,9 @@ def test_a_guarded_write_runs_only_while_held(redis_server, admin):
     r.close()
 
 
-async def test_a_guarded_write_runs_only_while_held_asyncio(redis_server, admin):
+async def test_a_guarded_write_runs_only_while_held_asyncio(new_server):
+    redis_server = new_server()  # its own: the subscriber rlock opens here goes with it
+    admin = redis_server.client()
     r = redis.asyncio.Redis(port=redis_server.port, decode_responses=True)
     lock = r.lock("l", lock_class=rlock.asyncio.Lock, timeout=30)
     assert await lock.acquire()
