@@ -26,6 +26,8 @@ const fn version_number(version: &str) -> i32 {
 const VERSION: &std::ffi::CStr = cstr(concat!(env!("CARGO_PKG_VERSION"), "\0"));
 const GIT_REVISION: &std::ffi::CStr = cstr(concat!(env!("RLOCK_GIT_REVISION"), "\0"));
 
+/// Evaluated at compile time only (for the consts above): a bad string fails the build, never
+/// redis-server.
 const fn cstr(with_nul: &str) -> &std::ffi::CStr {
     match std::ffi::CStr::from_bytes_with_nul(with_nul.as_bytes()) {
         Ok(c) => c,
