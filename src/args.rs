@@ -263,6 +263,35 @@ pub fn at_least(what: &'static str, value: &[u8], min: i64) -> Result<i64> {
     Ok(n)
 }
 
+/// How many keys one request may name at most.
+pub const MAX_KEYS: i64 = 1000;
+
+/// `numkeys key [key ...] owner ...`: how many keys, given how many arguments follow numkeys
+/// (the keys and at least an owner).
+pub fn numkeys(value: &[u8], following: usize) -> Result<usize> {
+    let n = integer("numkeys", value)?;
+    if !(1..=MAX_KEYS).contains(&n) {
+        return Err(Error::CountOutOfRange {
+            option: "numkeys",
+            min: 1,
+            max: MAX_KEYS,
+        });
+    }
+    match n as usize {
+        n if n < following => Ok(n),
+        _ => Err(Error::WrongArity),
+    }
+}
+
+/// Refuses a list of keys that names one twice.
+pub fn distinct(keys: &[&[u8]]) -> Result<()> {
+    let mut seen = std::collections::HashSet::with_capacity(keys.len());
+    match keys.iter().all(|k| seen.insert(*k)) {
+        true => Ok(()),
+        false => Err(Error::RepeatedKey),
+    }
+}
+
 pub fn integer(option: &'static str, value: &[u8]) -> Result<i64> {
     std::str::from_utf8(value)
         .ok()

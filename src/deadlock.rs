@@ -4,8 +4,10 @@
 //!
 //! Edges go from a waiter to the owners that keep it out: the holders its request excludes
 //! and, for the read-write lock, the waiters ahead of it that exclude it (a reader queued
-//! behind a writer waits for that writer). A plain lock's waiters ahead wait for the same
-//! holder, so they add no edge of their own. Semaphores and latches are not single-holder
+//! behind a writer waits for that writer). A plain lock's single-key waiters ahead wait for
+//! the same holder, so they add no edge of their own; a request for several keys ahead does
+//! (it may keep a free key until it has them all), and it waits for every key it names, as
+//! one owner. Semaphores and latches are not single-holder
 //! resources and add none.
 
 use crate::api::{Ctx, OwnedStr};
@@ -127,6 +129,9 @@ impl WaitsFor for Server {
             }
             Want::Latch | Want::Permits(_) => Vec::new(),
         };
+        if want == Want::Lock {
+            blockers.extend(queue::groups_ahead_of(self.db, key, owner));
+        }
         if matches!(want, Want::Read | Want::Write) {
             let ahead = queue::ahead_of(self.db, key, owner).into_iter();
             blockers.extend(

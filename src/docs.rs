@@ -18,6 +18,8 @@ const VERSION: raw::RedisModuleCommandInfoVersion = raw::RedisModuleCommandInfoV
 #[derive(Clone, Copy)]
 enum Arg {
     Key,
+    /// `key [key ...]`, after a `numkeys` count.
+    Keys,
     Owner,
     Cursor,
     /// An optional `TOKEN integer` pair.
@@ -62,6 +64,11 @@ const RLOCK_ACQUIRE: [Arg; 10] = join(&[
     ACQUIRE_OPTIONS,
     &[Arg::Option(c"LOCKDELAY", c"lock-delay-ms")],
 ]);
+const RLOCK_ACQUIREALL: [Arg; 11] = join(&[
+    &[Arg::Number(c"numkeys"), Arg::Keys, Arg::Owner],
+    ACQUIRE_OPTIONS,
+    &[Arg::Option(c"LOCKDELAY", c"lock-delay-ms")],
+]);
 const RWLOCK_ACQUIRE: [Arg; 10] = join(&[&[Arg::Key, Arg::Owner, Arg::Mode], ACQUIRE_OPTIONS]);
 const RSEM_ACQUIRE: [Arg; 10] = join(&[
     &[Arg::Key, Arg::Owner, Arg::Option(c"PERMITS", c"permits")],
@@ -85,7 +92,7 @@ const fn join<const N: usize>(parts: &[&[Arg]]) -> [Arg; N] {
     out
 }
 
-const DOCS: [Doc; 25] = [
+const DOCS: [Doc; 27] = [
     Doc {
         name: c"rlock.acquire",
         summary: c"Takes or re-enters a lock; replies a fencing token, or nil when held elsewhere. WAIT blocks in a FIFO queue.",
@@ -93,6 +100,27 @@ const DOCS: [Doc; 25] = [
         arity: -3,
         writes: true,
         args: &RLOCK_ACQUIRE,
+    },
+    Doc {
+        name: c"rlock.acquireall",
+        summary: c"Takes every key or none (each an ordinary lock with its own token); replies the tokens in key order, or nil. WAIT queues once in every key's queue.",
+        complexity: c"O(N), N the keys",
+        arity: -4,
+        writes: true,
+        args: &RLOCK_ACQUIREALL,
+    },
+    Doc {
+        name: c"rlock.releaseall",
+        summary: c"Drops one hold of each key; replies, in key order, the holds left (0: released), or nil where not the holder.",
+        complexity: c"O(N), N the keys",
+        arity: -4,
+        writes: true,
+        args: &[
+            Arg::Number(c"numkeys"),
+            Arg::Keys,
+            Arg::Owner,
+            Arg::Text(c"ID", c"request-id"),
+        ],
     },
     Doc {
         name: c"rlock.release",
@@ -333,6 +361,12 @@ fn raw_arg(arg: Arg, choices: &mut [raw::RedisModuleCommandArg; 3]) -> raw::Redi
             out.type_ = raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_KEY;
             out.key_spec_index = 0;
         }
+        Arg::Keys => {
+            out.name = c"key".as_ptr();
+            out.type_ = raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_KEY;
+            out.key_spec_index = 0;
+            out.flags = raw::REDISMODULE_CMD_ARG_MULTIPLE as c_int;
+        }
         Arg::Owner => {
             out.name = c"owner".as_ptr();
             out.type_ = raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_STRING;
@@ -387,7 +421,8 @@ fn raw_arg(arg: Arg, choices: &mut [raw::RedisModuleCommandArg; 3]) -> raw::Redi
     out
 }
 
-fn key_specs(writes: bool) -> [raw::RedisModuleCommandKeySpec; 2] {
+/// One key spec: the key at argv[1], or (`numkeys`) argv[1] keys from argv[2].
+fn key_specs(writes: bool, numkeys: bool) -> [raw::RedisModuleCommandKeySpec; 2] {
     // SAFETY: all-zero key specs are valid; the second one terminates the list.
     let mut specs: [raw::RedisModuleCommandKeySpec; 2] = unsafe { std::mem::zeroed() };
     let spec = &mut specs[0];
@@ -401,6 +436,13 @@ fn key_specs(writes: bool) -> [raw::RedisModuleCommandKeySpec; 2] {
     spec.begin_search_type = raw::RedisModuleKeySpecBeginSearchType_REDISMODULE_KSPEC_BS_INDEX;
     spec.bs.index.pos = 1;
     spec.find_keys_type = raw::RedisModuleKeySpecFindKeysType_REDISMODULE_KSPEC_FK_RANGE;
+    if numkeys {
+        spec.find_keys_type = raw::RedisModuleKeySpecFindKeysType_REDISMODULE_KSPEC_FK_KEYNUM;
+        spec.fk.keynum.keynumidx = 0;
+        spec.fk.keynum.firstkey = 1;
+        spec.fk.keynum.keystep = 1;
+        return specs;
+    }
     spec.fk.range.lastkey = 0;
     spec.fk.range.keystep = 1;
     spec.fk.range.limit = 0;
@@ -419,10 +461,12 @@ pub fn register(ctx: Ctx) -> Result<(), String> {
             doc.args.iter().map(|a| raw_arg(*a, &mut choices)).collect();
         // SAFETY: the zeroed entry terminates the argument list.
         args.push(unsafe { std::mem::zeroed() });
-        let mut specs = key_specs(doc.writes);
+        let numkeys = doc.args.iter().any(|a| matches!(a, Arg::Keys));
+        let mut specs = key_specs(doc.writes, numkeys);
         // RLOCK.GUARD's keys include its inner command's: Redis must ask the module
         // (getkeys-api), which it does only for a command without key specs of its own.
-        let has_key = matches!(doc.args.first(), Some(Arg::Key)) && doc.name != c"rlock.guard";
+        let has_key =
+            (numkeys || matches!(doc.args.first(), Some(Arg::Key))) && doc.name != c"rlock.guard";
         let info = raw::RedisModuleCommandInfo {
             version: &VERSION,
             summary: doc.summary.as_ptr(),

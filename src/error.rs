@@ -86,6 +86,8 @@ pub enum Error {
     Redirect(String),
     /// A wait that would close a cycle of owners: the cycle, worded.
     Deadlock(String),
+    /// A request for several keys names one twice.
+    RepeatedKey,
     Internal,
 }
 
@@ -182,6 +184,7 @@ impl fmt::Display for Error {
             Error::GuardRefused { code, why } => write!(f, "{code} {why}"),
             Error::Redirect(to) => write!(f, "{to}"),
             Error::Deadlock(cycle) => write!(f, "DEADLOCK this wait would close a cycle: {cycle}"),
+            Error::RepeatedKey => write!(f, "ERR a key is named more than once"),
             Error::Internal => write!(f, "ERR rlock internal error (see the server log)"),
         }
     }

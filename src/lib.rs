@@ -35,12 +35,25 @@ const KEY_1: Keys = (1, 1, 1);
 const NO_KEY: Keys = (0, 0, 0);
 
 /// (name, handler, flags, key positions).
-const COMMANDS: [(&str, redis_module::raw::RedisModuleCmdFunc, &str, Keys); 25] = [
+const COMMANDS: [(&str, redis_module::raw::RedisModuleCmdFunc, &str, Keys); 27] = [
     (
         "rlock.acquire",
         Some(lock::commands::acquire_command),
         "write deny-oom",
         KEY_1,
+    ),
+    // Their keys are `numkeys key [key ...]`: the key spec (docs.rs) says so to Redis.
+    (
+        "rlock.acquireall",
+        Some(lock::all::acquire_all_command),
+        "write deny-oom",
+        NO_KEY,
+    ),
+    (
+        "rlock.releaseall",
+        Some(lock::all::release_all_command),
+        "write",
+        NO_KEY,
     ),
     (
         "rlock.release",

@@ -104,8 +104,20 @@ pub fn wait_or_nil(
     ask: impl FnOnce() -> Ask,
     watch_at: impl FnOnce() -> Result<Option<i64>>,
 ) -> Result<Reply> {
+    wait_all_or_nil(ctx, (db, &[key]), wait, ask, || Ok(vec![watch_at()?]))
+}
+
+/// `wait_or_nil` for a request for all of `keys` at once: one place in each key's queue, taken
+/// in one step; `watch_at` gives each key's lease end, in the same order.
+pub fn wait_all_or_nil(
+    ctx: Ctx,
+    (db, keys): (i32, &[&[u8]]),
+    wait: Option<args::Wait>,
+    ask: impl FnOnce() -> Ask,
+    watch_at: impl FnOnce() -> Result<Vec<Option<i64>>>,
+) -> Result<Reply> {
     stats::CONTENDED.add();
-    let Some(wait) = wait else {
+    let (Some(wait), Some(first)) = (wait, keys.first()) else {
         return Ok(Reply::Null);
     };
     let ask = ask();
@@ -119,23 +131,27 @@ pub fn wait_or_nil(
     let retried = ask
         .notify()
         .zip(ask.id.as_deref())
-        .is_some_and(|(client, id)| queue::take_over(db, key, owner, id, client));
+        .is_some_and(|(client, id)| queue::take_over(db, first, owner, id, client));
     if !retried {
-        crate::deadlock::check(ctx, (db, key), ask.want, owner)?;
+        for key in keys {
+            crate::deadlock::check(ctx, (db, key), ask.want, owner)?;
+        }
     }
     let reply = match ask.notify() {
         Some(_) if !crate::events::ensure_unsubscribe_filter(ctx) => return Err(Error::Internal),
         Some(_) => {
             if !retried {
-                queue::enqueue(ctx, db, key, ask, wait);
+                queue::enqueue(ctx, db, keys, ask, wait);
             }
             Reply::Waiting
         }
         None => {
-            queue::block(ctx, db, key, ask, wait)?;
+            queue::block(ctx, db, keys, ask, wait)?;
             Reply::Blocked
         }
     };
-    watch_lease(ctx, db, key, watch_at()?);
+    for (key, at) in keys.iter().zip(watch_at()?) {
+        watch_lease(ctx, db, key, at);
+    }
     Ok(reply)
 }

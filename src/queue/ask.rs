@@ -44,6 +44,20 @@ impl Ask {
         }
     }
 
+    /// The same request's place in one more queue (a request for several keys): its owner and
+    /// want, for the queue's rules and deadlock detection; the rest stays with the lead.
+    pub(super) fn member(&self) -> Ask {
+        Ask {
+            want: self.want,
+            owner: OwnedStr::hold(self.owner.0),
+            lease_ms: self.lease_ms,
+            bind_to: None,
+            id: None,
+            limits: None,
+            notify: None,
+        }
+    }
+
     /// A latch waiter: no owner, nothing to hold.
     pub fn latch(notify: Option<u64>) -> Ask {
         Ask {

@@ -12,9 +12,9 @@ use std::num::NonZeroUsize;
 use std::os::raw::{c_int, c_void};
 use std::ptr::null_mut;
 
-/// Blocks the calling client at the back of the queue for (db, key). Fails (and changes
-/// nothing) if Redis hands back no blocked client.
-pub fn block(ctx: Ctx, db: i32, key: &[u8], ask: Ask, wait: Wait) -> Result<()> {
+/// Blocks the calling client at the back of the queue of each of `keys` (one request). Fails
+/// (and changes nothing) if Redis hands back no blocked client.
+pub fn block(ctx: Ctx, db: i32, keys: &[&[u8]], ask: Ask, wait: Wait) -> Result<()> {
     let timeout_ms = match wait {
         Wait::Forever => 0,
         Wait::Ms(ms) => ms,
@@ -34,7 +34,7 @@ pub fn block(ctx: Ctx, db: i32, key: &[u8], ask: Ask, wait: Wait) -> Result<()> 
     // SAFETY: `bc` is the live handle just returned.
     unsafe { api!(RedisModule_SetDisconnectCallback)(bc.get() as Bc, Some(on_disconnect)) };
     with(|r| {
-        r.push(db, key, ask, Via::Blocked(bc), wait);
+        r.push_all(db, keys, ask, Via::Blocked(bc), wait);
         arm_wake_timer(ctx, r);
     });
     Ok(())
@@ -63,6 +63,13 @@ fn reply_outcome(ctx: Ctx) -> c_int {
         let outcome = api!(RedisModule_GetBlockedClientPrivateData)(ctx).cast::<Outcome>();
         match outcome.as_ref() {
             Some(Outcome::Granted(token)) => api!(RedisModule_ReplyWithLongLong)(ctx, *token),
+            Some(Outcome::GrantedAll(tokens)) => {
+                api!(RedisModule_ReplyWithArray)(ctx, tokens.len() as std::os::raw::c_long);
+                for token in tokens {
+                    api!(RedisModule_ReplyWithLongLong)(ctx, *token);
+                }
+                crate::api::OK
+            }
             Some(Outcome::Failed(error)) => {
                 api!(RedisModule_ReplyWithError)(ctx, error.to_cstring().as_ptr())
             }

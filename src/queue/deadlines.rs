@@ -3,8 +3,8 @@
 //! deadline is the module's own to keep.
 
 use super::{serve_departed, with, Registry, Via};
-use crate::api::{bytes, create_timer, guarded, now_ms, stop_timer, Ctx};
-use crate::notify::{self, Event};
+use crate::api::{create_timer, guarded, now_ms, stop_timer, Ctx};
+use crate::notify::Event;
 use crate::stats;
 use std::cmp::Reverse;
 use std::os::raw::c_void;
@@ -50,9 +50,7 @@ extern "C" fn on_wake_timer(ctx: Ctx, _data: *mut c_void) {
         for waiter in timed_out {
             if let Some(client) = waiter.receiver() {
                 stats::WAIT_TIMEOUTS.add();
-                let owner = bytes(waiter.ask.owner.0);
-                let message = notify::message(&Event::Timeout, waiter.ask.want, &waiter.key, owner);
-                notify::send(client, message);
+                super::tell(&waiter, client, |_| Event::Timeout);
             }
         }
         serve_departed(ctx);

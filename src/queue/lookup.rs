@@ -19,13 +19,14 @@ pub fn count(db: i32, key: &[u8]) -> usize {
     with(|r| r.queue(db, key).map_or(0, |q| q.live))
 }
 
+/// Waiting requests (one for a request for several keys, though it waits in several queues).
 pub fn total() -> usize {
-    with(|r| r.waiters.len())
+    with(|r| r.waiters.len() - r.members)
 }
 
-/// Waiters told by message (`NOTIFY`).
+/// Waiting requests told by message (`NOTIFY`).
 pub fn notified() -> usize {
-    with(|r| r.waiters.len() - r.blocked.len())
+    with(|r| r.waiters.len() - r.members - r.blocked.len())
 }
 
 pub fn locks_with_waiters() -> usize {
@@ -67,6 +68,24 @@ pub fn ahead_of(db: i32, key: &[u8], owner: &[u8]) -> Vec<(Vec<u8>, Want)> {
             .map(|(_, w)| (bytes(w.ask.owner.0), w.ask.want))
             .take_while(|(o, _)| *o != owner)
             .map(|(o, want)| (o.to_vec(), want))
+            .collect()
+    })
+}
+
+/// The owners of the requests for several keys that wait at (db, key) ahead of `owner`'s
+/// first entry: a plain lock's waiter waits for them as for its holder, since a request
+/// for several keys may head a queue whose key is free and keep it so. Free of cost where no
+/// such request waits.
+pub fn groups_ahead_of(db: i32, key: &[u8], owner: &[u8]) -> Vec<Vec<u8>> {
+    with(|r| {
+        if r.queue(db, key).is_none_or(|q| q.grouped == 0) {
+            return Vec::new();
+        }
+        r.in_order(db, key)
+            .map(|(_, w)| (bytes(w.ask.owner.0), w.group.is_some()))
+            .take_while(|(o, _)| *o != owner)
+            .filter(|(_, grouped)| *grouped)
+            .map(|(o, _)| o.to_vec())
             .collect()
     })
 }

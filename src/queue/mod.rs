@@ -25,10 +25,12 @@ mod lookup;
 pub use lookup::*;
 pub mod commands;
 mod deadlines;
+mod group;
 mod notified;
 mod serve;
 mod slab;
 pub use notified::{enqueue, fail_notified, is_receiver, receiver_closed, take_over, unsubscribed};
+pub use group::Group;
 pub use serve::{serve, Admission, Verdict};
 use std::cell::{Cell, RefCell};
 use std::cmp::Reverse;
@@ -43,6 +45,8 @@ type Bc = *mut raw::RedisModuleBlockedClient;
 /// What a blocked client is told when it leaves the queue other than by timing out.
 pub enum Outcome {
     Granted(i64),
+    /// A request for several keys got them all: their tokens, in its keys' order.
+    GrantedAll(Vec<i64>),
     Failed(Error),
 }
 
@@ -52,6 +56,9 @@ pub enum Outcome {
 enum Via {
     Blocked(NonZeroUsize),
     Message,
+    /// A place a request for several keys holds in one more queue: the request's first entry
+    /// (its lead) is the one answered.
+    Member,
 }
 
 pub struct Waiter {
@@ -59,6 +66,8 @@ pub struct Waiter {
     key: Rc<[u8]>,
     pub ask: Ask,
     via: Via,
+    /// The request for several keys this entry is part of.
+    group: Option<Rc<Group>>,
 }
 
 impl Waiter {
@@ -85,7 +94,15 @@ impl Waiter {
     fn receiver(&self) -> Option<u64> {
         match self.via {
             Via::Message => self.ask.notify(),
-            Via::Blocked(_) => None,
+            Via::Blocked(_) | Via::Member => None,
+        }
+    }
+
+    /// The keys its outcome is about: its request's keys, in their order.
+    fn keys(&self) -> Vec<Rc<[u8]>> {
+        match &self.group {
+            Some(group) => group.keys.to_vec(),
+            None => vec![self.key.clone()],
         }
     }
 }
@@ -96,6 +113,8 @@ struct Queue {
     /// until they reach the front or the queue is compacted.
     order: VecDeque<u64>,
     live: usize,
+    /// How many of the live waiters are part of a request for several keys.
+    grouped: usize,
 }
 
 #[derive(Default)]
@@ -104,6 +123,8 @@ struct Registry {
     waiters: Slab<Waiter>,
     /// Blocked clients to their waiter.
     blocked: HashMap<usize, u64>,
+    /// How many of `waiters` are the further places of requests for several keys.
+    members: usize,
     /// Connections that receive grant messages to their waiters (and entries that left, until
     /// compacted): (sequence numbers, live count).
     receivers: HashMap<u64, (Vec<u64>, usize)>,
@@ -183,11 +204,13 @@ impl Registry {
             key: key.clone(),
             ask,
             via,
+            group: None,
         });
         // Most locks have one waiter: room for one, not the four a first push makes.
         let queue = queues.entry(key).or_insert_with(|| Queue {
             order: VecDeque::with_capacity(1),
             live: 0,
+            grouped: 0,
         });
         queue.order.push_back(seq);
         queue.live += 1;
@@ -196,9 +219,10 @@ impl Registry {
                 self.blocked.insert(bc.get(), seq);
             }
             (Via::Message, Some(client)) => self.add_receiver(client, seq),
+            (Via::Member, _) => self.members += 1,
             (Via::Message, None) => {}
         }
-        if let Wait::Ms(ms) = wait {
+        if let (Wait::Ms(ms), false) = (wait, via == Via::Member) {
             self.deadlines.push(Reverse((now_ms() + ms + 1, seq)));
         }
         if let Some(request) = self.waiters.get(seq).and_then(Waiter::request) {
@@ -222,8 +246,44 @@ impl Registry {
         *live += 1;
     }
 
-    /// Takes a waiter out of the registry and its queue.
+    /// Takes a waiter out of the registry and its queues, the whole request when it asks for
+    /// several keys: returns the entry to answer (a request's lead). The other queues such a
+    /// request headed are served again (`to_serve`): their next waiters may enter now.
     fn take(&mut self, seq: Handle) -> Option<Waiter> {
+        let Some(group) = self.waiters.get(seq)?.group.clone() else {
+            return self.take_entry(seq);
+        };
+        let own = group.index_of(seq);
+        let heads: Vec<(i32, Rc<[u8]>)> = group
+            .members()
+            .filter(|(index, member)| *index != own && self.heads(*member))
+            .filter_map(|(_, member)| self.waiters.get(member).map(|w| (w.db, w.key.clone())))
+            .collect();
+        let mut lead = None;
+        for (index, member) in group.members() {
+            let taken = self.take_entry(member);
+            if index == 0 {
+                lead = taken;
+            }
+        }
+        for (db, key) in heads {
+            if self.queue(db, &key).is_some() {
+                self.to_serve.push((db, key));
+            }
+        }
+        lead
+    }
+
+    /// Whether `seq` is the first live waiter of its queue.
+    fn heads(&self, seq: Handle) -> bool {
+        self.waiters
+            .get(seq)
+            .and_then(|w| self.queue(w.db, &w.key))
+            .is_some_and(|q| q.order.front() == Some(&seq))
+    }
+
+    /// Takes one entry out of the registry and its queue.
+    fn take_entry(&mut self, seq: Handle) -> Option<Waiter> {
         let waiter = self.waiters.remove(seq)?;
         if let Some(request) = waiter.request() {
             if self.requests.get(&request) == Some(&seq) {
@@ -238,11 +298,13 @@ impl Registry {
                 self.blocked.remove(&bc.get());
             }
             (Via::Message, Some(client)) => self.drop_receiver(client),
+            (Via::Member, _) => self.members -= 1,
             (Via::Message, None) => {}
         }
         let (db, key) = (waiter.db, waiter.key.clone());
         if let Some(queue) = self.queues.get_mut(&db).and_then(|q| q.get_mut(&key)) {
             queue.live -= 1;
+            queue.grouped -= usize::from(waiter.group.is_some());
             if queue.live == 0 {
                 drop_queue(self, db, &key);
             } else {
@@ -264,14 +326,21 @@ impl Registry {
     /// again, since its new head may be let in now.
     fn depart(&mut self, seq: Handle) -> Option<Waiter> {
         let (db, key) = self.waiters.get(seq).map(|w| (w.db, w.key.clone()))?;
-        let was_head = self
-            .queue(db, &key)
-            .is_some_and(|q| q.order.front() == Some(&seq));
+        let was_head = self.heads(seq);
         let waiter = self.take(seq)?;
         if was_head && self.queue(db, &key).is_some() {
             self.to_serve.push((db, key));
         }
         Some(waiter)
+    }
+
+    /// The entry that answers for `waiter`: its request's lead, or itself.
+    fn lead_of<'a>(&'a self, waiter: &'a Waiter) -> &'a Waiter {
+        waiter
+            .group
+            .as_ref()
+            .and_then(|g| self.waiters.get(g.lead()))
+            .unwrap_or(waiter)
     }
 
     fn drop_receiver(&mut self, client: u64) {
@@ -299,12 +368,13 @@ pub fn next_want(db: i32, key: &[u8]) -> Option<Want> {
     loop {
         let (seq, want, receiver) = with(|r| {
             let (seq, w) = r.in_order(db, key).next()?;
-            Some((seq, w.ask.want, w.receiver()))
+            Some((seq, w.ask.want, r.lead_of(w).receiver()))
         })?;
         match receiver {
             Some(client) if !notify::reachable(client) => {
                 stats::NOTIFY_SKIPPED.add();
                 with(|r| r.take(seq));
+                serve_departed(notify::own_ctx());
             }
             _ => return Some(want),
         }
@@ -365,20 +435,21 @@ fn drop_queue(r: &mut Registry, db: i32, key: &[u8]) {
 fn deliver(waiter: Waiter, outcome: Outcome) {
     match (waiter.via, waiter.receiver()) {
         (Via::Blocked(bc), _) => blocked::unblock(bc, Some(outcome)),
-        (Via::Message, None) => {}
-        (Via::Message, Some(client)) => {
-            let event = match &outcome {
-                Outcome::Granted(token) => Event::Granted(*token),
-                Outcome::Failed(error) => Event::Failed(error),
-            };
-            let message = notify::message(
-                &event,
-                waiter.ask.want,
-                &waiter.key,
-                bytes(waiter.ask.owner.0),
-            );
-            notify::send(client, message);
-        }
+        (_, Some(client)) => tell(&waiter, client, |index| match &outcome {
+            Outcome::Granted(token) => Event::Granted(*token),
+            Outcome::GrantedAll(tokens) => Event::Granted(tokens.get(index).copied().unwrap_or(0)),
+            Outcome::Failed(error) => Event::Failed(error),
+        }),
+        (_, None) => {}
+    }
+}
+
+/// Sends a waiter told by message one message per key of its request, in their order:
+/// `event(index)` is what the message for the index-th key says.
+fn tell<'a>(waiter: &Waiter, client: u64, event: impl Fn(usize) -> Event<'a>) {
+    let owner = bytes(waiter.ask.owner.0);
+    for (index, key) in waiter.keys().iter().enumerate() {
+        notify::send(client, notify::message(&event(index), waiter.ask.want, key, owner));
     }
 }
 
@@ -395,4 +466,5 @@ pub fn fail_all_with(db: i32, key: &[u8], error: Error) {
         };
         deliver(waiter, Outcome::Failed(error.clone()));
     }
+    serve_departed(notify::own_ctx());
 }

@@ -13,10 +13,11 @@ use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::num::NonZeroU64;
 
-/// Queues a waiter that is told by a message to its `notify` connection.
-pub fn enqueue(ctx: Ctx, db: i32, key: &[u8], ask: Ask, wait: Wait) {
+/// Queues a waiter (for each of `keys`, one request) that is told by a message to its
+/// `notify` connection.
+pub fn enqueue(ctx: Ctx, db: i32, keys: &[&[u8]], ask: Ask, wait: Wait) {
     with(|r| {
-        r.push(db, key, ask, Via::Message, wait);
+        r.push_all(db, keys, ask, Via::Message, wait);
         arm_wake_timer(ctx, r);
     });
 }
@@ -74,6 +75,8 @@ pub fn fail_notified(error: Error) {
     for waiter in taken {
         deliver(waiter, Outcome::Failed(error.clone()));
     }
+    // A request for several keys may have headed queues of blocked waiters.
+    serve_departed(crate::notify::own_ctx());
 }
 
 /// A connection closed: the waiters told through it leave their queues.

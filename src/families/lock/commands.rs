@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::holdings::{self, Holding};
 use crate::kinds::{Acquire, LockType, Release, Want};
 use crate::lifetime::{self, retries, retries::Kind, retries::Memory};
-use crate::queue::{self, Ask};
+use crate::queue::{self, Ask, Request};
 use crate::reply::{run, with_bytes, Out, Reply};
 use crate::request::{open_for_write, request, wait_or_nil, watch_for_loss, watchdog_client};
 use crate::stats;
@@ -22,7 +22,7 @@ use super::serve::grant_fresh;
 use super::store::{Extra, Holder};
 
 /// The lock as `owner` sees it, with any token it reveals fed to the token clock.
-fn view(lock: &LockKey, owner: RStr) -> Result<View> {
+pub(super) fn view(lock: &LockKey, owner: RStr) -> Result<View> {
     let view = lock.view(owner)?;
     if let View::Mine { token, .. } = view {
         observe_token(token);
@@ -39,7 +39,7 @@ fn plain_holding(owner: &[u8], token: Option<i64>) -> Holding<'_> {
 }
 
 /// The ids `owner`'s holding remembers, read once, only for a call with an id by the holder.
-fn memory_for(lock: &LockKey, id: Option<&[u8]>, view: View) -> Option<Memory> {
+pub(super) fn memory_for(lock: &LockKey, id: Option<&[u8]>, view: View) -> Option<Memory> {
     (id.is_some() && matches!(view, View::Mine { .. })).then(|| lock.ids())
 }
 
@@ -58,10 +58,9 @@ fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     args::owner(bytes(*owner))?;
     let o = with_bytes(options, args::lock_acquire_options)?;
     let request = request(ctx, *owner, &o)?;
-    let bind_to = request.bind_to;
     let (mut lock, db) = open_for_write(ctx, *key, LockType::Plain)?;
     let view = view(&lock, *owner)?;
-    let mut memory = memory_for(&lock, o.id, view);
+    let memory = memory_for(&lock, o.id, view);
     if let (
         Some(id),
         Some(memory),
@@ -77,47 +76,6 @@ fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     }
     let decision = with_token_clock(|clock, now_us| lock::acquire(view, clock, now_us));
     match decision {
-        Acquire::Fresh { token } => {
-            let expire_at = grant_fresh(&mut lock, db, &request, token);
-            if bind_to.is_some() {
-                arm_renewals(ctx);
-            }
-            watch_for_loss(ctx, &request, (db, bytes(*key)), Some(expire_at));
-            Ok(Reply::Int(token))
-        }
-        Acquire::Reentry {
-            holds,
-            token,
-            new_token,
-        } => {
-            let ids =
-                o.id.map(|id| remembered(memory.take(), Kind::Acquire, id, token));
-            let extra = Extra {
-                token: new_token.then_some(token),
-                ids: ids.as_deref(),
-                cap: None,
-                delay: None,
-            };
-            lock.set_holds(*owner, holds, extra);
-            let expire_at = lock.set_lease_end(lease_end(now_ms(), request.lease_ms, lock.cap()));
-            if let Some(client) = bind_to {
-                let holding = plain_holding(bytes(*owner), Some(token));
-                if holdings::bind_if_unbound(
-                    db,
-                    bytes(*key),
-                    holding,
-                    client,
-                    request.lease_ms,
-                    true,
-                ) {
-                    arm_renewals(ctx);
-                }
-            }
-            watch_lease(ctx, db, bytes(*key), Some(expire_at));
-            stats::REENTRIES.add();
-            Ok(Reply::Int(token))
-        }
-        Acquire::Overflow => Err(Error::HoldsOverflow),
         Acquire::Busy => wait_or_nil(
             ctx,
             (db, bytes(*key)),
@@ -125,6 +83,65 @@ fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
             || Ask::new(Want::Lock, &request),
             || Ok(lock.expire_at()),
         ),
+        Acquire::Fresh { .. } if queue::count(db, bytes(*key)) > 0 => wait_or_nil(
+            ctx,
+            (db, bytes(*key)),
+            o.wait,
+            || Ask::new(Want::Lock, &request),
+            || Ok(None),
+        ),
+        decision => apply(ctx, (&mut lock, db), &request, decision, memory).map(Reply::Int),
+    }
+}
+
+/// Writes what an acquire decided into `lock`: a fresh holding, or one more hold of the
+/// owner's (its request id remembered in `memory`, the ids its holding had, if read). Returns
+/// the token. Shared by the one-key and the several-keys acquire.
+pub(super) fn apply(
+    ctx: Ctx,
+    (lock, db): (&mut LockKey, i32),
+    request: &Request,
+    decision: Acquire,
+    memory: Option<Memory>,
+) -> Result<i64> {
+    let key = bytes(lock.name());
+    match decision {
+        Acquire::Fresh { token } => {
+            let expire_at = grant_fresh(lock, db, request, token);
+            if request.bind_to.is_some() {
+                arm_renewals(ctx);
+            }
+            watch_for_loss(ctx, request, (db, key), Some(expire_at));
+            Ok(token)
+        }
+        Acquire::Reentry {
+            holds,
+            token,
+            new_token,
+        } => {
+            let ids = request
+                .id
+                .map(|id| remembered(memory, Kind::Acquire, id, token));
+            let extra = Extra {
+                token: new_token.then_some(token),
+                ids: ids.as_deref(),
+                cap: None,
+                delay: None,
+            };
+            lock.set_holds(request.owner, holds, extra);
+            let expire_at = lock.set_lease_end(lease_end(now_ms(), request.lease_ms, lock.cap()));
+            if let Some(client) = request.bind_to {
+                let holding = plain_holding(bytes(request.owner), Some(token));
+                if holdings::bind_if_unbound(db, key, holding, client, request.lease_ms, true) {
+                    arm_renewals(ctx);
+                }
+            }
+            watch_lease(ctx, db, key, Some(expire_at));
+            stats::REENTRIES.add();
+            Ok(token)
+        }
+        Acquire::Overflow => Err(Error::HoldsOverflow),
+        Acquire::Busy => Err(Error::Internal),
     }
 }
 
@@ -135,34 +152,44 @@ fn release(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     };
     args::owner(bytes(*owner))?;
     let o = with_bytes(options, args::release_options)?;
+    Ok(match release_one(ctx, *key, *owner, o.id)? {
+        Some(remaining) => Reply::Int(remaining),
+        None => Reply::Null,
+    })
+}
+
+/// Releases `owner`'s holding of `key` once (request id `id`): the holds left (0: released,
+/// and handed over), or None when `owner` does not hold it.
+pub(super) fn release_one(ctx: Ctx, key: RStr, owner: RStr, id: Option<&[u8]>) -> Result<Option<i64>> {
+    let (key, owner) = (&key, &owner);
     let (mut lock, db) = open_for_write(ctx, *key, LockType::Plain)?;
     let call =
-        o.id.map(|id| retries::release_call(db, bytes(*key), bytes(*owner), id));
+        id.map(|id| retries::release_call(db, bytes(*key), bytes(*owner), id));
     if let Some(call) = &call {
         if lifetime::with_released(|r| r.reply(call, now_ms()).is_some()) {
             stats::RETRIES_ANSWERED.add();
-            return Ok(Reply::Int(0));
+            return Ok(Some(0));
         }
     }
     let view = lock.view_without_token(*owner)?;
-    let mut memory = memory_for(&lock, o.id, view);
-    if let (Some(id), Some(memory)) = (o.id, &memory) {
+    let mut memory = memory_for(&lock, id, view);
+    if let (Some(id), Some(memory)) = (id, &memory) {
         if let Some(remaining) = memory.find(Kind::Release, id) {
             stats::RETRIES_ANSWERED.add();
-            return Ok(Reply::Int(remaining));
+            return Ok(Some(remaining));
         }
     }
     match lock::release(view) {
-        Release::NotHolder => Ok(Reply::Null),
+        Release::NotHolder => Ok(None),
         Release::Partial { remaining } => {
             let ids =
-                o.id.map(|id| remembered(memory.take(), Kind::Release, id, remaining));
+                id.map(|id| remembered(memory.take(), Kind::Release, id, remaining));
             let extra = Extra {
                 ids: ids.as_deref(),
                 ..Extra::default()
             };
             lock.set_holds(*owner, remaining, extra);
-            Ok(Reply::Int(remaining))
+            Ok(Some(remaining))
         }
         Release::Full => {
             lock.delete();
@@ -174,7 +201,7 @@ fn release(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
                 lifetime::with_released(|r| r.remember(&call, 0, now_ms(), window));
             }
             hand_over(ctx, &mut lock, db, LockType::Plain);
-            Ok(Reply::Int(0))
+            Ok(Some(0))
         }
     }
 }

@@ -2,6 +2,7 @@
 //! Redisson's `RLock` hash (`owner -> hold count`, a `PEXPIRE` lease), so Redisson clients and
 //! rlock share a lock during a migration; rlock keeps its token and hold cap in `rlock:` fields.
 
+pub mod all;
 pub mod commands;
 pub mod guard;
 pub mod rules;

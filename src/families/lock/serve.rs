@@ -3,7 +3,8 @@
 use crate::api::{bytes, now_ms, Ctx};
 use crate::clock::{issue_token, lease_end};
 use crate::config;
-use crate::error::Result;
+use crate::api::RStr;
+use crate::error::{Error, Result};
 use crate::holdings::{bind, publish, tell_change, tell_loss, unbind, Holding};
 use crate::kinds::{LockType, Want};
 use crate::lifetime::retries::{Kind, Memory};
@@ -11,7 +12,10 @@ use crate::queue::{self, Admission, Request, Verdict};
 use crate::stats;
 use crate::store::LockKey;
 
+use super::all::{open_others, take_all};
+use super::rules::View;
 use super::store::Extra;
+use std::rc::Rc;
 
 /// The plain lock's rules as the queue asks them, over one opened key.
 struct Plain<'a> {
@@ -33,6 +37,38 @@ impl Admission for Plain<'_> {
         self.lease_end = Some(grant_fresh(self.lock, self.db, ask, token));
         stats::HANDOFFS.add();
         Ok(token)
+    }
+
+    /// Each key must be free, or already the owner's (it re-enters).
+    fn admit_all(&mut self, owner: RStr, keys: &[Rc<[u8]>]) -> Verdict {
+        let others = match open_others(self.lock.ctx(), bytes(self.lock.name()), keys) {
+            Ok(others) => others,
+            Err(error) => return Verdict::Fail(error),
+        };
+        let mut views = others
+            .iter()
+            .map(|(_, lock)| lock.as_ref().unwrap_or(self.lock).view(owner));
+        match views.try_fold(true, |free, view| Ok(free && view? != View::Theirs)) {
+            Ok(true) => Verdict::Enter,
+            Ok(false) => Verdict::Wait,
+            Err(error) => Verdict::Fail(error),
+        }
+    }
+
+    fn enter_all(&mut self, ask: &Request, keys: &[Rc<[u8]>]) -> Result<Vec<i64>> {
+        let ctx = self.lock.ctx();
+        let mut others = open_others(ctx, bytes(self.lock.name()), keys)?;
+        let mut own = Some(&mut *self.lock);
+        let mut locks = others
+            .iter_mut()
+            .map(|(_, lock)| lock.as_mut().or_else(|| own.take()))
+            .collect::<Option<Vec<&mut LockKey>>>()
+            .ok_or(Error::Internal)?;
+        let tokens = take_all(ctx, &mut locks, self.db, ask)?.ok_or(Error::Internal)?;
+        drop(locks);
+        self.lease_end = self.lock.expire_at();
+        stats::HANDOFFS.add();
+        Ok(tokens)
     }
 }
 

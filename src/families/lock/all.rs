@@ -1,0 +1,178 @@
+//! Several plain locks at once: `RLOCK.ACQUIREALL` takes every key or none, and a request
+//! that must wait holds one place in each key's queue (the queue's `group`), so it is let in
+//! in one step, never holding part of its keys. `RLOCK.RELEASEALL` releases each key once.
+//! Each key is an ordinary holding afterwards, with its own token.
+
+use crate::api::{bytes, selected_db, Ctx, OwnedStr, RStr};
+use crate::args;
+use crate::clock::with_token_clock;
+use crate::error::{Error, Result};
+use crate::kinds::{LockType, Want};
+use crate::lifetime::retries::Kind;
+use crate::queue::{self, Ask, Request};
+use crate::reply::{run, with_bytes, Out, Reply};
+use std::os::raw::c_int;
+use crate::request::{open_for_write, request, wait_all_or_nil};
+use crate::store::LockKey;
+use std::rc::Rc;
+
+use super::commands::{apply, memory_for, view};
+use super::rules::{self as lock, View};
+
+/// `numkeys key [key ...] owner [options]` split into (keys, owner, options).
+fn split(argv: &[RStr]) -> Result<(&[RStr], RStr, &[RStr])> {
+    let [_, numkeys, rest @ ..] = argv else {
+        return Err(Error::WrongArity);
+    };
+    let n = args::numkeys(bytes(*numkeys), rest.len())?;
+    let (keys, rest) = rest.split_at(n);
+    let [owner, options @ ..] = rest else {
+        return Err(Error::WrongArity);
+    };
+    let names: Vec<&[u8]> = keys.iter().map(|k| bytes(*k)).collect();
+    args::distinct(&names)?;
+    args::owner(bytes(*owner))?;
+    Ok((keys, *owner, options))
+}
+
+/// Takes every one of `locks` for `request` if each is free or already the owner's; None,
+/// with nothing changed, if any is someone else's. The tokens are in the locks' order.
+pub(super) fn take_all(
+    ctx: Ctx,
+    locks: &mut [&mut LockKey],
+    db: i32,
+    request: &Request,
+) -> Result<Option<Vec<i64>>> {
+    let views = locks
+        .iter()
+        .map(|lock| view(lock, request.owner))
+        .collect::<Result<Vec<View>>>()?;
+    if views.contains(&View::Theirs) {
+        return Ok(None);
+    }
+    if views
+        .iter()
+        .any(|v| matches!(v, View::Mine { holds, .. } if *holds == i64::MAX))
+    {
+        return Err(Error::HoldsOverflow);
+    }
+    let mut tokens = Vec::with_capacity(locks.len());
+    for (lock, view) in locks.iter_mut().zip(views) {
+        let memory = memory_for(lock, request.id, view);
+        let decision = with_token_clock(|clock, now_us| lock::acquire(view, clock, now_us));
+        tokens.push(apply(ctx, (lock, db), request, decision, memory)?);
+    }
+    Ok(Some(tokens))
+}
+
+/// The tokens of a call with request id `id` that took all of `locks` already (a retry).
+fn answered_before(locks: &[LockKey], views: &[View], id: &[u8]) -> Option<Vec<i64>> {
+    locks
+        .iter()
+        .zip(views)
+        .map(|(lock, view)| match view {
+            View::Mine {
+                token: Some(token), ..
+            } => (lock.ids().find(Kind::Acquire, id) == Some(*token)).then_some(*token),
+            _ => None,
+        })
+        .collect()
+}
+
+fn tokens_reply(tokens: Vec<i64>) -> Reply {
+    Reply::With(Box::new(move |ctx| {
+        // SAFETY: replies go to the context of the command being executed.
+        let out = unsafe { Out::new(ctx) };
+        out.array(tokens.len());
+        for token in tokens {
+            out.int(token);
+        }
+        crate::api::OK
+    }))
+}
+
+/// `RLOCK.ACQUIREALL numkeys key [key ...] owner [PX lease-ms] [WAIT timeout-ms [NOTIFY
+/// [client-id]]] [WATCHDOG] [ID id] [MAXHOLD ms] [LOCKDELAY ms]`: every key or none; replies
+/// the tokens in the keys' order, or nil.
+fn acquire_all(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
+    let (keys, owner, options) = split(argv)?;
+    let o = with_bytes(options, args::lock_acquire_options)?;
+    let request = request(ctx, owner, &o)?;
+    let db = selected_db(ctx);
+    let mut locks = keys
+        .iter()
+        .map(|key| open_for_write(ctx, *key, LockType::Plain).map(|(lock, _)| lock))
+        .collect::<Result<Vec<LockKey>>>()?;
+    let views = locks
+        .iter()
+        .map(|lock| view(lock, owner))
+        .collect::<Result<Vec<View>>>()?;
+    if let Some(tokens) = o.id.and_then(|id| answered_before(&locks, &views, id)) {
+        crate::stats::RETRIES_ANSWERED.add();
+        return Ok(tokens_reply(tokens));
+    }
+    let names: Vec<&[u8]> = keys.iter().map(|k| bytes(*k)).collect();
+    let queued = names.iter().any(|name| queue::count(db, name) > 0);
+    if !queued {
+        let mut refs: Vec<&mut LockKey> = locks.iter_mut().collect();
+        if let Some(tokens) = take_all(ctx, &mut refs, db, &request)? {
+            return Ok(tokens_reply(tokens));
+        }
+    }
+    wait_all_or_nil(
+        ctx,
+        (db, &names),
+        o.wait,
+        || Ask::new(Want::Lock, &request),
+        || Ok(locks.iter().map(LockKey::expire_at).collect()),
+    )
+}
+
+/// `RLOCK.RELEASEALL numkeys key [key ...] owner [ID request-id]`: releases each key once, as `RLOCK.RELEASE`
+/// does (with `ID`, each key remembers the call); replies each key's answer in the keys'
+/// order (holds left, 0, or nil).
+fn release_all(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
+    let (keys, owner, options) = split(argv)?;
+    let o = with_bytes(options, args::release_options)?;
+    // Checked before any release: a refused call changes nothing.
+    for key in keys {
+        LockKey::open_as(ctx, *key, false, LockType::Plain)?.view_without_token(owner)?;
+    }
+    let mut answers = Vec::with_capacity(keys.len());
+    for key in keys {
+        answers.push(super::commands::release_one(ctx, *key, owner, o.id)?);
+    }
+    Ok(Reply::With(Box::new(move |ctx| {
+        // SAFETY: replies go to the context of the command being executed.
+        let out = unsafe { Out::new(ctx) };
+        out.array(answers.len());
+        for answer in answers {
+            out.int_or_nil(answer);
+        }
+        crate::api::OK
+    })))
+}
+
+/// Opens the keys of a request for several keys, other than the one `open` already is, from
+/// a context pointed at their db.
+pub(super) fn open_others(
+    ctx: Ctx,
+    open: &[u8],
+    keys: &[Rc<[u8]>],
+) -> Result<Vec<(OwnedStr, Option<LockKey>)>> {
+    keys.iter()
+        .map(|key| {
+            let name = OwnedStr::new(key);
+            let lock = match **key == *open {
+                true => None,
+                false => Some(LockKey::open_as(ctx, name.0, true, LockType::Plain)?),
+            };
+            Ok((name, lock))
+        })
+        .collect()
+}
+
+crate::reply::entry_points!(
+    acquire_all_command => acquire_all,
+    release_all_command => release_all,
+);
