@@ -42,17 +42,18 @@ const COMMANDS: [(&str, redis_module::raw::RedisModuleCmdFunc, &str, Keys); 27] 
         "write deny-oom",
         KEY_1,
     ),
-    // Their keys are `numkeys key [key ...]`: the key spec (docs.rs) says so to Redis.
+    // Their keys are `numkeys key [key ...]`: a key spec (docs.rs) and the module's key
+    // extraction (all.rs) say so to Redis.
     (
         "rlock.acquireall",
         Some(lock::all::acquire_all_command),
-        "write deny-oom",
+        "write deny-oom getkeys-api",
         NO_KEY,
     ),
     (
         "rlock.releaseall",
         Some(lock::all::release_all_command),
-        "write",
+        "write getkeys-api",
         NO_KEY,
     ),
     (

@@ -237,3 +237,22 @@ fn finish_migration(cluster: &Cluster, key: &str, target: u16) {
             .cmd(&["CLUSTER", "SETSLOT", &slot, "NODE", &target_id]);
     }
 }
+
+#[test]
+fn several_keys_must_share_a_slot() {
+    let cluster = Cluster::start();
+    let mut client = cluster.client();
+    let (a, b) = ("{acct}:1", "{acct}:2");
+    let got = client.cmd(&["RLOCK.ACQUIREALL", "2", a, b, "w", "PX", "60000"]);
+    assert_eq!(got.items().len(), 2, "{got:?}");
+    assert_eq!(client.cmd(&["RLOCK.INFO", b]).field("owner").text(), "w");
+    let released = client.cmd(&["RLOCK.RELEASEALL", "2", a, b, "w"]).items();
+    assert_eq!((released[0].int(), released[1].int()), (0, 0));
+    // Keys of different slots: refused by Redis before the module runs, nothing taken.
+    let (x, y) = ("order:1", "order:2");
+    assert_ne!(key_slot(x), key_slot(y));
+    let mut node = cluster.node(client.port_of(x)).conn();
+    let refused = node.cmd(&["RLOCK.ACQUIREALL", "2", x, y, "w"]);
+    assert!(refused.err().starts_with("CROSSSLOT"), "{refused:?}");
+    assert!(node.cmd(&["RLOCK.INFO", x]).is_nil());
+}

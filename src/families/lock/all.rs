@@ -172,7 +172,35 @@ pub(super) fn open_others(
         .collect()
 }
 
-crate::reply::entry_points!(
-    acquire_all_command => acquire_all,
-    release_all_command => release_all,
-);
+/// Names the keys when Redis asks (`getkeys-api`): Redis 7.0's Cluster routing reads a
+/// module command's keys from the first/last/step triple or from this, never from a
+/// `numkeys` key spec, which serves ACL checks and `COMMAND GETKEYS`.
+fn entry(ctx: Ctx, argv: *mut RStr, argc: c_int, handler: crate::reply::Handler) -> c_int {
+    // SAFETY: `ctx` is the command's context.
+    if unsafe { crate::api::api!(RedisModule_IsKeysPositionRequest)(ctx) } == 0 {
+        return run(ctx, argv, argc, handler);
+    }
+    crate::api::guarded("a request's keys", (), || {
+        // SAFETY: Redis passes `argc` live strings in `argv`.
+        let argv = unsafe { std::slice::from_raw_parts(argv, argc.max(0) as usize) };
+        let Some(numkeys) = argv.get(1) else {
+            return;
+        };
+        let Ok(n) = args::numkeys(bytes(*numkeys), argv.len() - 2) else {
+            return;
+        };
+        for position in 2..2 + n {
+            // SAFETY: a keys-position request's context; the position is within `argv`.
+            unsafe { crate::api::api!(RedisModule_KeyAtPos)(ctx, position as c_int) };
+        }
+    });
+    crate::api::OK
+}
+
+pub extern "C" fn acquire_all_command(ctx: Ctx, argv: *mut RStr, argc: c_int) -> c_int {
+    entry(ctx, argv, argc, acquire_all)
+}
+
+pub extern "C" fn release_all_command(ctx: Ctx, argv: *mut RStr, argc: c_int) -> c_int {
+    entry(ctx, argv, argc, release_all)
+}
