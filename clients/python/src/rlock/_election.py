@@ -22,6 +22,9 @@ logger = logging.getLogger("rlock")
 #: How long an observer waits before it connects again after its connection dropped.
 RECONNECT_PAUSE_S = 0.1
 
+#: The name of an observer's connection (CLIENT LIST).
+OBSERVER_NAME = "rlock-observer"
+
 EVENTS_SETTING = Command(("CONFIG", "GET", "notify-keyspace-events"))
 
 

@@ -9,7 +9,7 @@ from typing import Optional
 
 from redis.exceptions import ConnectionError, LockNotOwnedError
 
-from ._election import ElectionBase, Leader, NoKeyspaceEvents, follow
+from ._election import OBSERVER_NAME, ElectionBase, Leader, NoKeyspaceEvents, follow
 from ._notify import check_subscribed, is_message, word
 from ._waiting import drive
 from .lock import Lock
@@ -110,7 +110,7 @@ class Observer:
     def listen(self, channel: bytes) -> None:
         """A new connection subscribed to the key's keyspace channel."""
         self._disconnect()
-        connection = self._channels._connect(protocol=2)
+        connection = self._channels._connect(protocol=2, client_name=OBSERVER_NAME)
         self._listener = Listener(connection, self._channels.keepalive_interval())
         if self.closed:  # close() came meanwhile, and did not see this connection
             raise ConnectionError("rlock: the observer was closed")

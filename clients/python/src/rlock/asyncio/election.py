@@ -9,7 +9,7 @@ from typing import Optional
 
 from redis.exceptions import ConnectionError, LockNotOwnedError
 
-from .._election import ElectionBase, Leader, NoKeyspaceEvents, follow
+from .._election import OBSERVER_NAME, ElectionBase, Leader, NoKeyspaceEvents, follow
 from .._notify import check_subscribed, is_message, word
 from .._commands import READ_GRACE_S
 from .lock import Lock
@@ -93,7 +93,7 @@ class Observer:
     async def listen(self, channel: bytes) -> None:
         await self._disconnect()
         self._interval = await self._channels.keepalive_interval()
-        self.connection = await self._channels._connect(protocol=2)
+        self.connection = await self._channels._connect(protocol=2, client_name=OBSERVER_NAME)
         await self.connection.send_command("SUBSCRIBE", channel, check_health=False)
         check_subscribed(await self.connection.read_response())
         self._last_sent = time.monotonic()
