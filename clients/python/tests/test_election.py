@@ -204,7 +204,14 @@ def test_on_lost_fires_on_a_force_release_and_not_on_resign(new_server):
         assert second.leader() is None
         third_term = first.campaign(timeout=5)
         assert third_term > second_term, "a lost candidate campaigns again"
-        first.resign()
+        # Released behind its back by its owner id (no loss notice): the server refuses its write.
+        assert admin.execute_command("RLOCK.RELEASE", NAME, "c1") == 0
+        with pytest.raises(LockNotOwnedError) as refused:
+            first.guard("SET", "k", "stale")
+        assert "NOTOWNER" in str(refused.value.__cause__)
+        assert admin.get("k") is None
+        assert first.term is None
+        first.resign()  # nothing to do
         assert admin.execute_command("RLOCK.LEADER", NAME) is None
         time.sleep(0.3)  # what a loss report would take (its notice comes within milliseconds)
         assert lost == [first], "resign() is no loss"

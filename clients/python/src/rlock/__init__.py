@@ -11,6 +11,8 @@
     with sem: ...
     latch = rlock.CountDownLatch(r, "batch"); latch.try_set_count(3)   # RLATCH
     latch.wait(timeout=60)
+    election = rlock.Election(r, "scheduler", "10.0.0.7:8080")    # RLOCK.LEADER, keyspace events
+    term = election.campaign()                                  # election.observe(), resign()
 
 rlock.asyncio has the same names for redis.asyncio.
 """
