@@ -120,6 +120,23 @@ class ElectionBase:
 _UNSEEN = object()
 
 
+class ObserverBase:
+    """What the blocking and the asyncio observer share: their flow (follow) queues each
+    leader as a 1-tuple, then its error if it failed, then END; the caller reads them."""
+
+    END = object()
+    _ended = False
+
+    def _item(self, item, stop: type):
+        """A queued leader, or raises: the flow's error, else `stop` once it ended."""
+        if isinstance(item, tuple):
+            return item[0]
+        self._ended = True
+        if isinstance(item, Exception):
+            raise item
+        raise stop
+
+
 def follow(io, election: ElectionBase):
     """The observer's flow: on each connection (subscribed first), read the leader, then again
     at every event of the key, reporting each change (io.emit); when the connection drops, a

@@ -9,7 +9,7 @@ from typing import Optional
 
 from redis.exceptions import ConnectionError, LockNotOwnedError
 
-from ._election import OBSERVER_NAME, ElectionBase, Leader, NoKeyspaceEvents, follow
+from ._election import OBSERVER_NAME, ElectionBase, Leader, NoKeyspaceEvents, ObserverBase, follow
 from ._notify import check_subscribed, is_message, word
 from ._waiting import drive
 from .lock import Lock
@@ -67,7 +67,7 @@ class Election(ElectionBase):
         return Observer(self)
 
 
-class Observer:
+class Observer(ObserverBase):
     """An iterator of an election's leader: first the leader when it starts (or None), then
     each change, driven by the key's keyspace events on a connection of its own (a thread reads
     it): nothing is sent between changes but a PING when quiet. The server must publish them
@@ -76,14 +76,11 @@ class Observer:
     change missed meanwhile is reported late, never lost for good. ``next(timeout)`` raises
     TimeoutError when nothing changed within `timeout` seconds; close() (or ``with``) ends it."""
 
-    _END = object()
-
     def __init__(self, election: Election):
         self._election = election
         self._channels = election._lock._channels
         self._items = queue.SimpleQueue()
         self._closing = threading.Event()
-        self._ended = False
         self._listener = None
         name = f"rlock-observer {election.name!r}"
         threading.Thread(target=self._run, name=name, daemon=True).start()
@@ -97,7 +94,7 @@ class Observer:
             if not self.closed:  # else an error of the connection close() closed under it
                 self._items.put(error)
         finally:
-            self._items.put(self._END)
+            self._items.put(self.END)
             self._disconnect()
 
     @property
@@ -148,12 +145,7 @@ class Observer:
             item = self._items.get(timeout=timeout)
         except queue.Empty:
             raise TimeoutError(f"no change of leader of {self._election.name!r} within {timeout} s") from None
-        if isinstance(item, tuple):
-            return item[0]
-        self._ended = True
-        if isinstance(item, Exception):
-            raise item
-        raise StopIteration
+        return self._item(item, StopIteration)
 
     def __iter__(self) -> "Observer":
         return self

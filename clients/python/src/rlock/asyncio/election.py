@@ -9,7 +9,7 @@ from typing import Optional
 
 from redis.exceptions import ConnectionError, LockNotOwnedError
 
-from .._election import OBSERVER_NAME, ElectionBase, Leader, NoKeyspaceEvents, follow
+from .._election import OBSERVER_NAME, ElectionBase, Leader, NoKeyspaceEvents, ObserverBase, follow
 from .._notify import check_subscribed, is_message, word
 from .._commands import READ_GRACE_S
 from .lock import Lock
@@ -60,17 +60,14 @@ class Election(ElectionBase):
         return Observer(self)
 
 
-class Observer:
+class Observer(ObserverBase):
     """As rlock.Observer, read with ``async for`` (or ``await observer.next()``), in a task of
     its own; ``await observer.aclose()`` (or ``async with``) ends it."""
-
-    _END = object()
 
     def __init__(self, election: Election):
         self._election = election
         self._channels = election._lock._channels
         self._items = asyncio.Queue()
-        self._ended = False
         self.connection = None
         self._task = asyncio.get_running_loop().create_task(self._run())
 
@@ -82,7 +79,7 @@ class Observer:
         except Exception as error:
             self._items.put_nowait(error)
         finally:
-            self._items.put_nowait(self._END)
+            self._items.put_nowait(self.END)
             await self._disconnect()
 
     closed = False
@@ -132,13 +129,7 @@ class Observer:
         """The next leader; StopAsyncIteration once closed."""
         if self._ended:
             raise StopAsyncIteration
-        item = await self._items.get()
-        if isinstance(item, tuple):
-            return item[0]
-        self._ended = True
-        if isinstance(item, Exception):
-            raise item
-        raise StopAsyncIteration
+        return self._item(await self._items.get(), StopAsyncIteration)
 
     def __aiter__(self) -> "Observer":
         return self
