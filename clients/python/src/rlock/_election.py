@@ -22,6 +22,9 @@ logger = logging.getLogger("rlock")
 #: How long an observer waits before it connects again after its connection dropped.
 RECONNECT_PAUSE_S = 0.1
 
+#: The shortest wait a campaign asks for (1 ms: WAIT's unit).
+MIN_CAMPAIGN_S = 0.001
+
 #: The name of an observer's connection (CLIENT LIST).
 OBSERVER_NAME = "rlock-observer"
 
@@ -101,6 +104,10 @@ class ElectionBase:
         return None if self.on_lost is None else self.on_lost(self)
 
     def _campaign_args(self, timeout: Optional[float]) -> dict:
+        """Lock.acquire's arguments. A campaign always waits by NOTIFY (WAIT 1 ms at least, for
+        timeout=0), so that its holding is told of a force release or a lease end by message."""
+        if timeout is not None:
+            timeout = max(timeout, MIN_CAMPAIGN_S)
         return {"blocking": True, "blocking_timeout": timeout, "token": self.candidate}
 
     def _leader_command(self) -> Command:

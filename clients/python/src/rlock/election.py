@@ -45,7 +45,8 @@ class Election(ElectionBase):
 
     def resign(self) -> None:
         """Gives up leadership: the next candidate leads at once. Nothing to do when not
-        leading; a leadership already lost is reported by on_lost, not here."""
+        leading; a leadership already lost is reported by on_lost, not here. It does not stop
+        a campaign under way in another thread (give campaign() a timeout for that)."""
         if self._lock._live_holding() is None:
             return
         try:
