@@ -362,15 +362,18 @@ def excluded_by(kind: str) -> str:
 
 
 @contextlib.contextmanager
-def holding_process(port: int, name: str, kind: str = "lock"):
+def holding_process(port: int, name: str, kind: str = "lock", *args):
     """Another process holding `name` (a watchdog holding of `kind`: lock, read, write,
-    permits), once it holds it; killed at the end."""
+    permits; or leading the election `name`: kind "election", then the candidate id and the
+    watchdog lease), once it holds it; killed at the end."""
     with subprocess.Popen(
-        [sys.executable, str(HOLDER), str(port), name, kind],
+        [sys.executable, str(HOLDER), str(port), name, kind, *map(str, args)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
     ) as holder:
         try:
-            assert holder.stdout.readline().startswith("held "), "the holder did not take the lock"
+            held = holder.stdout.readline()
+            assert held.startswith("held "), "the holder did not take the lock"
+            holder.fence = int(held.split()[1])  # its fencing token (an election's term)
             yield holder
         finally:
             holder.kill()

@@ -11,15 +11,21 @@
     with sem: ...
     latch = rlock.CountDownLatch(r, "batch"); latch.try_set_count(3)   # RLATCH
     latch.wait(timeout=60)
+    election = rlock.Election(r, "scheduler", "10.0.0.7:8080")    # RLOCK.LEADER, keyspace events
+    term = election.campaign()                                  # election.observe(), resign()
 
 rlock.asyncio has the same names for redis.asyncio.
 """
 
 from ._base import DeadlockError
+from .election import Election, Leader, NoKeyspaceEvents, Observer
 from .latch import CountDownLatch
 from .lock import Lock, close_idle_connections
 from .rwlock import ReadWriteLock
 from .semaphore import Semaphore
 
-__all__ = ["CountDownLatch", "DeadlockError", "Lock", "ReadWriteLock", "Semaphore", "close_idle_connections"]
+__all__ = [
+    "CountDownLatch", "DeadlockError", "Election", "Leader", "Lock", "NoKeyspaceEvents", "Observer",
+    "ReadWriteLock", "Semaphore", "close_idle_connections",
+]
 __version__ = "0.1.0"

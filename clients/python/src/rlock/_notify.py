@@ -46,6 +46,12 @@ def word(value) -> bytes:
     return value if isinstance(value, bytes) else str(value).encode()
 
 
+def check_subscribed(confirmation) -> None:
+    """Raises ConnectionError unless `confirmation` is SUBSCRIBE's reply."""
+    if not (isinstance(confirmation, list) and confirmation and word(confirmation[0]).lower() == b"subscribe"):
+        raise ConnectionError(f"rlock: unexpected reply to SUBSCRIBE: {confirmation!r}")
+
+
 def is_message(frame) -> bool:
     """A pub/sub message frame: [b"message", channel, data]."""
     return isinstance(frame, list) and len(frame) == 3 and word(frame[0]).lower() == b"message"

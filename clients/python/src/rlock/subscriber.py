@@ -23,7 +23,7 @@ import time
 from redis.exceptions import ConnectionError, ResponseError
 
 from ._commands import READ_GRACE_S
-from ._notify import Dispatch, NotifyUnavailable, is_message, word
+from ._notify import Dispatch, NotifyUnavailable, check_subscribed, is_message, word
 
 __all__ = ["NotifyUnavailable", "Subscriber"]
 
@@ -56,8 +56,7 @@ class Subscriber(Dispatch):
         self.client_id = int(self._execute("CLIENT", "ID"))
         self.channel = word(self._execute("RLOCK.CHANNEL"))
         confirmation = self._execute("SUBSCRIBE", self.channel)
-        if not (isinstance(confirmation, list) and confirmation and word(confirmation[0]).lower() == b"subscribe"):
-            raise ConnectionError(f"rlock: unexpected reply to SUBSCRIBE: {confirmation!r}")
+        check_subscribed(confirmation)
         interval = self.channels.keepalive_interval()
         self._reader = threading.Thread(target=self._read, args=(interval,), name="rlock-subscriber", daemon=True)
         self._reader.start()
@@ -68,32 +67,13 @@ class Subscriber(Dispatch):
     # -- the reader thread ----------------------------------------------------------------------
 
     def _read(self, interval: float) -> None:
-        """Reads messages; PINGs when nothing was sent for `interval` (a third of
-        rlock.watchdog-idle-ms): the server renews a watchdog binding only for a connection
-        that speaks. A PING left unanswered for three intervals means a connection gone without
-        a word (no FIN), whose waits would never be told anything."""
-        patience = max(3 * interval, READ_GRACE_S)
-        last_sent, pinged_at = time.monotonic(), None
+        """Reads messages (and PINGs when quiet: Listener) until the subscriber ends."""
+        listener = Listener(self.connection, interval)
         try:
             while self.error is None:
-                now = time.monotonic()
-                if pinged_at is None and now - last_sent >= interval:
-                    self.connection.send_command("PING", check_health=False)
-                    last_sent = pinged_at = now
-                    continue
-                if pinged_at is not None and now - pinged_at > patience:
-                    raise ConnectionError(f"rlock: the subscriber did not answer PING within {patience} s")
-                quiet_until = pinged_at + patience if pinged_at is not None else last_sent + interval
-                if not self.connection.is_connected:  # redis-py would quietly connect a new socket
-                    raise ConnectionError("rlock: the subscriber connection closed")
-                if not self.connection.can_read(timeout=max(0.0, quiet_until - now)):
-                    continue
-                frame = self.connection.read_response()
-                if is_message(frame):
-                    if word(frame[1]) == self.channel:
-                        self.deliver(frame[2])
-                elif isinstance(frame, list) and frame and word(frame[0]).lower() == b"pong":
-                    pinged_at = None
+                frame = listener.read()
+                if is_message(frame) and word(frame[1]) == self.channel:
+                    self.deliver(frame[2])
         except BaseException as error:
             self.end(error, rebind=True)
         finally:
@@ -114,3 +94,38 @@ class Subscriber(Dispatch):
         self.channels.subscriber_closed(self)
         if threading.current_thread() is not self._reader:
             self.connection.disconnect()  # wakes the reader thread, which ends
+
+
+class Listener:
+    """The reading side of a subscribed RESP2 connection (a subscriber's, an election
+    observer's): PINGs when nothing was sent for `interval` (a third of
+    rlock.watchdog-idle-ms: the server renews a watchdog binding only for a connection that
+    speaks). A PING left unanswered for three intervals means a connection gone without a
+    word (no FIN)."""
+
+    def __init__(self, connection, interval: float):
+        self.connection, self.interval = connection, interval
+        self.patience = max(3 * interval, READ_GRACE_S)
+        self.last_sent, self.pinged_at = time.monotonic(), None
+
+    def read(self):
+        """The next frame other than a PONG; None when none came before a PING was due (the
+        caller may look at its own state in between). Raises ConnectionError once the
+        connection closed, or did not answer a PING."""
+        now = time.monotonic()
+        if self.pinged_at is None and now - self.last_sent >= self.interval:
+            self.connection.send_command("PING", check_health=False)
+            self.last_sent = self.pinged_at = now
+            return None
+        if self.pinged_at is not None and now - self.pinged_at > self.patience:
+            raise ConnectionError(f"rlock: the subscriber did not answer PING within {self.patience} s")
+        quiet_until = self.pinged_at + self.patience if self.pinged_at is not None else self.last_sent + self.interval
+        if not self.connection.is_connected:  # redis-py would quietly connect a new socket
+            raise ConnectionError("rlock: the subscriber connection closed")
+        if not self.connection.can_read(timeout=max(0.0, quiet_until - now)):
+            return None
+        frame = self.connection.read_response()
+        if isinstance(frame, list) and frame and word(frame[0]).lower() == b"pong":
+            self.pinged_at = None
+            return None
+        return frame

@@ -2,9 +2,13 @@
 ``r.lock(name, lock_class=rlock.asyncio.Lock)``."""
 
 from .._base import DeadlockError
+from .election import Election, Leader, NoKeyspaceEvents, Observer
 from .latch import CountDownLatch
 from .lock import Lock, close_idle_connections
 from .rwlock import ReadWriteLock
 from .semaphore import Semaphore
 
-__all__ = ["CountDownLatch", "DeadlockError", "Lock", "ReadWriteLock", "Semaphore", "close_idle_connections"]
+__all__ = [
+    "CountDownLatch", "DeadlockError", "Election", "Leader", "Lock", "NoKeyspaceEvents", "Observer",
+    "ReadWriteLock", "Semaphore", "close_idle_connections",
+]

@@ -78,8 +78,8 @@ class Channels:
         self._subscribers = weakref.WeakKeyDictionary()
         self.notify_unavailable: Optional[str] = None  # why waits block in WAIT instead
 
-    async def _connect(self):
-        connection = self._connection_class(**self._kwargs)
+    async def _connect(self, **overrides):
+        connection = self._connection_class(**{**self._kwargs, **overrides})
         await connection.connect()
         return connection
 

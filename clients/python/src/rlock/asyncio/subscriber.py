@@ -32,7 +32,7 @@ from typing import Optional
 from redis.exceptions import ConnectionError, RedisError, ResponseError
 
 from .._commands import READ_GRACE_S
-from .._notify import Dispatch, NotifyUnavailable, is_message, word
+from .._notify import Dispatch, NotifyUnavailable, check_subscribed, is_message, word
 
 __all__ = ["NotifyUnavailable", "Subscriber"]
 
@@ -94,8 +94,7 @@ class Subscriber(Dispatch):
         self.client_id = int(await self.call(("CLIENT", "ID")))
         self.channel = word(await self.call(("RLOCK.CHANNEL",)))
         confirmation = await self.call(("SUBSCRIBE", self.channel))
-        if not (isinstance(confirmation, list) and confirmation and word(confirmation[0]).lower() == b"subscribe"):
-            raise ConnectionError(f"rlock: unexpected reply to SUBSCRIBE: {confirmation!r}")
+        check_subscribed(confirmation)
         self._pinger = self._spawn(self._keep_alive(await self.channels.keepalive_interval()))
 
     @property
