@@ -9,7 +9,7 @@
 use crate::common::{redisson, Conn, Server};
 use crate::driver::{
     acquire_args, clients_for_run, percentile, redisson_lock, release_args, reset, strings,
-    total_calls, Impl, Rng, Rounds, Shas, Table, ROUNDS, RUN,
+    total_calls, Impl, Rng, Rounds, Shas, Table, ROUNDS,
 };
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -31,7 +31,7 @@ pub fn run(server: &Server, shas: &Shas, table: &mut Table) {
     for side in SIDES {
         table.add(
             WORKLOAD,
-            &format!("{side} pairs/s; p50 ms; p99 ms; cmds/pair"),
+            &format!("{side} pairs/s; p50 ms; p99 ms; cmds/pair; clients served"),
             rounds.shows(
                 side,
                 &[
@@ -39,6 +39,7 @@ pub fn run(server: &Server, shas: &Shas, table: &mut Table) {
                     ("p50_ms", 2),
                     ("p99_ms", 1),
                     ("commands_per_pair", 1),
+                    ("clients_served", 0),
                 ],
             ),
             format!(
@@ -60,7 +61,7 @@ fn one_run(
     c: &mut Conn,
     side: &str,
     round: usize,
-) -> [(&'static str, f64); 6] {
+) -> [(&'static str, f64); 7] {
     reset(c);
     let prefix = format!("pair:{side}:{round}");
     let started = Instant::now();
@@ -68,8 +69,9 @@ fn one_run(
         client(server, shas, side, &prefix, id, stop)
     });
     let elapsed = started.elapsed().as_secs_f64();
-    let (mut lat, mut unfinished) = (Vec::new(), 0);
+    let (mut lat, mut unfinished, mut served) = (Vec::new(), 0, 0);
     for (mine, unfinished_wait) in clients {
+        served += usize::from(!mine.is_empty());
         lat.extend(mine);
         unfinished += unfinished_wait.is_some() as usize;
         lat.extend(unfinished_wait);
@@ -83,6 +85,8 @@ fn one_run(
         ("commands_per_pair", total_calls(c) as f64 / pairs.max(1.0)),
         ("pairs", pairs),
         ("unfinished_waits", unfinished as f64),
+        // Of the 64, how many got at least one pair in the round: fairness at a glance.
+        ("clients_served", served as f64),
     ]
 }
 
