@@ -231,6 +231,11 @@ final class LockImpl implements RLock {
         return Math.max(1, nanos / 1_000_000 + (nanos % 1_000_000 == 0 ? 0 : 1));
     }
 
+    /** Whether it is a plain lock of {@code engine}'s client (what a multi-lock takes). */
+    boolean isPlainOf(Engine engine) {
+        return this.engine == engine && family == Family.LOCK;
+    }
+
     @Override
     public String toString() {
         return family.type + " lock " + name;
