@@ -20,7 +20,7 @@ import rlock.resp.Cluster;
  * {@code CROSSSLOT}. A wait that would close a cycle of owners throws {@link DeadlockException}
  * at once, nothing taken or queued.
  */
-public final class MultiLock implements RLock {
+public final class MultiLock extends AcquiringLock {
     private final Engine engine;
     private final List<LockImpl> locks;
     private final List<String> keys;
@@ -69,57 +69,15 @@ public final class MultiLock implements RLock {
 
     // ---- acquiring ----
 
-    @Override
-    public void lock() {
-        uninterruptibly(-1);
-    }
-
-    @Override
-    public void lock(long leaseTime, TimeUnit unit) {
-        uninterruptibly(LockImpl.lease(leaseTime, unit));
-    }
-
-    private void uninterruptibly(long leaseMs) {
-        try {
-            acquire(leaseMs, -1, false);
-        } catch (InterruptedException e) {
-            throw new IllegalStateException("an uninterruptible wait was interrupted", e);
-        }
-    }
-
-    @Override
-    public void lockInterruptibly() throws InterruptedException {
-        acquire(-1, -1, true);
-    }
-
-    @Override
-    public void lockInterruptibly(long leaseTime, TimeUnit unit) throws InterruptedException {
-        acquire(LockImpl.lease(leaseTime, unit), -1, true);
-    }
-
-    @Override
-    public boolean tryLock() {
-        try {
-            return acquire(-1, 0, false) != null;
-        } catch (InterruptedException e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
-    @Override
-    public boolean tryLock(long time, TimeUnit unit) throws InterruptedException {
-        return acquire(-1, LockImpl.waitMillis(time, unit), true) != null;
-    }
-
-    @Override
-    public boolean tryLock(long waitTime, long leaseTime, TimeUnit unit) throws InterruptedException {
-        return acquire(LockImpl.lease(leaseTime, unit), LockImpl.waitMillis(waitTime, unit), true) != null;
-    }
-
     /**
      * {@code RLOCK.ACQUIREALL}: the tokens in key order, or null when not granted (nothing held).
      * The wait is told by one message per key ({@code NOTIFY}); see {@link Engine#acquire}.
      */
+    @Override
+    boolean take(long leaseMs, long waitMs, boolean interruptible) throws InterruptedException {
+        return acquire(leaseMs, waitMs, interruptible) != null;
+    }
+
     private long[] acquire(long leaseMs, long waitMs, boolean interruptible) throws InterruptedException {
         if (interruptible && Thread.interrupted()) {
             throw new InterruptedException();
@@ -231,25 +189,7 @@ public final class MultiLock implements RLock {
         args.add((long) keys.size());
         args.addAll(keys);
         args.add(owner);
-        args.add("PX");
-        args.add(lease);
-        if (watchdog) {
-            args.add("WATCHDOG");
-        }
-        if (waitMs != Family.NO_WAIT) {
-            args.add("WAIT");
-            args.add(waitMs);
-            args.add("NOTIFY");
-            if (notifyId != Family.NOTIFY_SELF) {
-                args.add(notifyId);
-            }
-        }
-        args.add("ID");
-        args.add(requestId);
-        if (lockDelayMs > 0) {
-            args.add("LOCKDELAY");
-            args.add(lockDelayMs);
-        }
+        Family.addOptions(args, lease, watchdog, waitMs, notifyId, requestId, lockDelayMs);
         return args.toArray();
     }
 
