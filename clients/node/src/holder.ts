@@ -65,7 +65,7 @@ export function ownerOf(options: { identifier?: string } = {}): string {
   return id;
 }
 
-interface Hold {
+export interface Hold {
   permits: number;
   token: number;
 }
@@ -185,6 +185,16 @@ export abstract class Holder implements Holding {
     } catch (err) {
       throw publicError(err);
     }
+    await this.adopt(hub, permits, token, confirm);
+    return true;
+  }
+
+  /**
+   * Records a grant of `permits` with `token` (taken here, or by a `MultiLock` for this key):
+   * registered for re-binding and loss reports, a watchdog grant confirmed when `confirm`
+   * (told by message, or retried), the lease refreshed. Internal.
+   */
+  async adopt(hub: Hub, permits: number, token: number, confirm: boolean): Promise<void> {
     this.holds.push({ permits, token });
     this.hub = hub;
     hub.register(this);
@@ -205,7 +215,6 @@ export abstract class Holder implements Holding {
       }
     }
     this.startRefresh();
-    return true;
   }
 
   protected async takeOrThrow(permits: number, options?: AcquireOptions): Promise<void> {
@@ -232,7 +241,16 @@ export abstract class Holder implements Holding {
     } catch (err) {
       throw publicError(err);
     }
-    const index = this.holds.lastIndexOf(hold);
+    this.released(hold, reply);
+  }
+
+  /**
+   * `hold` (the last one when undefined) was given back, here or by a `MultiLock`: `reply` is
+   * the server's remaining count, or nil when the lock was no longer ours (`LockLostError`).
+   * Internal.
+   */
+  released(hold: Hold | undefined, reply: unknown): void {
+    const index = this.holds.lastIndexOf(hold ?? this.holds[this.holds.length - 1]);
     if (index >= 0) this.holds.splice(index, 1);
     if (reply === null || reply === undefined) {
       const err = new LockLostError(`the ${this.family.noun} "${this.key}" was no longer held by this object`);

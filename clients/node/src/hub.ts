@@ -45,6 +45,24 @@ export function targetOf(type: string, key: string, owner: string): string {
   return `${type}\0${key}\0${owner}`;
 }
 
+function splitTarget(target: string): [string, string, string] {
+  const first = target.indexOf('\0');
+  const second = target.indexOf('\0', first + 1);
+  return [target.slice(0, first), target.slice(first + 1, second), target.slice(second + 1)];
+}
+
+/** The outcomes of an all-or-none wait's keys: the first that is not a grant, else a grant once all are. */
+function allGranted(outcomes: Promise<Outcome>[]): Promise<Outcome> {
+  return new Promise((resolve) => {
+    let left = outcomes.length;
+    for (const outcome of outcomes) {
+      void outcome.then((told) => {
+        if (told.kind !== 'granted' || --left === 0) resolve(told);
+      });
+    }
+  });
+}
+
 type Outcome =
   | { kind: 'granted'; value: string }
   | { kind: 'timeout' }
@@ -71,6 +89,11 @@ interface Waiter {
 
 export interface WaitSpec {
   target: string;
+  /**
+   * The targets of the other keys of an all-or-none wait (`RLOCK.ACQUIREALL`), told by one
+   * message each, in the same turn as `target`'s: granted only when every one is.
+   */
+  more?: string[];
   /** The full command for the subscriber `clientId`, with `WAIT waitMs NOTIFY clientId`. */
   build(clientId: number, waitMs: number): Arg[];
   /** Undefined: no time limit. */
@@ -91,6 +114,8 @@ export interface Called {
 
 export interface Waited {
   token: number;
+  /** With `WaitSpec.more`: the token of each target, `target`'s first. */
+  tokens: number[];
   /** Granted by message after queueing (a watchdog grant is then bound to the subscriber). */
   queued: boolean;
   retried: boolean;
@@ -451,34 +476,44 @@ export class Hub {
       spec.signal?.throwIfAborted();
       const sub = await this.subscriber();
       const waitMs = deadline === Infinity ? 0 : Math.max(1, deadline - Date.now());
-      const { waiter, outcome } = this.addWaiter(spec.target, sub.generation, deadline, spec.release);
+      const added = [spec.target, ...(spec.more ?? [])].map((target) =>
+        this.addWaiter(target, sub.generation, deadline, spec.release),
+      );
+      const waiters = added.map((one) => one.waiter);
+      const dropAll = () => waiters.forEach((one) => this.removeWaiter(one));
+      const outcome = added.length === 1 ? added[0].outcome : allGranted(added.map((one) => one.outcome));
       let called: Called;
       try {
         called = await this.callEx(spec.build(sub.clientId, waitMs), spec.timeout);
       } catch (err) {
-        this.removeWaiter(waiter);
+        dropAll();
         // The subscriber dropped between our look at it and the call: wait again on a new one.
         if (err instanceof ServerReply && /not subscribed/.test(err.message) && attempts++ < 3) continue;
         throw err;
       }
       retried ||= called.retried;
       const reply = called.reply;
-      if (typeof reply === 'number') {
-        this.removeWaiter(waiter);
-        return { token: reply, queued: false, retried };
+      if (typeof reply === 'number' || Array.isArray(reply)) {
+        dropAll();
+        const tokens = Array.isArray(reply) ? reply.map(Number) : [reply];
+        return { token: tokens[0], tokens, queued: false, retried };
       }
       if (reply === null || reply === undefined) {
-        this.removeWaiter(waiter);
+        dropAll();
         return null;
       }
       if (reply !== 'WAITING') {
-        this.removeWaiter(waiter);
+        dropAll();
         throw new ServerReply(`ERR unexpected reply to ${String(spec.build(0, 0)[0])}: ${String(reply)}`);
       }
-      const result = await this.settled(waiter, outcome, deadline + spec.timeout, spec.signal);
+      const result = await this.settled(waiters, outcome, deadline + spec.timeout, spec.signal);
+      // The other keys' messages of an all-or-none wait that ended: nobody waits for them.
+      if (result.kind !== 'granted' && result.kind !== 'deadline' && result.kind !== 'abort') dropAll();
       switch (result.kind) {
-        case 'granted':
-          return { token: Number(result.value), queued: true, retried };
+        case 'granted': {
+          const tokens = waiters.map((one) => Number((one.told as { value: string }).value));
+          return { token: tokens[0], tokens, queued: true, retried };
+        }
         case 'timeout':
           return null;
         case 'failed':
@@ -491,29 +526,39 @@ export class Hub {
           if (attempts++ < 5) continue;
           throw new ConnectionFailure('the subscriber connection kept dropping while waiting');
         case 'deadline':
-          await this.giveUp(waiter, spec);
+          await this.giveUp(waiters, spec);
           return null;
         case 'abort':
-          await this.giveUp(waiter, spec);
+          await this.giveUp(waiters, spec);
           throw spec.signal!.reason;
       }
     }
   }
 
-  /** The message for `waiter`, or its local deadline, or the abort of `signal`, whichever first. */
-  private settled(waiter: Waiter, outcome: Promise<Outcome>, deadline: number, signal?: AbortSignal): Promise<Outcome> {
+  /**
+   * The message for `waiters` (one, or one per key of an all-or-none wait), or its local
+   * deadline, or the abort of `signal`, whichever first.
+   */
+  private settled(waiters: Waiter[], outcome: Promise<Outcome>, deadline: number, signal?: AbortSignal): Promise<Outcome> {
     return new Promise<Outcome>((resolve) => {
       let timer: NodeJS.Timeout | null = null;
       const onAbort = () => finish({ kind: 'abort' });
       const finish = (result: Outcome) => {
         if (timer) clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
-        // A message dispatched before the abort or deadline wins: its grant is ours.
-        if (waiter.told) result = waiter.told;
+        // Messages dispatched before the abort or deadline win: their grant is ours.
+        if (waiters.every((waiter) => waiter.told)) result = waiters.find((w) => w.told!.kind !== 'granted')?.told ?? waiters[0].told!;
         if (result.kind === 'abort' || result.kind === 'deadline') {
-          // Still queued as far as we know: it stays, to absorb its message.
-          waiter.ghost = true;
-          waiter.settle = () => {};
+          for (const waiter of waiters) {
+            if (waiter.told?.kind === 'granted') {
+              // Part of an all-or-none grant whose other messages did not come in time.
+              this.giveBack(...splitTarget(waiter.target), waiter);
+            } else if (!waiter.told) {
+              // Still queued as far as we know: it stays, to absorb its message.
+              waiter.ghost = true;
+              waiter.settle = () => {};
+            }
+          }
         }
         resolve(result);
       };
@@ -532,12 +577,14 @@ export class Hub {
   }
 
   /** Leaves the queue (`RLOCK.CANCEL`); a grant that raced it is given back when it comes. */
-  private async giveUp(waiter: Waiter, spec: WaitSpec): Promise<void> {
+  private async giveUp(waiters: Waiter[], spec: WaitSpec): Promise<void> {
+    const [waiter] = waiters;
     if (!spec.cancel) return;
     try {
       const removed = Number(await this.call(spec.cancel, spec.timeout));
       if (removed > 0) {
-        this.removeWaiter(waiter);
+        // One cancel takes an all-or-none request out of every queue.
+        waiters.forEach((one) => this.removeWaiter(one));
         // RLOCK.CANCEL took out every entry of this owner at this key: the others go again.
         for (const other of [...(this.waiters.get(spec.target) ?? [])]) {
           if (!other.ghost) {

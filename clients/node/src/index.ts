@@ -1,5 +1,7 @@
 export { Mutex } from './mutex';
 export type { MutexOptions } from './mutex';
+export { MultiLock } from './multilock';
+export type { MultiLockOptions } from './multilock';
 export { Semaphore } from './semaphore';
 export { ReadWriteLock, RWSide } from './rwlock';
 export { CountDownLatch } from './latch';

@@ -137,7 +137,7 @@ final class Engine {
         }
         waitMs = forever(waitMs);
         boolean watchdog = leaseMs < 0;
-        long lease = watchdog ? Math.max(1, options.watchdogLease.toMillis()) : Math.max(1, leaseMs);
+        long lease = lease(leaseMs);
         Target target = new Target(family, key, owner);
         String requestId = requestId();
         if (waitMs == 0) {
@@ -225,7 +225,12 @@ final class Engine {
         }
     }
 
-    private static boolean movable(String code) {
+    /** The {@code PX} of an acquire: the watchdog's lease for -1 (any negative), else {@code leaseMs}. */
+    long lease(long leaseMs) {
+        return leaseMs < 0 ? Math.max(1, options.watchdogLease.toMillis()) : Math.max(1, leaseMs);
+    }
+
+    static boolean movable(String code) {
         return code != null && (code.equals("READONLY") || code.equals("MOVED") || code.equals("ASK")
                 || code.equals("TRYAGAIN") || code.equals("CLUSTERDOWN"));
     }
@@ -245,7 +250,7 @@ final class Engine {
     }
 
     /** A watchdog grant told by message starts its renewals once confirmed (docs/notify.md). */
-    private boolean confirm(Node node, boolean asking, Target target, long lease) {
+    boolean confirm(Node node, boolean asking, Target target, long lease) {
         Object reply = router.call(node, asking, target.key(),
                 target.family().renew(target.key(), target.owner(), lease, true)).value();
         return Long.valueOf(1).equals(Replies.check(reply));
@@ -255,7 +260,7 @@ final class Engine {
      * Parks the thread until its wait's message. With no message by the deadline plus the
      * response timeout, or on an interrupt, the wait leaves the queue ({@code RLOCK.CANCEL}).
      */
-    private Event park(Waiter waiter, Node.Session session, boolean interruptible, long deadline,
+    Event park(Waiter waiter, Node.Session session, boolean interruptible, long deadline,
             boolean[] interrupted, int permits) throws InterruptedException {
         long slack = options.responseTimeout.toNanos();
         while (true) {
@@ -415,7 +420,7 @@ final class Engine {
         return Replies.map(call(key, command, key));
     }
 
-    private Node.Session session(Node node) {
+    Node.Session session(Node node) {
         try {
             return node.sessionWithin(connectTimeoutNanos());
         } catch (IOException e) {
@@ -426,22 +431,22 @@ final class Engine {
         }
     }
 
-    private static RLockException closedException() {
+    static RLockException closedException() {
         return new RLockException("CLOSED", "the client is closed");
     }
 
     /** The server waits at most a year; a longer wait is one without a deadline. */
-    private static long forever(long waitMs) {
+    static long forever(long waitMs) {
         return waitMs > MAX_WAIT_MS ? -1 : waitMs;
     }
 
     static final long MAX_WAIT_MS = 31_536_000_000L;
 
-    private static long ceilMillis(long nanos) {
+    static long ceilMillis(long nanos) {
         return Math.max(1, (nanos + 999_999) / 1_000_000);
     }
 
-    private static void pause(long ms) throws InterruptedException {
+    static void pause(long ms) throws InterruptedException {
         Thread.sleep(ms);
     }
 

@@ -53,6 +53,17 @@ enum Family {
             args.add("PERMITS");
             args.add((long) permits);
         }
+        addOptions(args, leaseMs, watchdog, waitMs, notifyId, requestId, lockDelayMs);
+        return args.toArray();
+    }
+
+    /**
+     * The options of an acquire after its owner (and mode, permits): {@code PX lease [WATCHDOG]
+     * [WAIT ms NOTIFY [id]] ID id [LOCKDELAY ms]} ({@code WAIT} unless {@code waitMs} is
+     * {@link #NO_WAIT}, {@code LOCKDELAY} when {@code lockDelayMs} > 0).
+     */
+    static void addOptions(List<Object> args, long leaseMs, boolean watchdog, long waitMs, long notifyId,
+            String requestId, long lockDelayMs) {
         args.add("PX");
         args.add(leaseMs);
         if (watchdog) {
@@ -72,7 +83,6 @@ enum Family {
             args.add("LOCKDELAY");
             args.add(lockDelayMs);
         }
-        return args.toArray();
     }
 
     Object[] release(String key, String owner, int permits, String requestId) {

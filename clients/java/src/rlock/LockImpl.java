@@ -5,7 +5,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /** {@link RLock} for a plain lock ({@code RLOCK.*}) or one side of a read-write lock ({@code RWLOCK.*}). */
-final class LockImpl implements RLock {
+final class LockImpl extends AcquiringLock {
     private final Engine engine;
     private final String name;
     private final Family family;
@@ -63,60 +63,14 @@ final class LockImpl implements RLock {
         }
     }
 
-    private long acquire(long leaseMs, long waitMs, boolean interruptible) throws InterruptedException {
-        return engine.acquire(family, name, engine.owner(), 1, leaseMs, waitMs, interruptible, lockDelayMs);
+    @Override
+    boolean take(long leaseMs, long waitMs, boolean interruptible) throws InterruptedException {
+        return engine.acquire(family, name, engine.owner(), 1, leaseMs, waitMs, interruptible, lockDelayMs) >= 0;
     }
 
     @Override
     public String getName() {
         return name;
-    }
-
-    @Override
-    public void lock() {
-        uninterruptibly(-1);
-    }
-
-    @Override
-    public void lock(long leaseTime, TimeUnit unit) {
-        uninterruptibly(lease(leaseTime, unit));
-    }
-
-    private void uninterruptibly(long leaseMs) {
-        try {
-            acquire(leaseMs, -1, false);
-        } catch (InterruptedException e) {
-            throw new IllegalStateException("an uninterruptible wait was interrupted", e);
-        }
-    }
-
-    @Override
-    public void lockInterruptibly() throws InterruptedException {
-        acquire(-1, -1, true);
-    }
-
-    @Override
-    public void lockInterruptibly(long leaseTime, TimeUnit unit) throws InterruptedException {
-        acquire(lease(leaseTime, unit), -1, true);
-    }
-
-    @Override
-    public boolean tryLock() {
-        try {
-            return acquire(-1, 0, false) >= 0;
-        } catch (InterruptedException e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
-    @Override
-    public boolean tryLock(long time, TimeUnit unit) throws InterruptedException {
-        return acquire(-1, waitMillis(time, unit), true) >= 0;
-    }
-
-    @Override
-    public boolean tryLock(long waitTime, long leaseTime, TimeUnit unit) throws InterruptedException {
-        return acquire(lease(leaseTime, unit), waitMillis(waitTime, unit), true) >= 0;
     }
 
     @Override
@@ -229,6 +183,11 @@ final class LockImpl implements RLock {
 
     private static long ceilMillis(long nanos) {
         return Math.max(1, nanos / 1_000_000 + (nanos % 1_000_000 == 0 ? 0 : 1));
+    }
+
+    /** Whether it is a plain lock of {@code engine}'s client (what a multi-lock takes). */
+    boolean isPlainOf(Engine engine) {
+        return this.engine == engine && family == Family.LOCK;
     }
 
     @Override

@@ -51,6 +51,14 @@ public final class RLockClient implements AutoCloseable {
         return new LockImpl(engine, name, Family.LOCK);
     }
 
+    /**
+     * Redisson's {@code RedissonMultiLock}: {@code locks} (plain locks of this client) taken all
+     * or none, in one step ({@code RLOCK.ACQUIREALL}); see {@link MultiLock}.
+     */
+    public MultiLock getMultiLock(RLock... locks) {
+        return MultiLock.of(engine, locks);
+    }
+
     public RReadWriteLock getReadWriteLock(String name) {
         return new ReadWriteLockImpl(engine, name);
     }
