@@ -334,3 +334,22 @@ fn random_pairs_under_contention_are_served_whole_and_in_order() {
     assert_eq!(server.stat("deadlocks"), 0);
     server.assert_no_crash();
 }
+
+/// A grant to a waiting request is written as plain commands, key by key: a replica without
+/// the module holds the same locks.
+#[test]
+fn a_module_less_replica_holds_the_same_keys() {
+    let master = Server::builder().master();
+    let replica = Server::builder().without_module().replica_of(&master);
+    let mut c = master.conn();
+    c.q("RLOCK.ACQUIREALL 2 a b o1 PX 60000");
+    c.q("RLOCK.ACQUIRE c holder PX 60000");
+    let waiting = Pending::send(&master, "RLOCK.ACQUIREALL 2 c d o2 PX 60000 WAIT 10000");
+    master.wait_blocked(1);
+    c.q("RLOCK.RELEASE c holder");
+    assert_eq!(tokens(&waiting.reply()).len(), 2);
+    common::sync_replica(&mut c);
+    let (ours, theirs) = (snapshot(&mut c), snapshot(&mut replica.conn()));
+    assert_eq!(ours, theirs);
+    assert_eq!(ours.len(), 4, "a, b, c and d: {ours:?}");
+}
