@@ -225,6 +225,40 @@ pub fn clients_for_run<T: Send>(
     })
 }
 
+/// What the waiting clients of a round saw: every latency (ms, sorted), counting each wait
+/// still unfinished at the round's end with its time so far.
+pub struct Waits {
+    pub sorted: Vec<f64>,
+    /// Waits unfinished at the round's end.
+    pub unfinished: usize,
+    /// Clients that got at least one holding.
+    pub served: usize,
+}
+
+impl Waits {
+    /// From each client's (latencies, its unfinished wait if any).
+    pub fn of(clients: Vec<(Vec<f64>, Option<f64>)>) -> Waits {
+        let mut w = Waits {
+            sorted: Vec::new(),
+            unfinished: 0,
+            served: 0,
+        };
+        for (mine, unfinished_wait) in clients {
+            w.served += usize::from(!mine.is_empty());
+            w.unfinished += usize::from(unfinished_wait.is_some());
+            w.sorted.extend(mine);
+            w.sorted.extend(unfinished_wait);
+        }
+        w.sorted.sort_by(|a, b| a.total_cmp(b));
+        w
+    }
+
+    /// How many waits ended with a holding.
+    pub fn granted(&self) -> f64 {
+        (self.sorted.len() - self.unfinished) as f64
+    }
+}
+
 /// Reads the replies to a pipeline; a benchmark whose commands fail measures nothing.
 pub fn read_replies(c: &mut Conn, replies: usize) {
     for _ in 0..replies {

@@ -9,7 +9,7 @@
 use crate::common::{redisson, Conn, Server};
 use crate::driver::{
     acquire_args, clients_for_run, percentile, redisson_lock, release_args, reset, strings,
-    total_calls, Impl, Rng, Rounds, Shas, Table, ROUNDS,
+    total_calls, Impl, Rng, Rounds, Shas, Table, Waits, ROUNDS,
 };
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -69,19 +69,13 @@ fn one_run(
         client(server, shas, side, &prefix, id, stop)
     });
     let elapsed = started.elapsed().as_secs_f64();
-    let (mut lat, mut unfinished, mut served) = (Vec::new(), 0, 0);
-    for (mine, unfinished_wait) in clients {
-        served += usize::from(!mine.is_empty());
-        lat.extend(mine);
-        unfinished += unfinished_wait.is_some() as usize;
-        lat.extend(unfinished_wait);
-    }
-    lat.sort_by(|a, b| a.total_cmp(b));
-    let pairs = (lat.len() - unfinished) as f64;
+    let waits = Waits::of(clients);
+    let (lat, unfinished, served, pairs) =
+        (&waits.sorted, waits.unfinished, waits.served, waits.granted());
     [
         ("pairs_per_s", pairs / elapsed),
-        ("p50_ms", percentile(&lat, 0.5)),
-        ("p99_ms", percentile(&lat, 0.99)),
+        ("p50_ms", percentile(lat, 0.5)),
+        ("p99_ms", percentile(lat, 0.99)),
         ("commands_per_pair", total_calls(c) as f64 / pairs.max(1.0)),
         ("pairs", pairs),
         ("unfinished_waits", unfinished as f64),

@@ -4,7 +4,7 @@
 use crate::common::{redisson, Conn, Server};
 use crate::driver::{
     acquire_args, clients_for_run, percentile, redisson_lock, release_args, reset, total_calls,
-    Impl, Rounds, Shas, Table, ROUNDS, RUN,
+    Impl, Rounds, Shas, Table, Waits, ROUNDS, RUN,
 };
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -105,19 +105,13 @@ fn one_run(
         contender(server, shas, im, &key, id, stop)
     });
     let elapsed = started.elapsed().as_secs_f64();
-    let (mut lat, mut unfinished) = (Vec::new(), 0);
-    for (mine, unfinished_wait) in clients {
-        lat.extend(mine);
-        unfinished += unfinished_wait.is_some() as usize;
-        lat.extend(unfinished_wait);
-    }
-    lat.sort_by(|a, b| a.total_cmp(b));
-    let acquired = (lat.len() - unfinished) as f64;
+    let waits = Waits::of(clients);
+    let (lat, unfinished, acquired) = (&waits.sorted, waits.unfinished, waits.granted());
     [
         ("acquires_per_s", acquired / elapsed),
-        ("p50_ms", percentile(&lat, 0.5)),
-        ("p99_ms", percentile(&lat, 0.99)),
-        ("max_ms", percentile(&lat, 1.0)),
+        ("p50_ms", percentile(lat, 0.5)),
+        ("p99_ms", percentile(lat, 0.99)),
+        ("max_ms", percentile(lat, 1.0)),
         (
             "commands_per_acquire",
             total_calls(c) as f64 / acquired.max(1.0),
