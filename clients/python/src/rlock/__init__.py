@@ -18,8 +18,9 @@ rlock.asyncio has the same names for redis.asyncio.
 from ._base import DeadlockError
 from .latch import CountDownLatch
 from .lock import Lock, close_idle_connections
+from .multilock import MultiLock
 from .rwlock import ReadWriteLock
 from .semaphore import Semaphore
 
-__all__ = ["CountDownLatch", "DeadlockError", "Lock", "ReadWriteLock", "Semaphore", "close_idle_connections"]
+__all__ = ["CountDownLatch", "DeadlockError", "Lock", "MultiLock", "ReadWriteLock", "Semaphore", "close_idle_connections"]
 __version__ = "0.1.0"
