@@ -222,13 +222,14 @@ pub(crate) async fn acquire(
         Kind::Latch => (Wait::Forever, Duration::ZERO),
         _ => (options.wait, notifier.link.response_timeout()),
     };
+    let until = deadline(options.wait, slack);
     let options = AcquireOptions {
         wait: asked,
         ..options.clone()
     };
     let cmd = commands::acquire(kind, key, owner, &options, &commands::request_id(), true);
     let target = Target::new(kind, key, owner);
-    wait_for(notifier, kind, &[target], cmd, deadline(options.wait, slack)).await
+    wait_for(notifier, kind, &[target], cmd, until).await
 }
 
 /// `RLOCK.ACQUIREALL ... WAIT ms NOTIFY` on the shared connection, and the wait for its
