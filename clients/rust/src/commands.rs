@@ -152,14 +152,10 @@ pub(crate) fn acquire(
     id: &str,
     notify: bool,
 ) -> Cmd {
-    debug_assert!(!notify || options.wait != Wait::No, "NOTIFY needs WAIT");
     if kind == Kind::Latch {
         let mut cmd = kind.command("AWAIT");
         cmd.arg(key);
-        add_wait(&mut cmd, options.wait);
-        if notify {
-            cmd.arg("NOTIFY");
-        }
+        add_wait(&mut cmd, options.wait, notify);
         return cmd;
     }
     let mut cmd = kind.command("ACQUIRE");
@@ -179,7 +175,6 @@ pub(crate) fn acquire_all(
     id: &str,
     notify: bool,
 ) -> Cmd {
-    debug_assert!(!notify || options.wait != Wait::No, "NOTIFY needs WAIT");
     let mut cmd = redis::cmd("RLOCK.ACQUIREALL");
     cmd.arg(keys.len()).arg(keys).arg(owner);
     add_acquire_options(&mut cmd, Kind::Lock, options, id, notify);
@@ -187,12 +182,15 @@ pub(crate) fn acquire_all(
 }
 
 /// What follows key, owner and mode in an acquire.
-fn add_acquire_options(cmd: &mut Cmd, kind: Kind, options: &AcquireOptions, id: &str, notify: bool) {
+fn add_acquire_options(
+    cmd: &mut Cmd,
+    kind: Kind,
+    options: &AcquireOptions,
+    id: &str,
+    notify: bool,
+) {
     cmd.arg("PX").arg(millis(options.lease));
-    add_wait(cmd, options.wait);
-    if notify {
-        cmd.arg("NOTIFY");
-    }
+    add_wait(cmd, options.wait, notify);
     if options.watchdog {
         cmd.arg("WATCHDOG");
     }
@@ -205,7 +203,9 @@ fn add_acquire_options(cmd: &mut Cmd, kind: Kind, options: &AcquireOptions, id: 
     }
 }
 
-fn add_wait(cmd: &mut Cmd, wait: Wait) {
+/// `WAIT ms`, and `NOTIFY` (which needs a `WAIT`) with `notify`.
+fn add_wait(cmd: &mut Cmd, wait: Wait, notify: bool) {
+    debug_assert!(!notify || wait != Wait::No, "NOTIFY needs WAIT");
     match wait {
         Wait::No => {}
         // WAIT takes whole ms and 0 means "for ever", so a sub-millisecond wait rounds up.
@@ -215,6 +215,9 @@ fn add_wait(cmd: &mut Cmd, wait: Wait) {
         Wait::Forever => {
             cmd.arg("WAIT").arg(0);
         }
+    }
+    if notify {
+        cmd.arg("NOTIFY");
     }
 }
 

@@ -6,9 +6,8 @@
 //! makes the [`Guard`] that releases it and reports its loss.
 
 use crate::commands::{self, AcquireOptions, Kind, Wait};
-use crate::guard::Exclusive;
 use crate::error::{Error, Result};
-use crate::guard::{Guard, Route};
+use crate::guard::{Exclusive, Guard, Route};
 use crate::link::Link;
 use crate::notify::{self, Holding, NotifierSlot};
 use crate::timing;
@@ -196,7 +195,15 @@ impl Core {
             if let Route::Bound(binding) = &route {
                 binding.held(self.ping_every.clone(), options.lease);
             }
-            Guard::new(kind, key, &self.owner, token, route.clone(), expires, era.clone())
+            Guard::new(
+                kind,
+                key,
+                &self.owner,
+                token,
+                route.clone(),
+                expires,
+                era.clone(),
+            )
         });
         Ok(guards.collect())
     }
@@ -225,7 +232,15 @@ impl Core {
             holding.held();
             // The guard exists from here on: if this future is dropped now, it releases.
             let route = Route::Notified(holding.clone());
-            guards.push(Guard::new(kind, key, &self.owner, token, route, expires, era.clone()));
+            guards.push(Guard::new(
+                kind,
+                key,
+                &self.owner,
+                token,
+                route,
+                expires,
+                era.clone(),
+            ));
             holdings.push(holding);
         }
         // The server renews a grant it sent as a message only once its owner confirms it, on

@@ -147,7 +147,10 @@ impl MultiGuard {
             .map(|guard| Box::pin(guard.lost()) as Pin<Box<dyn Future<Output = ()> + Send>>)
             .collect();
         std::future::poll_fn(move |cx| {
-            match each.iter_mut().any(|lost| lost.as_mut().poll(cx).is_ready()) {
+            match each
+                .iter_mut()
+                .any(|lost| lost.as_mut().poll(cx).is_ready())
+            {
                 true => Poll::Ready(()),
                 false => Poll::Pending,
             }
@@ -167,7 +170,10 @@ impl MultiGuard {
     }
 
     fn detach(&mut self) -> Vec<(String, crate::guard::Route, bool)> {
-        self.guards.iter_mut().filter_map(LockGuard::detach).collect()
+        self.guards
+            .iter_mut()
+            .filter_map(LockGuard::detach)
+            .collect()
     }
 }
 

@@ -19,7 +19,7 @@ from redis.exceptions import LockError, ResponseError
 
 from ._base import LockBase, not_a_lock
 from ._commands import Command, cancel_command, new_request_id, to_ms
-from ._core import Hold, wait_with_notify
+from ._core import Hold, Managed, wait_with_notify
 from ._notify import GRANTED, NotifyUnavailable
 from ._waiting import HoldRequest, notifies
 
@@ -222,7 +222,7 @@ class _Key(Hold, LockBase):
     """One key of a blocking MultiLock."""
 
 
-class MultiLock(MultiLockBase):
+class MultiLock(Managed, MultiLockBase):
     """Several RLOCK locks taken all at once or none: ``rlock.MultiLock(r, ["a", "b"])``.
 
     acquire() takes every name or none (``RLOCK.ACQUIREALL``); waiting, the request holds one
@@ -237,17 +237,6 @@ class MultiLock(MultiLockBase):
     """
 
     key_class = _Key
-
-    def __enter__(self):
-        if self.acquire():
-            return self
-        raise self._not_acquired()
-
-    def __exit__(self, exc_type, exc_value, traceback) -> None:
-        try:
-            self.release()
-        except LockError as error:
-            self._release_failed(error)
 
     def acquire(self, blocking: Optional[bool] = None, blocking_timeout: Optional[float] = None, token=None) -> bool:
         """Takes every name (re-entering those this thread holds); True once held, False when

@@ -316,12 +316,13 @@ async fn wait_for(
             }
         }
         let outcome = match deadline {
-            Some(deadline) => match tokio::time::timeout_at(deadline.into(), ticket.outcome()).await
-            {
-                Ok(outcome) => outcome,
-                // The ticket leaves the queue as it drops.
-                Err(_elapsed) => return Ok(None),
-            },
+            Some(deadline) => {
+                match tokio::time::timeout_at(deadline.into(), ticket.outcome()).await {
+                    Ok(outcome) => outcome,
+                    // The ticket leaves the queue as it drops.
+                    Err(_elapsed) => return Ok(None),
+                }
+            }
             None => ticket.outcome().await,
         };
         let event = match outcome {

@@ -5,13 +5,13 @@ from __future__ import annotations
 import contextlib
 from typing import Optional
 
-from redis.exceptions import LockError, ResponseError
+from redis.exceptions import ResponseError
 
 from .._base import LockBase
 from .._notify import NotifyUnavailable
 from .._waiting import notifies
 from ..multilock import MultiLockBase
-from ._core import Hold
+from ._core import Hold, Managed
 from .notified import wait_with_notify
 
 __all__ = ["MultiLock"]
@@ -21,21 +21,10 @@ class _Key(Hold, LockBase):
     """One key of an asyncio MultiLock (its holding is the task's)."""
 
 
-class MultiLock(MultiLockBase):
+class MultiLock(Managed, MultiLockBase):
     """As rlock.MultiLock, with coroutines and ``async with``; the owner is the task."""
 
     key_class = _Key
-
-    async def __aenter__(self):
-        if await self.acquire():
-            return self
-        raise self._not_acquired()
-
-    async def __aexit__(self, exc_type, exc_value, traceback) -> None:
-        try:
-            await self.release()
-        except LockError as error:
-            self._release_failed(error)
 
     async def acquire(
         self, blocking: Optional[bool] = None, blocking_timeout: Optional[float] = None, token=None
