@@ -152,24 +152,45 @@ pub(crate) fn acquire(
     id: &str,
     notify: bool,
 ) -> Cmd {
-    debug_assert!(!notify || options.wait != Wait::No, "NOTIFY needs WAIT");
     if kind == Kind::Latch {
         let mut cmd = kind.command("AWAIT");
         cmd.arg(key);
-        add_wait(&mut cmd, options.wait);
-        if notify {
-            cmd.arg("NOTIFY");
-        }
+        add_wait(&mut cmd, options.wait, notify);
         return cmd;
     }
     let mut cmd = kind.command("ACQUIRE");
     cmd.arg(key).arg(owner);
     kind.add_mode(&mut cmd);
+    add_acquire_options(&mut cmd, kind, options, id, notify);
+    cmd
+}
+
+/// `RLOCK.ACQUIREALL numkeys key [key ...] owner PX ms [WAIT ms [NOTIFY]] [WATCHDOG] ID id
+/// [MAXHOLD ms] [LOCKDELAY ms]`: every key or none; the tokens in the keys' order, or nil.
+/// Waiting with `notify`, the outcome comes as one message per key, in the keys' order.
+pub(crate) fn acquire_all(
+    keys: &[String],
+    owner: &str,
+    options: &AcquireOptions,
+    id: &str,
+    notify: bool,
+) -> Cmd {
+    let mut cmd = redis::cmd("RLOCK.ACQUIREALL");
+    cmd.arg(keys.len()).arg(keys).arg(owner);
+    add_acquire_options(&mut cmd, Kind::Lock, options, id, notify);
+    cmd
+}
+
+/// What follows key, owner and mode in an acquire.
+fn add_acquire_options(
+    cmd: &mut Cmd,
+    kind: Kind,
+    options: &AcquireOptions,
+    id: &str,
+    notify: bool,
+) {
     cmd.arg("PX").arg(millis(options.lease));
-    add_wait(&mut cmd, options.wait);
-    if notify {
-        cmd.arg("NOTIFY");
-    }
+    add_wait(cmd, options.wait, notify);
     if options.watchdog {
         cmd.arg("WATCHDOG");
     }
@@ -180,10 +201,11 @@ pub(crate) fn acquire(
     if let (Kind::Lock, Some(delay)) = (kind, options.lock_delay) {
         cmd.arg("LOCKDELAY").arg(delay.as_millis() as u64);
     }
-    cmd
 }
 
-fn add_wait(cmd: &mut Cmd, wait: Wait) {
+/// `WAIT ms`, and `NOTIFY` (which needs a `WAIT`) with `notify`.
+fn add_wait(cmd: &mut Cmd, wait: Wait, notify: bool) {
+    debug_assert!(!notify || wait != Wait::No, "NOTIFY needs WAIT");
     match wait {
         Wait::No => {}
         // WAIT takes whole ms and 0 means "for ever", so a sub-millisecond wait rounds up.
@@ -194,6 +216,9 @@ fn add_wait(cmd: &mut Cmd, wait: Wait) {
             cmd.arg("WAIT").arg(0);
         }
     }
+    if notify {
+        cmd.arg("NOTIFY");
+    }
 }
 
 /// `<P>.RELEASE key owner [READ|WRITE|PERMITS n] ID id`: the owner's remaining holds (or
@@ -203,6 +228,14 @@ pub(crate) fn release(kind: Kind, key: impl AsRef<[u8]>, owner: impl AsRef<[u8]>
     cmd.arg(key.as_ref()).arg(owner.as_ref());
     kind.add_mode(&mut cmd);
     cmd.arg("ID").arg(id);
+    cmd
+}
+
+/// `RLOCK.RELEASEALL numkeys key [key ...] owner ID id`: per key, in order, the owner's
+/// remaining holds, nil where it held none.
+pub(crate) fn release_all(keys: &[&str], owner: &str, id: &str) -> Cmd {
+    let mut cmd = redis::cmd("RLOCK.RELEASEALL");
+    cmd.arg(keys.len()).arg(keys).arg(owner).arg("ID").arg(id);
     cmd
 }
 

@@ -7,7 +7,7 @@
 
 use crate::commands::{self, AcquireOptions, Kind, Wait};
 use crate::error::{Error, Result};
-use crate::guard::{Guard, Route};
+use crate::guard::{Exclusive, Guard, Route};
 use crate::link::Link;
 use crate::notify::{self, Holding, NotifierSlot};
 use crate::timing;
@@ -20,10 +20,11 @@ use tokio::sync::OnceCell;
 const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 pub(crate) const DEFAULT_RESPONSE_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// One key as seen by one owner, with how to take it.
+/// One key (or, for a [`MultiLock`](crate::MultiLock), the keys taken together) as seen by
+/// one owner, with how to take it.
 pub(crate) struct Core {
     client: Client,
-    key: String,
+    keys: Vec<String>,
     owner: String,
     options: AcquireOptions,
     response_timeout: Duration,
@@ -55,9 +56,14 @@ struct Cap {
 impl Core {
     /// Defaults: 30 s lease, watchdog on, no wait, no hold cap.
     pub(crate) fn new(client: &Client, key: String) -> Core {
+        Core::new_all(client, vec![key])
+    }
+
+    /// A handle on several plain locks, taken all at once or none (`RLOCK.ACQUIREALL`).
+    pub(crate) fn new_all(client: &Client, keys: Vec<String>) -> Core {
         Core {
             client: client.clone(),
-            key,
+            keys,
             owner: commands::owner_id(),
             options: AcquireOptions {
                 lease: DEFAULT_LEASE,
@@ -123,7 +129,15 @@ impl Core {
     }
 
     pub(crate) fn key(&self) -> &str {
-        &self.key
+        &self.keys[0]
+    }
+
+    pub(crate) fn wait_option(&self) -> Wait {
+        self.options.wait
+    }
+
+    pub(crate) fn keys(&self) -> &[String] {
+        &self.keys
     }
 
     pub(crate) fn owner(&self) -> &str {
@@ -139,87 +153,143 @@ impl Core {
     /// and returns its guard. [`Error::NotAcquired`] when it is not granted and the `wait` (if
     /// any) ran out.
     pub(crate) async fn acquire<K>(&self, kind: Kind) -> Result<Guard<K>> {
-        if self.options.wait != Wait::No {
-            return self.acquire_waiting(kind).await;
-        }
-        let cmd = commands::acquire(
-            kind,
-            &self.key,
-            &self.owner,
-            &self.options,
-            &commands::request_id(),
-            false,
-        );
-        let route = self.route(kind);
-        let sent = Instant::now();
-        let extra = self.options.wait.extra_time();
-        let token: Option<u64> = route.link().call(&cmd, extra).await?;
-        let token = token.ok_or(Error::NotAcquired)?;
-        if let Route::Bound(binding) = &route {
-            binding.held(self.ping_every.clone(), self.options.lease);
-        }
-        let era = Arc::new(());
-        let expires = self.expiry(kind, token, sent, &era);
-        Ok(Guard::new(kind, self, token, route, expires, era))
+        let mut guards = self.take(kind, None).await?;
+        Ok(guards.pop().expect("one key, one guard"))
     }
 
-    /// A waiting acquire, on the client's shared connection.
-    async fn acquire_waiting<K>(&self, kind: Kind) -> Result<Guard<K>> {
-        let notifier = self.notifier.get();
-        let held = notify::acquire(&notifier, kind, &self.key, &self.owner, &self.options)
-            .await?
-            .ok_or(Error::NotAcquired)?;
-        let holding = {
-            let mut known = self.notified.lock().expect("notified lock");
-            known.retain(|holding| holding.strong_count() > 0);
-            let found = known
-                .iter()
-                .filter_map(Weak::upgrade)
-                .find(|holding| holding.token() == held.token && !holding.is_lost());
-            match found {
-                Some(holding) => holding,
-                None => {
-                    let holding = Holding::new(
-                        &notifier,
-                        kind,
-                        &self.key,
-                        &self.owner,
-                        held.token,
-                        self.options.lease,
-                        self.options.watchdog,
-                    );
-                    known.push(Arc::downgrade(&holding));
-                    holding
-                }
-            }
+    /// Takes every one of the handle's keys or none (`RLOCK.ACQUIREALL`), waiting as `wait`
+    /// says: a guard per key, in the keys' order.
+    pub(crate) async fn acquire_all(&self, wait: Wait) -> Result<Vec<Guard<Exclusive>>> {
+        self.take(Kind::Lock, Some(wait)).await
+    }
+
+    /// The acquire of the handle's key, or (`all`: with that wait) of all its keys at once.
+    async fn take<K>(&self, kind: Kind, all: Option<Wait>) -> Result<Vec<Guard<K>>> {
+        let options = AcquireOptions {
+            wait: all.unwrap_or(self.options.wait),
+            ..self.options.clone()
         };
-        holding.held();
+        let keys = match all {
+            Some(_) => &self.keys[..],
+            None => &self.keys[..1],
+        };
+        if options.wait != Wait::No {
+            return self.take_waiting(kind, keys, all.is_some(), &options).await;
+        }
+        let id = commands::request_id();
+        let route = self.route(kind);
+        let sent = Instant::now();
+        let extra = options.wait.extra_time();
+        let tokens: Option<Vec<u64>> = if all.is_some() {
+            let cmd = commands::acquire_all(keys, &self.owner, &options, &id, false);
+            route.link().call(&cmd, extra).await?
+        } else {
+            let cmd = commands::acquire(kind, self.key(), &self.owner, &options, &id, false);
+            let token: Option<u64> = route.link().call(&cmd, extra).await?;
+            token.map(|token| vec![token])
+        };
+        let tokens = tokens.ok_or(Error::NotAcquired)?;
         let era = Arc::new(());
-        let expires = self.expiry(kind, held.token, Instant::now(), &era);
-        // The guard exists from here on: if this future is dropped now, it releases.
-        let guard = Guard::new(
-            kind,
-            self,
-            held.token,
-            Route::Notified(holding.clone()),
-            expires,
-            era,
-        );
+        let expires = self.expiry(kind, tokens[0], sent, &era, options.wait);
+        let guards = keys.iter().zip(tokens).map(|(key, token)| {
+            if let Route::Bound(binding) = &route {
+                binding.held(self.ping_every.clone(), options.lease);
+            }
+            Guard::new(
+                kind,
+                key,
+                &self.owner,
+                token,
+                route.clone(),
+                expires,
+                era.clone(),
+            )
+        });
+        Ok(guards.collect())
+    }
+
+    /// A waiting acquire of `keys` (all at once with `all`), on the client's shared
+    /// connection.
+    async fn take_waiting<K>(
+        &self,
+        kind: Kind,
+        keys: &[String],
+        all: bool,
+        options: &AcquireOptions,
+    ) -> Result<Vec<Guard<K>>> {
+        let notifier = self.notifier.get();
+        let held = match all {
+            true => notify::acquire_all(&notifier, keys, &self.owner, options).await?,
+            false => notify::acquire(&notifier, kind, self.key(), &self.owner, options).await?,
+        };
+        let held = held.ok_or(Error::NotAcquired)?;
+        let era = Arc::new(());
+        let expires = self.expiry(kind, held.tokens[0], Instant::now(), &era, options.wait);
+        let mut guards = Vec::with_capacity(keys.len());
+        let mut holdings = Vec::with_capacity(keys.len());
+        for (key, &token) in keys.iter().zip(&held.tokens) {
+            let holding = self.notified_holding(&notifier, kind, key, token);
+            holding.held();
+            // The guard exists from here on: if this future is dropped now, it releases.
+            let route = Route::Notified(holding.clone());
+            guards.push(Guard::new(
+                kind,
+                key,
+                &self.owner,
+                token,
+                route,
+                expires,
+                era.clone(),
+            ));
+            holdings.push(holding);
+        }
         // The server renews a grant it sent as a message only once its owner confirms it, on
         // the receiving connection: a grant nobody read ends at its lease. A holding taken at
         // once is renewed as it is, unless the connection it is bound to was replaced before
         // the holding was registered for re-binding: then it is re-bound here.
-        let rebind = held.granted || holding.link().generation().await != held.generation;
-        if rebind && self.options.watchdog {
-            let confirm = commands::rebind(kind, &self.key, &self.owner, self.options.lease);
-            let still_ours: i64 = holding.link().call(&confirm, Some(Duration::ZERO)).await?;
-            if still_ours == 0 {
-                holding.mark_lost();
-                drop(guard);
-                return Err(Error::Lost);
+        let rebind = held.granted || notifier.link.generation().await != held.generation;
+        if rebind && options.watchdog {
+            for (key, holding) in keys.iter().zip(&holdings) {
+                let confirm = commands::rebind(kind, key, &self.owner, options.lease);
+                let still_ours: i64 = holding.link().call(&confirm, Some(Duration::ZERO)).await?;
+                if still_ours == 0 {
+                    holding.mark_lost();
+                    drop(guards);
+                    return Err(Error::Lost);
+                }
             }
         }
-        Ok(guard)
+        Ok(guards)
+    }
+
+    /// The holding of `key` with `token` through the shared connection: the one this handle
+    /// knows already (a re-entry), or a new one.
+    fn notified_holding(
+        &self,
+        notifier: &Arc<notify::Notifier>,
+        kind: Kind,
+        key: &str,
+        token: u64,
+    ) -> Arc<Holding> {
+        let mut known = self.notified.lock().expect("notified lock");
+        known.retain(|holding| holding.strong_count() > 0);
+        let found = known.iter().filter_map(Weak::upgrade).find(|holding| {
+            holding.token() == token && holding.key() == key.as_bytes() && !holding.is_lost()
+        });
+        if let Some(holding) = found {
+            return holding;
+        }
+        let holding = Holding::new(
+            notifier,
+            kind,
+            key,
+            &self.owner,
+            token,
+            self.options.lease,
+            self.options.watchdog,
+        );
+        known.push(Arc::downgrade(&holding));
+        holding
     }
 
     /// Where this acquire goes and its guard releases: the handle's plain link, or its
@@ -236,7 +306,7 @@ impl Core {
         let binding = Arc::new(Binding::new(
             &self.client,
             kind,
-            &self.key,
+            &self.keys,
             &self.owner,
             self.options.lease,
             self.response_timeout,
@@ -250,10 +320,17 @@ impl Core {
     /// lease estimate only errs early; the cap counts from the grant that created the holding:
     /// the one with this token, or for a semaphore's further permits and a read-write lock's
     /// downgrade (new tokens), the one whose guards still live.
-    fn expiry(&self, kind: Kind, token: u64, sent: Instant, era: &Arc<()>) -> Option<Instant> {
+    fn expiry(
+        &self,
+        kind: Kind,
+        token: u64,
+        sent: Instant,
+        era: &Arc<()>,
+        wait: Wait,
+    ) -> Option<Instant> {
         // The grant happened between send and reply; after a WAIT, right before the reply
         // (the one-way trip it is late by is within the drift margin).
-        let granted = match self.options.wait {
+        let granted = match wait {
             Wait::No => sent,
             _ => Instant::now(),
         };
@@ -283,6 +360,22 @@ impl Core {
 /// `$what` names what is held in the docs ("lock", "holding", "permits").
 macro_rules! builder_methods {
     ($what:literal) => {
+        builder_methods!(@shared $what);
+
+        /// The key.
+        pub fn key(&self) -> &str {
+            self.core.key()
+        }
+    };
+    ($what:literal, keys) => {
+        builder_methods!(@shared $what);
+
+        /// The keys, in the order their tokens come.
+        pub fn keys(&self) -> &[String] {
+            self.core.keys()
+        }
+    };
+    (@shared $what:literal) => {
         #[doc = concat!("The lease (`PX`): how long the ", $what, " outlives a holder that ")]
         #[doc = "stops renewing it. With the watchdog the server renews it while the"]
         #[doc = "connection lives; without, it is the holding's whole life unless released"]
@@ -354,11 +447,6 @@ macro_rules! builder_methods {
             Self {
                 core: self.core.response_timeout(timeout),
             }
-        }
-
-        /// The key.
-        pub fn key(&self) -> &str {
-            self.core.key()
         }
 
         /// This handle's owner id, as the server's `INFO` commands show it.

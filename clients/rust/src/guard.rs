@@ -1,7 +1,6 @@
 //! The guard of a holding (of any lock type): its fencing token, its release, its loss.
 
 use crate::commands::{self, Kind};
-use crate::core::Core;
 use crate::error::{Error, Result};
 use crate::link::Link;
 use crate::notify::Holding;
@@ -14,6 +13,7 @@ use std::time::{Duration, Instant};
 /// Where a holding is released: the lock handle's shared link, the holding's own watchdog
 /// connection (which must stay open until then, or the server ends the holding), or the
 /// connection shared by the client's waits, which a waiting handle's holdings live on.
+#[derive(Clone)]
 pub(crate) enum Route {
     Plain(Arc<Link>),
     Bound(Arc<Binding>),
@@ -26,6 +26,15 @@ impl Route {
             Route::Plain(link) => link,
             Route::Bound(binding) => &binding.link,
             Route::Notified(holding) => holding.link(),
+        }
+    }
+
+    /// A guard gave its hold back (or gave up on it).
+    fn released(&self) {
+        match self {
+            Route::Bound(binding) => binding.released(),
+            Route::Notified(holding) => holding.released(),
+            Route::Plain(_) => {}
         }
     }
 }
@@ -88,7 +97,8 @@ impl<K> std::fmt::Debug for Guard<K> {
 impl<K> Guard<K> {
     pub(crate) fn new(
         kind: Kind,
-        core: &Core,
+        key: &str,
+        owner: &str,
         token: u64,
         route: Route,
         expires: Option<Instant>,
@@ -96,8 +106,8 @@ impl<K> Guard<K> {
     ) -> Guard<K> {
         Guard {
             kind,
-            key: core.key().to_string(),
-            owner: core.owner().to_string(),
+            key: key.to_string(),
+            owner: owner.to_string(),
             token,
             route: Some(route),
             expires,
@@ -178,6 +188,14 @@ impl<K> Guard<K> {
         let route = self.route.take().expect("released only once");
         release(&route, self.kind, &self.key, &self.owner, known_lost).await
     }
+
+    /// Takes the holding out of the guard, whose drop then gives nothing back: its key, its
+    /// route, and whether it is known lost. `None` once released.
+    pub(crate) fn detach(&mut self) -> Option<(String, Route, bool)> {
+        let known_lost = self.is_lost();
+        let route = self.route.take()?;
+        Some((self.key.clone(), route, known_lost))
+    }
 }
 
 impl Guard<Exclusive> {
@@ -249,12 +267,31 @@ async fn release(
         let cmd = commands::release(kind, key, owner, &commands::request_id());
         route.link().call(&cmd, Some(Duration::ZERO)).await
     };
-    match route {
-        Route::Bound(binding) => binding.released(),
-        Route::Notified(holding) => holding.released(),
-        Route::Plain(_) => {}
-    }
+    route.released();
     remaining?.map(drop).ok_or(Error::Lost)
+}
+
+/// Gives back plain locks of `owner` detached from their guards with one
+/// `RLOCK.RELEASEALL`, those not known lost (see [`release`]). `Err(Error::Lost)` when any
+/// was no longer ours.
+pub(crate) async fn release_all(owner: &str, held: Vec<(String, Route, bool)>) -> Result<()> {
+    let live: Vec<&str> = held
+        .iter()
+        .filter(|(_, _, known_lost)| !known_lost)
+        .map(|(key, _, _)| key.as_str())
+        .collect();
+    let answers: redis::RedisResult<Vec<Option<i64>>> = match held.first() {
+        Some((_, route, _)) if !live.is_empty() => {
+            let cmd = commands::release_all(&live, owner, &commands::request_id());
+            route.link().call(&cmd, Some(Duration::ZERO)).await
+        }
+        _ => Ok(Vec::new()),
+    };
+    for (_, route, _) in &held {
+        route.released();
+    }
+    let all_ours = live.len() == held.len() && answers?.iter().all(Option::is_some);
+    all_ours.then_some(()).ok_or(Error::Lost)
 }
 
 /// Runs `work` on the current tokio runtime, if there is one: what a `Drop` can do.

@@ -103,6 +103,15 @@
 //! - **Lock-delay.** [`Lock::lock_delay`]: after a holding ends other than by its release,
 //!   nobody is granted the lock for that long (`LOCKDELAY`).
 //!
+//! # Several locks at once: [`MultiLock`]
+//!
+//! [`MultiLock::try_lock`], [`try_lock_for`](MultiLock::try_lock_for) and
+//! [`lock`](MultiLock::lock) take every key or none (`RLOCK.ACQUIREALL`); the [`MultiGuard`]
+//! has a token per key ([`MultiGuard::tokens`], in the keys' order) and gives them all back in
+//! one call ([`MultiGuard::unlock`], `RLOCK.RELEASEALL`; on drop too). Each key is an
+//! ordinary lock holding afterwards. A waiting request holds one place in every key's queue
+//! and waits by `NOTIFY` as a lock does, one message per key.
+//!
 //! # Electing a leader: [`Election`]
 //!
 //! etcd's verbs over one lock key: [`Election::campaign`] waits until the candidate leads and
@@ -182,6 +191,7 @@ mod guard;
 mod latch;
 mod link;
 mod lock;
+mod multilock;
 mod notify;
 mod redlock;
 mod rwlock;
@@ -194,6 +204,7 @@ pub use error::{Error, Result};
 pub use guard::{Exclusive, Guard, LockGuard, Permit, Permits, Read, ReadGuard, Write, WriteGuard};
 pub use latch::CountDownLatch;
 pub use lock::Lock;
+pub use multilock::{MultiGuard, MultiLock};
 pub use redlock::{Redlock, RedlockGuard};
 pub use rwlock::RwLock;
 pub use semaphore::Semaphore;

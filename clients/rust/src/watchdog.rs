@@ -29,7 +29,8 @@ pub(crate) const RECONNECT_PAUSE: Duration = Duration::from_millis(100);
 /// What a fresh connection of a watchdog link does first: move the binding onto itself.
 pub(crate) struct Rebind {
     kind: Kind,
-    key: String,
+    /// The keys held (several for a [`MultiLock`](crate::MultiLock)'s, all bound together).
+    keys: Vec<String>,
     owner: String,
     lease: Duration,
     /// Guards alive on this holding: a re-bind that finds nothing is a loss only then.
@@ -39,10 +40,12 @@ pub(crate) struct Rebind {
 
 impl Rebind {
     pub(crate) async fn run(&self, conn: &mut MultiplexedConnection) -> RedisResult<()> {
-        let cmd = commands::rebind(self.kind, &self.key, &self.owner, self.lease);
-        let still_ours: i64 = cmd.query_async(conn).await?;
-        if still_ours == 0 && self.holds.load(Ordering::SeqCst) > 0 {
-            self.mark_lost();
+        for key in &self.keys {
+            let cmd = commands::rebind(self.kind, key, &self.owner, self.lease);
+            let still_ours: i64 = cmd.query_async(conn).await?;
+            if still_ours == 0 && self.holds.load(Ordering::SeqCst) > 0 {
+                self.mark_lost();
+            }
         }
         Ok(())
     }
@@ -99,7 +102,7 @@ impl Binding {
     pub(crate) fn new(
         client: &Client,
         kind: Kind,
-        key: &str,
+        keys: &[String],
         owner: &str,
         lease: Duration,
         response_timeout: Duration,
@@ -108,7 +111,7 @@ impl Binding {
         let (disconnects_tx, disconnects) = mpsc::unbounded_channel();
         let rebind = Arc::new(Rebind {
             kind,
-            key: key.to_string(),
+            keys: keys.to_vec(),
             owner: owner.to_string(),
             lease,
             holds: AtomicUsize::new(0),

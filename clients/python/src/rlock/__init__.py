@@ -21,11 +21,12 @@ from ._base import DeadlockError
 from .election import Election, Leader, NoKeyspaceEvents, Observer
 from .latch import CountDownLatch
 from .lock import Lock, close_idle_connections
+from .multilock import MultiLock
 from .rwlock import ReadWriteLock
 from .semaphore import Semaphore
 
 __all__ = [
-    "CountDownLatch", "DeadlockError", "Election", "Leader", "Lock", "NoKeyspaceEvents", "Observer",
-    "ReadWriteLock", "Semaphore", "close_idle_connections",
+    "CountDownLatch", "DeadlockError", "Election", "Leader", "Lock", "MultiLock", "NoKeyspaceEvents",
+    "Observer", "ReadWriteLock", "Semaphore", "close_idle_connections",
 ]
 __version__ = "0.1.0"

@@ -124,9 +124,9 @@ class Blocking:
             return not_a_lock(error, otherwise)
 
 
-class Hold(Blocking, HoldBase):
-    """The methods of every blocking type whose holdings have owners: acquire, release, extend,
-    reacquire, locked, owned, and the context manager."""
+class Managed:
+    """The context manager of a blocking type: acquire() on entry (LockError when not
+    acquired), release() on exit."""
 
     def __enter__(self):
         if self.acquire():
@@ -138,6 +138,11 @@ class Hold(Blocking, HoldBase):
             self.release()
         except LockError as error:
             self._release_failed(error)
+
+
+class Hold(Managed, Blocking, HoldBase):
+    """The methods of every blocking type whose holdings have owners: acquire, release, extend,
+    reacquire, locked, owned, and the context manager."""
 
     def _acquire(self, owner: bytes, blocking, blocking_timeout, amount: int = 1) -> bool:
         """Takes (or re-enters, or adds to) this owner's holding; True once held. Waiting, it is

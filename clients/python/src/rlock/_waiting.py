@@ -53,7 +53,15 @@ def notifies(channels, command) -> bool:
     return command.waits(time.monotonic()) and channels.notify_unavailable is None
 
 
-class HoldRequest:
+class Request:
+    """A waiting call: its `command`, and the `subject` its message names."""
+
+    def expect(self, subscriber):
+        """Files the wait for the message that ends it (before the call is sent)."""
+        return subscriber.expect(self.subject, self.command.wait_until)
+
+
+class HoldRequest(Request):
     """What a waiting acquire of a lock, a read or write side or permits sends and settles."""
 
     latch = False
@@ -67,6 +75,10 @@ class HoldRequest:
     def settle(self, reply):
         return self.lock._settle_acquire(self.owner, reply)
 
+    def parts(self, reply) -> list:
+        """(request, its reply) per key: one here; a request for several keys has one each."""
+        return [(self, reply)]
+
     def cancel_command(self) -> Command:
         return cancel_command(self.name, self.owner)
 
@@ -74,7 +86,7 @@ class HoldRequest:
         return self.lock.kind.release(self.name, self.owner, self.amount)
 
 
-class LatchRequest:
+class LatchRequest(Request):
     """RLATCH.AWAIT: the latch's waits have no owner and hold nothing. They are not cancelled
     (RLOCK.CANCEL with an empty owner would take every wait of the connection on that latch),
     only forgotten: the server's entry runs out at its deadline, or opens unread."""
@@ -140,7 +152,7 @@ class Acquisition:
                 subscriber = yield io.subscriber()
                 if io.abandoned:  # given up before anything was sent
                     raise _Abandoned
-                wait = subscriber.expect(request.subject, request.command.wait_until)
+                wait = request.expect(subscriber)
                 reply, channel = yield io.send(subscriber, request)
             except (ConnectionError, TimeoutError, ResponseError) as error:
                 if wait is not None:
@@ -181,15 +193,16 @@ class Acquisition:
         request = self.request
         if request.latch:
             return reply == 1
-        holding = request.settle(reply)
-        binding = request.lock._to_bind(holding)
-        if self.io.calls_on(subscriber):  # a watchdog holding is bound to the calling connection
-            if holding is not None:
-                subscriber.adopt(holding, request.subject, binding)
-        else:  # bound to the connection that made the call: it gets a keeper, as without NOTIFY
-            yield self.io.keep_alive(channel, binding)
-            if holding is not None:
-                subscriber.adopt(holding, request.subject)
+        for part, value in request.parts(reply):
+            holding = part.settle(value)
+            binding = part.lock._to_bind(holding)
+            if self.io.calls_on(subscriber):  # a watchdog holding is bound to the calling connection
+                if holding is not None:
+                    subscriber.adopt(holding, part.subject, binding)
+            else:  # bound to the connection that made the call: it gets a keeper, as without NOTIFY
+                yield self.io.keep_alive(channel, binding)
+                if holding is not None:
+                    subscriber.adopt(holding, part.subject)
         return reply is not None
 
     # -- leaving --------------------------------------------------------------------------------
@@ -223,13 +236,14 @@ class Acquisition:
         request = self.request
         if request.latch:
             return True
-        holding = request.settle(message.value)
-        if holding is None:  # the token of a holding this owner has: a re-entry
-            return True
-        binding = request.lock._to_bind(holding)
-        subscriber.adopt(holding, request.subject, binding)
-        if binding is not None:
-            yield from self._confirm(subscriber, holding, binding)
+        for part, value in request.parts(message.value):
+            holding = part.settle(value)
+            if holding is None:  # the token of a holding this owner has: a re-entry
+                continue
+            binding = part.lock._to_bind(holding)
+            subscriber.adopt(holding, part.subject, binding)
+            if binding is not None:
+                yield from self._confirm(subscriber, holding, binding)
         return True
 
     def _confirm(self, subscriber, holding, binding):

@@ -161,8 +161,11 @@ class Channels:
 
     def keep_alive(self, channel, binding) -> None:
         """Gives `channel` to `binding` (a new watchdog binding) for as long as it holds
-        anything, or back to the idle list when there is no such binding."""
+        anything, or back to the idle list when there is no such binding. A binding without its
+        channel (one of several keys taken on one connection) is moved to one of its own."""
         if channel is None:
+            if binding is not None:
+                self.rebind_elsewhere(binding)
             return
         if binding is None:
             self.checkin(channel)

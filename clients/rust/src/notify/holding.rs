@@ -95,6 +95,10 @@ impl Holding {
         self.state.token
     }
 
+    pub(crate) fn key(&self) -> &[u8] {
+        &self.state.key
+    }
+
     /// A guard now holds through this holding.
     pub(crate) fn held(&self) {
         self.state.holds.fetch_add(1, Ordering::SeqCst);

@@ -46,7 +46,7 @@ mod message;
 mod ticket;
 
 pub(crate) use holding::Holding;
-pub(crate) use ticket::acquire;
+pub(crate) use ticket::{acquire, acquire_all};
 
 use self::connection::{maintain, Subscriber};
 use self::holding::HoldingState;

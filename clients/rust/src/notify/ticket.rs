@@ -15,30 +15,57 @@ use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-/// A wait's place in the dispatcher. Dropped armed (the acquiring future was cancelled, or
-/// gave up at its deadline), it leaves the server's queue in the background: `RLOCK.CANCEL`,
-/// then a grant that raced in, or an acquire that held at once, is released.
+/// A wait's places in the dispatcher: one per key it waits for (several for
+/// `RLOCK.ACQUIREALL`, whose outcome comes as one message per key). Dropped armed (the
+/// acquiring future was cancelled, or gave up at its deadline), it leaves the server's queue
+/// in the background: `RLOCK.CANCEL` (of any one key: it takes a request for several keys out
+/// of every queue), then a grant that raced in, or an acquire that held at once, is released.
 struct Ticket {
     notifier: Arc<Notifier>,
     kind: Kind,
-    target: Target,
-    id: u64,
-    rx: Option<oneshot::Receiver<Event>>,
+    places: Vec<Place>,
     /// The acquire's reply while it is on its way: sent from a task of its own, so that a
     /// cancelled acquire still learns whether it held at once.
     reply: Option<JoinHandle<RedisResult<Value>>>,
     armed: bool,
 }
 
+/// One key's place in the dispatcher, and the event it was told (once read).
+struct Place {
+    target: Target,
+    id: u64,
+    rx: Option<oneshot::Receiver<Event>>,
+    told: Option<Event>,
+}
+
+impl Place {
+    /// Whether it was granted: told so, or the grant is waiting to be read.
+    fn granted(&mut self) -> bool {
+        if self.told.is_none() {
+            self.told = self.rx.as_mut().and_then(|rx| rx.try_recv().ok());
+        }
+        matches!(self.told, Some(Event::Granted(_)))
+    }
+}
+
 impl Ticket {
-    fn new(notifier: &Arc<Notifier>, kind: Kind, target: &Target, generation: u64) -> Ticket {
-        let (id, rx) = notifier.state.register(target, generation);
+    fn new(notifier: &Arc<Notifier>, kind: Kind, targets: &[Target], generation: u64) -> Ticket {
+        let places = targets
+            .iter()
+            .map(|target| {
+                let (id, rx) = notifier.state.register(target, generation);
+                Place {
+                    target: target.clone(),
+                    id,
+                    rx: Some(rx),
+                    told: None,
+                }
+            })
+            .collect();
         Ticket {
             notifier: notifier.clone(),
             kind,
-            target: target.clone(),
-            id,
-            rx: Some(rx),
+            places,
             reply: None,
             armed: true,
         }
@@ -60,26 +87,39 @@ impl Ticket {
         reply.unwrap_or_else(|err| Err(std::io::Error::other(err.to_string()).into()))
     }
 
-    /// How the wait ended.
-    async fn event(&mut self) -> Event {
-        match self.rx.as_mut() {
-            Some(rx) => rx.await.unwrap_or(Event::Disconnected),
-            None => Event::Disconnected,
+    /// How the wait ended: the tokens of all its keys, in order, or the first event that is
+    /// not a grant.
+    async fn outcome(&mut self) -> std::result::Result<Vec<u64>, Event> {
+        let mut tokens = Vec::with_capacity(self.places.len());
+        for place in &mut self.places {
+            if place.told.is_none() {
+                let event = match place.rx.as_mut() {
+                    Some(rx) => rx.await.unwrap_or(Event::Disconnected),
+                    None => Event::Disconnected,
+                };
+                place.told = Some(event);
+            }
+            match place.told.clone() {
+                Some(Event::Granted(token)) => tokens.push(token),
+                other => return Err(other.unwrap_or(Event::Disconnected)),
+            }
         }
+        Ok(tokens)
     }
 
-    /// The wait is over and its outcome taken: leave the dispatcher, nothing to cancel.
-    fn forget(mut self) {
+    /// The wait is over and its outcome taken: leave the dispatcher, nothing to cancel. Grants
+    /// are given back unless `kept`.
+    fn forget(mut self, kept: bool) {
         self.armed = false;
-        self.notifier.state.unregister(&self.target, self.id);
-        let granted = self.rx.as_mut().map(oneshot::Receiver::try_recv);
-        if let (Some(Ok(Event::Granted(_))), true) = (granted, self.kind.holds()) {
-            // Not expected (a grant comes only after `WAITING`), but never keep one unused.
-            let _ = self.notifier.state.chores.send(Chore::Release {
-                kind: self.kind,
-                key: self.target.key.clone(),
-                owner: self.target.owner.clone(),
-            });
+        for place in &mut self.places {
+            self.notifier.state.unregister(&place.target, place.id);
+            if !kept && self.kind.holds() && place.granted() {
+                let _ = self.notifier.state.chores.send(Chore::Release {
+                    kind: self.kind,
+                    key: place.target.key.clone(),
+                    owner: place.target.owner.clone(),
+                });
+            }
         }
     }
 }
@@ -90,32 +130,43 @@ impl Drop for Ticket {
             return;
         }
         let notifier = self.notifier.clone();
-        let (kind, target) = (self.kind, self.target.clone());
-        let (id, rx, reply) = (self.id, self.rx.take(), self.reply.take());
+        let kind = self.kind;
+        let mut places = std::mem::take(&mut self.places);
+        let reply = self.reply.take();
         spawn_if_runtime(async move {
             let link = notifier.link.clone();
+            let unregister = |places: &[Place]| {
+                for place in places {
+                    notifier.state.unregister(&place.target, place.id);
+                }
+            };
             if let Some(reply) = reply {
                 match reply.await {
                     // Held at once (or re-entered): give that hold back. (An open latch.)
-                    Ok(Ok(Value::Int(_))) => {
-                        notifier.state.unregister(&target, id);
+                    Ok(Ok(Value::Int(_) | Value::Array(_))) => {
+                        unregister(&places);
                         if kind.holds() {
-                            release(link, kind, target.key, target.owner).await;
+                            for place in places {
+                                let Target { key, owner, .. } = place.target;
+                                release(link.clone(), kind, key, owner).await;
+                            }
                         }
                         return;
                     }
                     // Not queued: nothing to cancel.
                     Ok(Ok(Value::Nil)) => {
-                        notifier.state.unregister(&target, id);
+                        unregister(&places);
                         return;
                     }
                     Ok(Err(err)) if !is_connection_error(&err) => {
-                        notifier.state.unregister(&target, id);
+                        unregister(&places);
                         return;
                     }
                     _ => {}
                 }
             }
+            let Some(first) = places.first() else { return };
+            let target = first.target.clone();
             // An error means the connection is gone (its waits went with it) or the server
             // cannot be reached: the wait's own timeout or the connection's close ends it.
             let cancel = commands::cancel(&target.key, &target.owner);
@@ -124,7 +175,7 @@ impl Drop for Ticket {
                 // latch on this connection. So the last of them to leave sends it (the others
                 // keep this one's entry, harmless: the latch opens for all at once), and the
                 // waits that came since send themselves again.
-                if notifier.state.unregister(&target, id) {
+                if notifier.state.unregister(&target, first.id) {
                     return;
                 }
                 let _: RedisResult<i64> = link.call(&cancel, Some(Duration::ZERO)).await;
@@ -133,19 +184,23 @@ impl Drop for Ticket {
             }
             let _: RedisResult<i64> = link.call(&cancel, Some(Duration::ZERO)).await;
             // Whatever the server sent this wait before the CANCEL's reply has been
-            // dispatched to `rx` by now; what comes after finds no waiter and is released.
-            notifier.state.unregister(&target, id);
-            if let Some(Ok(Event::Granted(_))) = rx.map(|mut rx| rx.try_recv()) {
-                release(link, kind, target.key, target.owner).await;
+            // dispatched to its places by now; what comes after finds no waiter and is
+            // released.
+            unregister(&places);
+            for place in &mut places {
+                if place.granted() {
+                    let Target { key, owner, .. } = place.target.clone();
+                    release(link.clone(), kind, key, owner).await;
+                }
             }
         });
     }
 }
 
-/// An acquire that holds: its token, whether it was granted by a message (after a wait)
-/// rather than at once, and the connection that answered.
+/// An acquire that holds: its tokens (one per key, in order), whether it was granted by a
+/// message (after a wait) rather than at once, and the connection that answered.
 pub(crate) struct Held {
-    pub(crate) token: u64,
+    pub(crate) tokens: Vec<u64>,
     pub(crate) granted: bool,
     pub(crate) generation: u64,
 }
@@ -163,30 +218,75 @@ pub(crate) async fn acquire(
     owner: &str,
     options: &AcquireOptions,
 ) -> Result<Option<Held>> {
-    let link = &notifier.link;
     let (asked, slack) = match kind {
         Kind::Latch => (Wait::Forever, Duration::ZERO),
-        _ => (options.wait, link.response_timeout()),
+        _ => (options.wait, notifier.link.response_timeout()),
     };
-    let deadline = options
-        .wait
-        .extra_time()
-        .map(|wait| Instant::now() + wait + slack);
+    let until = deadline(options.wait, slack);
     let options = AcquireOptions {
         wait: asked,
         ..options.clone()
     };
     let cmd = commands::acquire(kind, key, owner, &options, &commands::request_id(), true);
     let target = Target::new(kind, key, owner);
+    wait_for(notifier, kind, &[target], cmd, until).await
+}
+
+/// `RLOCK.ACQUIREALL ... WAIT ms NOTIFY` on the shared connection, and the wait for its
+/// messages (one per key): as [`acquire`], for every key or none.
+pub(crate) async fn acquire_all(
+    notifier: &Arc<Notifier>,
+    keys: &[String],
+    owner: &str,
+    options: &AcquireOptions,
+) -> Result<Option<Held>> {
+    let cmd = commands::acquire_all(keys, owner, options, &commands::request_id(), true);
+    let targets: Vec<Target> = keys
+        .iter()
+        .map(|key| Target::new(Kind::Lock, key, owner))
+        .collect();
+    let slack = notifier.link.response_timeout();
+    let until = deadline(options.wait, slack);
+    wait_for(notifier, Kind::Lock, &targets, cmd, until).await
+}
+
+fn deadline(wait: Wait, slack: Duration) -> Option<Instant> {
+    wait.extra_time().map(|wait| Instant::now() + wait + slack)
+}
+
+/// The tokens of an acquire's reply that holds: one, or (`ACQUIREALL`) one per key.
+fn tokens(reply: &Value) -> Option<Vec<u64>> {
+    match reply {
+        Value::Int(token) => Some(vec![*token as u64]),
+        Value::Array(items) => items
+            .iter()
+            .map(|item| match item {
+                Value::Int(token) => Some(*token as u64),
+                _ => None,
+            })
+            .collect(),
+        _ => None,
+    }
+}
+
+/// Sends `cmd`, a waiting acquire with `NOTIFY` of `targets`, and waits for its outcome.
+async fn wait_for(
+    notifier: &Arc<Notifier>,
+    kind: Kind,
+    targets: &[Target],
+    cmd: redis::Cmd,
+    deadline: Option<Instant>,
+) -> Result<Option<Held>> {
+    let link = &notifier.link;
     let (mut conn, mut generation) = link.current().await?;
     let mut retried = false;
     loop {
-        let mut ticket = Ticket::new(notifier, kind, &target, generation);
+        let mut ticket = Ticket::new(notifier, kind, targets, generation);
         let reply = match ticket.send(conn.clone(), cmd.clone()).await {
             Err(err) if is_connection_error(&err) && !retried => {
                 // The same request id on a fresh connection: it takes over its queue entry,
                 // or answers as the first send did.
-                ticket.forget();
+                ticket.forget(false);
                 retried = true;
                 (conn, generation) = link.replace(generation).await?;
                 continue;
@@ -194,68 +294,60 @@ pub(crate) async fn acquire(
             // Dropped armed on a connection error: it may have queued.
             Err(err) if is_connection_error(&err) => return Err(err.into()),
             Err(err) => {
-                ticket.forget();
+                ticket.forget(false);
                 return Err(err.into());
             }
             Ok(reply) => reply,
         };
         match reply {
-            Value::Int(token) => {
-                ticket.forget();
+            Value::SimpleString(status) if status == "WAITING" => {}
+            Value::Nil => {
+                ticket.forget(false);
+                return Ok(None);
+            }
+            other => {
+                ticket.forget(false);
+                let tokens = tokens(&other).ok_or_else(|| unexpected(other))?;
                 return Ok(Some(Held {
-                    token: token as u64,
+                    tokens,
                     granted: false,
                     generation,
                 }));
             }
-            Value::Nil => {
-                ticket.forget();
-                return Ok(None);
-            }
-            Value::SimpleString(status) if status == "WAITING" => {}
-            other => {
-                ticket.forget();
-                return Err(unexpected(other).into());
-            }
         }
-        let event = match deadline {
+        let outcome = match deadline {
             Some(deadline) => {
-                match tokio::time::timeout_at(deadline.into(), ticket.event()).await {
-                    Ok(event) => event,
+                match tokio::time::timeout_at(deadline.into(), ticket.outcome()).await {
+                    Ok(outcome) => outcome,
                     // The ticket leaves the queue as it drops.
                     Err(_elapsed) => return Ok(None),
                 }
             }
-            None => ticket.event().await,
+            None => ticket.outcome().await,
         };
-        match event {
-            Event::Granted(token) => {
-                ticket.forget();
+        let event = match outcome {
+            Ok(tokens) => {
+                ticket.forget(true);
                 return Ok(Some(Held {
-                    token,
+                    tokens,
                     granted: true,
                     generation,
                 }));
             }
-            Event::Timeout => {
-                ticket.forget();
-                return Ok(None);
-            }
-            Event::Failed(code) => {
-                ticket.forget();
-                return Err(failed(&code).into());
-            }
+            Err(event) => event,
+        };
+        ticket.forget(false);
+        match event {
+            Event::Granted(_) | Event::Timeout => return Ok(None),
+            Event::Failed(code) => return Err(failed(&code).into()),
             Event::Requeue => {
-                ticket.forget();
                 (conn, generation) = link.current().await?;
             }
             Event::Disconnected if !retried => {
-                ticket.forget();
                 retried = true;
                 (conn, generation) = link.replace(generation).await?;
             }
             Event::Disconnected => {
-                ticket.forget();
                 return Err(Error::Redis(
                     std::io::Error::new(
                         std::io::ErrorKind::ConnectionReset,

@@ -177,3 +177,21 @@ pub fn retries_answered(server: &Server) -> i64 {
     let count = server.info_field("rlock", "rlock_retries_answered");
     count.trim().parse().expect("a count")
 }
+
+/// Awaits an acquire that the server must refuse at once (within 10 ms, the bound)
+/// with `Error::Deadlock`; returns the cycle it names.
+pub async fn refused_at_once<T: std::fmt::Debug>(
+    acquire: impl std::future::Future<Output = Result<T, rlock_client::Error>>,
+) -> String {
+    let started = std::time::Instant::now();
+    let refused = acquire.await;
+    let took = started.elapsed();
+    let Err(rlock_client::Error::Deadlock(cycle)) = refused else {
+        panic!("expected a deadlock, got {refused:?}");
+    };
+    assert!(
+        took < std::time::Duration::from_millis(10),
+        "refused after {took:?}"
+    );
+    cycle
+}

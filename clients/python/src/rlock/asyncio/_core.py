@@ -31,11 +31,8 @@ class Asynchronous:
             return not_a_lock(error, otherwise)
 
 
-class Hold(Asynchronous, HoldBase):
-    """As rlock._core.Hold, for redis.asyncio: ``async with``, and coroutines."""
-
-    #: Per task (the owner), but for the Lock, which keeps redis-py's per-thread state.
-    local_class = TaskLocal
+class Managed:
+    """As rlock._core.Managed, with ``async with``."""
 
     async def __aenter__(self):
         if await self.acquire():
@@ -47,6 +44,13 @@ class Hold(Asynchronous, HoldBase):
             await self.release()
         except LockError as error:
             self._release_failed(error)
+
+
+class Hold(Managed, Asynchronous, HoldBase):
+    """As rlock._core.Hold, for redis.asyncio: ``async with``, and coroutines."""
+
+    #: Per task (the owner), but for the Lock, which keeps redis-py's per-thread state.
+    local_class = TaskLocal
 
     async def _acquire(self, owner: bytes, blocking, blocking_timeout, amount: int = 1) -> bool:
         command = self._acquire_command(owner, blocking, blocking_timeout, amount)

@@ -183,6 +183,8 @@ class Channels:
     async def keep_alive(self, channel, binding) -> None:
         """As rlock.channels.Channels.keep_alive, with a keeper task."""
         if channel is None:
+            if binding is not None:
+                await self.rebind_elsewhere(binding)
             return
         if binding is None:
             await self.checkin(channel)

@@ -1,0 +1,66 @@
+"""rlock.asyncio.MultiLock: rlock.MultiLock for redis.asyncio."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Optional
+
+from redis.exceptions import ResponseError
+
+from .._base import LockBase
+from .._notify import NotifyUnavailable
+from .._waiting import notifies
+from ..multilock import MultiLockBase
+from ._core import Hold, Managed
+from .notified import wait_with_notify
+
+__all__ = ["MultiLock"]
+
+
+class _Key(Hold, LockBase):
+    """One key of an asyncio MultiLock (its holding is the task's)."""
+
+
+class MultiLock(Managed, MultiLockBase):
+    """As rlock.MultiLock, with coroutines and ``async with``; the owner is the task."""
+
+    key_class = _Key
+
+    async def acquire(
+        self, blocking: Optional[bool] = None, blocking_timeout: Optional[float] = None, token=None
+    ) -> bool:
+        """As rlock.MultiLock.acquire; a cancelled wait leaves every queue."""
+        owner = self._owner(token)
+        command = self._acquire_command(owner, blocking, blocking_timeout)
+        try:
+            if notifies(self._channels, command):
+                try:
+                    return await wait_with_notify(self._channels, self._request(owner, command), self.release)
+                except NotifyUnavailable:
+                    pass
+            reply, _ = await self._channels.call(command)
+        except ResponseError as error:
+            reply = self._refused(error)
+        for binding in self._settle_acquire(owner, reply):
+            await self._channels.keep_alive(None, binding)
+        return reply is not None
+
+    async def release(self) -> None:
+        holdings, error = self._releasable()
+        async with contextlib.AsyncExitStack() as guards:
+            for _, holding in holdings:
+                await guards.enter_async_context(holding.guard)
+            answers = await self._first._run(self._release_command(holdings))
+            self._settle_release(holdings, answers, error)
+
+    async def locked(self) -> bool:
+        for key in self._keys:
+            if await key.locked():
+                return True
+        return False
+
+    async def owned(self) -> bool:
+        for key in self._keys:
+            if not await key.owned():
+                return False
+        return True
