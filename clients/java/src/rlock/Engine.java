@@ -369,8 +369,8 @@ final class Engine {
     }
 
     /**
-     * Where a waiting call about one key goes, which {@link Router#call} cannot make for it: the
-     * call is sent on a session that its waiter was registered for first.
+     * Where a waiting call about one key goes next. Not {@link Router#call}: a waiting call must
+     * go on the session its waiter was registered for, and is re-sent only once on a new one.
      */
     private final class Route {
         /** What {@link #send} returns when the call is to be sent again on a new connection. */
