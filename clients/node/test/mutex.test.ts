@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import {
   LockLostError,
   LockTimeoutError,
@@ -9,41 +9,22 @@ import {
   WrongTypeError,
   closeConnections,
 } from '../src';
-import { LIBS, Server, admin, connect, disconnect, info, sleep, unhandled, until } from './support';
+import { LIBS, Server, connect, disconnect, fixture, info, sleep, until } from './support';
 
 for (const lib of LIBS) {
   describe(`Mutex with ${lib}`, () => {
-    let server: Server;
-    let client: any;
-    let other: any;
-    let redis: Awaited<ReturnType<typeof admin>>;
-    let n = 0;
-    const key = () => `mutex:${lib}:${++n}`;
-
-    before(async () => {
-      server = await Server.start();
-      client = await connect(lib, server.port);
-      other = await connect(lib, server.port);
-      redis = await admin(server.port);
-    });
-    after(async () => {
-      await disconnect(client);
-      await disconnect(other);
-      redis.disconnect();
-      server.kill();
-      assert.deepEqual(unhandled, []);
-    });
+    const f = fixture(lib, 'mutex', { clients: 2 });
 
     it('re-enters on one object; another object is excluded until the last release', async () => {
-      const k = key();
-      const a = new Mutex(client, k);
-      const b = new Mutex(client, k);
+      const k = f.key();
+      const a = new Mutex(f.clients[0], k);
+      const b = new Mutex(f.clients[0], k);
       await a.acquire();
       const token = a.token;
       assert.equal(typeof token, 'number');
       await a.acquire();
       assert.equal(a.token, token, 're-entry keeps the token');
-      assert.equal((await info(redis, 'RLOCK.INFO', k))!.holds, 2);
+      assert.equal((await info(f.redis, 'RLOCK.INFO', k))!.holds, 2);
       assert.equal(await b.tryAcquire(), false);
       await a.release();
       assert.equal(a.isAcquired, true);
@@ -54,28 +35,28 @@ for (const lib of LIBS) {
       assert.equal(await b.tryAcquire(), true);
       assert.ok(b.token! > token!, 'a new holding has a larger fencing token');
       await b.release();
-      assert.equal(await info(redis, 'RLOCK.INFO', k), null);
+      assert.equal(await info(f.redis, 'RLOCK.INFO', k), null);
     });
 
     it('excludes objects on different clients and holds with the watchdog on a connection of its own', async () => {
-      const k = key();
-      const a = new Mutex(client, k);
+      const k = f.key();
+      const a = new Mutex(f.clients[0], k);
       await a.acquire();
-      const held = await info(redis, 'RLOCK.INFO', k);
+      const held = await info(f.redis, 'RLOCK.INFO', k);
       assert.equal(held!.owner, a.identifier);
       assert.notEqual(held!.watchdog, null, 'bound to a connection');
-      assert.equal(await new Mutex(other, k).tryAcquire(), false);
+      assert.equal(await new Mutex(f.clients[1], k).tryAcquire(), false);
       await a.release();
     });
 
     it('serves waiters first in, first out', async () => {
-      const k = key();
-      const holder = new Mutex(client, k);
+      const k = f.key();
+      const holder = new Mutex(f.clients[0], k);
       await holder.acquire();
       const order: number[] = [];
       const waits: Promise<void>[] = [];
       for (let i = 0; i < 8; i++) {
-        const m = new Mutex(i % 2 ? client : other, k);
+        const m = new Mutex(i % 2 ? f.clients[0] : f.clients[1], k);
         waits.push(
           m.acquire().then(async () => {
             order.push(i);
@@ -83,7 +64,7 @@ for (const lib of LIBS) {
             await m.release();
           }),
         );
-        await until(async () => (await info(redis, 'RLOCK.INFO', k))!.waiters === i + 1, 5000, 'queued');
+        await until(async () => (await info(f.redis, 'RLOCK.INFO', k))!.waiters === i + 1, 5000, 'queued');
       }
       await holder.release();
       await Promise.all(waits);
@@ -91,81 +72,81 @@ for (const lib of LIBS) {
     });
 
     it('a grant by message finds its waiter for keys with spaces and non-ASCII bytes', async () => {
-      const k = `${key()} with spaces: ünï ✓`;
-      const holder = new Mutex(client, k);
+      const k = `${f.key()} with spaces: ünï ✓`;
+      const holder = new Mutex(f.clients[0], k);
       await holder.acquire();
-      const waiter = new Mutex(client, k, { acquireTimeout: 3000 });
+      const waiter = new Mutex(f.clients[0], k, { acquireTimeout: 3000 });
       const granted = waiter.acquire();
-      await until(async () => (await info(redis, 'RLOCK.INFO', k))!.waiters === 1, 5000, 'queued');
+      await until(async () => (await info(f.redis, 'RLOCK.INFO', k))!.waiters === 1, 5000, 'queued');
       await holder.release();
       await granted;
-      assert.equal((await info(redis, 'RLOCK.INFO', k))!.owner, waiter.identifier);
+      assert.equal((await info(f.redis, 'RLOCK.INFO', k))!.owner, waiter.identifier);
       await waiter.release();
     });
 
     it('acquireTimeout: LockTimeoutError with a code, and the waiter leaves the queue', async () => {
-      const k = key();
-      const holder = new Mutex(client, k);
+      const k = f.key();
+      const holder = new Mutex(f.clients[0], k);
       await holder.acquire();
-      const waiter = new Mutex(client, k, { acquireTimeout: 100 });
+      const waiter = new Mutex(f.clients[0], k, { acquireTimeout: 100 });
       const started = Date.now();
       await assert.rejects(waiter.acquire(), (err: any) => err instanceof LockTimeoutError && err.code === 'ERR_RLOCK_TIMEOUT');
       const took = Date.now() - started;
       assert.ok(took >= 95 && took < 1000, `timed out after ${took} ms`);
-      assert.equal((await info(redis, 'RLOCK.INFO', k))!.waiters, 0);
+      assert.equal((await info(f.redis, 'RLOCK.INFO', k))!.waiters, 0);
       await holder.release();
       assert.equal(await waiter.tryAcquire(), true);
       await waiter.release();
     });
 
     it('an AbortSignal cancels the wait with RLOCK.CANCEL', async () => {
-      const k = key();
-      const holder = new Mutex(client, k);
+      const k = f.key();
+      const holder = new Mutex(f.clients[0], k);
       await holder.acquire();
-      const waiter = new Mutex(client, k);
+      const waiter = new Mutex(f.clients[0], k);
       const controller = new AbortController();
       const waiting = waiter.acquire({ signal: controller.signal });
-      await until(async () => (await info(redis, 'RLOCK.INFO', k))!.waiters === 1, 5000, 'queued');
+      await until(async () => (await info(f.redis, 'RLOCK.INFO', k))!.waiters === 1, 5000, 'queued');
       controller.abort();
       await assert.rejects(waiting, (err: any) => err.name === 'AbortError');
-      assert.equal((await info(redis, 'RLOCK.INFO', k))!.waiters, 0);
+      assert.equal((await info(f.redis, 'RLOCK.INFO', k))!.waiters, 0);
       await holder.release();
-      assert.equal(await info(redis, 'RLOCK.INFO', k), null, 'the cancelled waiter was not granted');
+      assert.equal(await info(f.redis, 'RLOCK.INFO', k), null, 'the cancelled waiter was not granted');
       assert.equal(waiter.isAcquired, false);
     });
 
     it('using(fn) holds during fn and releases after, also when fn throws', async () => {
-      const k = key();
-      const m = new Mutex(client, k);
+      const k = f.key();
+      const m = new Mutex(f.clients[0], k);
       const result = await m.using(async (signal) => {
         assert.equal(signal.aborted, false);
-        assert.equal((await info(redis, 'RLOCK.INFO', k))!.owner, m.identifier);
+        assert.equal((await info(f.redis, 'RLOCK.INFO', k))!.owner, m.identifier);
         return 42;
       });
       assert.equal(result, 42);
-      assert.equal(await info(redis, 'RLOCK.INFO', k), null);
+      assert.equal(await info(f.redis, 'RLOCK.INFO', k), null);
       await assert.rejects(m.using(async () => {
         throw new Error('boom');
       }), /boom/);
-      assert.equal(await info(redis, 'RLOCK.INFO', k), null);
+      assert.equal(await info(f.redis, 'RLOCK.INFO', k), null);
     });
 
     it('a lost lock: onLockLost from the server message, the using signal aborts, release rejects with LockLostError', async () => {
-      const k = key();
-      const holder = new Mutex(client, k);
+      const k = f.key();
+      const holder = new Mutex(f.clients[0], k);
       await holder.acquire();
       const lost: LockLostError[] = [];
-      const m = new Mutex(client, k, { onLockLost: (err) => lost.push(err) });
+      const m = new Mutex(f.clients[0], k, { onLockLost: (err) => lost.push(err) });
       let aborted: unknown = null;
       const running = m.using(async (signal) => {
         await until(() => signal.aborted, 5000, 'abort');
         aborted = signal.reason;
         return 'done';
       });
-      await until(async () => (await info(redis, 'RLOCK.INFO', k))!.waiters === 1, 5000, 'queued');
+      await until(async () => (await info(f.redis, 'RLOCK.INFO', k))!.waiters === 1, 5000, 'queued');
       await holder.release(); // m is granted by message
       await until(() => m.isAcquired, 5000, 'granted');
-      await redis.call('RLOCK.FORCERELEASE', k);
+      await f.redis.call('RLOCK.FORCERELEASE', k);
       assert.equal(await running, 'done');
       assert.ok(aborted instanceof LockLostError);
       assert.equal(lost.length, 1);
@@ -174,28 +155,28 @@ for (const lib of LIBS) {
     });
 
     it('release of a lock that ended meanwhile rejects with LockLostError (a NotOwnedError)', async () => {
-      const k = key();
-      const m = new Mutex(client, k);
+      const k = f.key();
+      const m = new Mutex(f.clients[0], k);
       await m.acquire();
-      await redis.call('RLOCK.FORCERELEASE', k);
+      await f.redis.call('RLOCK.FORCERELEASE', k);
       await assert.rejects(m.release(), (err: any) => err instanceof LockLostError && err instanceof NotOwnedError);
       await assert.rejects(m.release(), (err: any) => err instanceof NotOwnedError && err.code === 'ERR_RLOCK_NOT_OWNED');
     });
 
     it('lockTimeout: a plain lease, renewed every refreshInterval; without renewal it ends', async () => {
-      const k = key();
-      const refreshed = new Mutex(client, k, { lockTimeout: 300, refreshInterval: 100 });
+      const k = f.key();
+      const refreshed = new Mutex(f.clients[0], k, { lockTimeout: 300, refreshInterval: 100 });
       await refreshed.acquire();
-      assert.equal((await info(redis, 'RLOCK.INFO', k))!.watchdog, null, 'no watchdog binding');
+      assert.equal((await info(f.redis, 'RLOCK.INFO', k))!.watchdog, null, 'no watchdog binding');
       await sleep(700);
       assert.equal(refreshed.isAcquired, true);
-      assert.equal((await info(redis, 'RLOCK.INFO', k))!.owner, refreshed.identifier);
+      assert.equal((await info(f.redis, 'RLOCK.INFO', k))!.owner, refreshed.identifier);
       await refreshed.release();
 
       const lost: unknown[] = [];
-      const lease = new Mutex(client, k, { lockTimeout: 150, refreshInterval: 0, onLockLost: (e) => lost.push(e) });
+      const lease = new Mutex(f.clients[0], k, { lockTimeout: 150, refreshInterval: 0, onLockLost: (e) => lost.push(e) });
       await lease.acquire();
-      const waiter = new Mutex(client, k, { acquireTimeout: 2000 });
+      const waiter = new Mutex(f.clients[0], k, { acquireTimeout: 2000 });
       const started = Date.now();
       await waiter.acquire();
       const waited = Date.now() - started;
@@ -205,10 +186,10 @@ for (const lib of LIBS) {
     });
 
     it('WRONGTYPE becomes WrongTypeError', async () => {
-      const k = key();
-      await redis.set(k, 'not a lock');
-      await assert.rejects(new Mutex(client, k).tryAcquire(), (err: any) => err instanceof WrongTypeError && err.code === 'ERR_RLOCK_WRONGTYPE');
-      await assert.rejects(new Mutex(client, k).acquire(), WrongTypeError);
+      const k = f.key();
+      await f.redis.set(k, 'not a lock');
+      await assert.rejects(new Mutex(f.clients[0], k).tryAcquire(), (err: any) => err instanceof WrongTypeError && err.code === 'ERR_RLOCK_WRONGTYPE');
+      await assert.rejects(new Mutex(f.clients[0], k).acquire(), WrongTypeError);
     });
 
     it('a server without the module: ModuleNotLoadedError', async () => {
@@ -224,13 +205,13 @@ for (const lib of LIBS) {
     });
 
     it('closing the user client closes rlock connections, which ends watchdog holdings', async () => {
-      const k = key();
-      const c = await connect(lib, server.port);
+      const k = f.key();
+      const c = await connect(lib, f.server.port);
       const lost: unknown[] = [];
       const m = new Mutex(c, k, { onLockLost: (e) => lost.push(e) });
       await m.acquire();
       await disconnect(c);
-      await until(async () => (await info(redis, 'RLOCK.INFO', k)) === null, 2000, 'released');
+      await until(async () => (await info(f.redis, 'RLOCK.INFO', k)) === null, 2000, 'released');
       assert.equal(lost.length, 1);
       closeConnections(c);
     });

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { Election, Mutex } from '../src';
-import { EVENTS, LIBS, Server, admin, connect, disconnect, info, record, unhandled, until } from './support';
+import { EVENTS, LIBS, connect, disconnect, fixture, info, record, until } from './support';
 
 const CHILD = path.join(__dirname, 'child.js');
 
@@ -31,35 +31,21 @@ const ms = (values: number[]) => values.map((v) => v.toFixed(1)).join(', ');
 
 for (const lib of LIBS) {
   describe(`processes with ${lib}`, () => {
-    let server: Server;
-    let client: any;
-    let redis: Awaited<ReturnType<typeof admin>>;
-
-    before(async () => {
-      server = await Server.start({ config: EVENTS });
-      client = await connect(lib, server.port);
-      redis = await admin(server.port);
-    });
-    after(async () => {
-      await disconnect(client);
-      redis.disconnect();
-      server.kill();
-      assert.deepEqual(unhandled, []);
-    });
+    const f = fixture(lib, 'proc', { config: EVENTS });
 
     it('excludes between processes: 3 processes x 25 read-pause-write increments lose none', async () => {
       const key = `proc:${lib}:lock`;
       const counter = `proc:${lib}:counter`;
-      const children = [0, 1, 2].map(() => run([lib, String(server.port), 'count', key, counter, '25']));
+      const children = [0, 1, 2].map(() => run([lib, String(f.server.port), 'count', key, counter, '25']));
       const codes = await Promise.all(children.map((c) => c.exited));
       assert.deepEqual(codes, [0, 0, 0], children.map((c) => c.err()).join('\n'));
-      assert.equal(await redis.get(counter), '75');
+      assert.equal(await f.redis.get(counter), '75');
     });
 
     it('a process killed with -9 holding a Mutex and leading: the waiter and the next candidate get in, and two observers see it, within 50 ms (median of 3)', async (t) => {
       const [key, name] = [`proc:${lib}:kill`, `proc:${lib}:election`];
-      const children = Array.from({ length: ROUNDS }, (_, i) => run([lib, String(server.port), 'hold', key, name, `child-${i}`]));
-      const observers = await Promise.all([0, 1].map(() => connect(lib, server.port)));
+      const children = Array.from({ length: ROUNDS }, (_, i) => run([lib, String(f.server.port), 'hold', key, name, `child-${i}`]));
+      const observers = await Promise.all([0, 1].map(() => connect(lib, f.server.port)));
       const [granted, led] = [[] as number[], [] as number[]];
       const seen: number[][] = [[], []];
       try {
@@ -67,11 +53,11 @@ for (const lib of LIBS) {
         for (const [i, child] of children.entries()) {
           const [token, term] = await child.start();
           await until(() => watching.every((w) => w.owners().includes(`child-${i}`)), 5000, 'observed the child');
-          const waiter = new Mutex(client, key);
-          const follower = new Election(client, name, `follower-${i}`);
+          const waiter = new Mutex(f.clients[0], key);
+          const follower = new Election(f.clients[0], name, `follower-${i}`);
           const acquired = waiter.acquire().then(() => performance.now());
           const campaign = follower.campaign().then((next) => [next, performance.now()]);
-          const queued = async (k: string) => (await info(redis, 'RLOCK.INFO', k))!.waiters === 1;
+          const queued = async (k: string) => (await info(f.redis, 'RLOCK.INFO', k))!.waiters === 1;
           await until(async () => (await queued(key)) && (await queued(name)), 5000, 'queued');
           const killed = performance.now();
           child.child.kill('SIGKILL');

@@ -1,33 +1,17 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { CountDownLatch, LockTimeoutError, ReadWriteLock, Semaphore, WrongTypeError } from '../src';
-import { LIBS, Server, admin, connect, disconnect, info, sleep, unhandled, until } from './support';
+import { LIBS, fixture, info, sleep, until } from './support';
 
 for (const lib of LIBS) {
   describe(`Semaphore, ReadWriteLock and CountDownLatch with ${lib}`, () => {
-    let server: Server;
-    let client: any;
-    let redis: Awaited<ReturnType<typeof admin>>;
-    let n = 0;
-    const key = (what: string) => `${what}:${lib}:${++n}`;
-
-    before(async () => {
-      server = await Server.start();
-      client = await connect(lib, server.port);
-      redis = await admin(server.port);
-    });
-    after(async () => {
-      await disconnect(client);
-      redis.disconnect();
-      server.kill();
-      assert.deepEqual(unhandled, []);
-    });
+    const f = fixture(lib, 'types');
 
     it('Semaphore: limit permits, owned; a waiter for 2 is served when 2 are free, before a later one', async () => {
-      const k = key('sem');
-      const a = new Semaphore(client, k, 3);
-      const b = new Semaphore(client, k, 3);
-      const c = new Semaphore(client, k, 3);
+      const k = f.key('sem');
+      const a = new Semaphore(f.clients[0], k, 3);
+      const b = new Semaphore(f.clients[0], k, 3);
+      const c = new Semaphore(f.clients[0], k, 3);
       await a.acquire(2);
       const aToken = a.token!;
       assert.equal(typeof aToken, 'number');
@@ -36,8 +20,8 @@ for (const lib of LIBS) {
       assert.equal(await a.available(), 0);
       const order: string[] = [];
       const big = c.acquire(2).then(() => order.push('c2'));
-      await until(async () => ((await redis.call('RSEM.INFO', k)) as any[])[5].length === 1, 5000, 'c queued');
-      const small = new Semaphore(client, k, 3);
+      await until(async () => ((await f.redis.call('RSEM.INFO', k)) as any[])[5].length === 1, 5000, 'c queued');
+      const small = new Semaphore(f.clients[0], k, 3);
       const later = small.acquire(1).then(() => order.push('small1'));
       await sleep(30);
       assert.deepEqual(order, []);
@@ -54,26 +38,26 @@ for (const lib of LIBS) {
     });
 
     it('Semaphore: re-acquire on one object adds up, release gives back the latest acquire; acquireTimeout', async () => {
-      const k = key('sem');
-      const s = new Semaphore(client, k, 2, { acquireTimeout: 80 });
+      const k = f.key('sem');
+      const s = new Semaphore(f.clients[0], k, 2, { acquireTimeout: 80 });
       await s.acquire();
       await s.acquire();
       assert.equal(await s.available(), 0);
-      await assert.rejects(new Semaphore(client, k, 2, { acquireTimeout: 80 }).acquire(), LockTimeoutError);
+      await assert.rejects(new Semaphore(f.clients[0], k, 2, { acquireTimeout: 80 }).acquire(), LockTimeoutError);
       await s.release();
       assert.equal(await s.available(), 1);
-      const result = await new Semaphore(client, k, 2).using(async () => s.available());
+      const result = await new Semaphore(f.clients[0], k, 2).using(async () => s.available());
       assert.equal(result, 0);
       await s.release();
       assert.equal(await s.available(), 2);
     });
 
     it('ReadWriteLock: readers share, a writer excludes, a writer waiting keeps new readers out', async () => {
-      const k = key('rw');
-      const r1 = new ReadWriteLock(client, k);
-      const r2 = new ReadWriteLock(client, k);
-      const w = new ReadWriteLock(client, k);
-      const r3 = new ReadWriteLock(client, k);
+      const k = f.key('rw');
+      const r1 = new ReadWriteLock(f.clients[0], k);
+      const r2 = new ReadWriteLock(f.clients[0], k);
+      const w = new ReadWriteLock(f.clients[0], k);
+      const r3 = new ReadWriteLock(f.clients[0], k);
       await r1.readLock().acquire();
       await r2.readLock().acquire();
       assert.equal(r1.readLock().isAcquired, true);
@@ -82,7 +66,7 @@ for (const lib of LIBS) {
       assert.equal(await w.writeLock().tryAcquire(), false);
       const order: string[] = [];
       const writing = w.writeLock().acquire().then(() => order.push('w'));
-      await until(async () => (await info(redis, 'RWLOCK.INFO', k))!.waiting_writers === 1, 5000, 'writer queued');
+      await until(async () => (await info(f.redis, 'RWLOCK.INFO', k))!.waiting_writers === 1, 5000, 'writer queued');
       assert.equal(await r3.readLock().tryAcquire(), false, 'no reader passes a waiting writer');
       const reading = r3.readLock().acquire().then(() => order.push('r3'));
       await r1.readLock().release();
@@ -100,27 +84,27 @@ for (const lib of LIBS) {
       assert.deepEqual(order, ['w', 'r3']);
       await w.readLock().release();
       await r3.readLock().release();
-      assert.equal(await info(redis, 'RWLOCK.INFO', k), null);
+      assert.equal(await info(f.redis, 'RWLOCK.INFO', k), null);
     });
 
     it('ReadWriteLock: using on each side; a plain lock key is WRONGTYPE', async () => {
-      const k = key('rw');
-      const rw = new ReadWriteLock(client, k);
-      assert.equal(await rw.writeLock().using(async () => (await info(redis, 'RWLOCK.INFO', k))!.mode), 'write');
-      assert.equal(await rw.readLock().using(async () => (await info(redis, 'RWLOCK.INFO', k))!.mode), 'read');
-      await redis.call('RLOCK.ACQUIRE', k, 'someone', 'PX', 10000);
+      const k = f.key('rw');
+      const rw = new ReadWriteLock(f.clients[0], k);
+      assert.equal(await rw.writeLock().using(async () => (await info(f.redis, 'RWLOCK.INFO', k))!.mode), 'write');
+      assert.equal(await rw.readLock().using(async () => (await info(f.redis, 'RWLOCK.INFO', k))!.mode), 'read');
+      await f.redis.call('RLOCK.ACQUIRE', k, 'someone', 'PX', 10000);
       await assert.rejects(rw.readLock().tryAcquire(), WrongTypeError);
     });
 
     it('CountDownLatch: trySetCount, countDown, getCount, wait opens for every waiter', async () => {
-      const k = key('latch');
-      const latch = new CountDownLatch(client, k);
+      const k = f.key('latch');
+      const latch = new CountDownLatch(f.clients[0], k);
       assert.equal(await latch.getCount(), 0);
       assert.equal(await latch.wait(10), true, 'never set: open');
       assert.equal(await latch.trySetCount(2), true);
       assert.equal(await latch.trySetCount(5), false);
       assert.equal(await latch.getCount(), 2);
-      const waits = [latch.wait(5000), new CountDownLatch(client, k).wait(), latch.wait(5000)];
+      const waits = [latch.wait(5000), new CountDownLatch(f.clients[0], k).wait(), latch.wait(5000)];
       const short = latch.wait(50);
       assert.equal(await short, false, 'timed out');
       assert.equal(await latch.countDown(), 1);
@@ -131,8 +115,8 @@ for (const lib of LIBS) {
     });
 
     it('CountDownLatch: wait is cancelled by an AbortSignal; the others still open', async () => {
-      const k = key('latch');
-      const latch = new CountDownLatch(client, k);
+      const k = f.key('latch');
+      const latch = new CountDownLatch(f.clients[0], k);
       await latch.trySetCount(1);
       const controller = new AbortController();
       const aborted = latch.wait(undefined, { signal: controller.signal });

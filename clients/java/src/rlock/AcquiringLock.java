@@ -6,7 +6,11 @@ import java.util.concurrent.TimeUnit;
  * The waiting methods of {@link RLock} ({@code lock}, {@code lockInterruptibly}, {@code tryLock})
  * over one acquire: what a single lock and a {@link MultiLock} share.
  */
-abstract class AcquiringLock implements RLock {
+abstract class AcquiringLock extends Handle implements RLock {
+    AcquiringLock(Engine engine, String name) {
+        super(engine, name);
+    }
+
     /**
      * Takes the lock: true when held, false when not within the wait.
      *

@@ -145,43 +145,30 @@ final class Engine {
                     family.acquire(key, owner, permits, lease, watchdog, Family.NO_WAIT, 0, requestId, lockDelayMs));
             return granted(target, reply.node(), reply.value(), watchdog, lease, permits);
         }
-        long deadline = waitMs < 0 ? Long.MAX_VALUE : System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs);
-        Node node = router.nodeFor(key);
-        boolean asking = false;
-        int redirects = 0;
-        int failures = 0;
+        long deadline = deadline(waitMs);
+        Route route = new Route(key);
         boolean[] interrupted = {false};
         try {
             while (true) {
-                Node.Session session = session(node);
+                Node.Session session = session(route.node);
                 long left = deadline == Long.MAX_VALUE ? 0 : deadline - System.nanoTime();
                 boolean over = deadline != Long.MAX_VALUE && left <= 0;
                 long waitArg = deadline == Long.MAX_VALUE ? 0 : over ? Family.NO_WAIT : ceilMillis(left);
-                Waiter waiter = over ? null : hub.register(target, node, session.generation, deadline);
+                Waiter waiter = over ? null : hub.register(target, route.node, session.generation, deadline);
                 Object[] args = family.acquire(key, owner, permits, lease, watchdog, waitArg, session.notifyId, requestId, lockDelayMs);
-                Object reply;
-                try {
-                    reply = asking ? session.conn.callAsking(args) : session.conn.call(args);
-                } catch (IOException e) {
-                    hub.unregister(waiter);
-                    session.close();
-                    if (++failures > 1) {
-                        throw new RLockException("no reply from " + node + " to " + args[0] + ": " + e.getMessage(), e);
-                    }
-                    continue; // the same call, with its same request id, on a new connection
+                Object reply = route.send(session, waiter, args);
+                if (reply == Route.RESEND) {
+                    continue;
                 }
-                failures = 0;
-                boolean asked = asking;
-                asking = false;
                 if ("WAITING".equals(reply)) {
                     Event event = park(waiter, session, interruptible, deadline, interrupted, permits);
                     switch (event.kind) {
                         case GRANTED:
-                            if (watchdog && !confirm(node, asked, target, lease)) {
+                            if (watchdog && !confirm(route.node, route.asked, target, lease)) {
                                 requestId = requestId(); // it ended before we could confirm it: ask again
                                 continue;
                             }
-                            holdings.granted(target, node, event.token, watchdog, lease, permits);
+                            holdings.granted(target, route.node, event.token, watchdog, lease, permits);
                             return event.token;
                         case TIMEOUT:
                             return -1;
@@ -200,23 +187,17 @@ final class Engine {
                                     }
                                     interrupted[0] = true;
                                 }
-                                node = router.nodeFor(key);
+                                route.node = router.nodeFor(key);
                                 continue;
                             }
                             throw new RLockException(event.code, "the wait for " + key + " failed: " + event.code);
                     }
                 }
                 hub.unregister(waiter);
-                Cluster.Redirect redirect = router.redirect(node, reply);
-                if (redirect != null) {
-                    if (++redirects > Router.MAX_REDIRECTS) {
-                        throw new RLockException("CLUSTER", "more than " + Router.MAX_REDIRECTS + " redirections for " + key);
-                    }
-                    node = router.node(redirect.host, redirect.port);
-                    asking = redirect.ask;
+                if (route.follow(reply)) {
                     continue;
                 }
-                return granted(target, node, reply, watchdog, lease, permits);
+                return granted(target, route.node, reply, watchdog, lease, permits);
             }
         } finally {
             if (interrupted[0]) {
@@ -343,33 +324,20 @@ final class Engine {
         }
         waitMs = forever(waitMs);
         Target target = new Target(Family.LATCH, key, "");
-        long deadline = waitMs < 0 ? Long.MAX_VALUE : System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs);
-        Node node = router.nodeFor(key);
-        boolean asking = false;
-        int redirects = 0;
-        int failures = 0;
+        long deadline = deadline(waitMs);
+        Route route = new Route(key);
         while (true) {
-            Node.Session session = session(node);
+            Node.Session session = session(route.node);
             long left = deadline == Long.MAX_VALUE ? 0 : deadline - System.nanoTime();
             if (deadline != Long.MAX_VALUE && left <= 0) {
                 return Long.valueOf(1).equals(Replies.check(router.call(key, Family.LATCH.await(key, Family.NO_WAIT, 0)).value()));
             }
             long waitArg = deadline == Long.MAX_VALUE ? 0 : ceilMillis(left);
-            Waiter waiter = hub.register(target, node, session.generation, deadline);
-            Object[] args = Family.LATCH.await(key, waitArg, session.notifyId);
-            Object reply;
-            try {
-                reply = asking ? session.conn.callAsking(args) : session.conn.call(args);
-            } catch (IOException e) {
-                hub.unregister(waiter);
-                session.close();
-                if (++failures > 1) {
-                    throw new RLockException("no reply from " + node + " to RLATCH.AWAIT: " + e.getMessage(), e);
-                }
+            Waiter waiter = hub.register(target, route.node, session.generation, deadline);
+            Object reply = route.send(session, waiter, Family.LATCH.await(key, waitArg, session.notifyId));
+            if (reply == Route.RESEND) {
                 continue;
             }
-            failures = 0;
-            asking = false;
             if ("WAITING".equals(reply)) {
                 long slack = options.responseTimeout.toNanos();
                 // An interrupted or overdue latch wait stays registered, abandoned: latch waits
@@ -391,23 +359,75 @@ final class Engine {
                     default:
                         if (movable(event.code)) {
                             pause(100);
-                            node = router.nodeFor(key);
+                            route.node = router.nodeFor(key);
                             continue;
                         }
                         throw new RLockException(event.code, "the wait for latch " + key + " failed: " + event.code);
                 }
             }
             hub.unregister(waiter);
-            Cluster.Redirect redirect = router.redirect(node, reply);
-            if (redirect != null) {
-                if (++redirects > Router.MAX_REDIRECTS) {
-                    throw new RLockException("CLUSTER", "more than " + Router.MAX_REDIRECTS + " redirections for " + key);
-                }
-                node = router.node(redirect.host, redirect.port);
-                asking = redirect.ask;
+            if (route.follow(reply)) {
                 continue;
             }
             return Long.valueOf(1).equals(Replies.check(reply));
+        }
+    }
+
+    /**
+     * Where a waiting call about one key goes next. Not {@link Router#call}: a waiting call must
+     * go on the session its waiter was registered for, and is re-sent only once on a new one.
+     */
+    private final class Route {
+        /** What {@link #send} returns when the call is to be sent again on a new connection. */
+        static final Object RESEND = new Object();
+
+        private final String key;
+        Node node;
+        /** Whether the latest call was sent after {@code ASKING}. */
+        boolean asked;
+        private boolean asking;
+        private int redirects;
+        private int failures;
+
+        Route(String key) {
+            this.key = key;
+            this.node = router.nodeFor(key);
+        }
+
+        /**
+         * The reply to {@code args} on {@code session}, or {@link #RESEND} when its connection
+         * broke: the call goes once more, with its same request id, on a new connection.
+         */
+        Object send(Node.Session session, Waiter waiter, Object[] args) {
+            Object reply;
+            try {
+                reply = asking ? session.conn.callAsking(args) : session.conn.call(args);
+            } catch (IOException e) {
+                hub.unregister(waiter);
+                session.close();
+                if (++failures > 1) {
+                    throw new RLockException("no reply from " + node + " to " + args[0] + ": " + e.getMessage(), e);
+                }
+                return RESEND;
+            }
+            failures = 0;
+            asked = asking;
+            asking = false;
+            return reply;
+        }
+
+        /** Whether {@code reply} sent the call to another node, which is then the one to send to. */
+        boolean follow(Object reply) {
+            Cluster.Redirect redirect = router.redirect(node, reply);
+            if (redirect == null) {
+                return false;
+            }
+            if (++redirects > Router.MAX_REDIRECTS) {
+                throw new RLockException("CLUSTER", "more than " + Router.MAX_REDIRECTS + " redirections for " + key);
+            }
+            node = router.node(redirect.host, redirect.port);
+            asking = redirect.ask;
+            return true;
         }
     }
 
@@ -433,6 +453,11 @@ final class Engine {
 
     static RLockException closedException() {
         return new RLockException("CLOSED", "the client is closed");
+    }
+
+    /** The System.nanoTime() end of a wait of {@code waitMs} (-1: Long.MAX_VALUE, none). */
+    private static long deadline(long waitMs) {
+        return waitMs < 0 ? Long.MAX_VALUE : System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs);
     }
 
     /** The server waits at most a year; a longer wait is one without a deadline. */

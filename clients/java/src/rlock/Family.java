@@ -42,17 +42,7 @@ enum Family {
      */
     Object[] acquire(String key, String owner, int permits, long leaseMs, boolean watchdog, long waitMs,
             long notifyId, String requestId, long lockDelayMs) {
-        List<Object> args = new ArrayList<>(16);
-        args.add(prefix + ".ACQUIRE");
-        args.add(key);
-        args.add(owner);
-        if (mode != null) {
-            args.add(mode);
-        }
-        if (this == PERMITS) {
-            args.add("PERMITS");
-            args.add((long) permits);
-        }
+        List<Object> args = head("ACQUIRE", key, owner, permits, 16);
         addOptions(args, leaseMs, watchdog, waitMs, notifyId, requestId, lockDelayMs);
         return args.toArray();
     }
@@ -86,8 +76,16 @@ enum Family {
     }
 
     Object[] release(String key, String owner, int permits, String requestId) {
-        List<Object> args = new ArrayList<>(8);
-        args.add(prefix + ".RELEASE");
+        List<Object> args = head("RELEASE", key, owner, permits, 8);
+        args.add("ID");
+        args.add(requestId);
+        return args.toArray();
+    }
+
+    /** {@code <PREFIX>.<verb> key owner [READ|WRITE] [PERMITS n]}: what acquire and release both start with. */
+    private List<Object> head(String verb, String key, String owner, int permits, int capacity) {
+        List<Object> args = new ArrayList<>(capacity);
+        args.add(prefix + "." + verb);
         args.add(key);
         args.add(owner);
         if (mode != null) {
@@ -97,9 +95,7 @@ enum Family {
             args.add("PERMITS");
             args.add((long) permits);
         }
-        args.add("ID");
-        args.add(requestId);
-        return args.toArray();
+        return args;
     }
 
     Object[] renew(String key, String owner, long leaseMs, boolean watchdog) {

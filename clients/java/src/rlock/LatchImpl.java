@@ -2,18 +2,9 @@ package rlock;
 
 import java.util.concurrent.TimeUnit;
 
-final class LatchImpl implements RCountDownLatch {
-    private final Engine engine;
-    private final String name;
-
+final class LatchImpl extends Handle implements RCountDownLatch {
     LatchImpl(Engine engine, String name) {
-        this.engine = engine;
-        this.name = name;
-    }
-
-    @Override
-    public String getName() {
-        return name;
+        super(engine, name);
     }
 
     @Override

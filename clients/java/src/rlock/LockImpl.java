@@ -6,8 +6,6 @@ import java.util.concurrent.TimeUnit;
 
 /** {@link RLock} for a plain lock ({@code RLOCK.*}) or one side of a read-write lock ({@code RWLOCK.*}). */
 final class LockImpl extends AcquiringLock {
-    private final Engine engine;
-    private final String name;
     private final Family family;
     /** {@code LOCKDELAY} of its acquires, in ms (0: none, the server's default applies). */
     private final long lockDelayMs;
@@ -17,8 +15,7 @@ final class LockImpl extends AcquiringLock {
     }
 
     private LockImpl(Engine engine, String name, Family family, long lockDelayMs) {
-        this.engine = engine;
-        this.name = name;
+        super(engine, name);
         this.family = family;
         this.lockDelayMs = lockDelayMs;
     }
@@ -66,11 +63,6 @@ final class LockImpl extends AcquiringLock {
     @Override
     boolean take(long leaseMs, long waitMs, boolean interruptible) throws InterruptedException {
         return engine.acquire(family, name, engine.owner(), 1, leaseMs, waitMs, interruptible, lockDelayMs) >= 0;
-    }
-
-    @Override
-    public String getName() {
-        return name;
     }
 
     @Override

@@ -21,13 +21,20 @@ import rlock.resp.Cluster;
  * at once, nothing taken or queued.
  */
 public final class MultiLock extends AcquiringLock {
-    private final Engine engine;
     private final List<LockImpl> locks;
     private final List<String> keys;
     /** {@code LOCKDELAY} of its acquires, in ms (0: none). */
     private final long lockDelayMs;
 
     MultiLock(Engine engine, List<LockImpl> locks, long lockDelayMs) {
+        super(engine, String.join(",", names(locks)));
+        this.locks = List.copyOf(locks);
+        this.keys = names(locks);
+        this.lockDelayMs = lockDelayMs;
+    }
+
+    /** The locks' names, in order, checked: 1 to 1000 of them, none twice. */
+    private static List<String> names(List<LockImpl> locks) {
         if (locks.isEmpty() || locks.size() > 1000) {
             throw new IllegalArgumentException("a multi-lock takes 1 to 1000 locks, not " + locks.size());
         }
@@ -38,10 +45,7 @@ public final class MultiLock extends AcquiringLock {
         if (new HashSet<>(names).size() != names.size()) {
             throw new IllegalArgumentException("a lock is named more than once: " + names);
         }
-        this.engine = engine;
-        this.locks = List.copyOf(locks);
-        this.keys = List.copyOf(names);
-        this.lockDelayMs = lockDelayMs;
+        return List.copyOf(names);
     }
 
     /** The multi-lock of {@code locks}: plain locks ({@link RLockClient#getLock}) of one client. */
@@ -59,12 +63,6 @@ public final class MultiLock extends AcquiringLock {
     /** Its keys, in the order of its tokens. */
     public List<String> getNames() {
         return keys;
-    }
-
-    /** Its keys joined by commas. */
-    @Override
-    public String getName() {
-        return String.join(",", keys);
     }
 
     // ---- acquiring ----

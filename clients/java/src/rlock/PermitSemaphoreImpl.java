@@ -3,33 +3,9 @@ package rlock;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 
-final class PermitSemaphoreImpl implements RPermitExpirableSemaphore {
-    private final Engine engine;
-    private final String name;
-
+final class PermitSemaphoreImpl extends PermitsHandle implements RPermitExpirableSemaphore {
     PermitSemaphoreImpl(Engine engine, String name) {
-        this.engine = engine;
-        this.name = name;
-    }
-
-    @Override
-    public String getName() {
-        return name;
-    }
-
-    @Override
-    public boolean trySetPermits(int permits) {
-        return SemaphoreImpl.trySetPermits(engine, name, permits);
-    }
-
-    @Override
-    public void addPermits(int permits) {
-        SemaphoreImpl.addPermits(engine, name, permits);
-    }
-
-    @Override
-    public int availablePermits() {
-        return SemaphoreImpl.availablePermits(engine, name);
+        super(engine, name);
     }
 
     @Override

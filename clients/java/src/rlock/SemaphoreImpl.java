@@ -1,48 +1,10 @@
 package rlock;
 
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
-final class SemaphoreImpl implements RSemaphore {
-    private final Engine engine;
-    private final String name;
-
+final class SemaphoreImpl extends PermitsHandle implements RSemaphore {
     SemaphoreImpl(Engine engine, String name) {
-        this.engine = engine;
-        this.name = name;
-    }
-
-    static boolean trySetPermits(Engine engine, String name, int permits) {
-        return Long.valueOf(1).equals(engine.call(name, "RSEM.SETPERMITS", name, (long) permits));
-    }
-
-    static void addPermits(Engine engine, String name, int permits) {
-        engine.call(name, "RSEM.ADDPERMITS", name, (long) permits);
-    }
-
-    static int availablePermits(Engine engine, String name) {
-        Map<String, Object> info = engine.info("RSEM.INFO", name);
-        return info == null ? 0 : (int) Replies.number(info.get("available"), 0);
-    }
-
-    @Override
-    public String getName() {
-        return name;
-    }
-
-    @Override
-    public boolean trySetPermits(int permits) {
-        return trySetPermits(engine, name, permits);
-    }
-
-    @Override
-    public void addPermits(int permits) {
-        addPermits(engine, name, permits);
-    }
-
-    @Override
-    public int availablePermits() {
-        return availablePermits(engine, name);
+        super(engine, name);
     }
 
     @Override

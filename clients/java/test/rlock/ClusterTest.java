@@ -115,13 +115,7 @@ class ClusterTest {
                 RLockClient waiter = RLockClient.create(nodes.get(1).uri())) {
             RLock lock = holder.getLock(key);
             lock.lock();
-            CompletableFuture<Long> waiting = Async.call(() -> {
-                RLock mine = waiter.getLock(key);
-                mine.lock();
-                long token = mine.getToken();
-                mine.unlock();
-                return token;
-            });
+            CompletableFuture<Long> waiting = Async.grantedToken(waiter.getLock(key));
             eventually(5000, "queued on node 2", () -> Admin.waiters(admins.get(2), key) == 1);
             long token = lock.getToken();
             lock.unlock();

@@ -14,6 +14,7 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -64,6 +65,31 @@ class FailureTest extends OneServer {
         assertEquals(1, lines.size(), "one connection: " + lines);
         String id = lines.get(0).split(" ")[0];
         return Long.parseLong(id.substring("id=".length()));
+    }
+
+    /** {@code other} takes the lock with {@code take} on a thread of its own and holds it until {@code release}. */
+    private CompletableFuture<Void> heldByOther(Consumer<RLock> take, CompletableFuture<Void> release) throws Exception {
+        CompletableFuture<Void> held = new CompletableFuture<>();
+        CompletableFuture<Void> holding = Async.run(() -> {
+            RLock theirs = other.getLock(name);
+            take.accept(theirs);
+            held.complete(null);
+            release.get();
+            theirs.unlock();
+        });
+        held.get(5, TimeUnit.SECONDS);
+        return holding;
+    }
+
+    /** {@code client} takes the lock with {@code take} on a thread of its own: the server's hold count once granted. */
+    private CompletableFuture<Long> holdsOnceGranted(Consumer<RLock> take) {
+        return Async.call(() -> {
+            RLock lock = client.getLock(name);
+            take.accept(lock);
+            long count = holds();
+            lock.unlock();
+            return count;
+        });
     }
 
     @Test
@@ -172,23 +198,9 @@ class FailureTest extends OneServer {
 
     @Test
     void aWaitThatLosesItsConnectionIsSentAgain() throws Exception {
-        CompletableFuture<Void> holder = new CompletableFuture<>();
         CompletableFuture<Void> release = new CompletableFuture<>();
-        CompletableFuture<Void> holding = Async.run(() -> {
-            RLock theirs = other.getLock(name);
-            theirs.lock();
-            holder.complete(null);
-            release.get();
-            theirs.unlock();
-        });
-        holder.get(5, TimeUnit.SECONDS);
-        RLock lock = client.getLock(name);
-        CompletableFuture<Long> waiting = Async.call(() -> {
-            lock.lock();
-            long count = holds();
-            lock.unlock();
-            return count;
-        });
+        CompletableFuture<Void> holding = heldByOther(RLock::lock, release);
+        CompletableFuture<Long> waiting = holdsOnceGranted(RLock::lock);
         eventually(5000, "queued", () -> Admin.waiters(admin, name) == 1);
         proxy.cutAll();
         Thread.sleep(200);
@@ -203,23 +215,9 @@ class FailureTest extends OneServer {
     @Test
     void aLostWaitingReplyIsSentAgainWithItsId() throws Exception {
         CompletableFuture<Void> release = new CompletableFuture<>();
-        CompletableFuture<Void> holder = new CompletableFuture<>();
-        CompletableFuture<Void> holding = Async.run(() -> {
-            RLock theirs = other.getLock(name);
-            theirs.lock(30, TimeUnit.SECONDS);
-            holder.complete(null);
-            release.get();
-            theirs.unlock();
-        });
-        holder.get(5, TimeUnit.SECONDS);
+        CompletableFuture<Void> holding = heldByOther(lock -> lock.lock(30, TimeUnit.SECONDS), release);
         proxy.dropReplyTo("RLOCK.ACQUIRE");
-        CompletableFuture<Long> waiting = Async.call(() -> {
-            RLock lock = client.getLock(name);
-            lock.lock(30, TimeUnit.SECONDS);
-            long count = holds();
-            lock.unlock();
-            return count;
-        });
+        CompletableFuture<Long> waiting = holdsOnceGranted(lock -> lock.lock(30, TimeUnit.SECONDS));
         assertTrue(proxy.awaitDrop(2000));
         eventually(5000, "queued again", () -> Admin.waiters(admin, name) == 1);
         release.complete(null);

@@ -62,15 +62,11 @@ class LatchTest extends TwoClients {
     void anInterruptEndsAWait() throws Exception {
         RCountDownLatch latch = client.getCountDownLatch(name);
         latch.trySetCount(1);
-        Thread[] thread = new Thread[1];
-        CompletableFuture<Void> waiter = Async.run(() -> {
-            thread[0] = Thread.currentThread();
-            assertThrows(InterruptedException.class, latch::await);
-        });
+        Async.Interruptible waiter = Async.interruptible(latch::await);
         CompletableFuture<Void> stays = Async.run(latch::await);
         Thread.sleep(100);
-        thread[0].interrupt();
-        waiter.get(5, TimeUnit.SECONDS);
+        waiter.interrupt();
+        waiter.done().get(5, TimeUnit.SECONDS);
         Thread.sleep(50);
         assertFalse(stays.isDone(), "the other wait on the same latch is not disturbed");
         latch.countDown();

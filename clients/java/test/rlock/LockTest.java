@@ -199,16 +199,14 @@ class LockTest extends TwoClients {
         RLock lock = client.getLock(name);
         lock.lock();
         CountDownLatch started = new CountDownLatch(1);
-        Thread[] waiter = new Thread[1];
-        CompletableFuture<Void> interrupted = Async.run(() -> {
-            waiter[0] = Thread.currentThread();
+        Async.Interruptible waiter = Async.interruptible(() -> {
             started.countDown();
-            assertThrows(InterruptedException.class, () -> other.getLock(name).lockInterruptibly());
+            other.getLock(name).lockInterruptibly();
         });
         started.await();
         eventually(5000, "queued", () -> Admin.waiters(admin, name) == 1);
-        waiter[0].interrupt();
-        interrupted.get(5, TimeUnit.SECONDS);
+        waiter.interrupt();
+        waiter.done().get(5, TimeUnit.SECONDS);
         assertEquals(0, Admin.waiters(admin, name), "RLOCK.CANCEL took the entry out");
         lock.unlock();
         assertNull(info(), "nobody was handed the lock");

@@ -3,7 +3,6 @@ package rlock;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static rlock.testing.Admin.eventually;
 
@@ -51,13 +50,7 @@ class Resp2Test {
             lock.lock();
             lock.lock();
             assertEquals(2, lock.getHoldCount());
-            CompletableFuture<Long> waiter = Async.call(() -> {
-                RLock mine = other.getLock(name);
-                mine.lock();
-                long token = mine.getToken();
-                mine.unlock();
-                return token;
-            });
+            CompletableFuture<Long> waiter = Async.grantedToken(other.getLock(name));
             eventually(5000, "queued", () -> Admin.waiters(admin, name) == 1);
             assertEquals("0", Admin.infoField(admin, "clients", "blocked_clients"));
             long token = lock.getToken();
@@ -67,14 +60,10 @@ class Resp2Test {
 
             // An interrupted wait leaves the queue; nobody is granted the lock afterwards.
             lock.lock();
-            Thread[] thread = new Thread[1];
-            CompletableFuture<Void> interrupted = Async.run(() -> {
-                thread[0] = Thread.currentThread();
-                assertThrows(InterruptedException.class, () -> other.getLock(name).lockInterruptibly());
-            });
+            Async.Interruptible interrupted = Async.interruptible(() -> other.getLock(name).lockInterruptibly());
             eventually(5000, "queued", () -> Admin.waiters(admin, name) == 1);
-            thread[0].interrupt();
-            interrupted.get(5, TimeUnit.SECONDS);
+            interrupted.interrupt();
+            interrupted.done().get(5, TimeUnit.SECONDS);
             assertEquals(0, Admin.waiters(admin, name));
             lock.unlock();
             assertNull(Admin.info(admin, "RLOCK.INFO", name));

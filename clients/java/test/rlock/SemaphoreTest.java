@@ -108,14 +108,10 @@ class SemaphoreTest extends TwoClients {
     void anInterruptedAcquireLeavesTheQueue() throws Exception {
         RSemaphore semaphore = client.getSemaphore(name);
         semaphore.trySetPermits(0);
-        Thread[] thread = new Thread[1];
-        CompletableFuture<Void> waiter = Async.run(() -> {
-            thread[0] = Thread.currentThread();
-            assertThrows(InterruptedException.class, () -> other.getSemaphore(name).acquire());
-        });
+        Async.Interruptible waiter = Async.interruptible(() -> other.getSemaphore(name).acquire());
         eventually(5000, "queued", () -> queued() == 1);
-        thread[0].interrupt();
-        waiter.get(5, TimeUnit.SECONDS);
+        waiter.interrupt();
+        waiter.done().get(5, TimeUnit.SECONDS);
         assertEquals(0, queued());
         semaphore.addPermits(1);
         assertEquals(1, semaphore.availablePermits(), "nobody took it");

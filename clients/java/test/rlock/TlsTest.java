@@ -93,13 +93,7 @@ class TlsTest {
             RLock lock = client.getLock(name);
             lock.lock();
             assertTrue(lock.isHeldByCurrentThread());
-            CompletableFuture<Long> waiter = Async.call(() -> {
-                RLock theirs = other.getLock(name);
-                theirs.lock();
-                long token = theirs.getToken();
-                theirs.unlock();
-                return token;
-            });
+            CompletableFuture<Long> waiter = Async.grantedToken(other.getLock(name));
             eventually(5000, "queued over TLS", () -> Admin.waiters(admin, name) == 1);
             long mine = lock.getToken();
             lock.unlock();

@@ -8,6 +8,8 @@
  * once more). Commands sent while it is not ready fail at once.
  */
 
+import { ConnectionFailure, ServerReply } from '../errors';
+
 export type Arg = string | number | Buffer;
 
 export interface Connection {
@@ -55,6 +57,26 @@ export class Once {
   get done(): boolean {
     return this.fired;
   }
+}
+
+/**
+ * A library's rejection as rlock's: `ServerReply` for the server's error reply, else
+ * `ConnectionFailure` (the retry rule depends on which).
+ */
+export function failure(err: unknown): Error {
+  if (isReplyError(err)) return new ServerReply((err as Error).message);
+  return new ConnectionFailure((err as Error)?.message ?? String(err), { cause: err });
+}
+
+/** Connects a new connection's client; on failure closes it, so that nothing is left half open. */
+export async function connected<C extends Connection>(connection: C, connect: () => Promise<unknown>): Promise<C> {
+  try {
+    await connect();
+  } catch (err) {
+    connection.close();
+    throw new ConnectionFailure(`cannot connect: ${(err as Error)?.message ?? err}`, { cause: err });
+  }
+  return connection;
 }
 
 /** True for an error reply of the server, as either library reports it. */

@@ -1,7 +1,7 @@
 /** The ioredis adapter: `duplicate()` without reconnects, offline queue or resends. */
 
-import { ConnectionFailure, ServerReply } from '../errors';
-import { Arg, Connection, Driver, Once, isReplyError } from './driver';
+import { ConnectionFailure } from '../errors';
+import { Arg, Connection, Driver, Once, connected, failure } from './driver';
 
 /** The part of an ioredis instance rlock uses. */
 export interface IoRedisLike {
@@ -42,8 +42,7 @@ class IoRedisConnection implements Connection {
     try {
       return await this.redis.call(String(command), ...rest);
     } catch (err) {
-      if (isReplyError(err)) throw new ServerReply((err as Error).message);
-      throw new ConnectionFailure((err as Error)?.message ?? String(err), { cause: err });
+      throw failure(err);
     }
   }
 
@@ -54,8 +53,7 @@ class IoRedisConnection implements Connection {
     try {
       await this.redis.subscribe(channel);
     } catch (err) {
-      if (isReplyError(err)) throw new ServerReply((err as Error).message);
-      throw new ConnectionFailure((err as Error)?.message ?? String(err), { cause: err });
+      throw failure(err);
     }
   }
 
@@ -85,14 +83,7 @@ export class IoRedisDriver implements Driver {
       maxRetriesPerRequest: 0,
       connectionName: name,
     });
-    const connection = new IoRedisConnection(redis);
-    try {
-      await redis.connect();
-    } catch (err) {
-      connection.close();
-      throw new ConnectionFailure(`cannot connect: ${(err as Error)?.message ?? err}`, { cause: err });
-    }
-    return connection;
+    return connected(new IoRedisConnection(redis), () => redis.connect());
   }
 
   onClientEnd(listener: () => void): void {

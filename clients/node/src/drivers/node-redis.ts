@@ -1,7 +1,7 @@
 /** The node-redis (v5) adapter: `duplicate()` without reconnects or offline queue. */
 
-import { ConnectionFailure, ServerReply } from '../errors';
-import { Arg, Connection, Driver, Once, isReplyError } from './driver';
+import { ConnectionFailure } from '../errors';
+import { Arg, Connection, Driver, Once, connected, failure } from './driver';
 
 /** The part of a node-redis client rlock uses. */
 export interface NodeRedisLike {
@@ -23,11 +23,6 @@ export function isNodeRedis(client: any): client is NodeRedisLike {
     typeof client.sendCommand === 'function' &&
     'isOpen' in client
   );
-}
-
-function failure(err: unknown): Error {
-  if (isReplyError(err)) return new ServerReply((err as Error).message);
-  return new ConnectionFailure((err as Error)?.message ?? String(err), { cause: err });
 }
 
 class NodeRedisConnection implements Connection {
@@ -90,14 +85,7 @@ export class NodeRedisDriver implements Driver {
       disableOfflineQueue: true,
       name,
     });
-    const connection = new NodeRedisConnection(redis);
-    try {
-      await redis.connect();
-    } catch (err) {
-      connection.close();
-      throw new ConnectionFailure(`cannot connect: ${(err as Error)?.message ?? err}`, { cause: err });
-    }
-    return connection;
+    return connected(new NodeRedisConnection(redis), () => redis.connect());
   }
 
   onClientEnd(listener: () => void): void {

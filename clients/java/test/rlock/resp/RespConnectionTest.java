@@ -168,16 +168,19 @@ class RespConnectionTest {
         return thread;
     }
 
-    @Test
-    void resp3PushesGoToTheListenerWhileCommandsRun() throws Exception {
-        BlockingQueue<Push> pushes = new LinkedBlockingQueue<>();
-        RespConnection.Listener listener = new RespConnection.Listener() {
+    static RespConnection.Listener pushesTo(BlockingQueue<Push> pushes) {
+        return new RespConnection.Listener() {
             @Override
             public void push(RespConnection connection, Push push) {
                 pushes.add(push);
             }
         };
-        try (RespConnection conn = RespConnection.open(new RespConnection.Settings().address("127.0.0.1", server.port).listener(listener));
+    }
+
+    @Test
+    void resp3PushesGoToTheListenerWhileCommandsRun() throws Exception {
+        BlockingQueue<Push> pushes = new LinkedBlockingQueue<>();
+        try (RespConnection conn = RespConnection.open(new RespConnection.Settings().address("127.0.0.1", server.port).listener(pushesTo(pushes)));
                 RespConnection admin = server.admin()) {
             conn.subscribe("chan");
             assertEquals("PONG", conn.call("PING"), "a RESP3 subscriber keeps running commands");
@@ -192,14 +195,8 @@ class RespConnectionTest {
     @Test
     void resp2SubscriberMessagesArePushesToo() throws Exception {
         BlockingQueue<Push> pushes = new LinkedBlockingQueue<>();
-        RespConnection.Listener listener = new RespConnection.Listener() {
-            @Override
-            public void push(RespConnection connection, Push push) {
-                pushes.add(push);
-            }
-        };
         try (RespConnection conn = RespConnection.open(new RespConnection.Settings().address("127.0.0.1", server.port)
-                .protocol(2).listener(listener)); RespConnection admin = server.admin()) {
+                .protocol(2).listener(pushesTo(pushes))); RespConnection admin = server.admin()) {
             assertEquals(2, conn.protocol());
             assertTrue(conn.clientId() > 0);
             conn.subscribe("chan2");

@@ -1,0 +1,26 @@
+package rlock;
+
+import java.util.Map;
+
+/**
+ * What {@link RSemaphore} and {@link RPermitExpirableSemaphore} share: both are one
+ * {@code RSEM.*} semaphore, counted the same way; only what a permit belongs to differs.
+ */
+abstract class PermitsHandle extends Handle {
+    PermitsHandle(Engine engine, String name) {
+        super(engine, name);
+    }
+
+    public boolean trySetPermits(int permits) {
+        return Long.valueOf(1).equals(engine.call(name, "RSEM.SETPERMITS", name, (long) permits));
+    }
+
+    public void addPermits(int permits) {
+        engine.call(name, "RSEM.ADDPERMITS", name, (long) permits);
+    }
+
+    public int availablePermits() {
+        Map<String, Object> info = engine.info("RSEM.INFO", name);
+        return info == null ? 0 : (int) Replies.number(info.get("available"), 0);
+    }
+}
