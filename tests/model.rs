@@ -30,3 +30,11 @@ mod semaphore;
 fn semaphore() {
     harness::run_seeds("semaphore", harness::events(1000), semaphore::check);
 }
+
+#[path = "model/multikey.rs"]
+mod multikey;
+
+#[test]
+fn several_keys() {
+    harness::run_seeds("several_keys", harness::events(1000), multikey::check);
+}

@@ -30,6 +30,8 @@ impl Rng {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Told {
     Granted(i64),
+    /// A request for several keys: its tokens, in its keys' order.
+    GrantedAll(Vec<i64>),
     /// nil, or a `timeout` message.
     NotGranted,
     Failed(String),
@@ -47,6 +49,8 @@ pub struct Waiter {
     pub via: Via,
     pub conn: Conn,
     pub client_id: i64,
+    /// How many `NOTIFY` messages make one outcome: one per key of the request (1 by default).
+    pub messages: usize,
 }
 
 impl Waiter {
@@ -68,6 +72,7 @@ impl Waiter {
             via,
             conn,
             client_id,
+            messages: 1,
         };
         let told = match via {
             Via::Blocked => {
@@ -91,26 +96,50 @@ impl Waiter {
         (waiter, told)
     }
 
-    /// The next outcome, if one arrives within `within`.
+    /// The next outcome, if one arrives within `within`: with `NOTIFY`, `messages` messages
+    /// (all grants, their tokens in order, or all timeouts).
     pub fn read(&mut self, within: Duration) -> Option<Told> {
         self.conn.set_read_timeout(Some(within));
         let reply = self.conn.read().ok()?;
-        Some(match self.via {
-            Via::Blocked => told(&reply),
-            Via::Notify => {
-                let Value::Bulk(message) = &reply.items()[2] else {
-                    panic!("a message: {reply:?}")
-                };
-                let text = String::from_utf8_lossy(message).into_owned();
-                let words: Vec<&str> = text.split(' ').collect();
-                match words[0] {
-                    "granted" => Told::Granted(words[2].parse().expect("token")),
-                    "timeout" => Told::NotGranted,
-                    "failed" => Told::Failed(words[2].to_string()),
-                    _ => panic!("unexpected message {text}"),
-                }
-            }
+        if self.via == Via::Blocked {
+            return Some(told(&reply));
+        }
+        let mut each = vec![message(&reply)];
+        for _ in 1..self.messages {
+            self.conn.set_read_timeout(Some(Duration::from_secs(3)));
+            let reply = self.conn.read().expect("the rest of a request's messages");
+            each.push(message(&reply));
+        }
+        if self.messages == 1 {
+            return each.pop();
+        }
+        let tokens: Option<Vec<i64>> = each
+            .iter()
+            .map(|t| match t {
+                Told::Granted(t) => Some(*t),
+                _ => None,
+            })
+            .collect();
+        Some(match tokens {
+            Some(tokens) => Told::GrantedAll(tokens),
+            None if each.iter().all(|t| *t == Told::NotGranted) => Told::NotGranted,
+            None => panic!("mixed messages for one request: {each:?}"),
         })
+    }
+}
+
+/// A `NOTIFY` message: `granted <family> <token> ...`, `timeout ...` or `failed <family> <why>`.
+fn message(reply: &Value) -> Told {
+    let Value::Bulk(message) = &reply.items()[2] else {
+        panic!("a message: {reply:?}")
+    };
+    let text = String::from_utf8_lossy(message).into_owned();
+    let words: Vec<&str> = text.split(' ').collect();
+    match words[0] {
+        "granted" => Told::Granted(words[2].parse().expect("token")),
+        "timeout" => Told::NotGranted,
+        "failed" => Told::Failed(words[2].to_string()),
+        _ => panic!("unexpected message {text}"),
     }
 }
 
@@ -119,6 +148,7 @@ fn told(reply: &Value) -> Told {
         Value::Int(token) => Told::Granted(*token),
         Value::Nil => Told::NotGranted,
         Value::Error(e) => Told::Failed(e.clone()),
+        Value::Array(tokens) => Told::GrantedAll(tokens.iter().map(Value::int).collect()),
         other => panic!("unexpected reply {other:?}"),
     }
 }
@@ -176,11 +206,23 @@ pub fn outcomes(
     refused: &[usize],
     waiting: &[usize],
 ) -> Result<Vec<i64>, String> {
+    Ok(outcomes_each(waiters, granted, refused, waiting)?
+        .concat())
+}
+
+/// As `outcomes`, with each granted waiter's tokens apart (one per key of its request).
+pub fn outcomes_each(
+    waiters: &mut [Option<Waiter>],
+    granted: &[usize],
+    refused: &[usize],
+    waiting: &[usize],
+) -> Result<Vec<Vec<i64>>, String> {
     let mut tokens = Vec::new();
     for id in granted {
         let w = waiters[*id].as_mut().expect("a live waiter");
         match w.read(Duration::from_secs(3)) {
-            Some(Told::Granted(t)) => tokens.push(t),
+            Some(Told::Granted(t)) => tokens.push(vec![t]),
+            Some(Told::GrantedAll(t)) => tokens.push(t),
             other => {
                 return Err(format!(
                     "{} should have been let in, got {other:?}",
