@@ -184,7 +184,12 @@ pub fn run_seeds(
     for seed in seeds() {
         let mut history = Vec::new();
         if let Err(why) = check(seed, per_seed, &mut history) {
-            let shown = history.len().saturating_sub(40);
+            let shown = history.len().saturating_sub(
+                std::env::var("RLOCK_MODEL_SHOW")
+                    .ok()
+                    .and_then(|n| n.parse().ok())
+                    .unwrap_or(40),
+            );
             panic!(
                 "{family}: the server disagrees with the model: {why}\n\
                  replay: RLOCK_MODEL_SEED={seed} RLOCK_MODEL_EVENTS={per_seed} cargo test --release --test model {family}\n\
@@ -206,8 +211,7 @@ pub fn outcomes(
     refused: &[usize],
     waiting: &[usize],
 ) -> Result<Vec<i64>, String> {
-    Ok(outcomes_each(waiters, granted, refused, waiting)?
-        .concat())
+    Ok(outcomes_each(waiters, granted, refused, waiting)?.concat())
 }
 
 /// As `outcomes`, with each granted waiter's tokens apart (one per key of its request).

@@ -47,7 +47,10 @@ impl Model {
     }
 
     fn named(&self, key: usize) -> usize {
-        self.waiting.iter().filter(|r| r.keys.contains(&key)).count()
+        self.waiting
+            .iter()
+            .filter(|r| r.keys.contains(&key))
+            .count()
     }
 
     fn waits(&self, owner: &str) -> bool {
@@ -102,6 +105,22 @@ impl Model {
             granted.push((r.id, self.take(&r.keys, &r.owner)));
         }
         granted
+    }
+
+    /// The holdings and the waiting requests in order, for a failure's message.
+    fn describe(&self) -> String {
+        let held: Vec<String> = (0..KEYS)
+            .map(|k| match &self.held[k] {
+                Some(h) => format!("k{k}={}x{}", h.owner, h.holds),
+                None => format!("k{k}=free"),
+            })
+            .collect();
+        let waiting: Vec<String> = self
+            .waiting
+            .iter()
+            .map(|r| format!("{}[{}]", r.owner, names(&r.keys)))
+            .collect();
+        format!("{}; waiting: {}", held.join(" "), waiting.join(", "))
     }
 
     /// Per key: (owner, holds, token, waiters) or None when free; then the waiting requests
@@ -170,10 +189,20 @@ pub fn check(seed: u64, events: usize, history: &mut Vec<String>) -> Result<(), 
     };
     let mut rng = Rng(seed);
     for _ in 0..events {
-        run.step(&mut rng)?;
+        run.step(&mut rng)
+            .map_err(|why| format!("{why}\nmodel: {}", run.model.describe()))?;
     }
     server.assert_no_crash();
     Ok(())
+}
+
+/// `RLOCK_MODEL_AROUND=1`: no request for several keys waits behind others on a key its
+/// owner holds. The server serves a held key's queue again only when the key frees, so when
+/// the waiters ahead of such a request leave (timeout, cancel, unblock, disconnect) it stays
+/// waiting though it heads every queue and each key is free or its own; this steps around
+/// that to explore the rest.
+fn around_known_bug() -> bool {
+    std::env::var("RLOCK_MODEL_AROUND").is_ok_and(|v| v == "1")
 }
 
 fn names(keys: &[usize]) -> String {
@@ -221,13 +250,20 @@ impl Run<'_> {
                 self.history.push(format!("{}: RELEASE k{k}", h.owner));
                 let left = self.c.q(&format!("RLOCK.RELEASE k{k} {}", h.owner)).int();
                 if left != h.holds - 1 {
-                    return Err(format!("release of k{k} left {left}, model {}", h.holds - 1));
+                    return Err(format!(
+                        "release of k{k} left {left}, model {}",
+                        h.holds - 1
+                    ));
                 }
                 self.release(k);
             }
             10 if free_to_act => {
                 let mut keys: Vec<usize> = (0..KEYS)
-                    .filter(|k| self.model.held[*k].as_ref().is_some_and(|h| h.owner == owner))
+                    .filter(|k| {
+                        self.model.held[*k]
+                            .as_ref()
+                            .is_some_and(|h| h.owner == owner)
+                    })
                     .collect();
                 if keys.is_empty() {
                     return Ok(());
@@ -293,13 +329,16 @@ impl Run<'_> {
                 self.model.waiting.remove(at);
             }
             13 => {
-                let held: Vec<usize> = (0..KEYS).filter(|k| self.model.held[*k].is_some()).collect();
+                let held: Vec<usize> = (0..KEYS)
+                    .filter(|k| self.model.held[*k].is_some())
+                    .collect();
                 if held.is_empty() {
                     return Ok(());
                 }
                 let k = held[rng.below(held.len())];
                 let h = self.model.held[k].take().expect("held").owner;
-                self.history.push(format!("{h}: lease of k{k} ends (RENEW PX 1)"));
+                self.history
+                    .push(format!("{h}: lease of k{k} ends (RENEW PX 1)"));
                 if self.c.q(&format!("RLOCK.RENEW k{k} {h} PX 1")).int() != 1 {
                     return Err(format!("renew of k{k} by its holder {h} refused"));
                 }
@@ -369,13 +408,25 @@ impl Run<'_> {
             None => format!("{owner}: {what} (no wait)"),
             Some((ms, via)) => format!("{owner}: {what} WAIT {ms} ({via:?})"),
         });
+        if wait.is_some()
+            && keys.len() > 1
+            && around_known_bug()
+            && self.behind_on_own(&keys, owner)
+        {
+            self.history.push(format!(
+                "  (skipped: {owner} holds one of these keys that has waiters)"
+            ));
+            return Ok(None);
+        }
         let at_once = self.model.at_once(&keys, owner);
         let grant = at_once.then(|| self.model.take(&keys, owner));
         let told = match wait {
             None => match self.c.q(&line) {
                 Value::Nil => None,
                 Value::Int(t) => Some(Told::Granted(t)),
-                Value::Array(tokens) => Some(Told::GrantedAll(tokens.iter().map(Value::int).collect())),
+                Value::Array(tokens) => {
+                    Some(Told::GrantedAll(tokens.iter().map(Value::int).collect()))
+                }
                 other => Some(Told::Failed(format!("{other:?}"))),
             },
             Some((ms, via)) => {
@@ -412,6 +463,16 @@ impl Run<'_> {
                 grant.is_some()
             )),
         }
+    }
+
+    /// Whether a wait for `keys` would queue behind others on a key `owner` holds.
+    fn behind_on_own(&self, keys: &[usize], owner: &str) -> bool {
+        keys.iter().any(|k| {
+            self.model.held[*k]
+                .as_ref()
+                .is_some_and(|h| h.owner == owner)
+                && self.model.named(*k) > 0
+        })
     }
 
     /// Checks the tokens of this event's grants: a re-entered key keeps its token, a fresh
