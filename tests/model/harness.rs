@@ -96,6 +96,14 @@ impl Waiter {
         (waiter, told)
     }
 
+    /// A short wait that nothing else can end: its timeout is the very next thing to happen.
+    pub fn times_out(&mut self) -> Result<(), String> {
+        match self.read(Duration::from_secs(5)) {
+            Some(Told::NotGranted) => Ok(()),
+            other => Err(format!("{}'s short wait: {other:?}", self.owner)),
+        }
+    }
+
     /// The next outcome, if one arrives within `within`: with `NOTIFY`, `messages` messages
     /// (all grants, their tokens in order, or all timeouts).
     pub fn read(&mut self, within: Duration) -> Option<Told> {
@@ -150,6 +158,76 @@ fn told(reply: &Value) -> Told {
         Value::Error(e) => Told::Failed(e.clone()),
         Value::Array(tokens) => Told::GrantedAll(tokens.iter().map(Value::int).collect()),
         other => panic!("unexpected reply {other:?}"),
+    }
+}
+
+/// A wait's length and way: blocked or `NOTIFY` alike, a quarter of them short (30 ms).
+pub fn pick_wait(rng: &mut Rng) -> (u64, Via) {
+    let via = if rng.chance(50) {
+        Via::Blocked
+    } else {
+        Via::Notify
+    };
+    (if rng.chance(25) { 30 } else { 60_000 }, via)
+}
+
+/// What a model's run keeps besides the model: the server, a connection for commands, the
+/// waiters by id (None once answered), the last token of a fresh holding, the events so far.
+pub struct Session<'a> {
+    pub server: &'a Server,
+    pub c: Conn,
+    pub waiters: Vec<Option<Waiter>>,
+    pub last_token: i64,
+    pub history: &'a mut Vec<String>,
+}
+
+impl<'a> Session<'a> {
+    pub fn new(server: &'a Server, history: &'a mut Vec<String>) -> Session<'a> {
+        Session {
+            server,
+            c: server.conn(),
+            waiters: Vec::new(),
+            last_token: 0,
+            history,
+        }
+    }
+}
+
+impl Session<'_> {
+    /// Waiter `id` leaves, the way `rng` picks: it disconnects, is cancelled through `key`
+    /// (`RLOCK.CANCEL key owner`, which must take one entry) or, when blocked, is unblocked
+    /// (`CLIENT UNBLOCK`). The last two join `refused` (a blocked one hears nil). Returns
+    /// false when nothing happened (an unblock picked for a `NOTIFY` waiter).
+    pub fn depart(
+        &mut self,
+        rng: &mut Rng,
+        id: usize,
+        key: &str,
+        refused: &mut Vec<usize>,
+    ) -> Result<bool, String> {
+        let w = self.waiters[id].as_ref().expect("a live waiter");
+        let (owner, via, client) = (w.owner.clone(), w.via, w.client_id);
+        match rng.below(3) {
+            0 => {
+                self.history.push(format!("{owner}: disconnect"));
+                self.waiters[id] = None;
+                return Ok(true);
+            }
+            1 => {
+                self.history.push(format!("{owner}: RLOCK.CANCEL {key}"));
+                let took = self.c.q(&format!("RLOCK.CANCEL {key} {owner}")).int();
+                if took != 1 {
+                    return Err(format!("cancel of {owner} on {key} took {took}"));
+                }
+            }
+            _ if via == Via::Blocked => {
+                self.history.push(format!("{owner}: CLIENT UNBLOCK"));
+                self.c.q(&format!("CLIENT UNBLOCK {client}"));
+            }
+            _ => return Ok(false),
+        }
+        refused.push(id);
+        Ok(true)
     }
 }
 

@@ -6,9 +6,8 @@
 //! own and nobody waits for any of them (a single-key re-entry passes the queue, as for the
 //! plain lock). Deadlock detection is off: it is not part of these rules.
 
-use super::harness::{agree, outcomes_each, rising, Rng, Told, Via, Waiter};
+use super::harness::{agree, outcomes_each, pick_wait, rising, Rng, Session, Told, Waiter};
 use crate::common::{Conn, Server, Value};
-use std::time::Duration;
 
 const KEYS: usize = 4;
 const OWNERS: usize = 6;
@@ -166,27 +165,17 @@ fn server_state(c: &mut Conn) -> State {
 }
 
 struct Run<'a> {
-    server: &'a Server,
-    c: Conn,
+    s: Session<'a>,
     model: Model,
-    /// Waiters by id (None once answered).
-    waiters: Vec<Option<Waiter>>,
-    last_token: i64,
-    history: &'a mut Vec<String>,
 }
 
 pub fn check(seed: u64, events: usize, history: &mut Vec<String>) -> Result<(), String> {
     let server = Server::start();
-    let mut c = server.conn();
-    c.q("CONFIG SET rlock.deadlock-detection no");
     let mut run = Run {
-        c,
-        server: &server,
+        s: Session::new(&server, history),
         model: Model::default(),
-        waiters: Vec::new(),
-        last_token: 0,
-        history,
     };
+    run.s.c.q("CONFIG SET rlock.deadlock-detection no");
     let mut rng = Rng(seed);
     for _ in 0..events {
         run.step(&mut rng)
@@ -247,8 +236,8 @@ impl Run<'_> {
                 }
                 let k = held[rng.below(held.len())];
                 let h = self.model.held[k].clone().expect("held");
-                self.history.push(format!("{}: RELEASE k{k}", h.owner));
-                let left = self.c.q(&format!("RLOCK.RELEASE k{k} {}", h.owner)).int();
+                self.s.history.push(format!("{}: RELEASE k{k}", h.owner));
+                let left = self.s.c.q(&format!("RLOCK.RELEASE k{k} {}", h.owner)).int();
                 if left != h.holds - 1 {
                     return Err(format!(
                         "release of k{k} left {left}, model {}",
@@ -273,9 +262,10 @@ impl Run<'_> {
                     let at = rng.below(keys.len() + 1);
                     keys.insert(at, others[rng.below(others.len())]);
                 }
-                self.history
+                self.s
+                    .history
                     .push(format!("{owner}: RELEASEALL {}", names(&keys)));
-                let reply = self.c.q(&format!(
+                let reply = self.s.c.q(&format!(
                     "RLOCK.RELEASEALL {} {} {owner}",
                     keys.len(),
                     names(&keys)
@@ -302,29 +292,9 @@ impl Run<'_> {
                 }
                 let at = rng.below(self.model.waiting.len());
                 let r = &self.model.waiting[at];
-                let (id, o) = (r.id, r.owner.clone());
-                let key = r.keys[rng.below(r.keys.len())];
-                let w = self.waiters[id].as_ref().expect("live");
-                match rng.below(3) {
-                    0 => {
-                        self.history.push(format!("{o}: disconnect"));
-                        self.waiters[id] = None;
-                    }
-                    1 => {
-                        self.history.push(format!("{o}: RLOCK.CANCEL k{key}"));
-                        let n = self.c.q(&format!("RLOCK.CANCEL k{key} {o}")).int();
-                        if n != 1 {
-                            return Err(format!("cancel of {o} on k{key} took {n}"));
-                        }
-                        refused.push(id);
-                    }
-                    _ if w.via == Via::Blocked => {
-                        self.history.push(format!("{o}: CLIENT UNBLOCK"));
-                        let client = w.client_id;
-                        self.c.q(&format!("CLIENT UNBLOCK {client}"));
-                        refused.push(id);
-                    }
-                    _ => return Ok(()),
+                let (id, key) = (r.id, r.keys[rng.below(r.keys.len())]);
+                if !self.s.depart(rng, id, &format!("k{key}"), &mut refused)? {
+                    return Ok(());
                 }
                 self.model.waiting.remove(at);
             }
@@ -337,16 +307,17 @@ impl Run<'_> {
                 }
                 let k = held[rng.below(held.len())];
                 let h = self.model.held[k].take().expect("held").owner;
-                self.history
+                self.s
+                    .history
                     .push(format!("{h}: lease of k{k} ends (RENEW PX 1)"));
-                if self.c.q(&format!("RLOCK.RENEW k{k} {h} PX 1")).int() != 1 {
+                if self.s.c.q(&format!("RLOCK.RENEW k{k} {h} PX 1")).int() != 1 {
                     return Err(format!("renew of k{k} by its holder {h} refused"));
                 }
             }
             14 => {
                 let k = rng.below(KEYS);
-                self.history.push(format!("FORCERELEASE k{k}"));
-                let n = self.c.q(&format!("RLOCK.FORCERELEASE k{k}")).int();
+                self.s.history.push(format!("FORCERELEASE k{k}"));
+                let n = self.s.c.q(&format!("RLOCK.FORCERELEASE k{k}")).int();
                 let held = self.model.held[k].take().is_some();
                 if n != i64::from(held) {
                     return Err(format!("forcerelease of k{k} replied {n}"));
@@ -354,8 +325,8 @@ impl Run<'_> {
             }
             15 => {
                 let k = rng.below(KEYS);
-                self.history.push(format!("DEL k{k}"));
-                self.c.q(&format!("DEL k{k}"));
+                self.s.history.push(format!("DEL k{k}"));
+                self.s.c.q(&format!("DEL k{k}"));
                 self.model.held[k] = None;
             }
             _ => return Ok(()),
@@ -363,12 +334,12 @@ impl Run<'_> {
         let served = self.model.serve();
         let ids: Vec<usize> = served.iter().map(|(id, _)| *id).collect();
         let still: Vec<usize> = self.model.waiting.iter().map(|r| r.id).collect();
-        let told = outcomes_each(&mut self.waiters, &ids, &refused, &still)?;
+        let told = outcomes_each(&mut self.s.waiters, &ids, &refused, &still)?;
         for ((_, grant), tokens) in served.into_iter().zip(told) {
             grants.push((grant, tokens));
         }
         self.learn(grants)?;
-        agree(|| server_state(&mut self.c), self.model.state())
+        agree(|| server_state(&mut self.s.c), self.model.state())
     }
 
     fn release(&mut self, k: usize) {
@@ -393,18 +364,11 @@ impl Run<'_> {
         };
         let wait = match rng.below(3) {
             0 => None,
-            _ => Some((
-                if rng.chance(25) { 30 } else { 60_000 },
-                if rng.chance(50) {
-                    Via::Blocked
-                } else {
-                    Via::Notify
-                },
-            )),
+            _ => Some(pick_wait(rng)),
         };
         let (verb, _) = line.split_once(' ').expect("a command");
         let what = format!("{verb} {}", names(&keys));
-        self.history.push(match wait {
+        self.s.history.push(match wait {
             None => format!("{owner}: {what} (no wait)"),
             Some((ms, via)) => format!("{owner}: {what} WAIT {ms} ({via:?})"),
         });
@@ -413,7 +377,7 @@ impl Run<'_> {
             && around_known_bug()
             && self.behind_on_own(&keys, owner)
         {
-            self.history.push(format!(
+            self.s.history.push(format!(
                 "  (skipped: {owner} holds one of these keys that has waiters)"
             ));
             return Ok(None);
@@ -421,7 +385,7 @@ impl Run<'_> {
         let at_once = self.model.at_once(&keys, owner);
         let grant = at_once.then(|| self.model.take(&keys, owner));
         let told = match wait {
-            None => match self.c.q(&line) {
+            None => match self.s.c.q(&line) {
                 Value::Nil => None,
                 Value::Int(t) => Some(Told::Granted(t)),
                 Value::Array(tokens) => {
@@ -431,18 +395,14 @@ impl Run<'_> {
             },
             Some((ms, via)) => {
                 let (mut waiter, told) =
-                    Waiter::start(self.server, &mut self.c, owner, &line, ms, via, at_once);
+                    Waiter::start(self.s.server, &mut self.s.c, owner, &line, ms, via, at_once);
                 waiter.messages = keys.len();
                 match (at_once, told) {
-                    (false, None) if ms == 30 => match waiter.read(Duration::from_secs(5)) {
-                        // Its timeout is the very next thing to happen.
-                        Some(Told::NotGranted) => None,
-                        other => return Err(format!("{owner}'s short wait: {other:?}")),
-                    },
+                    (false, None) if ms == 30 => waiter.times_out().map(|()| None)?,
                     (false, None) => {
-                        self.waiters.push(Some(waiter));
+                        self.s.waiters.push(Some(waiter));
                         self.model.waiting.push(Request {
-                            id: self.waiters.len() - 1,
+                            id: self.s.waiters.len() - 1,
                             owner: owner.to_string(),
                             keys,
                         });
@@ -499,6 +459,6 @@ impl Run<'_> {
             fresh_tokens.extend(mine);
         }
         fresh_tokens.sort_unstable();
-        rising(&mut self.last_token, &fresh_tokens)
+        rising(&mut self.s.last_token, &fresh_tokens)
     }
 }
