@@ -332,6 +332,11 @@ impl Run<'_> {
             _ => return Ok(()),
         }
         let served = self.model.serve();
+        for (id, grant) in &served {
+            let owner = &self.s.waiters[*id].as_ref().expect("live").owner;
+            let keys = names(&grant.keys);
+            self.s.history.push(format!("  -> {owner} let in ({keys})"));
+        }
         let ids: Vec<usize> = served.iter().map(|(id, _)| *id).collect();
         let still: Vec<usize> = self.model.waiting.iter().map(|r| r.id).collect();
         let told = outcomes_each(&mut self.s.waiters, &ids, &refused, &still)?;
