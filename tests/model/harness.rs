@@ -49,8 +49,9 @@ pub struct Waiter {
     pub via: Via,
     pub conn: Conn,
     pub client_id: i64,
-    /// How many `NOTIFY` messages make one outcome: one per key of the request (1 by default).
-    pub messages: usize,
+    /// A request for several keys: its keys, in order. With `NOTIFY` its outcome is a message
+    /// per key, in this order (none named: one message).
+    pub keys: Vec<String>,
 }
 
 impl Waiter {
@@ -72,7 +73,7 @@ impl Waiter {
             via,
             conn,
             client_id,
-            messages: 1,
+            keys: Vec::new(),
         };
         let told = match via {
             Via::Blocked => {
@@ -104,21 +105,38 @@ impl Waiter {
         }
     }
 
-    /// The next outcome, if one arrives within `within`: with `NOTIFY`, `messages` messages
-    /// (all grants, their tokens in order, or all timeouts).
+    /// The next outcome, if one arrives within `within`: with `NOTIFY`, one message for each
+    /// of `keys` (all grants, their tokens in order, or all timeouts), each naming its key and
+    /// the owner (else `Failed`).
     pub fn read(&mut self, within: Duration) -> Option<Told> {
         self.conn.set_read_timeout(Some(within));
         let reply = self.conn.read().ok()?;
         if self.via == Via::Blocked {
             return Some(told(&reply));
         }
-        let mut each = vec![message(&reply)];
-        for _ in 1..self.messages {
-            self.conn.set_read_timeout(Some(Duration::from_secs(3)));
-            let reply = self.conn.read().expect("the rest of a request's messages");
-            each.push(message(&reply));
+        let mut each = Vec::new();
+        for i in 0..self.keys.len().max(1) {
+            let reply = match i {
+                0 => reply.clone(),
+                _ => {
+                    self.conn.set_read_timeout(Some(Duration::from_secs(3)));
+                    match self.conn.read() {
+                        Ok(reply) => reply,
+                        Err(e) => return Some(Told::Failed(format!("message {i} missing: {e}"))),
+                    }
+                }
+            };
+            let (told, key, owner) = message(&reply);
+            let named = self.keys.get(i).map_or(&key, |k| k);
+            if owner != self.owner || key != *named {
+                return Some(Told::Failed(format!(
+                    "message {i} names {key} {owner}, not {named} {}",
+                    self.owner
+                )));
+            }
+            each.push(told);
         }
-        if self.messages == 1 {
+        if self.keys.is_empty() {
             return each.pop();
         }
         let tokens: Option<Vec<i64>> = each
@@ -131,24 +149,31 @@ impl Waiter {
         Some(match tokens {
             Some(tokens) => Told::GrantedAll(tokens),
             None if each.iter().all(|t| *t == Told::NotGranted) => Told::NotGranted,
-            None => panic!("mixed messages for one request: {each:?}"),
+            None => Told::Failed(format!("mixed messages for one request: {each:?}")),
         })
     }
 }
 
-/// A `NOTIFY` message: `granted <family> <token> ...`, `timeout ...` or `failed <family> <why>`.
-fn message(reply: &Value) -> Told {
+/// A `NOTIFY` message, `<event> <family> <value> <key-length> <key> <owner>`: what it tells
+/// (`granted` with its token, `timeout`, `failed` with its code), its key and owner.
+fn message(reply: &Value) -> (Told, String, String) {
     let Value::Bulk(message) = &reply.items()[2] else {
         panic!("a message: {reply:?}")
     };
     let text = String::from_utf8_lossy(message).into_owned();
-    let words: Vec<&str> = text.split(' ').collect();
-    match words[0] {
-        "granted" => Told::Granted(words[2].parse().expect("token")),
+    let words: Vec<&str> = text.splitn(5, ' ').collect();
+    let [event, _family, value, key_len, rest] = words[..] else {
+        panic!("unexpected message {text}")
+    };
+    let key_len: usize = key_len.parse().expect("key length");
+    let (key, owner) = (&rest[..key_len], &rest[key_len + 1..]);
+    let told = match event {
+        "granted" => Told::Granted(value.parse().expect("token")),
         "timeout" => Told::NotGranted,
-        "failed" => Told::Failed(words[2].to_string()),
+        "failed" => Told::Failed(value.to_string()),
         _ => panic!("unexpected message {text}"),
-    }
+    };
+    (told, key.to_string(), owner.to_string())
 }
 
 fn told(reply: &Value) -> Told {

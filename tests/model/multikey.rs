@@ -401,7 +401,9 @@ impl Run<'_> {
             Some((ms, via)) => {
                 let (mut waiter, told) =
                     Waiter::start(self.s.server, &mut self.s.c, owner, &line, ms, via, at_once);
-                waiter.messages = keys.len();
+                if keys.len() > 1 {
+                    waiter.keys = keys.iter().map(|k| format!("k{k}")).collect();
+                }
                 match (at_once, told) {
                     (false, None) if ms == 30 => waiter.times_out().map(|()| None)?,
                     (false, None) => {
