@@ -4,10 +4,13 @@
 //! and finds each free or its owner's is granted, all keys in one step, until nothing changes
 //! (work conservation). A newcomer enters at once only when each of its keys is free or its
 //! own and nobody waits for any of them (a single-key re-entry passes the queue, as for the
-//! plain lock). Deadlock detection is off: it is not part of these rules.
+//! plain lock). Deadlock detection (on, as by default) refuses a wait that would close a cycle
+//! of owners, with the server's edges: a waiter waits for the holder of each of its keys and
+//! for every request for several keys ahead of it in their queues (a newcomer: all of them).
 
-use super::harness::{agree, outcomes_each, pick_wait, rising, Rng, Session, Told, Waiter};
+use super::harness::{agree, outcomes_each, pick_wait, rising, Rng, Session, Told, Via, Waiter};
 use crate::common::{Conn, Server, Value};
+use std::time::Duration;
 
 const KEYS: usize = 4;
 const OWNERS: usize = 6;
@@ -63,6 +66,37 @@ impl Model {
             || keys
                 .iter()
                 .all(|k| self.free_for(*k, owner) && self.named(*k) == 0)
+    }
+
+    /// The owners deadlock detection says keep `owner`'s request for `key` out: the key's
+    /// holder and the requests for several keys ahead of it (all of them for a newcomer), but
+    /// `owner` itself.
+    fn blockers(&self, key: usize, owner: &str) -> Vec<String> {
+        let holder = self.held[key].iter().map(|h| h.owner.clone());
+        let ahead = self.waiting.iter().take_while(|r| r.owner != owner);
+        let groups = ahead
+            .filter(|r| r.keys.len() > 1 && r.keys.contains(&key))
+            .map(|r| r.owner.clone());
+        holder.chain(groups).filter(|b| b != owner).collect()
+    }
+
+    /// Whether a wait by `owner` for `keys` would close a cycle of owners, each waiting for
+    /// the next (`blockers`).
+    fn closes_cycle(&self, keys: &[usize], owner: &str) -> bool {
+        let mut todo: Vec<String> = keys.iter().flat_map(|k| self.blockers(*k, owner)).collect();
+        let mut seen = std::collections::HashSet::new();
+        while let Some(b) = todo.pop() {
+            if b == owner {
+                return true;
+            }
+            if !seen.insert(b.clone()) {
+                continue;
+            }
+            if let Some(r) = self.waiting.iter().find(|r| r.owner == b) {
+                todo.extend(r.keys.iter().flat_map(|k| self.blockers(*k, &b)));
+            }
+        }
+        false
     }
 
     /// Gives `owner` every one of `keys` (tokens of fresh holdings to be learnt).
@@ -175,13 +209,19 @@ pub fn check(seed: u64, events: usize, history: &mut Vec<String>) -> Result<(), 
         s: Session::new(&server, history),
         model: Model::default(),
     };
-    run.s.c.q("CONFIG SET rlock.deadlock-detection no");
     let mut rng = Rng(seed);
     for _ in 0..events {
         run.step(&mut rng)
             .map_err(|why| format!("{why}\nmodel: {}", run.model.describe()))?;
     }
     server.assert_no_crash();
+    let count = |what: &str| run.s.history.iter().filter(|e| e.contains(what)).count();
+    eprintln!(
+        "several_keys seed {seed}: {events} events, {} requests for several keys, {} let in from the queues, {} deadlocks refused",
+        count("ACQUIREALL"),
+        count("->"),
+        count("deadlock"),
+    );
     Ok(())
 }
 
@@ -388,6 +428,10 @@ impl Run<'_> {
             return Ok(None);
         }
         let at_once = self.model.at_once(&keys, owner);
+        let deadlock = !at_once && wait.is_some() && self.model.closes_cycle(&keys, owner);
+        if deadlock {
+            self.s.history.push("  (a deadlock: refused)".into());
+        }
         let grant = at_once.then(|| self.model.take(&keys, owner));
         let told = match wait {
             None => match self.s.c.q(&line) {
@@ -404,7 +448,16 @@ impl Run<'_> {
                 if keys.len() > 1 {
                     waiter.keys = keys.iter().map(|k| format!("k{k}")).collect();
                 }
+                let refused = |told: &Option<Told>| matches!(told, Some(Told::Failed(e)) if e.starts_with("DEADLOCK"));
                 match (at_once, told) {
+                    (false, None) if deadlock && via == Via::Blocked => {
+                        let told = waiter.read(Duration::from_secs(3));
+                        if !refused(&told) {
+                            return Err(format!("{owner}'s {what}: a deadlock, server {told:?}"));
+                        }
+                        None
+                    }
+                    (false, told) if deadlock && refused(&told) => None,
                     (false, None) if ms == 30 => waiter.times_out().map(|()| None)?,
                     (false, None) => {
                         self.s.waiters.push(Some(waiter));
