@@ -2,7 +2,9 @@
 //! (who may enter now, in what order) and a real server driven through the same seeded random
 //! events, compared after every event: exclusion, FIFO order of grants, and work conservation
 //! (no waiter still waits that the rules would let in). `RLOCK_MODEL_EVENTS` sets the events
-//! per seed (default 1,000; three seeds), `RLOCK_MODEL_SEED` replays one seed.
+//! per seed (default 1,000; three seeds), `RLOCK_MODEL_SEED` replays one seed,
+//! `RLOCK_MODEL_SHOW` sets how many of the last events a failure shows (default 40).
+//! `several_keys` also takes `RLOCK_MODEL_AROUND=1` (see model/multikey.rs).
 
 mod common;
 #[path = "model/harness.rs"]
@@ -29,4 +31,12 @@ mod semaphore;
 #[test]
 fn semaphore() {
     harness::run_seeds("semaphore", harness::events(1000), semaphore::check);
+}
+
+#[path = "model/multikey.rs"]
+mod multikey;
+
+#[test]
+fn several_keys() {
+    harness::run_seeds("several_keys", harness::events(1000), multikey::check);
 }

@@ -30,6 +30,8 @@ impl Rng {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Told {
     Granted(i64),
+    /// A request for several keys: its tokens, in its keys' order.
+    GrantedAll(Vec<i64>),
     /// nil, or a `timeout` message.
     NotGranted,
     Failed(String),
@@ -47,6 +49,9 @@ pub struct Waiter {
     pub via: Via,
     pub conn: Conn,
     pub client_id: i64,
+    /// A request for several keys: its keys, in order. With `NOTIFY` its outcome is a message
+    /// per key, in this order (none named: one message).
+    pub keys: Vec<String>,
 }
 
 impl Waiter {
@@ -68,6 +73,7 @@ impl Waiter {
             via,
             conn,
             client_id,
+            keys: Vec::new(),
         };
         let told = match via {
             Via::Blocked => {
@@ -91,27 +97,83 @@ impl Waiter {
         (waiter, told)
     }
 
-    /// The next outcome, if one arrives within `within`.
+    /// A short wait that nothing else can end: its timeout is the very next thing to happen.
+    pub fn times_out(&mut self) -> Result<(), String> {
+        match self.read(Duration::from_secs(5)) {
+            Some(Told::NotGranted) => Ok(()),
+            other => Err(format!("{}'s short wait: {other:?}", self.owner)),
+        }
+    }
+
+    /// The next outcome, if one arrives within `within`: with `NOTIFY`, one message for each
+    /// of `keys` (all grants, their tokens in order, or all timeouts), each naming its key and
+    /// the owner (else `Failed`).
     pub fn read(&mut self, within: Duration) -> Option<Told> {
         self.conn.set_read_timeout(Some(within));
         let reply = self.conn.read().ok()?;
-        Some(match self.via {
-            Via::Blocked => told(&reply),
-            Via::Notify => {
-                let Value::Bulk(message) = &reply.items()[2] else {
-                    panic!("a message: {reply:?}")
-                };
-                let text = String::from_utf8_lossy(message).into_owned();
-                let words: Vec<&str> = text.split(' ').collect();
-                match words[0] {
-                    "granted" => Told::Granted(words[2].parse().expect("token")),
-                    "timeout" => Told::NotGranted,
-                    "failed" => Told::Failed(words[2].to_string()),
-                    _ => panic!("unexpected message {text}"),
+        if self.via == Via::Blocked {
+            return Some(told(&reply));
+        }
+        let mut each = Vec::new();
+        for i in 0..self.keys.len().max(1) {
+            let reply = match i {
+                0 => reply.clone(),
+                _ => {
+                    self.conn.set_read_timeout(Some(Duration::from_secs(3)));
+                    match self.conn.read() {
+                        Ok(reply) => reply,
+                        Err(e) => return Some(Told::Failed(format!("message {i} missing: {e}"))),
+                    }
                 }
+            };
+            let (told, key, owner) = message(&reply);
+            let named = self.keys.get(i).map_or(&key, |k| k);
+            if owner != self.owner || key != *named {
+                return Some(Told::Failed(format!(
+                    "message {i} names {key} {owner}, not {named} {}",
+                    self.owner
+                )));
             }
+            each.push(told);
+        }
+        if self.keys.is_empty() {
+            return each.pop();
+        }
+        let tokens: Option<Vec<i64>> = each
+            .iter()
+            .map(|t| match t {
+                Told::Granted(t) => Some(*t),
+                _ => None,
+            })
+            .collect();
+        Some(match tokens {
+            Some(tokens) => Told::GrantedAll(tokens),
+            None if each.iter().all(|t| *t == Told::NotGranted) => Told::NotGranted,
+            None => Told::Failed(format!("mixed messages for one request: {each:?}")),
         })
     }
+}
+
+/// A `NOTIFY` message, `<event> <family> <value> <key-length> <key> <owner>`: what it tells
+/// (`granted` with its token, `timeout`, `failed` with its code), its key and owner.
+fn message(reply: &Value) -> (Told, String, String) {
+    let Value::Bulk(message) = &reply.items()[2] else {
+        panic!("a message: {reply:?}")
+    };
+    let text = String::from_utf8_lossy(message).into_owned();
+    let words: Vec<&str> = text.splitn(5, ' ').collect();
+    let [event, _family, value, key_len, rest] = words[..] else {
+        panic!("unexpected message {text}")
+    };
+    let key_len: usize = key_len.parse().expect("key length");
+    let (key, owner) = (&rest[..key_len], &rest[key_len + 1..]);
+    let told = match event {
+        "granted" => Told::Granted(value.parse().expect("token")),
+        "timeout" => Told::NotGranted,
+        "failed" => Told::Failed(value.to_string()),
+        _ => panic!("unexpected message {text}"),
+    };
+    (told, key.to_string(), owner.to_string())
 }
 
 fn told(reply: &Value) -> Told {
@@ -119,7 +181,78 @@ fn told(reply: &Value) -> Told {
         Value::Int(token) => Told::Granted(*token),
         Value::Nil => Told::NotGranted,
         Value::Error(e) => Told::Failed(e.clone()),
+        Value::Array(tokens) => Told::GrantedAll(tokens.iter().map(Value::int).collect()),
         other => panic!("unexpected reply {other:?}"),
+    }
+}
+
+/// A wait's length and way: blocked or `NOTIFY` alike, a quarter of them short (30 ms).
+pub fn pick_wait(rng: &mut Rng) -> (u64, Via) {
+    let via = if rng.chance(50) {
+        Via::Blocked
+    } else {
+        Via::Notify
+    };
+    (if rng.chance(25) { 30 } else { 60_000 }, via)
+}
+
+/// What a model's run keeps besides the model: the server, a connection for commands, the
+/// waiters by id (None once answered), the last token of a fresh holding, the events so far.
+pub struct Session<'a> {
+    pub server: &'a Server,
+    pub c: Conn,
+    pub waiters: Vec<Option<Waiter>>,
+    pub last_token: i64,
+    pub history: &'a mut Vec<String>,
+}
+
+impl<'a> Session<'a> {
+    pub fn new(server: &'a Server, history: &'a mut Vec<String>) -> Session<'a> {
+        Session {
+            server,
+            c: server.conn(),
+            waiters: Vec::new(),
+            last_token: 0,
+            history,
+        }
+    }
+}
+
+impl Session<'_> {
+    /// Waiter `id` leaves, the way `rng` picks: it disconnects, is cancelled through `key`
+    /// (`RLOCK.CANCEL key owner`, which must take one entry) or, when blocked, is unblocked
+    /// (`CLIENT UNBLOCK`). The last two join `refused` (a blocked one hears nil). Returns
+    /// false when nothing happened (an unblock picked for a `NOTIFY` waiter).
+    pub fn depart(
+        &mut self,
+        rng: &mut Rng,
+        id: usize,
+        key: &str,
+        refused: &mut Vec<usize>,
+    ) -> Result<bool, String> {
+        let w = self.waiters[id].as_ref().expect("a live waiter");
+        let (owner, via, client) = (w.owner.clone(), w.via, w.client_id);
+        match rng.below(3) {
+            0 => {
+                self.history.push(format!("{owner}: disconnect"));
+                self.waiters[id] = None;
+                return Ok(true);
+            }
+            1 => {
+                self.history.push(format!("{owner}: RLOCK.CANCEL {key}"));
+                let took = self.c.q(&format!("RLOCK.CANCEL {key} {owner}")).int();
+                if took != 1 {
+                    return Err(format!("cancel of {owner} on {key} took {took}"));
+                }
+            }
+            _ if via == Via::Blocked => {
+                self.history.push(format!("{owner}: CLIENT UNBLOCK"));
+                self.c.q(&format!("CLIENT UNBLOCK {client}"));
+            }
+            _ => return Ok(false),
+        }
+        refused.push(id);
+        Ok(true)
     }
 }
 
@@ -154,7 +287,12 @@ pub fn run_seeds(
     for seed in seeds() {
         let mut history = Vec::new();
         if let Err(why) = check(seed, per_seed, &mut history) {
-            let shown = history.len().saturating_sub(40);
+            let shown = history.len().saturating_sub(
+                std::env::var("RLOCK_MODEL_SHOW")
+                    .ok()
+                    .and_then(|n| n.parse().ok())
+                    .unwrap_or(40),
+            );
             panic!(
                 "{family}: the server disagrees with the model: {why}\n\
                  replay: RLOCK_MODEL_SEED={seed} RLOCK_MODEL_EVENTS={per_seed} cargo test --release --test model {family}\n\
@@ -176,11 +314,22 @@ pub fn outcomes(
     refused: &[usize],
     waiting: &[usize],
 ) -> Result<Vec<i64>, String> {
+    Ok(outcomes_each(waiters, granted, refused, waiting)?.concat())
+}
+
+/// As `outcomes`, with each granted waiter's tokens apart (one per key of its request).
+pub fn outcomes_each(
+    waiters: &mut [Option<Waiter>],
+    granted: &[usize],
+    refused: &[usize],
+    waiting: &[usize],
+) -> Result<Vec<Vec<i64>>, String> {
     let mut tokens = Vec::new();
     for id in granted {
         let w = waiters[*id].as_mut().expect("a live waiter");
         match w.read(Duration::from_secs(3)) {
-            Some(Told::Granted(t)) => tokens.push(t),
+            Some(Told::Granted(t)) => tokens.push(vec![t]),
+            Some(Told::GrantedAll(t)) => tokens.push(t),
             other => {
                 return Err(format!(
                     "{} should have been let in, got {other:?}",

@@ -1,10 +1,9 @@
 //! The plain lock's rules as a model: one holder (reentrant), a FIFO queue; whenever the lock
 //! is free its first waiter enters (work conservation), whatever made it free.
 
-use super::harness::{Rng, Told, Via, Waiter};
+use super::harness::{agree, outcomes, pick_wait, rising, Rng, Session, Told, Waiter};
 use crate::common::{Conn, Server};
 use std::collections::VecDeque;
-use std::time::{Duration, Instant};
 
 const OWNERS: usize = 6;
 
@@ -15,24 +14,15 @@ struct Model {
 }
 
 struct Run<'a> {
-    server: &'a Server,
-    c: Conn,
+    s: Session<'a>,
     model: Model,
-    /// Waiters by id (None once answered).
-    waiters: Vec<Option<Waiter>>,
-    last_token: i64,
-    history: &'a mut Vec<String>,
 }
 
 pub fn check(seed: u64, events: usize, history: &mut Vec<String>) -> Result<(), String> {
     let server = Server::start();
     let mut run = Run {
-        c: server.conn(),
-        server: &server,
+        s: Session::new(&server, history),
         model: Model::default(),
-        waiters: Vec::new(),
-        last_token: 0,
-        history,
     };
     let mut rng = Rng(seed);
     for _ in 0..events {
@@ -44,10 +34,11 @@ pub fn check(seed: u64, events: usize, history: &mut Vec<String>) -> Result<(), 
 
 impl Run<'_> {
     fn waiting_owner(&self, owner: &str) -> bool {
-        self.model
-            .queue
-            .iter()
-            .any(|id| self.waiters[*id].as_ref().is_some_and(|w| w.owner == owner))
+        self.model.queue.iter().any(|id| {
+            self.s.waiters[*id]
+                .as_ref()
+                .is_some_and(|w| w.owner == owner)
+        })
     }
 
     fn step(&mut self, rng: &mut Rng) -> Result<(), String> {
@@ -57,8 +48,8 @@ impl Run<'_> {
         let mut refused = Vec::new();
         match rng.below(11) {
             0 | 1 if !self.waiting_owner(&owner) => {
-                self.history.push(format!("{owner}: ACQUIRE (no wait)"));
-                let reply = self.c.q(&format!("RLOCK.ACQUIRE k {owner} PX 60000"));
+                self.s.history.push(format!("{owner}: ACQUIRE (no wait)"));
+                let reply = self.s.c.q(&format!("RLOCK.ACQUIRE k {owner} PX 60000"));
                 let expected = self.acquire_at_once(&owner);
                 match (expected, reply.is_nil()) {
                     (true, false) => self.token(reply.int(), holder.as_deref() == Some(&*owner))?,
@@ -71,33 +62,29 @@ impl Run<'_> {
                 }
             }
             2..=4 if !self.waiting_owner(&owner) => {
-                let via = if rng.chance(50) {
-                    Via::Blocked
-                } else {
-                    Via::Notify
-                };
-                let short = rng.chance(25);
-                let wait = if short { 30 } else { 60_000 };
-                self.history
+                let (wait, via) = pick_wait(rng);
+                self.s
+                    .history
                     .push(format!("{owner}: ACQUIRE WAIT {wait} ({via:?})"));
                 let at_once = self.acquire_at_once(&owner);
                 let line = format!("RLOCK.ACQUIRE k {owner} PX 60000");
-                let (mut waiter, told) =
-                    Waiter::start(self.server, &mut self.c, &owner, &line, wait, via, at_once);
+                let (mut waiter, told) = Waiter::start(
+                    self.s.server,
+                    &mut self.s.c,
+                    &owner,
+                    &line,
+                    wait,
+                    via,
+                    at_once,
+                );
                 match (at_once, told) {
                     (true, Some(Told::Granted(t))) => {
                         self.token(t, holder.as_deref() == Some(&*owner))?
                     }
-                    (false, None) if short => {
-                        // Its timeout is the very next thing to happen.
-                        match waiter.read(Duration::from_secs(5)) {
-                            Some(Told::NotGranted) => {}
-                            other => return Err(format!("{owner}'s short wait: {other:?}")),
-                        }
-                    }
+                    (false, None) if wait == 30 => waiter.times_out()?,
                     (false, None) => {
-                        self.waiters.push(Some(waiter));
-                        self.model.queue.push_back(self.waiters.len() - 1);
+                        self.s.waiters.push(Some(waiter));
+                        self.model.queue.push_back(self.s.waiters.len() - 1);
                     }
                     (at_once, told) => {
                         return Err(format!(
@@ -108,8 +95,8 @@ impl Run<'_> {
             }
             5 | 6 => {
                 let Some(h) = holder else { return Ok(()) };
-                self.history.push(format!("{h}: RELEASE"));
-                let remaining = self.c.q(&format!("RLOCK.RELEASE k {h}")).int();
+                self.s.history.push(format!("{h}: RELEASE"));
+                let remaining = self.s.c.q(&format!("RLOCK.RELEASE k {h}")).int();
                 let model_left = self.model.holder.as_ref().map_or(0, |(_, n)| n - 1);
                 if remaining != model_left {
                     return Err(format!("release left {remaining}, model {model_left}"));
@@ -123,54 +110,30 @@ impl Run<'_> {
                 let Some(id) = self.pick_waiter(rng) else {
                     return Ok(());
                 };
-                let (how, owner) = {
-                    let w = self.waiters[id].as_mut().expect("live");
-                    (rng.below(3), w.owner.clone())
-                };
-                match how {
-                    0 => {
-                        self.history.push(format!("{owner}: disconnect"));
-                        self.waiters[id] = None;
-                    }
-                    1 => {
-                        self.history.push(format!("{owner}: RLOCK.CANCEL"));
-                        let left = self.c.q(&format!("RLOCK.CANCEL k {owner}")).int();
-                        if left != 1 {
-                            return Err(format!("cancel of {owner} took {left}"));
-                        }
-                        refused.push(id);
-                    }
-                    _ => {
-                        let w = self.waiters[id].as_ref().expect("live");
-                        if w.via != Via::Blocked {
-                            return Ok(());
-                        }
-                        self.history.push(format!("{owner}: CLIENT UNBLOCK"));
-                        self.c.q(&format!("CLIENT UNBLOCK {}", w.client_id));
-                        refused.push(id);
-                    }
+                if !self.s.depart(rng, id, "k", &mut refused)? {
+                    return Ok(());
                 }
                 self.model.queue.retain(|q| *q != id);
             }
             8 => {
                 let Some(h) = holder else { return Ok(()) };
-                self.history.push(format!("{h}: lease ends (RENEW PX 1)"));
-                if self.c.q(&format!("RLOCK.RENEW k {h} PX 1")).int() != 1 {
+                self.s.history.push(format!("{h}: lease ends (RENEW PX 1)"));
+                if self.s.c.q(&format!("RLOCK.RENEW k {h} PX 1")).int() != 1 {
                     return Err("renew by the holder refused".into());
                 }
                 self.model.holder = None;
             }
             9 => {
-                self.history.push("FORCERELEASE".into());
-                let n = self.c.q("RLOCK.FORCERELEASE k").int();
+                self.s.history.push("FORCERELEASE".into());
+                let n = self.s.c.q("RLOCK.FORCERELEASE k").int();
                 if n != i64::from(holder.is_some()) {
                     return Err(format!("forcerelease replied {n}"));
                 }
                 self.model.holder = None;
             }
             10 => {
-                self.history.push("DEL".into());
-                self.c.q("DEL k");
+                self.s.history.push("DEL".into());
+                self.s.c.q("DEL k");
                 self.model.holder = None;
             }
             _ => return Ok(()),
@@ -178,7 +141,7 @@ impl Run<'_> {
         // The rules: a free lock goes to its first waiter.
         if self.model.holder.is_none() {
             if let Some(id) = self.model.queue.pop_front() {
-                let owner = self.waiters[id].as_ref().expect("live").owner.clone();
+                let owner = self.s.waiters[id].as_ref().expect("live").owner.clone();
                 self.model.holder = Some((owner, 1));
                 granted.push(id);
             }
@@ -202,14 +165,10 @@ impl Run<'_> {
     }
 
     fn token(&mut self, token: i64, reentry: bool) -> Result<(), String> {
-        if reentry {
-            return Ok(());
+        match reentry {
+            true => Ok(()),
+            false => rising(&mut self.s.last_token, &[token]),
         }
-        if token <= self.last_token {
-            return Err(format!("token {token} not above {}", self.last_token));
-        }
-        self.last_token = token;
-        Ok(())
     }
 
     fn pick_waiter(&self, rng: &mut Rng) -> Option<usize> {
@@ -219,59 +178,26 @@ impl Run<'_> {
 
     /// The granted and refused waiters hear so, nobody else does, and the lock is as modelled.
     fn settle(&mut self, granted: &[usize], refused: &[usize]) -> Result<(), String> {
-        for id in granted {
-            let w = self.waiters[*id].as_mut().expect("live");
-            let owner = w.owner.clone();
-            match w.read(Duration::from_secs(3)) {
-                Some(Told::Granted(t)) => self.token(t, false)?,
-                other => {
-                    return Err(format!(
-                        "{owner} should have been granted (FIFO head), got {other:?}"
-                    ))
-                }
-            }
-            self.waiters[*id] = None;
-        }
-        for id in refused {
-            let w = self.waiters[*id].as_mut().expect("live");
-            let owner = w.owner.clone();
-            let expect_message = w.via == Via::Blocked;
-            if expect_message && w.read(Duration::from_secs(3)) != Some(Told::NotGranted) {
-                return Err(format!("{owner} should have been answered nil"));
-            }
-            self.waiters[*id] = None;
-        }
-        for id in self.model.queue.clone() {
-            let w = self.waiters[id].as_mut().expect("live");
-            if let Some(told) = w.read(Duration::from_millis(1)) {
-                return Err(format!(
-                    "{} still waits in the model, told {told:?}",
-                    w.owner
-                ));
-            }
-        }
-        let deadline = Instant::now() + Duration::from_secs(3);
-        loop {
-            let info = self.c.q("RLOCK.INFO k");
-            let server = (!info.is_nil()).then(|| {
-                (
-                    info.field("owner").text(),
-                    info.field("holds").int(),
-                    info.field("waiters").int(),
-                )
-            });
-            let model = self
-                .model
-                .holder
-                .as_ref()
-                .map(|(o, n)| (o.clone(), *n, self.model.queue.len() as i64));
-            if server == model {
-                return Ok(());
-            }
-            if Instant::now() > deadline {
-                return Err(format!("server {server:?}, model {model:?}"));
-            }
-            std::thread::sleep(Duration::from_millis(2));
-        }
+        let waiting: Vec<usize> = self.model.queue.iter().copied().collect();
+        let tokens = outcomes(&mut self.s.waiters, granted, refused, &waiting)?;
+        rising(&mut self.s.last_token, &tokens)?;
+        let model = self
+            .model
+            .holder
+            .as_ref()
+            .map(|(o, n)| (o.clone(), *n, waiting.len() as i64));
+        agree(|| state(&mut self.s.c), model)
     }
+}
+
+/// (owner, holds, waiters) of `k`, None when it is free.
+fn state(c: &mut Conn) -> Option<(String, i64, i64)> {
+    let info = c.q("RLOCK.INFO k");
+    (!info.is_nil()).then(|| {
+        (
+            info.field("owner").text(),
+            info.field("holds").int(),
+            info.field("waiters").int(),
+        )
+    })
 }
