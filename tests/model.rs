@@ -4,7 +4,6 @@
 //! (no waiter still waits that the rules would let in). `RLOCK_MODEL_EVENTS` sets the events
 //! per seed (default 1,000; three seeds), `RLOCK_MODEL_SEED` replays one seed,
 //! `RLOCK_MODEL_SHOW` sets how many of the last events a failure shows (default 40).
-//! `several_keys` also takes `RLOCK_MODEL_AROUND=1` (see model/multikey.rs).
 
 mod common;
 #[path = "model/harness.rs"]

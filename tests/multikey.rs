@@ -353,3 +353,32 @@ fn a_module_less_replica_holds_the_same_keys() {
     assert_eq!(ours, theirs);
     assert_eq!(ours.len(), 4, "a, b, c and d: {ours:?}");
 }
+
+/// Found by the model (tests/model/multikey.rs): a request waiting behind others on a key its
+/// owner holds enters as soon as they leave, though that key never becomes free.
+#[test]
+fn a_request_behind_others_on_its_own_key_enters_when_they_leave() {
+    let server = Server::start();
+    let mut c = server.conn();
+    let held = c.q("RLOCK.ACQUIRE k2 o3 PX 60000").int();
+    c.q("RLOCK.ACQUIRE k0 o4 PX 60000");
+    let _o0 = Pending::send(&server, "RLOCK.ACQUIRE k2 o0 PX 60000 WAIT 60000");
+    server.wait_blocked(1);
+    let o3 = Pending::send(&server, "RLOCK.ACQUIREALL 2 k0 k2 o3 PX 60000 WAIT 60000");
+    server.wait_blocked(2);
+    // k0 frees, but o3 waits behind o0 on k2: nobody enters.
+    assert_eq!(c.q("RLOCK.RELEASE k0 o4").int(), 0);
+    assert_eq!(server.blocked_clients(), 2);
+    assert_eq!(c.q("EXISTS k0").int(), 0);
+    // o0 leaves: o3 heads both queues, k0 free and k2 its own.
+    assert_eq!(c.q("RLOCK.CANCEL k2 o0").int(), 1);
+    let got = tokens(&o3.reply());
+    assert_eq!(got[1], held, "k2 re-entered keeps its token");
+    assert_eq!(c.q("RLOCK.INFO k2").field("holds").int(), 2);
+    assert_eq!(owner_of(&mut c, "k0").as_deref(), Some("o3"));
+    // A newcomer re-enters a key it holds whoever waits there, as RLOCK.ACQUIRE does.
+    let _o1 = Pending::send(&server, "RLOCK.ACQUIRE k2 o1 PX 60000 WAIT 60000");
+    server.wait_blocked(1);
+    let again = tokens(&c.q("RLOCK.ACQUIREALL 2 k2 k5 o3 PX 60000"));
+    assert_eq!(again[0], held);
+}

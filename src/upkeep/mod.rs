@@ -252,6 +252,11 @@ fn check(ctx: Ctx, db: i32, key: &[u8], expired: bool) {
         Ok(lock) if lock.is_free() => serve_free_lock(ctx, lock, db, key, expired),
         Ok(mut lock) => match (lock.kind(), queue::next_want(db, key)) {
             (Some(LockType::Plain), None | Some(Want::Lock)) => {
+                // A request for several keys may now head every queue with this key its own
+                // owner's: held keys are served too (a single waiter just stays).
+                if lock::serve::serve(&mut lock, db).is_some() {
+                    arm_renewals(ctx);
+                }
                 watch_lease(ctx, db, key, lock.expire_at())
             }
             (Some(LockType::ReadWrite), None | Some(Want::Read | Want::Write)) => {

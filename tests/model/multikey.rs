@@ -61,11 +61,10 @@ impl Model {
 
     /// Whether a newcomer for `keys` enters now.
     fn at_once(&self, keys: &[usize], owner: &str) -> bool {
+        // A key its owner holds is re-entered at once; a free one only with nobody waiting.
         let reentry = |k: usize| self.held[k].as_ref().is_some_and(|h| h.owner == owner);
-        (keys.len() == 1 && reentry(keys[0]))
-            || keys
-                .iter()
-                .all(|k| self.free_for(*k, owner) && self.named(*k) == 0)
+        keys.iter()
+            .all(|k| reentry(*k) || (self.held[*k].is_none() && self.named(*k) == 0))
     }
 
     /// The owners deadlock detection says keep `owner`'s request for `key` out: the key's
@@ -223,15 +222,6 @@ pub fn check(seed: u64, events: usize, history: &mut Vec<String>) -> Result<(), 
         count("deadlock"),
     );
     Ok(())
-}
-
-/// `RLOCK_MODEL_AROUND=1`: no request for several keys waits behind others on a key its
-/// owner holds. The server serves a held key's queue again only when the key frees, so when
-/// the waiters ahead of such a request leave (timeout, cancel, unblock, disconnect) it stays
-/// waiting though it heads every queue and each key is free or its own; this steps around
-/// that to explore the rest.
-fn around_known_bug() -> bool {
-    std::env::var("RLOCK_MODEL_AROUND").is_ok_and(|v| v == "1")
 }
 
 fn names(keys: &[usize]) -> String {
@@ -417,16 +407,6 @@ impl Run<'_> {
             None => format!("{owner}: {what} (no wait)"),
             Some((ms, via)) => format!("{owner}: {what} WAIT {ms} ({via:?})"),
         });
-        if wait.is_some()
-            && keys.len() > 1
-            && around_known_bug()
-            && self.behind_on_own(&keys, owner)
-        {
-            self.s.history.push(format!(
-                "  (skipped: {owner} holds one of these keys that has waiters)"
-            ));
-            return Ok(None);
-        }
         let at_once = self.model.at_once(&keys, owner);
         let deadlock = !at_once && wait.is_some() && self.model.closes_cycle(&keys, owner);
         if deadlock {
@@ -483,16 +463,6 @@ impl Run<'_> {
                 grant.is_some()
             )),
         }
-    }
-
-    /// Whether a wait for `keys` would queue behind others on a key `owner` holds.
-    fn behind_on_own(&self, keys: &[usize], owner: &str) -> bool {
-        keys.iter().any(|k| {
-            self.model.held[*k]
-                .as_ref()
-                .is_some_and(|h| h.owner == owner)
-                && self.model.named(*k) > 0
-        })
     }
 
     /// Checks the tokens of this event's grants: a re-entered key keeps its token, a fresh

@@ -112,7 +112,12 @@ fn acquire_all(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
         return Ok(tokens_reply(tokens));
     }
     let names: Vec<&[u8]> = keys.iter().map(|k| bytes(*k)).collect();
-    let queued = names.iter().any(|name| queue::count(db, name) > 0);
+    // A key the owner holds is re-entered whoever waits for it (as `RLOCK.ACQUIRE` does); a
+    // free one with waiters is theirs first.
+    let queued = names
+        .iter()
+        .zip(&views)
+        .any(|(name, view)| *view == View::Free && queue::count(db, name) > 0);
     if !queued {
         let mut refs: Vec<&mut LockKey> = locks.iter_mut().collect();
         if let Some(tokens) = take_all(ctx, &mut refs, db, &request)? {
