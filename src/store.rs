@@ -208,9 +208,13 @@ impl LockKey {
         unsafe { api!(RedisModule_ValueLength)(self.key) }
     }
 
-    /// The absolute expiry in ms, or `None` for a key without one.
+    /// The absolute expiry in ms, or `None` for a key without one (or no key: Redis 8.2's
+    /// GetAbsExpire crashes on an empty key opened for writing).
     pub fn expire_at(&self) -> Option<i64> {
-        // SAFETY: `self.key` is open.
+        if self.is_free() {
+            return None;
+        }
+        // SAFETY: `self.key` is open and holds a value.
         let at = unsafe { api!(RedisModule_GetAbsExpire)(self.key) };
         (at >= 0).then_some(at)
     }
