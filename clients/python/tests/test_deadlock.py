@@ -34,11 +34,17 @@ def test_two_threads_nesting_two_locks_in_opposite_orders(new_server):
     while waiters(admin, "k2") != 1:
         assert time.monotonic() < deadline, "A never queued"
         time.sleep(0.01)
-    asked = time.monotonic()
-    with pytest.raises(rlock.DeadlockError, match="cycle") as raised:
-        r.lock("k1", lock_class=rlock.Lock).acquire(token="B", blocking_timeout=5)
-    assert time.monotonic() - asked < 0.5, "at once, not after the timeout"
-    assert isinstance(raised.value, redis.exceptions.LockError)
+    # Refused with nothing changed, so it can be asked again: each answer at once.
+    took = []
+    for _ in range(5):
+        asked = time.monotonic()
+        with pytest.raises(rlock.DeadlockError, match="cycle") as raised:
+            r.lock("k1", lock_class=rlock.Lock).acquire(token="B", blocking_timeout=5)
+        took.append(time.monotonic() - asked)
+        assert isinstance(raised.value, redis.exceptions.LockError)
+    print(f"DeadlockError after {[f'{t * 1000:.1f} ms' for t in took]}")
+    assert max(took) < 0.5, "at once, not after the timeout"
+    assert sorted(took)[2] < 0.010, f"the median within 10 ms: {took}"
     assert waiters(admin, "k1") == 0, "nothing queued"
     admin.execute_command("RLOCK.RELEASE", "k2", "B")  # B gives up its lock: A goes on
     a.join(5)
