@@ -382,3 +382,21 @@ fn a_request_behind_others_on_its_own_key_enters_when_they_leave() {
     let again = tokens(&c.q("RLOCK.ACQUIREALL 2 k2 k5 o3 PX 60000"));
     assert_eq!(again[0], held);
 }
+
+/// `WATCHDOG` binds every key to the connection: when it closes, each goes to its next waiter.
+#[test]
+fn a_watchdog_request_lives_and_ends_with_its_connection() {
+    let server = Server::start();
+    let mut c = server.conn();
+    let mut holder = server.conn();
+    assert_eq!(tokens(&holder.q("RLOCK.ACQUIREALL 2 a b o1 WATCHDOG")).len(), 2);
+    assert_eq!(server.info_field("rlock", "rlock_watchdog_locks"), "2");
+    let on_a = Pending::send(&server, "RLOCK.ACQUIRE a o2 PX 60000 WAIT 10000");
+    let on_b = Pending::send(&server, "RLOCK.ACQUIRE b o3 PX 60000 WAIT 10000");
+    server.wait_blocked(2);
+    drop(holder);
+    assert!(on_a.reply().int() > 0);
+    assert!(on_b.reply().int() > 0);
+    assert_eq!(owner_of(&mut c, "a").as_deref(), Some("o2"));
+    assert_eq!(owner_of(&mut c, "b").as_deref(), Some("o3"));
+}
