@@ -56,16 +56,25 @@ fn bad_input_is_refused_and_changes_nothing() {
     c.q("RLOCK.ACQUIRE held other PX 60000");
     let before = snapshot(&mut c);
     for (line, error) in [
-        ("RLOCK.ACQUIREALL 0 a o", "ERR numkeys must be between 1 and 1000"),
+        (
+            "RLOCK.ACQUIREALL 0 a o",
+            "ERR numkeys must be between 1 and 1000",
+        ),
         ("RLOCK.ACQUIREALL x a o", "ERR numkeys must be an integer"),
         ("RLOCK.ACQUIREALL 3 a b o", "ERR wrong number of arguments"),
-        ("RLOCK.ACQUIREALL 2 a a o", "ERR a key is named more than once"),
+        (
+            "RLOCK.ACQUIREALL 2 a a o",
+            "ERR a key is named more than once",
+        ),
         ("RLOCK.ACQUIREALL 2 a s o", "WRONGTYPE"),
         ("RLOCK.ACQUIREALL 2 a b rlock:x", "ERR owners starting"),
         ("RLOCK.ACQUIREALL 2 a b o PX 0", "ERR PX must be"),
         ("RLOCK.ACQUIREALL 2 a held o NOTIFY", "ERR"),
         ("RLOCK.RELEASEALL 2 a s o", "WRONGTYPE"),
-        ("RLOCK.RELEASEALL 2 held held other", "ERR a key is named more than once"),
+        (
+            "RLOCK.RELEASEALL 2 held held other",
+            "ERR a key is named more than once",
+        ),
     ] {
         let reply = c.q(line);
         assert!(reply.err().starts_with(error), "{line}: {reply:?}");
@@ -84,7 +93,11 @@ fn a_waiting_request_gets_all_its_keys_in_one_step() {
     assert_eq!(c.q("RLOCK.INFO b").field("waiters").int(), 1);
     // a is free, but o1 waits first in its queue: a newcomer waits behind it (the price).
     assert!(c.q("RLOCK.ACQUIRE a o2").is_nil());
-    assert_eq!(c.q("EXISTS a").int(), 0, "nobody holds part of o1's request");
+    assert_eq!(
+        c.q("EXISTS a").int(),
+        0,
+        "nobody holds part of o1's request"
+    );
     let behind = Pending::send(&server, "RLOCK.ACQUIRE a o2 PX 60000 WAIT 10000");
     server.wait_blocked(2);
     assert_eq!(c.q("RLOCK.RELEASE b holder").int(), 0);
@@ -138,7 +151,11 @@ fn a_cancelled_or_disconnected_request_leaves_every_queue() {
     common::wait_until("o3's request left", || server.blocked_clients() == 1);
     assert_eq!(c.q("RLOCK.INFO c").field("waiters").int(), 1);
     assert_eq!(server.info_field("rlock", "rlock_locks_with_waiters"), "2");
-    assert_eq!(c.q("RLOCK.ACQUIRE b o4").int() > 0, true, "b has nobody waiting now");
+    assert_eq!(
+        c.q("RLOCK.ACQUIRE b o4").int() > 0,
+        true,
+        "b has nobody waiting now"
+    );
 }
 
 #[test]
@@ -150,7 +167,9 @@ fn notify_tells_one_grant_per_key_in_order() {
     sub.cmd(&["SUBSCRIBE", &channel]);
     let mut c = server.conn();
     c.q("RLOCK.ACQUIRE y holder PX 60000");
-    let reply = c.q(&format!("RLOCK.ACQUIREALL 2 y x o1 PX 60000 WAIT 5000 NOTIFY {id}"));
+    let reply = c.q(&format!(
+        "RLOCK.ACQUIREALL 2 y x o1 PX 60000 WAIT 5000 NOTIFY {id}"
+    ));
     assert_eq!(reply.text(), "WAITING");
     c.q("RLOCK.RELEASE y holder");
     sub.set_read_timeout(Some(Duration::from_secs(5)));
@@ -163,7 +182,10 @@ fn notify_tells_one_grant_per_key_in_order() {
     let x = c.q("RLOCK.INFO x").field("token").int();
     assert_eq!(
         seen,
-        [format!("granted lock {y} 1 y o1"), format!("granted lock {x} 1 x o1")]
+        [
+            format!("granted lock {y} 1 y o1"),
+            format!("granted lock {x} 1 x o1")
+        ]
     );
 }
 
@@ -201,7 +223,10 @@ fn keys_are_declared_for_cluster_and_acl() {
     let server = Server::start();
     let mut c = server.conn();
     let keys = c.q("COMMAND GETKEYS RLOCK.ACQUIREALL 3 a b c o PX 10");
-    assert_eq!(keys.items().iter().map(Value::text).collect::<Vec<_>>(), ["a", "b", "c"]);
+    assert_eq!(
+        keys.items().iter().map(Value::text).collect::<Vec<_>>(),
+        ["a", "b", "c"]
+    );
     let keys = c.q("COMMAND GETKEYS RLOCK.RELEASEALL 2 a b o");
     assert_eq!(keys.items().len(), 2);
     c.q("ACL SETUSER limited on >pw ~a* +@all");
@@ -280,8 +305,17 @@ fn random_pairs_under_contention_are_served_whole_and_in_order() {
                     c.cmd(&["INCR", "ticket"]);
                     let id = id.to_string();
                     c.cmd(&[
-                        "RLOCK.ACQUIREALL", "2", a, b, &owner, "PX", "30000", "WAIT", "0",
-                        "NOTIFY", &id,
+                        "RLOCK.ACQUIREALL",
+                        "2",
+                        a,
+                        b,
+                        &owner,
+                        "PX",
+                        "30000",
+                        "WAIT",
+                        "0",
+                        "NOTIFY",
+                        &id,
                     ]);
                     let done = c.cmd(&["EXEC"]).items();
                     let ticket = done[0].int();
@@ -389,7 +423,10 @@ fn a_watchdog_request_lives_and_ends_with_its_connection() {
     let server = Server::start();
     let mut c = server.conn();
     let mut holder = server.conn();
-    assert_eq!(tokens(&holder.q("RLOCK.ACQUIREALL 2 a b o1 WATCHDOG")).len(), 2);
+    assert_eq!(
+        tokens(&holder.q("RLOCK.ACQUIREALL 2 a b o1 WATCHDOG")).len(),
+        2
+    );
     assert_eq!(server.info_field("rlock", "rlock_watchdog_locks"), "2");
     let on_a = Pending::send(&server, "RLOCK.ACQUIRE a o2 PX 60000 WAIT 10000");
     let on_b = Pending::send(&server, "RLOCK.ACQUIRE b o3 PX 60000 WAIT 10000");

@@ -50,7 +50,12 @@ pub fn run(server: &Server, shas: &Shas, table: &mut Table) {
     }
     for other in ["redisson", "redisson-sorted"] {
         let ratio = rounds.ratio("pairs_per_s", "rlock", other);
-        table.add(WORKLOAD, &format!("rlock / {other} pairs/s"), ratio, String::new());
+        table.add(
+            WORKLOAD,
+            &format!("rlock / {other} pairs/s"),
+            ratio,
+            String::new(),
+        );
     }
     rounds.finish(table);
 }
@@ -70,8 +75,12 @@ fn one_run(
     });
     let elapsed = started.elapsed().as_secs_f64();
     let waits = Waits::of(clients);
-    let (lat, unfinished, served, pairs) =
-        (&waits.sorted, waits.unfinished, waits.served, waits.granted());
+    let (lat, unfinished, served, pairs) = (
+        &waits.sorted,
+        waits.unfinished,
+        waits.served,
+        waits.granted(),
+    );
     [
         ("pairs_per_s", pairs / elapsed),
         ("p50_ms", percentile(lat, 0.5)),
@@ -112,12 +121,22 @@ fn client(
             "rlock" => {
                 let lease = LEASE_MS.to_string();
                 let args = [
-                    "RLOCK.ACQUIREALL", "2", &keys[0], &keys[1], &owner, "PX", &lease, "WAIT", "0",
+                    "RLOCK.ACQUIREALL",
+                    "2",
+                    &keys[0],
+                    &keys[1],
+                    &owner,
+                    "PX",
+                    &lease,
+                    "WAIT",
+                    "0",
                 ];
                 c.cmd(&args);
                 true
             }
-            _ => multilock(server, shas, &mut c, &mut sub, &keys, &owner, &mut rng, stop),
+            _ => multilock(
+                server, shas, &mut c, &mut sub, &keys, &owner, &mut rng, stop,
+            ),
         };
         let waited = started.elapsed().as_secs_f64() * 1000.0;
         if !acquired {
@@ -126,7 +145,13 @@ fn client(
         mine.push(waited);
         match side {
             "rlock" => {
-                c.cmd(&strings(&["RLOCK.RELEASEALL", "2", &keys[0], &keys[1], &owner]));
+                c.cmd(&strings(&[
+                    "RLOCK.RELEASEALL",
+                    "2",
+                    &keys[0],
+                    &keys[1],
+                    &owner,
+                ]));
             }
             _ => {
                 for key in &keys {

@@ -29,8 +29,8 @@ mod group;
 mod notified;
 mod serve;
 mod slab;
-pub use notified::{enqueue, fail_notified, is_receiver, receiver_closed, take_over, unsubscribed};
 pub use group::Group;
+pub use notified::{enqueue, fail_notified, is_receiver, receiver_closed, take_over, unsubscribed};
 pub use serve::{serve, Admission, Verdict};
 use std::cell::{Cell, RefCell};
 use std::cmp::Reverse;
@@ -449,7 +449,10 @@ fn deliver(waiter: Waiter, outcome: Outcome) {
 fn tell<'a>(waiter: &Waiter, client: u64, event: impl Fn(usize) -> Event<'a>) {
     let owner = bytes(waiter.ask.owner.0);
     for (index, key) in waiter.keys().iter().enumerate() {
-        notify::send(client, notify::message(&event(index), waiter.ask.want, key, owner));
+        notify::send(
+            client,
+            notify::message(&event(index), waiter.ask.want, key, owner),
+        );
     }
 }
 

@@ -11,9 +11,9 @@ use crate::kinds::{LockType, Want};
 use crate::lifetime::retries::Kind;
 use crate::queue::{self, Ask, Request};
 use crate::reply::{run, with_bytes, Out, Reply};
-use std::os::raw::c_int;
 use crate::request::{open_for_write, request, wait_all_or_nil};
 use crate::store::LockKey;
+use std::os::raw::c_int;
 use std::rc::Rc;
 
 use super::commands::{apply, memory_for, view};

@@ -160,11 +160,15 @@ fn release(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
 
 /// Releases `owner`'s holding of `key` once (request id `id`): the holds left (0: released,
 /// and handed over), or None when `owner` does not hold it.
-pub(super) fn release_one(ctx: Ctx, key: RStr, owner: RStr, id: Option<&[u8]>) -> Result<Option<i64>> {
+pub(super) fn release_one(
+    ctx: Ctx,
+    key: RStr,
+    owner: RStr,
+    id: Option<&[u8]>,
+) -> Result<Option<i64>> {
     let (key, owner) = (&key, &owner);
     let (mut lock, db) = open_for_write(ctx, *key, LockType::Plain)?;
-    let call =
-        id.map(|id| retries::release_call(db, bytes(*key), bytes(*owner), id));
+    let call = id.map(|id| retries::release_call(db, bytes(*key), bytes(*owner), id));
     if let Some(call) = &call {
         if lifetime::with_released(|r| r.reply(call, now_ms()).is_some()) {
             stats::RETRIES_ANSWERED.add();
@@ -182,8 +186,7 @@ pub(super) fn release_one(ctx: Ctx, key: RStr, owner: RStr, id: Option<&[u8]>) -
     match lock::release(view) {
         Release::NotHolder => Ok(None),
         Release::Partial { remaining } => {
-            let ids =
-                id.map(|id| remembered(memory.take(), Kind::Release, id, remaining));
+            let ids = id.map(|id| remembered(memory.take(), Kind::Release, id, remaining));
             let extra = Extra {
                 ids: ids.as_deref(),
                 ..Extra::default()

@@ -1,9 +1,9 @@
 //! Serving the plain lock's queue: a free lock goes to its first waiter, with a fresh token.
 
+use crate::api::RStr;
 use crate::api::{bytes, now_ms, Ctx};
 use crate::clock::{issue_token, lease_end};
 use crate::config;
-use crate::api::RStr;
 use crate::error::{Error, Result};
 use crate::holdings::{bind, publish, tell_change, tell_loss, unbind, Holding};
 use crate::kinds::{LockType, Want};
