@@ -104,18 +104,22 @@ pub fn wait_or_nil(
     ask: impl FnOnce() -> Ask,
     watch_at: impl FnOnce() -> Result<Option<i64>>,
 ) -> Result<Reply> {
-    wait_all_or_nil(ctx, (db, &[key]), wait, ask, || Ok(vec![watch_at()?]))
+    let watch_at = || watch_at().map(std::iter::once);
+    wait_all_or_nil(ctx, (db, &[key]), wait, ask, watch_at)
 }
 
 /// `wait_or_nil` for a request for all of `keys` at once: one place in each key's queue, taken
 /// in one step; `watch_at` gives each key's lease end, in the same order.
-pub fn wait_all_or_nil(
+pub fn wait_all_or_nil<W>(
     ctx: Ctx,
     (db, keys): (i32, &[&[u8]]),
     wait: Option<args::Wait>,
     ask: impl FnOnce() -> Ask,
-    watch_at: impl FnOnce() -> Result<Vec<Option<i64>>>,
-) -> Result<Reply> {
+    watch_at: impl FnOnce() -> Result<W>,
+) -> Result<Reply>
+where
+    W: IntoIterator<Item = Option<i64>>,
+{
     stats::CONTENDED.add();
     let (Some(wait), Some(first)) = (wait, keys.first()) else {
         return Ok(Reply::Null);

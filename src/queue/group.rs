@@ -22,10 +22,6 @@ impl Group {
         self.seqs.iter().copied().enumerate()
     }
 
-    pub(super) fn index_of(&self, seq: Handle) -> usize {
-        self.seqs.iter().position(|s| *s == seq).unwrap_or(0)
-    }
-
     pub(super) fn lead(&self) -> Handle {
         self.seqs[0]
     }
@@ -73,19 +69,8 @@ impl Registry {
         Some(lead)
     }
 
-    /// The request a queue's head belongs to, when it asks for several keys and heads every
-    /// one of its queues (else it cannot be let in yet: `Err(())`); None for an ordinary head.
-    pub(super) fn head_group(&self, db: i32, key: &[u8]) -> Result<Option<Rc<Group>>, ()> {
-        let Some((_, head)) = self.in_order(db, key).next() else {
-            return Ok(None);
-        };
-        let Some(group) = head.group.clone() else {
-            return Ok(None);
-        };
-        let heads_all = group.members().all(|(_, seq)| self.heads(seq));
-        match heads_all {
-            true => Ok(Some(group)),
-            false => Err(()),
-        }
+    /// Whether every entry of `group` heads its queue: only then may it be let in.
+    pub(super) fn heads_all(&self, group: &Group) -> bool {
+        group.members().all(|(_, seq)| self.heads(seq))
     }
 }

@@ -99,10 +99,10 @@ impl Waiter {
     }
 
     /// The keys its outcome is about: its request's keys, in their order.
-    fn keys(&self) -> Vec<Rc<[u8]>> {
+    fn keys(&self) -> &[Rc<[u8]>] {
         match &self.group {
-            Some(group) => group.keys.to_vec(),
-            None => vec![self.key.clone()],
+            Some(group) => &group.keys,
+            None => std::slice::from_ref(&self.key),
         }
     }
 }
@@ -253,10 +253,9 @@ impl Registry {
         let Some(group) = self.waiters.get(seq)?.group.clone() else {
             return self.take_entry(seq);
         };
-        let own = group.index_of(seq);
         let heads: Vec<(i32, Rc<[u8]>)> = group
             .members()
-            .filter(|(index, member)| *index != own && self.heads(*member))
+            .filter(|(_, member)| *member != seq && self.heads(*member))
             .filter_map(|(_, member)| self.waiters.get(member).map(|w| (w.db, w.key.clone())))
             .collect();
         let mut lead = None;
@@ -365,10 +364,15 @@ impl Registry {
 /// whose connection is gone or no longer subscribed leaves on the way: it must not keep those
 /// behind it out (the caller is serving the queue already).
 pub fn next_want(db: i32, key: &[u8]) -> Option<Want> {
+    next_head(db, key).map(|(want, _)| want)
+}
+
+/// `next_want`, with the request for several keys the head belongs to, if it does.
+fn next_head(db: i32, key: &[u8]) -> Option<(Want, Option<Rc<Group>>)> {
     loop {
-        let (seq, want, receiver) = with(|r| {
+        let (seq, want, group, receiver) = with(|r| {
             let (seq, w) = r.in_order(db, key).next()?;
-            Some((seq, w.ask.want, r.lead_of(w).receiver()))
+            Some((seq, w.ask.want, w.group.clone(), r.lead_of(w).receiver()))
         })?;
         match receiver {
             Some(client) if !notify::reachable(client) => {
@@ -376,7 +380,7 @@ pub fn next_want(db: i32, key: &[u8]) -> Option<Want> {
                 with(|r| r.take(seq));
                 serve_departed(notify::own_ctx());
             }
-            _ => return Some(want),
+            _ => return Some((want, group)),
         }
     }
 }

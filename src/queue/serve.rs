@@ -3,7 +3,7 @@
 //! and write the holding. Every event that can let someone in (a release, a lease end, a
 //! departure from the queue, permits added, a key deleted) ends in `serve`.
 
-use super::{deliver, next_want, notify, serve_departed, take_head, with, Outcome, Request};
+use super::{deliver, next_head, notify, serve_departed, take_head, with, Outcome, Request};
 use crate::api::RStr;
 use crate::error::{Error, Result};
 use crate::kinds::Want;
@@ -41,12 +41,9 @@ pub trait Admission {
 /// queue order. Returns how many entered.
 pub fn serve(db: i32, key: &[u8], family: &mut impl Admission) -> usize {
     let mut entered = 0;
-    while let Some(want) = next_want(db, key) {
-        let group = match with(|r| r.head_group(db, key)) {
-            Ok(group) => group,
-            Err(()) => break,
-        };
+    while let Some((want, group)) = next_head(db, key) {
         let verdict = match &group {
+            Some(group) if !with(|r| r.heads_all(group)) => break,
             Some(group) => {
                 let owner = with(|r| r.waiters.get(group.lead()).map(|w| w.ask.owner.0));
                 match owner {

@@ -19,8 +19,8 @@ use std::rc::Rc;
 use super::commands::{apply, memory_for, view};
 use super::rules::{self as lock, View};
 
-/// `numkeys key [key ...] owner [options]` split into (keys, owner, options).
-fn split(argv: &[RStr]) -> Result<(&[RStr], RStr, &[RStr])> {
+/// `numkeys key [key ...] owner [options]` split into (keys, their names, owner, options).
+fn split(argv: &[RStr]) -> Result<(&[RStr], Vec<&[u8]>, RStr, &[RStr])> {
     let [_, numkeys, rest @ ..] = argv else {
         return Err(Error::WrongArity);
     };
@@ -32,21 +32,27 @@ fn split(argv: &[RStr]) -> Result<(&[RStr], RStr, &[RStr])> {
     let names: Vec<&[u8]> = keys.iter().map(|k| bytes(*k)).collect();
     args::distinct(&names)?;
     args::owner(bytes(*owner))?;
-    Ok((keys, *owner, options))
+    Ok((keys, names, *owner, options))
 }
 
-/// Takes every one of `locks` for `request` if each is free or already the owner's; None,
-/// with nothing changed, if any is someone else's. The tokens are in the locks' order.
+/// Each lock as `owner` sees it.
+pub(super) fn views<'a>(
+    locks: impl IntoIterator<Item = &'a LockKey>,
+    owner: RStr,
+) -> Result<Vec<View>> {
+    locks.into_iter().map(|lock| view(lock, owner)).collect()
+}
+
+/// Takes every one of `locks` (seen as `views` by the request's owner) for `request` if each
+/// is free or already the owner's; None, with nothing changed, if any is someone else's. The
+/// tokens are in the locks' order.
 pub(super) fn take_all(
     ctx: Ctx,
     locks: &mut [&mut LockKey],
+    views: Vec<View>,
     db: i32,
     request: &Request,
 ) -> Result<Option<Vec<i64>>> {
-    let views = locks
-        .iter()
-        .map(|lock| view(lock, request.owner))
-        .collect::<Result<Vec<View>>>()?;
     if views.contains(&View::Theirs) {
         return Ok(None);
     }
@@ -95,7 +101,7 @@ fn tokens_reply(tokens: Vec<i64>) -> Reply {
 /// [client-id]]] [WATCHDOG] [ID id] [MAXHOLD ms] [LOCKDELAY ms]`: every key or none; replies
 /// the tokens in the keys' order, or nil.
 fn acquire_all(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
-    let (keys, owner, options) = split(argv)?;
+    let (keys, names, owner, options) = split(argv)?;
     let o = with_bytes(options, args::lock_acquire_options)?;
     let request = request(ctx, owner, &o)?;
     let db = selected_db(ctx);
@@ -103,15 +109,11 @@ fn acquire_all(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
         .iter()
         .map(|key| open_for_write(ctx, *key, LockType::Plain).map(|(lock, _)| lock))
         .collect::<Result<Vec<LockKey>>>()?;
-    let views = locks
-        .iter()
-        .map(|lock| view(lock, owner))
-        .collect::<Result<Vec<View>>>()?;
+    let views = views(&locks, owner)?;
     if let Some(tokens) = o.id.and_then(|id| answered_before(&locks, &views, id)) {
         crate::stats::RETRIES_ANSWERED.add();
         return Ok(tokens_reply(tokens));
     }
-    let names: Vec<&[u8]> = keys.iter().map(|k| bytes(*k)).collect();
     // A key the owner holds is re-entered whoever waits for it (as `RLOCK.ACQUIRE` does); a
     // free one with waiters is theirs first.
     let queued = names
@@ -120,7 +122,7 @@ fn acquire_all(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
         .any(|(name, view)| *view == View::Free && queue::count(db, name) > 0);
     if !queued {
         let mut refs: Vec<&mut LockKey> = locks.iter_mut().collect();
-        if let Some(tokens) = take_all(ctx, &mut refs, db, &request)? {
+        if let Some(tokens) = take_all(ctx, &mut refs, views, db, &request)? {
             return Ok(tokens_reply(tokens));
         }
     }
@@ -129,7 +131,7 @@ fn acquire_all(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
         (db, &names),
         o.wait,
         || Ask::new(Want::Lock, &request),
-        || Ok(locks.iter().map(LockKey::expire_at).collect()),
+        || Ok(locks.iter().map(LockKey::expire_at).collect::<Vec<_>>()),
     )
 }
 
@@ -137,7 +139,7 @@ fn acquire_all(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
 /// does (with `ID`, each key remembers the call); replies each key's answer in the keys'
 /// order (holds left, 0, or nil).
 fn release_all(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
-    let (keys, owner, options) = split(argv)?;
+    let (keys, _, owner, options) = split(argv)?;
     let o = with_bytes(options, args::release_options)?;
     // Checked before any release: a refused call changes nothing.
     for key in keys {

@@ -12,7 +12,7 @@ use crate::queue::{self, Admission, Request, Verdict};
 use crate::stats;
 use crate::store::LockKey;
 
-use super::all::{open_others, take_all};
+use super::all::{open_others, take_all, views};
 use super::rules::View;
 use super::store::Extra;
 use std::rc::Rc;
@@ -64,7 +64,8 @@ impl Admission for Plain<'_> {
             .map(|(_, lock)| lock.as_mut().or_else(|| own.take()))
             .collect::<Option<Vec<&mut LockKey>>>()
             .ok_or(Error::Internal)?;
-        let tokens = take_all(ctx, &mut locks, self.db, ask)?.ok_or(Error::Internal)?;
+        let views = views(locks.iter().map(|lock| &**lock), ask.owner)?;
+        let tokens = take_all(ctx, &mut locks, views, self.db, ask)?.ok_or(Error::Internal)?;
         drop(locks);
         self.lease_end = self.lock.expire_at();
         stats::HANDOFFS.add();
