@@ -105,9 +105,15 @@ fn acquire_all(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     let o = with_bytes(options, args::lock_acquire_options)?;
     let request = request(ctx, owner, &o)?;
     let db = selected_db(ctx);
+    // Each free key's queue is served first, each key on its own: a grant there may write the
+    // other keys, which must not be open here then (a handle opened before a write elsewhere
+    // keeps seeing the key as it was).
+    for key in keys {
+        open_for_write(ctx, *key, LockType::Plain)?;
+    }
     let mut locks = keys
         .iter()
-        .map(|key| open_for_write(ctx, *key, LockType::Plain).map(|(lock, _)| lock))
+        .map(|key| LockKey::open_as(ctx, *key, true, LockType::Plain))
         .collect::<Result<Vec<LockKey>>>()?;
     let views = views(&locks, owner)?;
     if let Some(tokens) = o.id.and_then(|id| answered_before(&locks, &views, id)) {
