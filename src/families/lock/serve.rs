@@ -1,7 +1,6 @@
 //! Serving the plain lock's queue: a free lock goes to its first waiter, with a fresh token.
 
-use crate::api::RStr;
-use crate::api::{bytes, now_ms, Ctx};
+use crate::api::{bytes, now_ms, Ctx, RStr};
 use crate::clock::{issue_token, lease_end};
 use crate::config;
 use crate::error::{Error, Result};

@@ -73,8 +73,8 @@ impl LockKey {
 
     fn optional_field(&self, field: &AtomicPtr<raw::RedisModuleString>) -> Option<i64> {
         // Most locks hold only the owner and the token: no field to look for, and a hash read
-        // costs as much as the rest of a re-entry's own work.
-        if self.is_free() || self.len() <= 2 {
+        // costs as much as the rest of a re-entry's own work. (A free key's length is 0.)
+        if self.len() <= 2 {
             return None;
         }
         self.int_field(field.load(Ordering::Relaxed)).ok().flatten()
