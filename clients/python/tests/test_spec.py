@@ -94,7 +94,7 @@ class Run:
     def __init__(self, scenario, variant, admin, topology):
         self.scenario, self.variant, self.admin, self.topology = scenario, variant, admin, topology
         self.port = variant.port
-        self.saved, self.background, self.actors = {}, {}, {}
+        self.saved, self.background, self.actors, self.paused = {}, {}, {}, []
 
     async def start(self):
         self.admin.flushall()
@@ -105,6 +105,8 @@ class Run:
             self.admin.execute_command("ACL", "SETUSER", actor.user, "reset", "on", ">spec", "~*", "&*", "+@all")
 
     async def finish(self):
+        if self.paused:
+            await self.op_resume_replicas(None)
         for name, (task, _, _) in self.background.items():
             task.cancel()
         for actor in self.actors.values():
@@ -236,12 +238,14 @@ class Run:
             await asyncio.sleep(0.002)
 
     async def op_pause_replicas(self, step):
-        for replica in self.topology.describe()["replicas"]:
-            self.topology.pause(replica["port"])
+        self.paused = [replica["port"] for replica in self.topology.describe()["replicas"]]
+        for port in self.paused:
+            self.topology.pause(port)
 
     async def op_resume_replicas(self, step):
-        for replica in self.topology.describe()["replicas"]:
-            self.topology.resume(replica["port"])
+        for port in self.paused:
+            self.topology.resume(port)
+        self.paused = []
 
 
 @pytest.fixture(scope="session")

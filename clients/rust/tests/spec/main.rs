@@ -11,6 +11,7 @@ mod json;
 mod ops;
 #[path = "../support/mod.rs"]
 mod support;
+mod topology;
 
 use json::{matches, parse, Json};
 use ops::Actor;
@@ -79,6 +80,7 @@ struct Run {
     actors: HashMap<String, Arc<Actor>>,
     saved: HashMap<String, Json>,
     background: HashMap<String, (JoinHandle<ops::Outcome>, Instant)>,
+    topology: Option<Arc<std::sync::Mutex<topology::Topology>>>,
 }
 
 impl Run {
@@ -178,6 +180,18 @@ impl Run {
                     tokio::time::sleep(Duration::from_millis(2)).await;
                 }
             }
+            "pause_replicas" | "resume_replicas" => {
+                let topology = self
+                    .topology
+                    .clone()
+                    .ok_or("not in a replicated topology")?;
+                let mut topology = topology.lock().unwrap();
+                match op.as_str() {
+                    "pause_replicas" => topology.pause_replicas(),
+                    _ => topology.resume_replicas(),
+                }
+                .map(|()| Json::Null)
+            }
             "kill_connection" | "crash" => {
                 let user = actor.expect("actor").user.clone();
                 if op == "crash" {
@@ -229,7 +243,12 @@ impl Run {
     }
 }
 
-async fn run_scenario(port: u16, scenario: &Json, serial: &mut usize) -> Result<(), String> {
+async fn run_scenario(
+    port: u16,
+    topology: Option<Arc<std::sync::Mutex<topology::Topology>>>,
+    scenario: &Json,
+    serial: &mut usize,
+) -> Result<(), String> {
     let admin_client =
         redis::Client::open(format!("redis://127.0.0.1:{port}/?protocol=resp3")).unwrap();
     let admin = admin_client
@@ -241,6 +260,7 @@ async fn run_scenario(port: u16, scenario: &Json, serial: &mut usize) -> Result<
         actors: HashMap::new(),
         saved: HashMap::new(),
         background: HashMap::new(),
+        topology,
     };
     run.admin_strs(&["FLUSHALL"]).await?;
     if let Some(Json::Obj(config)) = scenario.get("server_config") {
@@ -272,6 +292,9 @@ async fn run_scenario(port: u16, scenario: &Json, serial: &mut usize) -> Result<
     }
     for (_, (task, _)) in run.background.drain() {
         task.abort();
+    }
+    if let Some(topology) = &run.topology {
+        topology.lock().unwrap().resume_replicas()?;
     }
     let users: Vec<String> = run
         .actors
@@ -324,6 +347,7 @@ async fn every_scenario() {
     let server = support::server();
     let only = std::env::var("SPEC_ONLY").unwrap_or_default();
     let (mut serial, mut report, mut failures) = (0, Vec::new(), Vec::new());
+    let mut replicated = None;
     for (name, scenario) in scenarios()
         .into_iter()
         .filter(|(name, _)| name.contains(&only))
@@ -339,7 +363,18 @@ async fn every_scenario() {
             ));
             continue;
         }
-        let outcome = run_scenario(server.port, &scenario, &mut serial).await;
+        let (port, topology) = match scenario.str("topology") {
+            Some("replicated") => {
+                if replicated.is_none() {
+                    let started = topology::Topology::start("replicated").expect("topology");
+                    replicated = Some(Arc::new(std::sync::Mutex::new(started)));
+                }
+                let port = replicated.as_ref().unwrap().lock().unwrap().primary;
+                (port, replicated.clone())
+            }
+            _ => (server.port, None),
+        };
+        let outcome = run_scenario(port, topology, &scenario, &mut serial).await;
         let drift = DRIFTS
             .iter()
             .find(|(drifting, _)| *drifting == name)
