@@ -151,7 +151,9 @@ fn reveals(v: &Value, token: &str) -> Option<String> {
 /// semaphore with a holder, a latch, a plain string. Returns the lock's token and the
 /// waiter's subscribed connection (keep it open).
 fn other_team(server: &Server, admin: &mut Conn) -> (String, Conn) {
-    let token = admin.q("RLOCK.ACQUIRE secret:lock finance-job PX 60000").int();
+    let token = admin
+        .q("RLOCK.ACQUIRE secret:lock finance-job PX 60000")
+        .int();
     // A waiter told by message, in the queue the refused calls must leave alone.
     let mut finance = server.conn();
     let id = finance.q("CLIENT ID").int();
@@ -159,9 +161,19 @@ fn other_team(server: &Server, admin: &mut Conn) -> (String, Conn) {
     finance.cmd(&["SUBSCRIBE", &channel]);
     let wait = format!("RLOCK.ACQUIRE secret:lock finance-2 WAIT 0 NOTIFY {id}");
     assert_eq!(admin.q(&wait).text(), "WAITING");
-    assert!(admin.q("RWLOCK.ACQUIRE secret:rw finance-job WRITE PX 60000").int() > 0);
+    assert!(
+        admin
+            .q("RWLOCK.ACQUIRE secret:rw finance-job WRITE PX 60000")
+            .int()
+            > 0
+    );
     assert_eq!(admin.q("RSEM.SETPERMITS secret:sem 3").int(), 1);
-    assert!(admin.q("RSEM.ACQUIRE secret:sem finance-job PX 60000").int() > 0);
+    assert!(
+        admin
+            .q("RSEM.ACQUIRE secret:sem finance-job PX 60000")
+            .int()
+            > 0
+    );
     assert_eq!(admin.q("RLATCH.SET secret:latch 2").int(), 1);
     assert_eq!(admin.q("SET secret:guarded payroll").text(), "OK");
     (token.to_string(), finance)
