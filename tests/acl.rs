@@ -1,4 +1,4 @@
-//! ACLs: key patterns hold for RLOCK commands; the 7.0 recipe in docs/operations.md works;
+//! ACLs: key patterns hold for RLOCK commands; the recipes in docs/security.md work;
 //! nothing reaches past a user's ACL (docs/security.md; the per-command matrix is in
 //! acl_matrix.rs).
 
@@ -73,7 +73,7 @@ fn scan_lists_only_the_locks_the_caller_may_read() {
 fn key_patterns_are_enforced_with_the_readme_recipe() {
     let server = Server::start();
     let mut admin = server.conn();
-    // The recipe for Redis 7.0 in docs/operations.md, where module commands are in no ACL category.
+    // The lock-only recipe in docs/security.md (Redis 7.0 puts module commands in no category).
     let recipe = "ACL SETUSER orders-service on >secret resetkeys ~orders:* -@all \
                   +rlock.acquire +rlock.release +rlock.renew +rlock.info";
     assert_eq!(admin.q(recipe).text(), "OK");
@@ -245,7 +245,7 @@ fn write_commands_are_in_the_write_category_where_the_server_supports_it() {
     let mut admin = server.conn();
     if version(&mut admin) < (7, 2) {
         eprintln!(
-            "Redis 7.0 has no ACL categories for module commands: the recipe in docs/operations.md applies"
+            "Redis 7.0 has no ACL categories for module commands: the recipes in docs/security.md apply"
         );
         return;
     }
