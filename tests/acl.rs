@@ -213,6 +213,46 @@ fn a_deadlock_reply_names_no_key_the_caller_may_not_read() {
 }
 
 #[test]
+fn the_notify_recipe_waits_by_message() {
+    let server = Server::start();
+    let mut admin = server.conn();
+    let recipe = "ACL SETUSER orders-service on >secret resetkeys ~orders:* resetchannels \
+                  &__rlock__:* -@all +rlock.acquire +rlock.release +rlock.renew +rlock.info \
+                  +rlock.channel +rlock.cancel +client|id +hello +subscribe +unsubscribe +ping";
+    assert_eq!(admin.q(recipe).text(), "OK");
+    let login = |mut c: Conn| {
+        assert_eq!(c.q("AUTH orders-service secret").text(), "OK");
+        c
+    };
+    let (mut told, id, _) = subscriber(login(server.conn()));
+    let mut c = login(server.conn());
+    assert!(c.q("RLOCK.ACQUIRE orders:1 holder PX 60000").int() > 0);
+    let wait = format!("RLOCK.ACQUIRE orders:1 w PX 60000 WAIT 5000 NOTIFY {id}");
+    assert_eq!(c.q(&wait).text(), "WAITING");
+    assert_eq!(c.q("RLOCK.RELEASE orders:1 holder").int(), 0);
+    assert!(next_message(&mut told).starts_with("granted lock "));
+    assert_eq!(c.q("RLOCK.CANCEL orders:1 w").int(), 0);
+}
+
+#[test]
+fn the_observer_recipe_sees_every_change_and_changes_nothing() {
+    let server = Server::start();
+    let mut admin = server.conn();
+    admin.q("CONFIG SET notify-keyspace-events Kd");
+    let recipe = "ACL SETUSER observer on >secret resetkeys %R~election:* resetchannels \
+                  &__keyspace@0__:election:* -@all +rlock.leader +subscribe +unsubscribe +ping";
+    assert_eq!(admin.q(recipe).text(), "OK");
+    let mut observer = server.conn();
+    assert_eq!(observer.q("AUTH observer secret").text(), "OK");
+    assert!(observer.q("RLOCK.LEADER election:x").is_nil());
+    let refused = observer.q("RLOCK.ACQUIRE election:x o").err();
+    assert!(refused.starts_with("NOPERM"), "{refused}");
+    observer.q("SUBSCRIBE __keyspace@0__:election:x");
+    assert!(admin.q("RLOCK.ACQUIRE election:x leader-1 PX 60000").int() > 0);
+    assert_eq!(next_message(&mut observer), "rlock.acquired");
+}
+
+#[test]
 fn loading_warns_when_locks_could_be_evicted() {
     let server = Server::builder()
         .arg("maxmemory-policy", "volatile-lru")
