@@ -60,6 +60,8 @@ impl Caller {
         Ok(Caller::User(User { handle, name }))
     }
 
+    /// Whether the caller may read `key`, or change the lock there (`UPDATE`, as a write
+    /// command's key spec asks).
     pub fn may(&self, access: Access, key: &[u8]) -> bool {
         let Caller::User(user) = self else {
             return true;
@@ -75,6 +77,7 @@ impl Caller {
         }
     }
 
+    /// Whether the caller may `PUBLISH` to `channel` (Redis does not tell it from subscribing).
     pub fn may_publish(&self, channel: &[u8]) -> bool {
         let Caller::User(user) = self else {
             return true;
