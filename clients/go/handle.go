@@ -68,16 +68,24 @@ func (hd *handle) granted(k kind, token int64) {
 // give releases one hold (or permits); at 0 the holding is over.
 func (hd *handle) give(ctx context.Context, k kind, permits int) (int64, error) {
 	left, err := hd.c.release(ctx, k, hd.key, hd.set.owner, permits)
-	if (err == nil && left == 0) || errors.Is(err, ErrNotHeld) {
-		hd.forget(k)
+	if err == nil && left == 0 {
+		hd.forget(k, false)
+	}
+	if errors.Is(err, ErrNotHeld) {
+		hd.forget(k, true)
 	}
 	return left, err
 }
 
-func (hd *handle) forget(k kind) {
+// forget drops the holding of kind k; lost: the server said it was no longer held, which is
+// how the client learns of a loss no message told.
+func (hd *handle) forget(k kind, lost bool) {
 	hd.mu.Lock()
 	defer hd.mu.Unlock()
 	if h := hd.held[k]; h != nil {
+		if lost {
+			h.markLost()
+		}
 		hd.c.unregister(h)
 		delete(hd.held, k)
 	}
@@ -113,7 +121,7 @@ func (hd *handle) extend(ctx context.Context, k kind) (bool, error) {
 		return false, fromServer(err, []string{hd.key})
 	}
 	if !held {
-		hd.forget(k)
+		hd.forget(k, true)
 		return false, ErrNotHeld
 	}
 	hd.mu.Lock()

@@ -63,10 +63,11 @@ func (m *MultiLock) Unlock(ctx context.Context) error {
 		if i < len(v.elems) && v.elems[i].kind == ':' && v.elems[i].num > 0 {
 			continue
 		}
-		if i >= len(v.elems) || v.elems[i].isNil() {
+		gone := i >= len(v.elems) || v.elems[i].isNil()
+		if gone {
 			missing = ErrNotHeld
 		}
-		hd.forget(kindLock)
+		hd.forget(kindLock, gone)
 	}
 	return missing
 }
