@@ -16,6 +16,7 @@ type session struct {
 	notify []string // "NOTIFY" or "NOTIFY <id of sub>"
 	// A third of the server's rlock.watchdog-idle-ms: the PING period while idle.
 	pingEvery time.Duration
+	failed    chan struct{} // closed when either connection fails
 }
 
 func (s *session) close(err error) {
@@ -26,19 +27,23 @@ func (s *session) close(err error) {
 }
 
 // lost is closed when either connection of the session fails.
-func (s *session) lost() <-chan struct{} {
+func (s *session) lost() <-chan struct{} { return s.failed }
+
+// watch closes failed when either connection fails, and then closes both.
+func (s *session) watch() {
+	s.failed = s.conn.done
 	if s.sub == nil {
-		return s.conn.done
+		return
 	}
-	ch := make(chan struct{})
+	s.failed = make(chan struct{})
 	go func() {
 		select {
 		case <-s.conn.done:
 		case <-s.sub.done:
 		}
-		close(ch)
+		s.close(ErrConnection)
+		close(s.failed)
 	}()
-	return ch
 }
 
 // session returns the current session, connecting (once, whoever asks) when there is none.
@@ -130,6 +135,7 @@ func (c *Client) connect(ctx context.Context) (*session, error) {
 		return fail(err)
 	}
 	c.replicas.invalidate()
+	s.watch()
 	return s, nil
 }
 
