@@ -23,7 +23,9 @@ mod request;
 mod scan;
 mod stats;
 mod store;
+mod subscriptions;
 mod upkeep;
+mod watch;
 
 use families::{latch, lock, rwlock, semaphore};
 use redis_module::{redis_module, Context, RedisString, Status};
@@ -231,7 +233,8 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
         }
         store::init();
         lock::store::init();
-        queue::on_departure(upkeep::serve_again);
+        queue::on_departure(watch::serve_again);
+        watch::on_due(upkeep::DUE);
         notify::init(ctx.ctx);
         config::register(ctx, args)?;
         register_commands(ctx)?;

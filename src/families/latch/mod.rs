@@ -2,4 +2,5 @@
 //! Its key is Redisson's `RCountDownLatch` string count.
 
 pub mod commands;
+pub mod family;
 pub mod serve;

@@ -11,10 +11,12 @@ use crate::kinds::{Acquire, LockType, Release, Want};
 use crate::lifetime::{self, retries, retries::Kind, retries::Memory};
 use crate::queue::{self, Ask, Request};
 use crate::reply::{run, with_bytes, Out, Reply};
-use crate::request::{open_for_write, request, wait_or_nil, watch_for_loss, watchdog_client};
+use crate::request::{open_for_write, request, wait_or_nil, watchdog_client};
 use crate::stats;
 use crate::store::LockKey;
-use crate::upkeep::{arm_renewals, hand_over, serve_queue_if_free, watch_lease};
+use crate::subscriptions::watch_for_loss;
+use crate::upkeep::{hand_over, serve_queue_if_free};
+use crate::watch::{arm_renewals, watch_lease};
 use std::os::raw::c_int;
 
 use super::rules::{self as lock, View};

@@ -3,6 +3,7 @@
 //! permits) and a holders hash beside it.
 
 pub mod commands;
+pub mod family;
 pub mod rules;
 pub mod serve;
 pub mod store;
