@@ -18,17 +18,19 @@
 //! Writes made inside a keyspace-event callback would replicate before the DEL that caused
 //! the event, so events only note the key there; a 0 ms timer runs the check afterwards.
 
-use crate::api::{bytes, is_writable_master, writes_paused, Ctx};
+use crate::api::{is_writable_master, writes_paused, Ctx};
 use crate::families;
 use crate::holdings;
-use crate::kinds::LockType;
 use crate::queue;
 use crate::stats;
 use crate::store::{open_at, LockKey};
 use crate::watch::{self, Work, PAUSE_POLL_MS};
 
+mod handover;
 mod slots;
 mod watchdog;
+pub use handover::{hand_over, serve_queue_if_free};
+use handover::{hand_over_kind, serve_free};
 pub use watchdog::{client_closed, turned_replica};
 use watchdog::{end_holding, renew_due};
 
@@ -108,37 +110,4 @@ fn serve_free_lock(ctx: Ctx, mut lock: LockKey, db: i32, key: &[u8], expired: bo
 
 fn in_cluster(ctx: Ctx) -> bool {
     crate::api::context_flags(ctx) & redis_module::raw::REDISMODULE_CTX_FLAGS_CLUSTER != 0
-}
-
-/// A free lock with a queue goes to the queue first: nobody barges in. Called by every write
-/// command before it looks at the lock (its lease may have just run out, or a DEL may not have
-/// been handed over yet).
-pub fn serve_queue_if_free(ctx: Ctx, lock: &mut LockKey, db: i32) {
-    if lock.is_free() {
-        serve_free(ctx, lock, db);
-    }
-}
-
-/// Grants a free lock to the head of its queue, whatever family that waiter is of, and
-/// watches what follows. Returns whether anyone was granted.
-fn serve_free(ctx: Ctx, lock: &mut LockKey, db: i32) -> bool {
-    let head = queue::next_want(db, bytes(lock.name()));
-    head.and_then(families::serving)
-        .is_some_and(|family| family.serve_free(ctx, lock, db))
-}
-
-/// After a full release by a command: the next waiter gets the lock, or Redisson clients
-/// hear that it is free.
-pub fn hand_over(ctx: Ctx, lock: &mut LockKey, db: i32, kind: LockType) {
-    hand_over_kind(ctx, lock, db, Some(kind));
-}
-
-fn hand_over_kind(ctx: Ctx, lock: &mut LockKey, db: i32, kind: Option<LockType>) {
-    holdings::unbind(db, bytes(lock.name()));
-    if serve_free(ctx, lock, db) {
-        return;
-    }
-    if let Some(family) = kind.and_then(families::of_kind) {
-        family.announce_free(ctx, bytes(lock.name()));
-    }
 }

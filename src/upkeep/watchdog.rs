@@ -3,7 +3,7 @@
 //! closing bound connections when the server turns replica. Every write goes through the same
 //! gate as the rest of upkeep; each holding is renewed or ended by its family.
 
-use super::{hand_over, PAUSE_POLL_MS};
+use super::handover::hand_over;
 use crate::api::{is_writable_master, now_ms, writes_paused, Ctx};
 use crate::clock::watchdog_renews;
 use crate::config;
@@ -11,7 +11,7 @@ use crate::families;
 use crate::lifetime::watchdog::{Binding, LockId};
 use crate::lifetime::with_watchdog;
 use crate::stats;
-use crate::watch::{self, Work};
+use crate::watch::{self, Work, PAUSE_POLL_MS};
 use std::collections::{HashMap, HashSet};
 
 /// Renewals made in one timer callback at most: a burst of due renewals is spread over

@@ -9,3 +9,4 @@ pub mod guard;
 pub mod rules;
 pub mod serve;
 pub mod store;
+pub mod take;
