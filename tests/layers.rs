@@ -76,18 +76,26 @@ fn no_source_file_is_past_a_sitting() {
         .map(|(file, text)| (file, text.lines().count()))
         .filter(|&(_, lines)| lines > MAX_LINES)
         .map(|(file, lines)| format!("{file}: {lines} lines"))
-        .filter(|long| !LONG_NOT_YET.contains(&long.as_str()))
         .collect();
-    assert!(long.is_empty(), "over {MAX_LINES} lines: {long:?}");
+    let new: Vec<_> = long
+        .iter()
+        .filter(|l| !LONG_NOT_YET.contains(&l.as_str()))
+        .collect();
+    let gone: Vec<_> = LONG_NOT_YET
+        .iter()
+        .filter(|l| !long.contains(&l.to_string()))
+        .collect();
+    assert!(
+        new.is_empty() && gone.is_empty(),
+        "over {MAX_LINES} lines: {new:?}; fixed (strike from LONG_NOT_YET): {gone:?}"
+    );
 }
 
 /// The long files known when this check was written, struck off as they are split.
 const LONG_NOT_YET: &[&str] = &[
     "args.rs: 482 lines",
-    "docs.rs: 507 lines",
     "lifetime/watchdog.rs: 413 lines",
     "queue/mod.rs: 477 lines",
-    "upkeep/mod.rs: 406 lines",
 ];
 
 /// The layer of timers and server events: it reaches a family only through the family table

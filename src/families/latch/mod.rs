@@ -4,3 +4,4 @@
 pub mod commands;
 pub mod family;
 pub mod serve;
+pub mod table;

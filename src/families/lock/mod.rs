@@ -9,4 +9,5 @@ pub mod guard;
 pub mod rules;
 pub mod serve;
 pub mod store;
+pub mod table;
 pub mod take;

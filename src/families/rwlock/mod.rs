@@ -9,3 +9,4 @@ pub mod rules;
 pub mod serve;
 mod sidekeys;
 pub mod store;
+pub mod table;

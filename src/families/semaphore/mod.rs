@@ -7,3 +7,4 @@ pub mod family;
 pub mod rules;
 pub mod serve;
 pub mod store;
+pub mod table;
