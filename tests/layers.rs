@@ -49,24 +49,8 @@ fn imports_run_down_the_layers_and_close_no_circle() {
         let (circle, files) = (circle.join(" -> "), files.join(", "));
         problems.push(format!("circle: {circle} (files in it: {files})"));
     }
-    let new: Vec<_> = problems
-        .iter()
-        .filter(|p| !NOT_YET.contains(&p.as_str()))
-        .collect();
-    let gone: Vec<_> = NOT_YET
-        .iter()
-        .filter(|p| !problems.iter().any(|q| q == *p))
-        .collect();
-    assert!(
-        new.is_empty() && gone.is_empty(),
-        "\nnew:\n{new:#?}\nfixed (strike from NOT_YET):\n{gone:#?}\n"
-    );
+    assert!(problems.is_empty(), "\n{}\n", problems.join("\n"));
 }
-
-/// The violations known when this check was written, struck off as the refactor fixes them.
-const NOT_YET: &[&str] = &[
-    "circle: queue/blocked.rs -> queue/mod.rs -> queue/blocked.rs (files in it: queue/blocked.rs, queue/deadlines.rs, queue/group.rs, queue/lookup.rs, queue/mod.rs, queue/notified.rs, queue/serve.rs)",
-];
 
 #[test]
 fn no_source_file_is_past_a_sitting() {
@@ -77,24 +61,8 @@ fn no_source_file_is_past_a_sitting() {
         .filter(|&(_, lines)| lines > MAX_LINES)
         .map(|(file, lines)| format!("{file}: {lines} lines"))
         .collect();
-    let new: Vec<_> = long
-        .iter()
-        .filter(|l| !LONG_NOT_YET.contains(&l.as_str()))
-        .collect();
-    let gone: Vec<_> = LONG_NOT_YET
-        .iter()
-        .filter(|l| !long.contains(&l.to_string()))
-        .collect();
-    assert!(
-        new.is_empty() && gone.is_empty(),
-        "over {MAX_LINES} lines: {new:?}; fixed (strike from LONG_NOT_YET): {gone:?}"
-    );
+    assert!(long.is_empty(), "over {MAX_LINES} lines: {long:?}");
 }
-
-/// The long files known when this check was written, struck off as they are split.
-const LONG_NOT_YET: &[&str] = &[
-    "queue/mod.rs: 477 lines",
-];
 
 /// The layer of timers and server events: it reaches a family only through the family table
 /// (`families/mod.rs`), so that a new family does not edit it.
