@@ -32,7 +32,7 @@ use families::{latch, lock, rwlock, semaphore};
 use redis_module::{redis_module, Context, RedisString, Status};
 
 /// Every command, by family (each table names, registers and documents its commands).
-const COMMANDS: [&[Command]; 5] = [
+const COMMANDS: &[&[Command]] = &[
     lock::table::COMMANDS,
     rwlock::table::COMMANDS,
     semaphore::table::COMMANDS,
@@ -53,8 +53,8 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
         watch::on_due(upkeep::DUE);
         notify::init(ctx.ctx);
         config::register(ctx, args)?;
-        command::create(ctx.ctx, &COMMANDS)?;
-        command::document(ctx.ctx, &COMMANDS)?;
+        command::create(ctx.ctx, COMMANDS)?;
+        command::document(ctx.ctx, COMMANDS)?;
         info::register(ctx.ctx)?;
         config::warn_unless_noeviction(ctx);
         // Last: nothing may fail once events are subscribed.

@@ -16,7 +16,7 @@ use crate::kinds::{LockType, Want};
 pub use contract::Family;
 
 /// Every family, as upkeep reaches it.
-static FAMILIES: [&dyn Family; 4] = [
+static FAMILIES: &[&dyn Family] = &[
     &lock::family::Plain,
     &rwlock::family::ReadWrite,
     &semaphore::family::Permits,
