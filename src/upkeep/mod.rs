@@ -86,10 +86,12 @@ fn check(ctx: Ctx, db: i32, key: &[u8], expired: bool) {
         }
         Ok(lock) if lock.is_free() => serve_free_lock(ctx, lock, db, key, expired),
         Ok(mut lock) => {
-            let family = lock.kind().and_then(families::of_kind);
-            match family.filter(|f| head_family.is_none_or(|h| std::ptr::eq(*f, h))) {
+            let kind = lock.kind();
+            let serves_head = |f: &&dyn families::Family| {
+                f.keeps_lock_hash() && head_family.is_none_or(|h| h.kind() == kind)
+            };
+            match kind.and_then(families::of_kind).filter(serves_head) {
                 Some(family) => {
-                    let kind = lock.kind();
                     let hand_over = |lock: &mut LockKey| hand_over_kind(ctx, lock, db, kind);
                     family.check_held(ctx, &mut lock, db, expired, &hand_over);
                 }

@@ -1,5 +1,5 @@
 //! The RWLOCK commands: parse, apply the read-write lock's rules, reply. The queue, holdings
-//! and lease timers are the shared rooms' (`queue`, `holdings`, `upkeep`).
+//! and lease timers are the shared rooms' (`queue`, `holdings`, `watch`).
 
 use crate::api::{bytes, now_ms, selected_db, Ctx, RStr};
 use crate::args;
