@@ -323,3 +323,10 @@ pub fn selected_db(ctx: Ctx) -> i32 {
     // SAFETY: `ctx` is the live context of the current callback.
     unsafe { api!(RedisModule_GetSelectedDb)(ctx) }
 }
+
+/// Points a timer's client at `db` and names `key` there.
+pub fn select(ctx: Ctx, db: i32, key: &[u8]) -> OwnedStr {
+    // SAFETY: `ctx` is a timer context, whose client we may point at any db.
+    unsafe { api!(RedisModule_SelectDb)(ctx, db) };
+    OwnedStr::new(key)
+}

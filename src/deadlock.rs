@@ -135,7 +135,8 @@ impl WaitsFor for Server {
                     .map(|h| h.owner)
                     .collect()
             }
-            Want::Latch | Want::Permits(_) => Vec::new(),
+            // Permits and counts are held by no one owner a waiter waits for.
+            _ => Vec::new(),
         };
         if want == Want::Lock {
             blockers.extend(queue::groups_ahead_of(self.db, key, owner));
@@ -160,7 +161,8 @@ impl WaitsFor for Server {
 /// Refuses a wait for `want` of `key` by `owner` that would close a cycle (`DEADLOCK`), when
 /// detection is on. Cheap unless another key has waiters: a cycle needs a holder that waits.
 pub fn check(ctx: Ctx, (db, key): (i32, &[u8]), want: Want, owner: &[u8]) -> Result<()> {
-    if !config::deadlock_detection() || matches!(want, Want::Latch | Want::Permits(_)) {
+    let searched = matches!(want, Want::Lock | Want::Read | Want::Write);
+    if !config::deadlock_detection() || !searched {
         return Ok(());
     }
     let others_wait = queue::locks_with_waiters() > usize::from(queue::count(db, key) > 0);

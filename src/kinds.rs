@@ -20,7 +20,7 @@ pub fn tagged(key: &[u8]) -> Vec<u8> {
 
 /// Which lock a key holds: a hash with a `mode` field is a read-write lock, any other hash a
 /// plain lock. A key is only ever one of them; each command family refuses the other.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum LockType {
     Plain,
     ReadWrite,

@@ -11,7 +11,9 @@ use crate::queue::{self, Ask, Request};
 use crate::reply::Reply;
 use crate::stats;
 use crate::store::{LockKey, LockType};
-use crate::upkeep::{serve_queue_if_free, watch_lease};
+use crate::subscriptions::{ensure_keyspace_subscription, ensure_unsubscribe_filter};
+use crate::upkeep::serve_queue_if_free;
+use crate::watch::watch_lease;
 use redis_module::raw;
 
 fn may_block(ctx: Ctx) -> bool {
@@ -77,14 +79,6 @@ pub fn notify_target(ctx: Ctx, notify: Option<args::Notify>) -> Result<Option<u6
     Ok(Some(client))
 }
 
-/// A holding granted at once with `NOTIFY` is watched to its lease end, so that its owner
-/// hears of a loss (a `DEL` is seen through keyspace events).
-pub fn watch_for_loss(ctx: Ctx, request: &Request, (db, key): (i32, &[u8]), at: Option<i64>) {
-    if request.notify.is_some() && crate::events::ensure_keyspace_subscription(ctx) {
-        watch_lease(ctx, db, key, at);
-    }
-}
-
 /// Opens a lock of `kind` for a write command, serving its queue first if the lock is free.
 /// The other kind of lock, found or just handed to a waiter of that kind, is `WRONGTYPE`.
 pub fn open_for_write(ctx: Ctx, key: RStr, kind: LockType) -> Result<(LockKey, i32)> {
@@ -132,7 +126,7 @@ where
     if ask.notify().is_none() && !may_block(ctx) {
         return Ok(Reply::Null);
     }
-    if !crate::events::ensure_keyspace_subscription(ctx) {
+    if !ensure_keyspace_subscription(ctx) {
         return Err(Error::Internal);
     }
     let owner = bytes(ask.owner.0);
@@ -146,7 +140,7 @@ where
         }
     }
     let reply = match ask.notify() {
-        Some(_) if !crate::events::ensure_unsubscribe_filter(ctx) => return Err(Error::Internal),
+        Some(_) if !ensure_unsubscribe_filter(ctx) => return Err(Error::Internal),
         Some(_) => {
             if !retried {
                 queue::enqueue(ctx, db, keys, ask, wait);

@@ -14,9 +14,10 @@ use crate::queue::{self, Ask};
 use crate::reply::{run, with_bytes, Out, Reply};
 use crate::request::{request, wait_or_nil, watchdog_client};
 use crate::stats;
-use crate::upkeep::{arm_renewals, semaphore_changed, watch_holding};
+use crate::watch::arm_renewals;
 use std::os::raw::c_int;
 
+use super::family::{semaphore_changed, watch_holding};
 use super::rules::{self as semaphore, fits};
 use super::serve::{give_back, grant_permits};
 use super::store::Semaphore;
@@ -58,7 +59,7 @@ fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
         }
         return Ok(Reply::Int(token));
     }
-    if o.wait.is_some() && !crate::events::ensure_string_subscription(ctx) {
+    if o.wait.is_some() && !crate::subscriptions::ensure_string_subscription(ctx) {
         return Err(Error::Internal);
     }
     let ask = || Ask::new(Want::Permits(permits), &request);
