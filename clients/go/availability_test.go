@@ -1,6 +1,7 @@
 package rlock
 
 import (
+	"context"
 	"errors"
 	"sync"
 	"testing"
@@ -62,40 +63,54 @@ func (f *fence) write(token int64) bool {
 func TestSentinelFailoverKeepsTheConfirmedHolderAndServesTheWaiter(t *testing.T) {
 	tp := startTopology(t, "sentinel")
 	opts := Options{SentinelAddrs: tp.sentinelAddrs(), MasterName: tp.state.MasterName}
+	failoverRounds(t, tp, opts, "leader", func() int { return tp.state.Primary.Port })
+}
+
+// failoverRounds: a holder and two waiters by NOTIFY (one of another client, one of the
+// holder's) across a graceful failover, then across kill -9 of the new primary and the
+// promotion of its replica. The holder re-binds on the new primary and still holds, the
+// waiters queue there and are served after it with rising tokens, and the fenced resource
+// never accepts two holders.
+func failoverRounds(t *testing.T, tp *topology, opts Options, key string, primaryPort func() int) {
 	c1, c2 := NewClient(opts), NewClient(opts)
 	defer c1.Close()
 	defer c2.Close()
 	var f fence
 	for round, op := range []string{"failover", "kill"} {
-		holder := c1.NewMutex("leader")
+		holder := c1.NewMutex(key)
 		if err := holder.Lock(); err != nil {
 			t.Fatal(err)
 		}
 		if !f.write(holder.Token()) {
 			t.Fatal("the fence refused the first holder")
 		}
-		waiter := c2.NewMutex("leader")
-		got := make(chan error, 1)
-		go func() { got <- waiter.LockContext(ctxFor(t, 30*time.Second)) }()
-		eventually(t, "the waiter", func() bool { return waiters(t, c1, "leader") == 1 })
-		if op == "failover" {
-			tp.do(map[string]interface{}{"op": "failover"})
-		} else {
-			tp.do(map[string]interface{}{"op": "kill", "port": tp.state.Primary.Port})
-			tp.do(map[string]interface{}{"op": "await_promotion"})
+		waiters := []*Mutex{c2.NewMutex(key), c1.NewMutex(key)}
+		got := make(chan *Mutex, len(waiters))
+		for i, w := range waiters {
+			go func(w *Mutex) {
+				if err := w.LockContext(ctxFor(t, 60*time.Second)); err != nil {
+					t.Errorf("round %d: waiter: %v", round, err)
+				}
+				got <- w
+			}(w)
+			want := int64(i + 1)
+			eventually(t, "the waiter", func() bool { return waitersOf(c1, key) == want })
 		}
-		// The holder re-binds on the new primary and still holds; the waiter queues there.
+		if op == "failover" {
+			tp.do(map[string]interface{}{"op": "failover", "key": key})
+		} else {
+			tp.do(map[string]interface{}{"op": "kill", "port": primaryPort()})
+			tp.do(map[string]interface{}{"op": "await_promotion", "key": key})
+		}
+		// The holder re-binds on the new primary and still holds; the waiters queue there.
 		eventually(t, "the holder re-bound on the new primary", func() bool {
-			v, err := c1.Do(ctxFor(t, 2*time.Second), "RLOCK.INFO", "leader")
+			v, err := c1.Do(ctxFor(t, 2*time.Second), "RLOCK.INFO", key)
 			return err == nil && field(v, "owner") == holder.Value() && field(v, "watchdog") != nil
 		})
-		eventually(t, "the waiter queued on the new primary", func() bool {
-			v, err := c1.Do(ctxFor(t, 2*time.Second), "RLOCK.INFO", "leader")
-			return err == nil && field(v, "waiters") == int64(1)
-		})
+		eventually(t, "the waiters queued on the new primary", func() bool { return waitersOf(c1, key) == 2 })
 		select {
-		case err := <-got:
-			t.Fatalf("round %d: the waiter got the lock while the holder holds it: %v", round, err)
+		case w := <-got:
+			t.Fatalf("round %d: a waiter got the lock (token %d) while the holder holds it", round, w.Token())
 		case <-holder.Lost():
 			t.Fatalf("round %d: the confirmed holder lost its lock", round)
 		default:
@@ -103,12 +118,31 @@ func TestSentinelFailoverKeepsTheConfirmedHolderAndServesTheWaiter(t *testing.T)
 		if _, err := holder.Unlock(); err != nil {
 			t.Fatalf("round %d: unlock on the new primary: %v", round, err)
 		}
-		if err := <-got; err != nil {
-			t.Fatalf("round %d: waiter: %v", round, err)
+		last := holder.Token()
+		for range waiters {
+			w := <-got
+			if w.Token() <= last || !f.write(w.Token()) {
+				t.Fatalf("round %d: waiter token %d after %d", round, w.Token(), last)
+			}
+			last = w.Token()
+			if _, err := w.Unlock(); err != nil {
+				t.Fatalf("round %d: waiter unlock: %v", round, err)
+			}
 		}
-		if waiter.Token() <= holder.Token() || !f.write(waiter.Token()) {
-			t.Fatalf("round %d: waiter token %d after %d", round, waiter.Token(), holder.Token())
+		if f.write(holder.Token()) {
+			t.Fatalf("round %d: the fence accepted the first holder's token after its successors'", round)
 		}
-		waiter.Unlock()
 	}
+}
+
+// waitersOf is the number of waiters RLOCK.INFO reports (-1 while the server is away).
+func waitersOf(c *Client, key string) int64 {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	v, err := c.Do(ctx, "RLOCK.INFO", key)
+	if err != nil {
+		return -1
+	}
+	n, _ := field(v, "waiters").(int64)
+	return n
 }

@@ -19,7 +19,9 @@ func TestMain(m *testing.M) {
 		hold(strings.Fields(spec))
 		return
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	stopTopologies()
+	os.Exit(code)
 }
 
 func hold(spec []string) {
