@@ -191,3 +191,11 @@ func TestClusterFollowsASKWhileASlotMigratesAndMOVEDAfter(t *testing.T) {
 		t.Fatalf("the lock is still held after Unlock: %v", err)
 	}
 }
+
+func TestClusterAcquisitionNotConfirmedByAStoppedReplicaIsUndone(t *testing.T) {
+	tp := startTopology(t, "cluster")
+	key := keysOnEachPrimary(t, tp)[1]
+	_, replica := primaryOf(t, tp, key)
+	opts := Options{ClusterAddrs: []string{tp.state.Nodes[0].addr()}, Confirm: Confirm{Timeout: 300 * time.Millisecond}}
+	stoppedReplica(t, tp, opts, clusterClient(t, tp, Confirm{Mode: ConfirmOff}), key, replica.Port)
+}
