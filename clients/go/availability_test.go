@@ -84,6 +84,35 @@ func (f *fence) write(token int64) bool {
 	return true
 }
 
+// A holding the new primary lacks (deleted on a writable replica before the failover) is
+// reported lost: the re-binding RENEW answers 0 there.
+func TestSentinelFailoverReportsAHoldingTheNewPrimaryLacks(t *testing.T) {
+	tp := startTopology(t, "sentinel")
+	c := NewClient(Options{SentinelAddrs: tp.sentinelAddrs(), MasterName: tp.state.MasterName})
+	defer c.Close()
+	lost := make(chan int64, 1)
+	m := c.NewMutex("vanishing", WithOnLost(func(_ string, token int64) { lost <- token }))
+	if err := m.Lock(); err != nil {
+		t.Fatal(err)
+	}
+	replica := nodeClient(t, tp.state.Replicas[0].addr())
+	admin(t, replica, "CONFIG", "SET", "replica-read-only", "no")
+	admin(t, replica, "DEL", "vanishing") // a local write: never propagated
+	admin(t, replica, "CONFIG", "SET", "replica-read-only", "yes")
+	tp.do(map[string]interface{}{"op": "failover"})
+	select {
+	case token := <-lost:
+		if token != m.Token() {
+			t.Fatalf("lost callback for token %d, want %d", token, m.Token())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the holding the new primary lacks was not reported lost")
+	}
+	if _, err := m.Unlock(); !errors.Is(err, ErrNotHeld) {
+		t.Fatalf("unlock of the lost lock: %v", err)
+	}
+}
+
 // A confirmed holder, a waiter by NOTIFY and the fenced resource across SENTINEL FAILOVER,
 // then across kill -9 of the new primary.
 func TestSentinelFailoverKeepsTheConfirmedHolderAndServesTheWaiter(t *testing.T) {
