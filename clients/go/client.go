@@ -20,7 +20,8 @@ type Options struct {
 	TLSConfig          *tls.Config   // non-nil: connect with TLS
 	DialTimeout        time.Duration // default 5 s
 	// Timeout bounds the wait for each reply (default 2 s); a server silent for longer has
-	// its connection closed and the call retried once on a new one.
+	// its connection closed and the call retried once on a new one (with Sentinel or a
+	// Cluster, and after a reply that says a failover is under way, until Timeout has passed).
 	Timeout time.Duration
 	// Protocol 2 forces RESP2 (a second, subscribed connection receives the NOTIFY messages);
 	// 0 speaks RESP3 where the server can and falls back to RESP2.
