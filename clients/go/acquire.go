@@ -109,22 +109,17 @@ func (c *Client) acquire(ctx context.Context, sp spec, limit time.Duration) ([]i
 			}
 			wait = ms(left)
 		}
-		s, err := c.session(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			sleep(ctx, 50*time.Millisecond) // the server is away: try again until the deadline
-			continue
-		}
-		w.drain()
-		c.requeue(w)
-		out, err := s.pipeline(ctx, 0, sp.command(id, wait, s.notify))
+		out, at, err := c.send(ctx, c.waitRequest(w, sp.keys[0], func(notify []string) []string {
+			return sp.command(id, wait, notify)
+		}))
 		if ctx.Err() != nil {
 			return nil, c.cancelWait(ctx, sp, w)
 		}
 		if errors.Is(err, ErrConnection) {
-			continue // the same ID on a new connection: takes over the entry, or answers the grant
+			// The server is away: the same ID again until the deadline (it takes over the
+			// entry, or answers the grant).
+			sleep(ctx, 50*time.Millisecond)
+			continue
 		}
 		if err == nil {
 			err = out[0].err
@@ -133,12 +128,12 @@ func (c *Client) acquire(ctx context.Context, sp spec, limit time.Duration) ([]i
 			return nil, fromServer(err, sp.keys)
 		}
 		if t := tokens(out[0].reply); t != nil {
-			return c.confirmGrant(ctx, sp, t, false)
+			return c.confirmGrant(ctx, sp, t, at)
 		}
 		if out[0].reply.str != "WAITING" {
 			return nil, ErrFailed
 		}
-		t, err := w.outcome(ctx, s)
+		t, err := w.outcome(ctx, c, at.s)
 		switch {
 		case errors.Is(err, errRequeue):
 			continue
@@ -147,16 +142,18 @@ func (c *Client) acquire(ctx context.Context, sp spec, limit time.Duration) ([]i
 		case err != nil:
 			return nil, err
 		}
-		return c.confirmGrant(ctx, sp, t, true)
+		return c.confirmGrant(ctx, sp, t, target{})
 	}
 }
 
-// confirmGrant makes a grant the caller's: a grant by message is confirmed with RENEW (which
-// starts the watchdog's renewals, and is a write of this connection that the replicas can
-// confirm); an immediate one with a WAIT for the replicas.
-func (c *Client) confirmGrant(ctx context.Context, sp spec, t []int64, byMessage bool) ([]int64, error) {
+// confirmGrant makes a grant the caller's: a grant by message (no target) is confirmed with
+// RENEW (which starts the watchdog's renewals, and is a write of this connection that the
+// replicas can confirm: on Redis 8 and Valkey a WAIT counts only from the connection's last
+// command that itself propagated, which a message's grant is not); an immediate one with a
+// WAIT for the replicas on the connection that wrote it.
+func (c *Client) confirmGrant(ctx context.Context, sp spec, t []int64, at target) ([]int64, error) {
 	var err error
-	if byMessage {
+	if at.s == nil {
 		for _, key := range sp.keys {
 			var held bool
 			held, err = c.renew(ctx, sp.kind, key, sp.owner, sp.lease, sp.watchdog)
@@ -168,14 +165,14 @@ func (c *Client) confirmGrant(ctx context.Context, sp spec, t []int64, byMessage
 			}
 		}
 	} else {
-		err = c.confirm(ctx)
+		err = c.confirm(ctx, at)
 	}
 	var nc *NotConfirmedError
 	if errors.As(err, &nc) {
 		nc.Undone = true
-		c.undo(sp, t)
 	}
 	if err != nil {
+		c.undo(sp, t) // never reported held: not confirmed, or the connection failed meanwhile
 		return nil, err
 	}
 	return t, nil

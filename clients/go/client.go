@@ -20,7 +20,8 @@ type Options struct {
 	TLSConfig          *tls.Config   // non-nil: connect with TLS
 	DialTimeout        time.Duration // default 5 s
 	// Timeout bounds the wait for each reply (default 2 s); a server silent for longer has
-	// its connection closed and the call retried once on a new one.
+	// its connection closed and the call retried once on a new one (with Sentinel or a
+	// Cluster, and after a reply that says a failover is under way, until Timeout has passed).
 	Timeout time.Duration
 	// Protocol 2 forces RESP2 (a second, subscribed connection receives the NOTIFY messages);
 	// 0 speaks RESP3 where the server can and falls back to RESP2.
@@ -31,27 +32,31 @@ type Options struct {
 	MasterName                         string
 	SentinelUsername, SentinelPassword string
 
+	// ClusterAddrs: when set, a Redis Cluster reached through these nodes (any few): each key
+	// goes to its slot's primary, with a session of its own on each primary.
+	ClusterAddrs []string
+
 	// Confirm: how acquisitions and releases are confirmed by the replicas (default: by every
 	// replica connected at the time, within 1 s; nothing sent when there are none).
 	Confirm Confirm
 }
 
-// Client is the connection to one rlock server (or Sentinel-managed primary) that every lock
-// of it shares: one RESP3 connection carries every call, every wait (NOTIFY) and every
-// watchdog holding, PINGed while idle, re-established and re-bound after a failure.
+// Client is the connection to one rlock server (or Sentinel-managed primary, or the primaries
+// of a Redis Cluster) that every lock of it shares: one RESP3 connection per primary carries
+// every call, every wait (NOTIFY) and every watchdog holding of the keys it serves, PINGed
+// while idle, re-established and re-bound after a failure.
 // Safe for concurrent use; create one per server and Close it at the end.
 type Client struct {
 	opts    Options
 	ownerNS string // the process-unique prefix of every owner id
 
 	mu       sync.Mutex
-	sess     *session
-	dialing  chan struct{}
+	nodes    map[string]*node // by address ("": the one primary of a client not a Cluster's)
+	slots    slotMap
 	closed   bool
 	stop     chan struct{}
 	holdings map[string]map[*holding]struct{} // by key and owner
 	waiters  map[string][]*waiter             // by type, key and owner, in the order they queued
-	replicas replicaCache
 }
 
 // NewClient makes a client; it connects at its first call.
@@ -70,6 +75,7 @@ func NewClient(opts Options) *Client {
 		opts:     opts,
 		ownerNS:  newID(),
 		stop:     make(chan struct{}),
+		nodes:    map[string]*node{},
 		holdings: map[string]map[*holding]struct{}{},
 		waiters:  map[string][]*waiter{},
 	}
@@ -84,10 +90,15 @@ func (c *Client) Close() error {
 	}
 	c.closed = true
 	close(c.stop)
-	s := c.sess
-	c.sess = nil
+	var open []*session
+	for _, n := range c.nodes {
+		if n.sess != nil {
+			open = append(open, n.sess)
+			n.sess = nil
+		}
+	}
 	c.mu.Unlock()
-	if s != nil {
+	for _, s := range open {
 		s.close(errClientClosed)
 	}
 	return nil
@@ -96,8 +107,9 @@ func (c *Client) Close() error {
 var errClientClosed = errors.New("rlock: client closed")
 
 // Do sends one command and returns its reply converted to Go values: string, int64, nil,
-// []interface{} (arrays and maps as flat lists) or an error reply as an error. For tests and
-// tools; the lock types do not need it.
+// []interface{} (arrays and maps as flat lists) or an error reply as an error. In a Cluster
+// it goes to the primary of its first argument's slot. For tests and tools; the lock types
+// do not need it.
 func (c *Client) Do(ctx context.Context, args ...string) (interface{}, error) {
 	v, err := c.do(ctx, args...)
 	if err != nil {
@@ -122,42 +134,10 @@ func (v value) native() interface{} {
 	return nil
 }
 
-// do sends one command; a connection failure sends it once more, unchanged, on a new
-// connection (every call that changes state carries an ID, so the retry never counts twice).
-func (c *Client) do(ctx context.Context, args ...string) (value, error) {
-	vs, err := c.pipeline(ctx, 0, args)
-	if err != nil {
-		return value{}, err
-	}
-	return vs[0].reply, vs[0].err
-}
-
 // result is one reply of a pipeline: a server error stays with its command.
 type result struct {
 	reply value
 	err   error
-}
-
-// pipeline sends the commands in one round trip, retried once as a whole on a new connection
-// after a connection failure; extra is how long the server may hold the first one.
-func (c *Client) pipeline(ctx context.Context, extra time.Duration, cmds ...[]string) ([]result, error) {
-	var lastErr error
-	for attempt := 0; attempt < 2; attempt++ {
-		s, err := c.session(ctx)
-		if err != nil {
-			lastErr = err
-			if ctx.Err() != nil {
-				return nil, err
-			}
-			continue
-		}
-		out, err := s.pipeline(ctx, extra, cmds...)
-		if err == nil || !errors.Is(err, ErrConnection) {
-			return out, err
-		}
-		lastErr = err
-	}
-	return nil, lastErr
 }
 
 func (s *session) pipeline(ctx context.Context, extra time.Duration, cmds ...[]string) ([]result, error) {

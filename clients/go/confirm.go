@@ -59,70 +59,73 @@ func (r *replicaCache) invalidate() {
 	r.Unlock()
 }
 
-// confirmCommand is the WAIT (or WAITAOF) to pipeline after a write, and how many replicas
-// it needs; nil when there is nothing to wait for.
-func (c *Client) confirmCommand(ctx context.Context) ([]string, int, error) {
+// confirmCommand is the WAIT (or WAITAOF) to pipeline after a write on node n's session s,
+// and how many replicas it needs; nil when there is nothing to wait for.
+func (c *Client) confirmCommand(ctx context.Context, n *node, s *session) ([]string, int, error) {
 	cf := c.opts.Confirm
-	n := cf.Replicas
+	need := cf.Replicas
 	switch cf.Mode {
 	case ConfirmOff:
 		return nil, 0, nil
 	case ConfirmAuto:
 		var err error
-		if n, err = c.connectedReplicas(ctx); err != nil || n == 0 {
+		if need, err = n.connectedReplicas(ctx, s); err != nil || need == 0 {
 			return nil, 0, err
 		}
 	}
 	if cf.Mode == ConfirmAOF {
-		return []string{"WAITAOF", "1", itoa(int64(n)), ms(cf.Timeout)}, n, nil
+		return []string{"WAITAOF", "1", itoa(int64(need)), ms(cf.Timeout)}, need, nil
 	}
-	if n == 0 {
+	if need == 0 {
 		return nil, 0, nil
 	}
-	return []string{"WAIT", itoa(int64(n)), ms(cf.Timeout)}, n, nil
+	return []string{"WAIT", itoa(int64(need)), ms(cf.Timeout)}, need, nil
 }
 
-func (c *Client) connectedReplicas(ctx context.Context) (int, error) {
-	r := &c.replicas
+// connectedReplicas is how many replicas the node's ROLE lists, asked at most once a second.
+func (n *node) connectedReplicas(ctx context.Context, s *session) (int, error) {
+	r := &n.replicas
 	r.Lock()
 	if r.valid && time.Since(r.at) < time.Second {
-		n := r.n
+		count := r.n
 		r.Unlock()
-		return n, nil
+		return count, nil
 	}
 	r.Unlock()
-	role, err := c.do(ctx, "ROLE")
+	role, err := s.conn.do(ctx, "ROLE")
 	if err != nil {
 		return 0, err
 	}
-	n := 0
+	count := 0
 	if len(role.elems) >= 3 && role.elems[0].str == "master" {
-		n = len(role.elems[2].elems)
+		count = len(role.elems[2].elems)
 	}
 	r.Lock()
-	r.n, r.at, r.valid = n, time.Now(), true
+	r.n, r.at, r.valid = count, time.Now(), true
 	r.Unlock()
-	return n, nil
+	return count, nil
 }
 
-// write sends a command that changes state, pipelined with the confirmation when confirm is
-// set, in one round trip. A reply of nil (nothing taken or released) needs no confirmation.
-// Not confirmed in time: the reply with a *NotConfirmedError (or, with Confirm.Warn, a log
-// line and no error).
+// write sends a command that changes state to the primary of its key, pipelined with the
+// confirmation when confirm is set, in one round trip. A reply of nil (nothing taken or
+// released) needs no confirmation. Not confirmed in time: the reply with a
+// *NotConfirmedError (or, with Confirm.Warn, a log line and no error).
 func (c *Client) write(ctx context.Context, extra time.Duration, cmd []string, confirm bool) (value, error) {
 	var wait []string
 	var need int
-	if confirm {
-		var err error
-		if wait, need, err = c.confirmCommand(ctx); err != nil {
-			return value{}, err
+	out, t, err := c.send(ctx, request{key: routeKey(cmd), extra: extra, build: func(n *node, s *session) ([][]string, error) {
+		wait, need = nil, 0
+		if confirm {
+			var err error
+			if wait, need, err = c.confirmCommand(ctx, n, s); err != nil {
+				return nil, err
+			}
 		}
-	}
-	cmds := [][]string{cmd}
-	if wait != nil {
-		cmds = append(cmds, wait)
-	}
-	out, err := c.pipeline(ctx, extra, cmds...)
+		if wait == nil {
+			return [][]string{cmd}, nil
+		}
+		return [][]string{cmd, wait}, nil
+	}})
 	if err != nil {
 		return value{}, err
 	}
@@ -132,39 +135,39 @@ func (c *Client) write(ctx context.Context, extra time.Duration, cmd []string, c
 	if wait == nil || out[0].reply.isNil() {
 		return out[0].reply, nil
 	}
-	return out[0].reply, c.confirmed(out[1], need)
+	return out[0].reply, c.confirmed(t.n, out[1], need)
 }
 
-// confirm waits for the replicas to have this connection's writes so far.
-func (c *Client) confirm(ctx context.Context) error {
-	wait, need, err := c.confirmCommand(ctx)
+// confirm waits for the replicas to have the writes made so far on the target's connection.
+func (c *Client) confirm(ctx context.Context, t target) error {
+	wait, need, err := c.confirmCommand(ctx, t.n, t.s)
 	if err != nil || wait == nil {
 		return err
 	}
-	out, err := c.pipeline(ctx, 0, wait)
+	out, err := t.s.pipeline(ctx, 0, wait)
 	if err != nil {
 		return err
 	}
-	return c.confirmed(out[0], need)
+	return c.confirmed(t.n, out[0], need)
 }
 
-func (c *Client) confirmed(r result, need int) error {
+func (c *Client) confirmed(n *node, r result, need int) error {
 	cf := c.opts.Confirm
 	if r.err != nil {
 		if cf.Mode == ConfirmAOF {
-			return fmt.Errorf("rlock: Confirm.Mode ConfirmAOF needs WAITAOF (Redis 7.2 or newer): %w", r.err)
+			return fmt.Errorf("rlock: Confirm.Mode ConfirmAOF needs WAITAOF (Redis 7.2 or newer) and appendonly on the primary: %w", r.err)
 		}
 		return r.err
 	}
-	got := r.reply.num
+	got, local := r.reply.num, int64(1)
 	if r.reply.kind == '*' && len(r.reply.elems) == 2 { // WAITAOF: [local, replicas]
-		got = r.reply.elems[1].num
+		local, got = r.reply.elems[0].num, r.reply.elems[1].num
 	}
-	if int(got) >= need {
+	if int(got) >= need && local >= 1 {
 		return nil
 	}
-	c.replicas.invalidate()
-	err := &NotConfirmedError{Confirmed: int(got), Required: need, Timeout: cf.Timeout}
+	n.replicas.invalidate()
+	err := &NotConfirmedError{Confirmed: int(got), Required: need, Timeout: cf.Timeout, AOF: cf.Mode == ConfirmAOF && local < 1}
 	if cf.Warn {
 		cf.Logger("%v", err)
 		return nil

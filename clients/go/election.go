@@ -135,13 +135,33 @@ func (e *Election) observe(ctx context.Context, out chan<- LeaderInfo) {
 				case <-ctx.Done():
 				}
 			}
-			select {
-			case <-events:
-			case <-cn.done:
-			case <-ctx.Done():
+			if !e.awaitEvent(ctx, cn, events) {
+				break
 			}
 		}
 		cn.close(errClientClosed)
+	}
+}
+
+// awaitEvent waits for the next keyspace event of the key (true), checking every second that
+// the server is still the primary that serves it (false when it turned replica in a
+// failover: no event would come from it any more).
+func (e *Election) awaitEvent(ctx context.Context, cn *conn, events chan struct{}) bool {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-events:
+			return true
+		case <-cn.done:
+			return false
+		case <-ctx.Done():
+			return false
+		case <-tick.C:
+			if checkPrimary(ctx, cn) != nil {
+				return false
+			}
+		}
 	}
 }
 
@@ -149,7 +169,7 @@ func (e *Election) observe(ctx context.Context, out chan<- LeaderInfo) {
 // RESP3 (every server rlock loads into has it), so the subscribed connection keeps running
 // RLOCK.LEADER.
 func (e *Election) watch(ctx context.Context, events chan struct{}) (*conn, error) {
-	addr, err := e.c.primaryAddr(ctx)
+	addr, err := e.c.addrFor(ctx, e.name)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +184,7 @@ func (e *Election) watch(ctx context.Context, events chan struct{}) (*conn, erro
 	if err != nil {
 		return nil, err
 	}
-	channel := "__keyspace@" + strconv.Itoa(e.c.opts.DB) + "__:" + e.name
+	channel := "__keyspace@" + strconv.Itoa(o.db) + "__:" + e.name
 	if err := cn.subscribe(ctx, channel); err != nil {
 		cn.close(err)
 		return nil, err

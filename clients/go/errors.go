@@ -53,6 +53,8 @@ type NotConfirmedError struct {
 	Timeout             time.Duration
 	// Undone: the acquisition was released again; otherwise the write stands on the primary.
 	Undone bool
+	// AOF: ConfirmAOF, and the primary's own AOF did not have the write in time.
+	AOF bool
 }
 
 func (e *NotConfirmedError) Error() string {
@@ -60,7 +62,11 @@ func (e *NotConfirmedError) Error() string {
 	if e.Undone {
 		what = "the acquisition was undone"
 	}
-	return fmt.Sprintf("rlock: confirmed by %d of %d replicas within %v (%s)", e.Confirmed, e.Required, e.Timeout, what)
+	aof := ""
+	if e.AOF {
+		aof = ", not in the primary's AOF"
+	}
+	return fmt.Sprintf("rlock: confirmed by %d of %d replicas%s within %v (%s)", e.Confirmed, e.Required, aof, e.Timeout, what)
 }
 func (e *NotConfirmedError) Is(target error) bool { return target == ErrNotConfirmed }
 

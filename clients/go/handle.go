@@ -135,12 +135,9 @@ func (hd *handle) extend(ctx context.Context, k kind) (bool, error) {
 // guard runs one write through RLOCK.GUARD: only while this owner holds the lock with its
 // token. Sent once, never retried: without an ID a retry could write twice.
 func (hd *handle) guard(ctx context.Context, token int64, args []string) (interface{}, error) {
-	s, err := hd.c.session(ctx)
-	if err != nil {
-		return nil, err
-	}
 	cmd := append([]string{"RLOCK.GUARD", hd.key, hd.set.owner, itoa(token)}, args...)
-	out, err := s.pipeline(ctx, 0, cmd)
+	out, at, err := hd.c.send(ctx, request{key: hd.key, once: true,
+		build: func(*node, *session) ([][]string, error) { return [][]string{cmd}, nil }})
 	if err == nil {
 		err = out[0].err
 	}
@@ -153,5 +150,5 @@ func (hd *handle) guard(ctx context.Context, token int64, args []string) (interf
 		}
 		return nil, err
 	}
-	return out[0].reply.native(), hd.c.confirm(ctx)
+	return out[0].reply.native(), hd.c.confirm(ctx, at)
 }

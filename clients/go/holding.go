@@ -35,6 +35,7 @@ type holding struct {
 	token      int64
 	lease      time.Duration
 	watchdog   bool
+	node       *node // where it is bound: re-bound when that node's session fails
 	lostOnce   sync.Once
 	lost       chan struct{}
 	onLost     func(key string, token int64)
@@ -64,7 +65,9 @@ func (h *holding) isLost() bool {
 }
 
 func (c *Client) register(h *holding) {
+	n := c.knownNode(h.key)
 	c.mu.Lock()
+	h.node = n
 	defer c.mu.Unlock()
 	at := h.key + "\x00" + h.owner
 	if c.holdings[at] == nil {
@@ -83,16 +86,16 @@ func (c *Client) unregister(h *holding) {
 	}
 }
 
-// rebind runs after the connection failed: it reconnects and moves every watchdog holding to
-// the new connection (RENEW ... WATCHDOG: 1 = still held, 0 = lost), for as long as a lease
-// could keep one alive.
-func (c *Client) rebind() {
+// rebind runs after node n's session failed: it moves every watchdog holding bound there to
+// the primary that serves its key now (RENEW ... WATCHDOG: 1 = still held, 0 = lost), for as
+// long as a lease could keep one alive.
+func (c *Client) rebind(n *node) {
 	c.mu.Lock()
 	var bound []*holding
 	longest := time.Duration(0)
 	for _, hs := range c.holdings {
 		for h := range hs {
-			if h.watchdog {
+			if h.watchdog && h.node == n {
 				bound = append(bound, h)
 				if h.lease > longest {
 					longest = h.lease
@@ -120,6 +123,10 @@ func (c *Client) rebind() {
 				if !held {
 					h.markLost()
 				}
+				now := c.knownNode(h.key)
+				c.mu.Lock()
+				h.node = now
+				c.mu.Unlock()
 				break
 			}
 			if ctx.Err() != nil {

@@ -43,18 +43,14 @@ func (l *CountDownLatch) Wait(ctx context.Context) error {
 	w := l.c.addWaiter(kindLatch, []string{l.key}, "")
 	defer l.c.removeWaiter(w)
 	for {
-		s, err := l.c.session(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			sleep(ctx, 50*time.Millisecond)
-			continue
+		out, at, err := l.c.send(ctx, l.c.waitRequest(w, l.key, func(notify []string) []string {
+			return append([]string{"RLATCH.AWAIT", l.key, "WAIT", "0"}, notify...)
+		}))
+		if ctx.Err() != nil {
+			return ctx.Err()
 		}
-		w.drain()
-		l.c.requeue(w)
-		out, err := s.pipeline(ctx, 0, append([]string{"RLATCH.AWAIT", l.key, "WAIT", "0"}, s.notify...))
 		if errors.Is(err, ErrConnection) {
+			sleep(ctx, 50*time.Millisecond)
 			continue
 		}
 		if err == nil {
@@ -66,7 +62,7 @@ func (l *CountDownLatch) Wait(ctx context.Context) error {
 		if out[0].reply.kind == ':' {
 			return nil
 		}
-		_, err = w.outcome(ctx, s)
+		_, err = w.outcome(ctx, l.c, at.s)
 		if !errors.Is(err, errRequeue) {
 			return err
 		}

@@ -32,14 +32,14 @@ func (c *Client) primaryAddr(ctx context.Context) (string, error) {
 }
 
 // checkPrimary refuses a server that is not (or no longer) a primary: during a failover a
-// sentinel can name the old one for a moment.
+// sentinel can name the old one for a moment, and an observer's server can turn replica.
 func checkPrimary(ctx context.Context, cn *conn) error {
 	role, err := cn.do(ctx, "ROLE")
 	if err != nil {
 		return err
 	}
 	if len(role.elems) == 0 || role.elems[0].str != "master" {
-		return fmt.Errorf("%w: the server the sentinels named is not a primary", ErrConnection)
+		return fmt.Errorf("%w: the server is not a primary", ErrConnection)
 	}
 	return nil
 }

@@ -45,10 +45,7 @@ func startServer(t testing.TB, args ...string) *server {
 	t.Helper()
 	dir := t.TempDir()
 	port := freePort(t)
-	bin := os.Getenv("REDIS_SERVER")
-	if bin == "" {
-		bin = "redis-server"
-	}
+	bin := serverBinary()
 	s := &server{addr: fmt.Sprintf("127.0.0.1:%d", port), log: filepath.Join(dir, "server.log")}
 	all := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
 		"--save", "", "--appendonly", "no", "--logfile", s.log, "--loadmodule", modulePath(t)}, args...)
@@ -73,6 +70,14 @@ func startServer(t testing.TB, args ...string) *server {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// serverBinary is the server under test: REDIS_SERVER, else redis-server.
+func serverBinary() string {
+	if bin := os.Getenv("REDIS_SERVER"); bin != "" {
+		return bin
+	}
+	return "redis-server"
 }
 
 func (s *server) readLog() string {

@@ -46,20 +46,43 @@ func (s *session) watch() {
 	}()
 }
 
-// session returns the current session, connecting (once, whoever asks) when there is none.
-func (c *Client) session(ctx context.Context) (*session, error) {
+// node is one server the client talks to: the primary (addr "", found at each connect from
+// Options.Addr or the sentinels), or in a Cluster one primary by address. Each has one
+// session, dialled once whoever asks, and the count of its replicas.
+type node struct {
+	addr     string
+	sess     *session
+	dialing  chan struct{}
+	replicas replicaCache
+}
+
+// nodeAt is the node at addr ("": the one primary of a client that is not a Cluster's).
+func (c *Client) nodeAt(addr string) *node {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.nodes[addr]
+	if n == nil {
+		n = &node{addr: addr}
+		c.nodes[addr] = n
+	}
+	return n
+}
+
+// session returns the node's current session, connecting (once, whoever asks) when there is
+// none.
+func (c *Client) session(ctx context.Context, n *node) (*session, error) {
 	for {
 		c.mu.Lock()
 		if c.closed {
 			c.mu.Unlock()
 			return nil, errClientClosed
 		}
-		if s := c.sess; s != nil && !s.conn.closed() && (s.sub == nil || !s.sub.closed()) {
+		if s := n.sess; s != nil && !s.conn.closed() && (s.sub == nil || !s.sub.closed()) {
 			c.mu.Unlock()
 			return s, nil
 		}
-		if c.dialing != nil {
-			wait := c.dialing
+		if n.dialing != nil {
+			wait := n.dialing
 			c.mu.Unlock()
 			select {
 			case <-wait:
@@ -68,32 +91,35 @@ func (c *Client) session(ctx context.Context) (*session, error) {
 				return nil, ctx.Err()
 			}
 		}
-		c.dialing = make(chan struct{})
+		n.dialing = make(chan struct{})
 		c.mu.Unlock()
-		s, err := c.connect(ctx)
+		s, err := c.connect(ctx, n)
 		c.mu.Lock()
-		close(c.dialing)
-		c.dialing = nil
+		close(n.dialing)
+		n.dialing = nil
 		if err == nil && c.closed {
 			s.close(errClientClosed)
 			err = errClientClosed
 		}
 		if err == nil {
-			c.sess = s
+			n.sess = s
 		}
 		c.mu.Unlock()
 		if err != nil {
 			return nil, err
 		}
-		go c.keepAlive(s)
+		go c.keepAlive(n, s)
 		return s, nil
 	}
 }
 
-func (c *Client) connect(ctx context.Context) (*session, error) {
-	addr, err := c.primaryAddr(ctx)
-	if err != nil {
-		return nil, err
+func (c *Client) connect(ctx context.Context, n *node) (*session, error) {
+	addr := n.addr
+	if addr == "" {
+		var err error
+		if addr, err = c.primaryAddr(ctx); err != nil {
+			return nil, err
+		}
 	}
 	o := c.dialOptions(addr)
 	cn, err := dial(ctx, o, c.onPush)
@@ -134,14 +160,18 @@ func (c *Client) connect(ctx context.Context) (*session, error) {
 	if err := receiver.subscribe(ctx, channel.str); err != nil {
 		return fail(err)
 	}
-	c.replicas.invalidate()
+	n.replicas.invalidate()
 	s.watch()
 	return s, nil
 }
 
 func (c *Client) dialOptions(addr string) dialOptions {
+	db := c.opts.DB
+	if c.cluster() {
+		db = 0 // a Cluster has only database 0
+	}
 	return dialOptions{
-		addr: addr, username: c.opts.Username, password: c.opts.Password, db: c.opts.DB,
+		addr: addr, username: c.opts.Username, password: c.opts.Password, db: db,
 		tls: c.opts.TLSConfig, dialTimeout: c.opts.DialTimeout, timeout: c.opts.Timeout,
 		protocol: c.opts.Protocol,
 	}
@@ -150,7 +180,7 @@ func (c *Client) dialOptions(addr string) dialOptions {
 // keepAlive PINGs the session while it lives (the server's watchdog stops renewing a holding
 // whose connection sent nothing for rlock.watchdog-idle-ms), and when it fails, reconnects
 // and re-binds the watchdog holdings; waiters re-send their own waits.
-func (c *Client) keepAlive(s *session) {
+func (c *Client) keepAlive(n *node, s *session) {
 	lost := s.lost()
 	ticker := time.NewTicker(s.pingEvery)
 	defer ticker.Stop()
@@ -160,12 +190,12 @@ func (c *Client) keepAlive(s *session) {
 			return
 		case <-lost:
 			c.mu.Lock()
-			if c.sess == s {
-				c.sess = nil
+			if n.sess == s {
+				n.sess = nil
 			}
 			c.mu.Unlock()
 			s.close(ErrConnection)
-			c.rebind()
+			c.rebind(n)
 			return
 		case <-ticker.C:
 			ctx, cancel := context.WithTimeout(context.Background(), c.opts.Timeout)

@@ -63,6 +63,16 @@ func (c *Client) removeWaiter(w *waiter) {
 	}
 }
 
+// waitRequest is the request of a wait: it registers the waiter again (at the end of its
+// keys' lists, as the new entry will be) just before the wait goes to the node's session.
+func (c *Client) waitRequest(w *waiter, key string, cmd func(notify []string) []string) request {
+	return request{key: key, build: func(_ *node, s *session) ([][]string, error) {
+		w.drain()
+		c.requeue(w)
+		return [][]string{cmd(s.notify)}, nil
+	}}
+}
+
 func (w *waiter) drain() {
 	for {
 		select {
@@ -92,7 +102,8 @@ func (w *waiter) take(m message) ([]int64, error) {
 	case "timeout":
 		return nil, ErrFailed
 	case "failed":
-		if m.value == "READONLY" {
+		switch m.value {
+		case "READONLY", "MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN":
 			return nil, errRequeue
 		}
 		if m.value == "WRONGTYPE" {
@@ -104,15 +115,18 @@ func (w *waiter) take(m message) ([]int64, error) {
 }
 
 // outcome waits for the wait's messages: the tokens, ErrFailed at the server's timeout,
-// errRequeue when the connection failed, or ctx's end.
-func (w *waiter) outcome(ctx context.Context, s *session) ([]int64, error) {
+// errRequeue when the connection failed or the key is served elsewhere now, or ctx's end.
+func (w *waiter) outcome(ctx context.Context, c *Client, s *session) ([]int64, error) {
 	lost := s.lost()
 	for {
 		select {
 		case m := <-w.events:
 			t, err := w.take(m)
-			if errors.Is(err, errRequeue) {
-				s.close(ErrConnection)
+			if m.value == "READONLY" {
+				s.close(ErrConnection) // the server turned replica: its session is of no use
+			}
+			if errors.Is(err, errRequeue) && c.cluster() {
+				c.refreshSlots(ctx)
 			}
 			if t != nil || err != nil {
 				return t, err
