@@ -341,8 +341,18 @@ func (a *specActor) awaitLost(step map[string]interface{}) error {
 	kind := str(step, "type")
 	var lost <-chan struct{}
 	if kind == "election" {
-		lost = a.election(str(step, "key")).Lost()
+		e := a.election(str(step, "key"))
+		if e.Term() == 0 { // Lost() is closed at once when it does not lead
+			return errors.New("await_lost: the actor does not lead there")
+		}
+		lost = e.Lost()
 	} else {
+		a.mu.Lock()
+		held := len(a.held[place(kind, step)])
+		a.mu.Unlock()
+		if held == 0 { // Lost() is closed at once when nothing is held
+			return errors.New("await_lost: the actor holds nothing there")
+		}
 		switch h := a.top(kind, family(kind), step, false).(type) {
 		case *Mutex:
 			lost = h.Lost()
