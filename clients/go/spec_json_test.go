@@ -66,7 +66,7 @@ func numOr(step map[string]interface{}, name string, otherwise int64) int64 {
 	return otherwise
 }
 
-func strings_(v interface{}) []string {
+func stringList(v interface{}) []string {
 	list, _ := v.([]interface{})
 	out := make([]string, len(list))
 	for i, s := range list {

@@ -80,7 +80,7 @@ func (a *specActor) client(confirm map[string]interface{}) *Client {
 // lock share one handle) and the key (keys, for a multilock).
 func place(family string, step map[string]interface{}) string {
 	if family == "multilock" {
-		return family + "\x00" + strings.Join(strings_(step["keys"]), "\n")
+		return family + "\x00" + strings.Join(stringList(step["keys"]), "\n")
 	}
 	return family + "\x00" + str(step, "key")
 }
@@ -119,7 +119,7 @@ func (a *specActor) handle(family string, step map[string]interface{}) interface
 	case "semaphore":
 		made = c.NewSemaphore(str(step, "key"), opts...)
 	case "multilock":
-		made = c.NewMultiLock(strings_(step["keys"]), opts...)
+		made = c.NewMultiLock(stringList(step["keys"]), opts...)
 	}
 	a.handles[name] = made
 	return made
@@ -219,7 +219,7 @@ func (a *specActor) op(ctx context.Context, step map[string]interface{}) (interf
 			return nil, h.ReleaseContext(ctx, numOr(step, "permits", 1))
 		}
 	case "guard":
-		return a.top("lock", "lock", step, false).(*Mutex).Guard(ctx, strings_(step["command"])...)
+		return a.top("lock", "lock", step, false).(*Mutex).Guard(ctx, stringList(step["command"])...)
 	case "await_lost":
 		return nil, a.awaitLost(step)
 	case "acquire_all":

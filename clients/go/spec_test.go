@@ -75,7 +75,7 @@ func TestSpec(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) {
 			sub = t
 			var missing []string
-			for _, r := range strings_(sc.body["requires"]) {
+			for _, r := range stringList(sc.body["requires"]) {
 				if !specSupported[r] {
 					missing = append(missing, r)
 				}
@@ -172,7 +172,7 @@ func runScenario(addr string, tp *topology, body map[string]interface{}) (err er
 			return err
 		}
 	}
-	for _, name := range strings_(body["actors"]) {
+	for _, name := range stringList(body["actors"]) {
 		user := fmt.Sprintf("spec-%d-%s", atomic.AddInt64(&specUsers, 1), name)
 		if _, err := r.do("ACL", "SETUSER", user, "reset", "on", ">spec", "~*", "&*", "+@all"); err != nil {
 			return err
@@ -243,6 +243,9 @@ func (r *specRun) step(step map[string]interface{}) error {
 	switch op {
 	case "join", "cancel":
 		bg := r.background[str(step, "name")]
+		if bg == nil {
+			return fmt.Errorf("no background step %q is running", str(step, "name"))
+		}
 		delete(r.background, str(step, "name"))
 		started = bg.started
 		if op == "cancel" {
@@ -250,6 +253,7 @@ func (r *specRun) step(step map[string]interface{}) error {
 		}
 		select {
 		case out = <-bg.done:
+			bg.cancel()
 		case <-time.After(specJoinCap):
 			bg.cancel()
 			return fmt.Errorf("the background step did not end within %v", specJoinCap)
@@ -273,7 +277,7 @@ func (r *specRun) step(step map[string]interface{}) error {
 func (r *specRun) runnerOp(op string, step map[string]interface{}) (interface{}, error) {
 	switch op {
 	case "admin":
-		return r.do(strings_(step["command"])...)
+		return r.do(stringList(step["command"])...)
 	case "sleep":
 		time.Sleep(time.Duration(num(step, "ms")) * time.Millisecond)
 		return nil, nil
