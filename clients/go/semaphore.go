@@ -44,8 +44,14 @@ func (s *Semaphore) Acquire(ctx context.Context, n int64) error {
 
 // TryAcquire takes n permits only if they are available now and nobody waits.
 func (s *Semaphore) TryAcquire(n int64) bool {
-	_, err := s.hd.take(context.Background(), kindPermits, int(n), false)
-	return err == nil
+	return s.TryAcquireContext(context.Background(), n) == nil
+}
+
+// TryAcquireContext is TryAcquire that says why nothing was taken: ErrFailed when the permits
+// are not available now, or the error (ErrWrongType, *NotConfirmedError, ErrConnection ...).
+func (s *Semaphore) TryAcquireContext(ctx context.Context, n int64) error {
+	_, err := s.hd.take(ctx, kindPermits, int(n), false)
+	return err
 }
 
 // Release gives back n permits. x/sync panics when releasing more than held; this returns
