@@ -10,7 +10,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from redis.exceptions import ConnectionError, ReadOnlyError, TimeoutError
+from redis.exceptions import ClusterDownError, ConnectionError, ReadOnlyError, TimeoutError, TryAgainError
 
 #: read_timeout() for a command that answers at once: the connection's own socket_timeout.
 SOCKET_TIMEOUT = object()
@@ -227,12 +227,10 @@ class FailoverError(ConnectionError):
     not carried out, and is sent again, with the same ID, wherever the primary is now."""
 
 
-#: The replies FailoverError stands for.
-FAILOVER_REPLIES = ("READONLY", "UNBLOCKED", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN", "LOADING")
-
-
 def is_failover_reply(error: Exception) -> bool:
-    return str(error).startswith(FAILOVER_REPLIES)
+    """redis-py parses READONLY, CLUSTERDOWN, MASTERDOWN and TRYAGAIN into classes of their
+    own (dropping the code from the message); UNBLOCKED stays a plain ResponseError."""
+    return isinstance(error, (ReadOnlyError, ClusterDownError, TryAgainError)) or str(error).startswith("UNBLOCKED")
 
 
 def failover_retries(now: float, until: Optional[float] = None) -> Retries:

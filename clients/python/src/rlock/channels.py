@@ -27,7 +27,7 @@ from ._commands import (
     is_failover_reply, keepalive_interval,
 )
 from ._confirm import AUTO, ReplicaCount, settle_wait, wait_words
-from ._connections import MAX_IDLE_CONNECTIONS, PerPool, lock_connection_kwargs
+from ._connections import MAX_IDLE_CONNECTIONS, PerPool, is_cluster, lock_connection_kwargs
 from .subscriber import NotifyUnavailable, Subscriber
 
 logger = logging.getLogger("rlock")
@@ -43,15 +43,20 @@ class Channel:
             return self.connection.read_response()
         return self.connection.read_response(timeout=read_timeout)
 
-    def execute(self, args, read_timeout=SOCKET_TIMEOUT, then=None):
+    def execute(self, args, read_timeout=SOCKET_TIMEOUT, then=None, asking=False):
         """The reply to `args`; with `then` (a WAIT), both are sent in one go and the reply is
-        (the command's, WAIT's)."""
+        (the command's, WAIT's). With `asking`, ASKING goes first (a cluster's ASK)."""
         if not self.connection.is_connected:  # redis-py would quietly connect a new socket
             raise ConnectionError("rlock: this lock connection was closed")
-        if then is None:
+        commands = [("ASKING",)] * asking + [args] + ([then] if then is not None else [])
+        if len(commands) == 1:
             self.connection.send_command(*args, check_health=False)
             return self._read(read_timeout)
-        self.connection.send_packed_command(self.connection.pack_commands([args, then]), check_health=False)
+        self.connection.send_packed_command(self.connection.pack_commands(commands), check_health=False)
+        if asking:
+            self._read(SOCKET_TIMEOUT)
+        if then is None:
+            return self._read(read_timeout)
         then_timeout = then[-1] / 1000 + READ_GRACE_S
         try:
             reply = self._read(read_timeout)
@@ -219,7 +224,7 @@ class Channels(Binder):
                     raise
             time.sleep(delay)
 
-    def _attempt(self, command, keep: bool, notify: Optional[int]):
+    def _attempt(self, command, keep: bool, notify: Optional[int], asking: bool = False):
         then = self.wait_words(command)
         if then is None and command.only_to_confirm:
             return 1, None
@@ -227,7 +232,7 @@ class Channels(Binder):
         try:
             now = time.monotonic()
             read_timeout = SOCKET_TIMEOUT if notify is not None else command.read_timeout(now)
-            reply = channel.execute(command.args(now, notify), read_timeout, then)
+            reply = channel.execute(command.args(now, notify), read_timeout, then, asking)
         except ResponseError as error:  # the server answered: the connection is fine
             self.checkin(channel)
             if is_failover_reply(error):
@@ -304,5 +309,12 @@ class Keeper(threading.Thread):
 _per_pool = PerPool(Channels)
 
 
-def channels_for(pool) -> Channels:
-    return _per_pool.get(pool)
+def channels_for(source, names=None):
+    """A pool's Channels; for a RedisCluster, the route to the node that owns `names`' slot
+    (without names: the cluster's ClusterChannels)."""
+    if not is_cluster(source):
+        return _per_pool.get(source)
+    from .cluster import clusters  # noqa: PLC0415 (cluster.py builds on this module)
+
+    cluster = clusters.get(source)
+    return cluster if names is None else cluster.route(names)

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from redis.exceptions import ResponseError
-
 from ._base import LockBase
+from ._confirm import as_confirm
 from ._connections import check_client
 from ._core import Hold
 from .channels import channels_for
@@ -70,14 +69,18 @@ class Lock(Hold, LockBase):
     def guard(self, *command):
         """Runs one write command, ``guard("SET", "k", "v")``, only while this thread holds the
         lock with its current token (``RLOCK.GUARD``), atomically in the server; returns its
-        reply. Raises LockNotOwnedError, and runs nothing, when the holding is gone. rlock does not
-        resend it after a dropped connection (a write such as INCR must not run twice); the
-        client's own retry settings still apply."""
-        holding, args = self._guard_args(command)
-        try:
-            return self.redis.execute_command(*args)
-        except ResponseError as error:
-            raise self._guard_refused(holding, error) from error
+        reply. Raises LockNotOwnedError, and runs nothing, when the holding is gone. It runs on
+        rlock's connection to the key's primary and is never resent after a dropped connection
+        (a write such as INCR must not run twice); with confirmation on, it is confirmed as an
+        acquisition is (NotConfirmedError: it ran on the primary)."""
+        return self._guarded(*self._guard_args(command))
+
+
+def configure(redis, *, confirm) -> None:
+    """Sets how the writes of rlock objects made from now on for this client are confirmed by
+    the replicas (each object's ``confirm=`` overrides it): a rlock.Confirm, ``"auto"`` (the
+    default), ``"aof"``, a replica count, or False (no confirmation)."""
+    channels_for(check_client(redis, want_async=False)).confirm = as_confirm(confirm)
 
 
 def close_idle_connections(redis) -> None:

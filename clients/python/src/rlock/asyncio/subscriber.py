@@ -32,6 +32,7 @@ from typing import Optional
 from redis.exceptions import ConnectionError, RedisError, ResponseError
 
 from .._commands import READ_GRACE_S
+from .._confirm import settle_wait
 from .._notify import Dispatch, NotifyUnavailable, check_subscribed, is_message, word
 
 __all__ = ["NotifyUnavailable", "Subscriber"]
@@ -160,6 +161,21 @@ class Subscriber(Dispatch):
                 raise self.error from error
             return future
 
+    async def call_command(self, command):
+        """A Command on the subscriber, pipelined with WAIT when it is to be confirmed
+        (rlock._confirm.Unconfirmed when too few replicas acknowledged it)."""
+        args = command.args(time.monotonic(), notify=self.client_id)
+        then = await self.channels.wait_words(command)
+        if then is None:
+            return 1 if command.only_to_confirm else await self.call(args)
+        first, second = asyncio.ensure_future(self.call(args)), asyncio.ensure_future(self.call(then))
+        try:
+            reply = await first
+        except ResponseError:
+            await asyncio.gather(second, return_exceptions=True)
+            raise
+        return settle_wait(command, then, reply, await second, None)
+
     async def sync(self) -> None:
         """Returns once every message the server sent before now has been dispatched: a PING's
         reply comes after them on the connection."""
@@ -221,7 +237,7 @@ class Subscriber(Dispatch):
         self._spawn(_report_lost(holding))
 
     def _rebind(self, binding) -> None:
-        self._spawn(self.channels.rebind_elsewhere(binding))
+        self._spawn(binding.lock._channels.rebind_elsewhere(binding))
 
     # -- keep-alive -----------------------------------------------------------------------------
 

@@ -1,0 +1,132 @@
+"""rlock.cluster for redis.asyncio's RedisCluster: the same routing, awaited."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+import weakref
+
+from redis.exceptions import AskError, ClusterCrossSlotError, ConnectionError, MovedError, ResponseError, TimeoutError
+
+from .._confirm import AUTO
+from .._connections import PerPool, cross_slot, node_source
+from .._routing import MAX_REDIRECTS, REFRESH_EVERY_S, Moved, slot_of
+from .channels import Binder, Channels
+
+
+class ClusterChannels:
+    """As rlock.cluster.ClusterChannels."""
+
+    def __init__(self, cluster):
+        self._cluster = weakref.ref(cluster)
+        self.confirm = AUTO
+        self._nodes = {}  # node name -> Channels
+        self._routes = weakref.WeakValueDictionary()  # slot -> KeyRoute
+        self._refreshed_at = 0.0
+        self._keepers = set()
+
+    def route(self, names) -> "KeyRoute":
+        slot = slot_of(self._cluster(), names)
+        route = self._routes.get(slot)
+        if route is None:
+            route = self._routes[slot] = KeyRoute(self, slot)
+        return route
+
+    def node(self, slot: int) -> Channels:
+        return self.at(self._cluster().nodes_manager.get_node_from_slot(slot))
+
+    def at(self, node) -> Channels:
+        channels = self._nodes.get(node.name)
+        if channels is None:
+            channels = self._nodes[node.name] = Channels(node_source(node))
+            channels.follows_failover = True
+        return channels
+
+    def named(self, host, port):
+        node = self._cluster().nodes_manager.get_node(host, port)
+        return None if node is None else self.at(node)
+
+    async def refresh(self) -> None:
+        """As rlock.cluster.ClusterChannels.refresh."""
+        if time.monotonic() - self._refreshed_at < REFRESH_EVERY_S:
+            return
+        self._refreshed_at = time.monotonic()
+        try:
+            await self._cluster().nodes_manager.initialize()
+        except (ConnectionError, TimeoutError, ResponseError):
+            pass
+
+    async def close_idle(self) -> None:
+        for channels in list(self._nodes.values()):
+            await channels.close_idle()
+
+
+class KeyRoute(Binder):
+    """As rlock.cluster.KeyRoute."""
+
+    follows_failover = True
+
+    def __init__(self, cluster: ClusterChannels, slot: int):
+        self.cluster, self.slot = cluster, slot
+
+    @property
+    def confirm(self):
+        return self.cluster.confirm
+
+    @property
+    def notify_unavailable(self):
+        return self.cluster.node(self.slot).notify_unavailable
+
+    async def subscriber(self):
+        return await self.cluster.node(self.slot).subscriber()
+
+    async def keepalive_interval(self) -> float:
+        return await self.cluster.node(self.slot).keepalive_interval()
+
+    async def checkin(self, channel) -> None:
+        await channel.home.checkin(channel)
+
+    async def close_idle(self) -> None:
+        await self.cluster.close_idle()
+
+    def track(self, task: asyncio.Task) -> None:
+        self.cluster._keepers.add(task)
+        task.add_done_callback(self.cluster._keepers.discard)
+
+    async def _connect(self, **overrides):
+        return await self.cluster.node(self.slot)._connect(**overrides)
+
+    async def call(self, command, *, keep: bool = False, retries=None, notify=None, names=None):
+        """As rlock.cluster.KeyRoute.call."""
+        node = self.cluster.node(self.slot)
+        retries = retries or node.default_retries()
+        asking = False
+        for attempt in itertools.count():
+            try:
+                return await node._attempt(command, keep, notify, asking=asking)
+            except ClusterCrossSlotError as error:
+                raise cross_slot(names or command.words[1:2], error) from None
+            except AskError as error:  # MovedError too: the node named serves the slot now
+                if notify is not None:
+                    await self.cluster.refresh()
+                    raise Moved(str(error)) from error
+                moved = isinstance(error, MovedError)
+                if moved:
+                    await self.cluster.refresh()
+                named = self.cluster.named(error.host, error.port)
+                if named is None or attempt >= MAX_REDIRECTS:
+                    raise
+                node, asking = named, not moved
+                continue
+            except retries.errors:
+                await self.cluster.refresh()
+                delay = retries.delay(attempt, time.monotonic())
+                if delay is None:
+                    raise
+                await asyncio.sleep(delay)
+            node, asking = self.cluster.node(self.slot), False
+
+
+#: One ClusterChannels per RedisCluster client.
+clusters = PerPool(ClusterChannels)

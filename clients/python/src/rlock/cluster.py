@@ -1,0 +1,144 @@
+"""The blocking client on a RedisCluster: every call for a key goes to the primary that owns
+its hash slot, on rlock's own connections to that node (a node's Channels, as for a single
+server); MOVED and a node that fails refresh redis-py's slot map and send the call again, with
+the same ID, to the node named now; ASK sends it once to the node named, after ASKING.
+
+A lock object's `_channels` is a KeyRoute: the Channels interface for one hash slot, always
+talking to whichever node owns that slot now. Its watchdog holdings are re-bound through it
+(so after a failover, on the new primary), and its waits are told on the subscriber of the
+node that owns the key (a NOTIFY channel names the node: RLOCK.CHANNEL there).
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+import weakref
+
+from redis.exceptions import AskError, ClusterCrossSlotError, ConnectionError, MovedError, ResponseError, TimeoutError
+
+from ._confirm import AUTO
+from ._connections import PerPool, cross_slot, node_source
+from ._routing import MAX_REDIRECTS, REFRESH_EVERY_S, Moved, slot_of
+from .channels import Binder, Channels
+
+
+class ClusterChannels:
+    """The Channels of each node of one RedisCluster client, and the slot map it reads."""
+
+    def __init__(self, cluster):
+        self._cluster = weakref.ref(cluster)  # kept per client: must not keep the client alive
+        self.confirm = AUTO
+        self._nodes = {}  # node name -> Channels
+        self._routes = weakref.WeakValueDictionary()  # slot -> KeyRoute
+        self._mutex = threading.Lock()
+        self._refreshed_at = 0.0
+
+    def route(self, names) -> "KeyRoute":
+        slot = slot_of(self._cluster(), names)
+        with self._mutex:
+            route = self._routes.get(slot)
+            if route is None:
+                route = self._routes[slot] = KeyRoute(self, slot)
+            return route
+
+    def node(self, slot: int) -> Channels:
+        return self.at(self._cluster().nodes_manager.get_node_from_slot(slot))
+
+    def at(self, node) -> Channels:
+        with self._mutex:
+            channels = self._nodes.get(node.name)
+            if channels is None:
+                channels = self._nodes[node.name] = Channels(node_source(node))
+                channels.follows_failover = True
+            return channels
+
+    def named(self, host, port):
+        """The Channels of the node a redirection names (None if redis-py does not know it)."""
+        node = self._cluster().nodes_manager.get_node(host, port)
+        return None if node is None else self.at(node)
+
+    def refresh(self) -> None:
+        """Reads the slot map again (at most every REFRESH_EVERY_S: a failover makes many
+        calls fail at once)."""
+        with self._mutex:
+            if time.monotonic() - self._refreshed_at < REFRESH_EVERY_S:
+                return
+            self._refreshed_at = time.monotonic()
+        try:
+            self._cluster().nodes_manager.initialize()
+        except (ConnectionError, TimeoutError, ResponseError):
+            pass  # no node answers yet: the next attempt tries again
+
+    def close_idle(self) -> None:
+        for channels in list(self._nodes.values()):
+            channels.close_idle()
+
+
+class KeyRoute(Binder):
+    """The Channels interface for the keys of one hash slot."""
+
+    follows_failover = True
+
+    def __init__(self, cluster: ClusterChannels, slot: int):
+        self.cluster, self.slot = cluster, slot
+
+    @property
+    def confirm(self):
+        return self.cluster.confirm
+
+    @property
+    def notify_unavailable(self):
+        return self.cluster.node(self.slot).notify_unavailable
+
+    def subscriber(self):
+        return self.cluster.node(self.slot).subscriber()
+
+    def keepalive_interval(self) -> float:
+        return self.cluster.node(self.slot).keepalive_interval()
+
+    def checkin(self, channel) -> None:
+        channel.home.checkin(channel)
+
+    def close_idle(self) -> None:
+        self.cluster.close_idle()
+
+    def _connect(self, **overrides):
+        return self.cluster.node(self.slot)._connect(**overrides)
+
+    def call(self, command, *, keep: bool = False, retries=None, notify=None, names=None):
+        """As Channels.call, on the node that owns the slot now. A call that names a subscriber
+        (`notify`) is not sent elsewhere: it raises Moved, and the wait asks again through the
+        subscriber of the node named now."""
+        node = self.cluster.node(self.slot)
+        retries = retries or node.default_retries()
+        asking = False
+        for attempt in itertools.count():
+            try:
+                return node._attempt(command, keep, notify, asking=asking)
+            except ClusterCrossSlotError as error:
+                raise cross_slot(names or command.words[1:2], error) from None
+            except AskError as error:  # MovedError too: the node named serves the slot now
+                if notify is not None:
+                    self.cluster.refresh()
+                    raise Moved(str(error)) from error
+                moved = isinstance(error, MovedError)
+                if moved:
+                    self.cluster.refresh()
+                named = self.cluster.named(error.host, error.port)
+                if named is None or attempt >= MAX_REDIRECTS:
+                    raise
+                node, asking = named, not moved
+                continue
+            except retries.errors:
+                self.cluster.refresh()
+                delay = retries.delay(attempt, time.monotonic())
+                if delay is None:
+                    raise
+                time.sleep(delay)
+            node, asking = self.cluster.node(self.slot), False
+
+
+#: One ClusterChannels per RedisCluster client.
+clusters = PerPool(ClusterChannels)
