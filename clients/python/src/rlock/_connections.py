@@ -60,15 +60,15 @@ def check_client(redis, want_async: bool):
         source = getattr(redis, "connection_pool", None)
         if source is None:
             raise TypeError(
-                "rlock needs a redis.Redis, a Sentinel master_for() client or a RedisCluster"
-                f" (blocking or asyncio), not {type(redis).__name__}"
+                "rlock needs a redis.Redis (one with a connection pool), a Sentinel master_for()"
+                f" client or a RedisCluster, blocking or asyncio, not {type(redis).__name__}"
             )
         is_async = type(source).__module__.startswith("redis.asyncio")
         if getattr(source, "is_master", True) is False:
             raise TypeError("rlock writes: use the Sentinel's master_for() client, not slave_for()")
     if is_async != want_async:
-        wanted = "rlock.asyncio" if is_async else "rlock"
-        raise TypeError(f"this client is {'' if is_async else 'not '}asyncio: use {wanted}'s classes")
+        wanted = "rlock.asyncio.Lock" if is_async else "rlock.Lock"
+        raise TypeError(f"this client is {'' if is_async else 'not '}asyncio: use {wanted} (and its module's other classes)")
     return source
 
 

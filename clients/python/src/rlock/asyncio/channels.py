@@ -225,8 +225,9 @@ class Channels(Binder):
     def default_retries(self):
         return failover_retries(time.monotonic()) if self.follows_failover else CALL_RETRIES
 
-    async def wait_words(self, command):
-        """As rlock.channels.Channels.wait_words."""
+    async def wait_words(self, command, run=None):
+        """As rlock.channels.Channels.wait_words; `run(probe)` reads (the subscriber reads on
+        itself, opening no other connection)."""
         confirm = command.confirm
         if confirm is None:
             return None
@@ -236,7 +237,7 @@ class Channels(Binder):
                 probe = next(reading)
                 while True:
                     try:
-                        reply = (await self.call(probe, retries=CALL_RETRIES))[0]
+                        reply = await run(probe) if run else (await self.call(probe, retries=CALL_RETRIES))[0]
                     except ResponseError as error:
                         reply = error
                     probe = reading.send(reply)

@@ -165,7 +165,7 @@ class Subscriber(Dispatch):
         """A Command on the subscriber, pipelined with WAIT when it is to be confirmed
         (rlock._confirm.Unconfirmed when too few replicas acknowledged it)."""
         args = command.args(time.monotonic(), notify=self.client_id)
-        then = await self.channels.wait_words(command)
+        then = await self.channels.wait_words(command, run=lambda probe: self.call(probe.words))
         if then is None:
             return 1 if command.only_to_confirm else await self.call(args)
         first, second = asyncio.ensure_future(self.call(args)), asyncio.ensure_future(self.call(then))
