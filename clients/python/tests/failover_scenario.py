@@ -91,6 +91,7 @@ async def after(key: str, state, resource) -> list:
         resource.leave(f"waiter {index} of {key}")
         await waiter.do("release")
     assert tokens == sorted(tokens) and len(set(tokens)) == len(tokens), f"tokens rise: {tokens}"
+    print(f"\n  {key}: the holder {'was told it lost' if lost.is_set() else 'kept'} the lock; tokens {tokens}")
     for client in clients:
         closing = client.aclose() if hasattr(client, "aclose") else client.close()
         if asyncio.iscoroutine(closing):

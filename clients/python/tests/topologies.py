@@ -33,7 +33,7 @@ def primary_port(topology: Topology, key: str) -> int:
         return described["primary"]["port"]
     slot = key_slot(key.encode())
     for node in described["nodes"]:
-        if node["role"] == "master" and any(a <= slot <= b for a, b in node["slots"]):
+        if node.get("role") == "primary" and any(a <= slot <= b for a, b in node["slots"]):
             return node["port"]
     raise AssertionError(f"no primary serves {key!r}: {described}")
 
@@ -47,7 +47,7 @@ def user_client(topology: Topology, asyncio_client: bool):
     """The client a user passes: a Sentinel master_for() client, or a RedisCluster."""
     described = topology.describe()
     if described["kind"] == "cluster":
-        node = next(n for n in described["nodes"] if n["role"] == "master")
+        node = next(n for n in described["nodes"] if n.get("role") == "primary")
         cls = redis.asyncio.cluster.RedisCluster if asyncio_client else redis.cluster.RedisCluster
         return cls(host="127.0.0.1", port=node["port"])
     sentinels = [(s["host"], s["port"]) for s in described["sentinels"]]

@@ -60,9 +60,12 @@ class Channel:
         then_timeout = then[-1] / 1000 + READ_GRACE_S
         try:
             reply = self._read(read_timeout)
-        except ResponseError:
-            self._read(then_timeout)  # WAIT's reply, so that the connection stays in step
-            raise
+        except ResponseError as error:
+            try:  # WAIT's reply, so that the connection stays in step (a replica refuses WAIT)
+                self._read(then_timeout)
+            except ResponseError:
+                pass
+            raise error
         return reply, self._read(then_timeout)
 
     def stays_open(self, seconds: float) -> bool:

@@ -93,7 +93,11 @@ class KeyRoute(Binder):
         return self.cluster.node(self.slot).notify_unavailable
 
     def subscriber(self):
-        return self.cluster.node(self.slot).subscriber()
+        try:
+            return self.cluster.node(self.slot).subscriber()
+        except (ConnectionError, TimeoutError):  # the node is gone: the next try asks the map
+            self.cluster.refresh()
+            raise
 
     def keepalive_interval(self) -> float:
         return self.cluster.node(self.slot).keepalive_interval()
@@ -105,6 +109,8 @@ class KeyRoute(Binder):
         self.cluster.close_idle()
 
     def _connect(self, **overrides):
+        """A connection to the key's primary (an observer's: keyspace events are the node's)."""
+        self.cluster.refresh()
         return self.cluster.node(self.slot)._connect(**overrides)
 
     def call(self, command, *, keep: bool = False, retries=None, notify=None, names=None):
@@ -131,8 +137,10 @@ class KeyRoute(Binder):
                     raise
                 node, asking = named, not moved
                 continue
-            except retries.errors:
+            except retries.errors as error:
                 self.cluster.refresh()
+                if notify is not None:  # it names a connection of this node: ask again anew
+                    raise Moved(str(error)) from error
                 delay = retries.delay(attempt, time.monotonic())
                 if delay is None:
                     raise

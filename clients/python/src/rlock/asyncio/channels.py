@@ -48,9 +48,12 @@ class Channel:
         then_timeout = then[-1] / 1000 + READ_GRACE_S
         try:
             reply = await self._read(read_timeout)
-        except ResponseError:
-            await self._read(then_timeout)  # WAIT's reply, so that the connection stays in step
-            raise
+        except ResponseError as error:
+            try:  # WAIT's reply, so that the connection stays in step (a replica refuses WAIT)
+                await self._read(then_timeout)
+            except ResponseError:
+                pass
+            raise error
         return reply, await self._read(then_timeout)
 
     async def _read(self, read_timeout):

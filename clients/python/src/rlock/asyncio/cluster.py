@@ -7,7 +7,9 @@ import itertools
 import time
 import weakref
 
-from redis.exceptions import AskError, ClusterCrossSlotError, ConnectionError, MovedError, ResponseError, TimeoutError
+from redis.exceptions import (
+    AskError, ClusterCrossSlotError, ConnectionError, MovedError, ResponseError, SlotNotCoveredError, TimeoutError,
+)
 
 from .._confirm import AUTO
 from .._connections import PerPool, cross_slot, node_source
@@ -35,6 +37,13 @@ class ClusterChannels:
 
     def node(self, slot: int) -> Channels:
         return self.at(self._cluster().nodes_manager.get_node_from_slot(slot))
+
+    async def ready(self) -> None:
+        """redis.asyncio's RedisCluster reads the slot map on its first command: rlock may
+        send the first one."""
+        cluster = self._cluster()
+        if getattr(cluster, "_initialize", False):
+            await cluster.initialize()
 
     def at(self, node) -> Channels:
         channels = self._nodes.get(node.name)
@@ -76,13 +85,25 @@ class KeyRoute(Binder):
 
     @property
     def notify_unavailable(self):
-        return self.cluster.node(self.slot).notify_unavailable
+        try:
+            return self.cluster.node(self.slot).notify_unavailable
+        except (KeyError, SlotNotCoveredError):  # no slot map yet: call() reads it
+            return None
 
     async def subscriber(self):
-        return await self.cluster.node(self.slot).subscriber()
+        await self.cluster.ready()
+        try:
+            return await self.cluster.node(self.slot).subscriber()
+        except (ConnectionError, TimeoutError):  # the node is gone: the next try asks the map
+            await self.cluster.refresh()
+            raise
 
     async def keepalive_interval(self) -> float:
+        await self.cluster.ready()
         return await self.cluster.node(self.slot).keepalive_interval()
+
+    async def refresh(self) -> None:
+        await self.cluster.refresh()
 
     async def checkin(self, channel) -> None:
         await channel.home.checkin(channel)
@@ -95,10 +116,14 @@ class KeyRoute(Binder):
         task.add_done_callback(self.cluster._keepers.discard)
 
     async def _connect(self, **overrides):
+        """A connection to the key's primary (an observer's: keyspace events are the node's)."""
+        await self.cluster.ready()
+        await self.cluster.refresh()
         return await self.cluster.node(self.slot)._connect(**overrides)
 
     async def call(self, command, *, keep: bool = False, retries=None, notify=None, names=None):
         """As rlock.cluster.KeyRoute.call."""
+        await self.cluster.ready()
         node = self.cluster.node(self.slot)
         retries = retries or node.default_retries()
         asking = False
@@ -119,8 +144,10 @@ class KeyRoute(Binder):
                     raise
                 node, asking = named, not moved
                 continue
-            except retries.errors:
+            except retries.errors as error:
                 await self.cluster.refresh()
+                if notify is not None:  # it names a connection of this node: ask again anew
+                    raise Moved(str(error)) from error
                 delay = retries.delay(attempt, time.monotonic())
                 if delay is None:
                     raise

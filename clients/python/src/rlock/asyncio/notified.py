@@ -55,7 +55,7 @@ class AsyncIO:
 
     async def send(self, subscriber, request):
         if subscriber.resp3:  # on the subscriber itself: the reply comes before any message
-            return await subscriber.call_command(request.command), None
+            return await subscriber.call_routed(request.command, self.channels), None
         return await self.channels.call(request.command, keep=request.keep, notify=subscriber.client_id)
 
     def calls_on(self, subscriber) -> bool:

@@ -29,10 +29,12 @@ import math
 import time
 from typing import Optional
 
-from redis.exceptions import ConnectionError, RedisError, ResponseError
+from redis.exceptions import AskError, ConnectionError, RedisError, ResponseError
 
 from .._commands import READ_GRACE_S
+from .._commands import FailoverError, is_failover_reply
 from .._confirm import settle_wait
+from .._routing import Moved
 from .._notify import Dispatch, NotifyUnavailable, check_subscribed, is_message, word
 
 __all__ = ["NotifyUnavailable", "Subscriber"]
@@ -175,6 +177,22 @@ class Subscriber(Dispatch):
             await asyncio.gather(second, return_exceptions=True)
             raise
         return settle_wait(command, then, reply, await second, None)
+
+    async def call_routed(self, command, route):
+        """call_command for a call that names this subscriber: a failover reply or a
+        redirection (the key is served elsewhere now: `route` reads the slot map again) is
+        raised as a connection error, so that the wait asks again, anew."""
+        try:
+            return await self.call_command(command)
+        except AskError as error:
+            refresh = getattr(route, "refresh", None)
+            if refresh is not None:
+                await refresh()
+            raise Moved(str(error)) from error
+        except ResponseError as error:
+            if is_failover_reply(error):
+                raise FailoverError(str(error)) from error
+            raise
 
     async def sync(self) -> None:
         """Returns once every message the server sent before now has been dispatched: a PING's
