@@ -39,15 +39,20 @@ class Lock(Hold, LockBase):
     - Calls run on rlock's own connections, made from the client pool's settings but kept out
       of the pool (up to 8 idle ones per client, plus one per held watchdog lock), with
       redis-py's retries off and never reconnected in place: after a connection error rlock
-      sends the call again, with the same request ID, on a new connection (3 retries), so a
-      retried acquire or release never counts twice. RedisCluster clients are not supported.
+      sends the call again, with the same request ID, on a new connection (3 retries; through a
+      failover, up to 30 s, for Sentinel and Cluster clients), so a retried acquire or release
+      never counts twice. A Sentinel ``master_for()`` client and a RedisCluster work as they
+      are (each key on its slot's primary).
+    - Each write is confirmed by the replicas connected to the primary (``WAIT``), unless
+      ``confirm=False``: an acquisition they did not confirm in time is released and raises
+      rlock.NotConfirmedError (``confirm=rlock.Confirm(...)`` for the count, timeout, AOF).
     - ``lock.fence`` is the holding's fencing token.
     - extend() renews the lease to the current TTL plus ``additional_time`` (read just before),
       or to ``additional_time`` with ``replace_ttl=True``; reacquire() renews it to ``timeout``.
       Both need a ``timeout``, as in redis-py.
 
-    Extra keyword arguments: ``on_lost``, ``watchdog_lease`` (seconds) and ``max_hold`` (seconds:
-    RLOCK's MAXHOLD, a cap on the holding however it is renewed). Pass them through
+    Extra keyword arguments: ``on_lost``, ``watchdog_lease`` (seconds), ``max_hold`` (seconds:
+    RLOCK's MAXHOLD, a cap on the holding however it is renewed) and ``confirm``. Pass them through
     ``lock_class=functools.partial(rlock.Lock, on_lost=...)`` or by constructing the Lock.
     """
 
