@@ -1,7 +1,8 @@
 """Confirmation by the replicas, on a primary with one replica (the shared harness): with the
 replica stopped (SIGSTOP: still connected, acknowledging nothing), no acquisition is reported
-held: an immediate acquire, a waiting one granted by message, a MultiLock and a semaphore each
-fail in about the confirmation timeout with NotConfirmedError, and leave nothing held."""
+held: an immediate acquire, a lease, a MultiLock, permits, a read lock, an election, a waiter
+granted by message and one blocked in WAIT each fail in about the confirmation timeout with
+NotConfirmedError, and leave nothing held."""
 
 from __future__ import annotations
 
@@ -48,6 +49,14 @@ def nothing_held(admin) -> None:
         assert int(topologies.fields(permits)["available"]) == 2, "no permit is held"
 
 
+def wait_blocked(lock, outcome: dict) -> None:
+    """acquire() in a thread: its reply, or its NotConfirmedError, in `outcome`."""
+    try:
+        outcome["reply"] = lock.acquire(blocking_timeout=20)
+    except rlock.NotConfirmedError as error:
+        outcome["error"] = error
+
+
 def test_with_the_replica_stopped_no_blocking_acquisition_is_held(replicated, stopped_replica):
     admin = stopped_replica
     r = topologies.user_client(replicated, asyncio_client=False)
@@ -72,14 +81,7 @@ def test_with_the_replica_stopped_no_blocking_acquisition_is_held(replicated, st
     assert holder.acquire(blocking=False)
     waiter = rlock.Lock(r, "k", confirm=confirm)
     outcome = {}
-
-    def wait():
-        try:
-            outcome["reply"] = waiter.acquire(blocking_timeout=20)
-        except rlock.NotConfirmedError as error:
-            outcome["error"] = error
-
-    thread = threading.Thread(target=wait)
+    thread = threading.Thread(target=wait_blocked, args=(waiter, outcome))
     thread.start()
     deadline = time.monotonic() + 10
     while topologies.queued(admin, "k") == 0:
@@ -89,6 +91,25 @@ def test_with_the_replica_stopped_no_blocking_acquisition_is_held(replicated, st
     thread.join(WITHIN_S + 2)
     assert "error" in outcome, outcome
     assert not waiter.owned()
+    nothing_held(admin)
+
+    # A waiter blocked in WAIT (its ACL user may not subscribe, so NOTIFY is refused): the
+    # WAIT pipelined after its acquire runs once the grant is replied, and counts 0.
+    admin.execute_command("ACL", "SETUSER", "blocked", "on", "nopass", "~*", "+@all", "resetchannels")
+    holder = rlock.Lock(r, "k", confirm=False)
+    assert holder.acquire(blocking=False)
+    port = replicated.describe()["primary"]["port"]
+    blocked = rlock.Lock(redis.Redis(port=port, username="blocked"), "k", confirm=confirm)
+    outcome.clear()
+    thread = threading.Thread(target=wait_blocked, args=(blocked, outcome))
+    thread.start()
+    deadline = time.monotonic() + 10
+    while admin.info("clients")["blocked_clients"] == 0:
+        assert time.monotonic() < deadline, "the waiter blocks in WAIT"
+        time.sleep(0.01)
+    holder.release()
+    thread.join(WITHIN_S + 2)
+    assert isinstance(outcome.get("error"), rlock.NotConfirmedError), outcome
     nothing_held(admin)
 
     # Confirmation off: the same acquire is held at once.
