@@ -110,7 +110,8 @@ class Binder:
                 return None
             try:
                 reply, channel = self.call(binding.rebind_command(), keep=True, retries=binding.rebind_retries())
-            except RedisError:
+            except RedisError as error:
+                logger.warning("rlock: re-binding %r failed: %r", binding.lock.name, error)
                 reply, channel = None, None
             if reply == 1:
                 return channel

@@ -16,8 +16,11 @@ import threading
 import time
 import weakref
 
-from redis.exceptions import AskError, ClusterCrossSlotError, ConnectionError, MovedError, ResponseError, TimeoutError
+from redis.exceptions import (
+    AskError, ClusterCrossSlotError, ConnectionError, MovedError, RedisClusterException, ResponseError, TimeoutError,
+)
 
+from ._commands import CALL_RETRIES, failover_retries
 from ._confirm import AUTO
 from ._connections import PerPool, cross_slot, node_source
 from ._routing import MAX_REDIRECTS, REFRESH_EVERY_S, Moved, slot_of
@@ -44,7 +47,12 @@ class ClusterChannels:
             return route
 
     def node(self, slot: int) -> Channels:
-        return self.at(self._cluster().nodes_manager.get_node_from_slot(slot))
+        """The Channels of the slot's primary; ConnectionError (retried) while redis-py's slot
+        map has none (it is being read again, or the cluster is reconfiguring)."""
+        try:
+            return self.at(self._cluster().nodes_manager.get_node_from_slot(slot))
+        except (KeyError, IndexError, RedisClusterException) as error:
+            raise ConnectionError(f"rlock: no primary known for slot {slot} yet ({error!r})") from error
 
     def at(self, node) -> Channels:
         with self._mutex:
@@ -68,7 +76,7 @@ class ClusterChannels:
             self._refreshed_at = time.monotonic()
         try:
             self._cluster().nodes_manager.initialize()
-        except (ConnectionError, TimeoutError, ResponseError):
+        except (ConnectionError, TimeoutError, ResponseError, RedisClusterException):
             pass  # no node answers yet: the next attempt tries again
 
     def close_idle(self) -> None:
@@ -117,11 +125,11 @@ class KeyRoute(Binder):
         """As Channels.call, on the node that owns the slot now. A call that names a subscriber
         (`notify`) is not sent elsewhere: it raises Moved, and the wait asks again through the
         subscriber of the node named now."""
-        node = self.cluster.node(self.slot)
-        retries = retries or node.default_retries()
-        asking = False
+        retries = retries or (failover_retries(time.monotonic()) if self.follows_failover else CALL_RETRIES)
+        node, asking, redirects = None, False, 0
         for attempt in itertools.count():
             try:
+                node = node or self.cluster.node(self.slot)
                 return node._attempt(command, keep, notify, asking=asking)
             except ClusterCrossSlotError as error:
                 raise cross_slot(names or command.words[1:2], error) from None
@@ -133,10 +141,17 @@ class KeyRoute(Binder):
                 if moved:
                     self.cluster.refresh()
                 named = self.cluster.named(error.host, error.port)
-                if named is None or attempt >= MAX_REDIRECTS:
+                redirects += 1
+                if redirects > MAX_REDIRECTS:
                     raise
-                node, asking = named, not moved
-                continue
+                if named is not None:
+                    node, asking = named, not moved
+                    continue
+                # A node redis-py's map does not hold yet (it is being read again): retried.
+                delay = retries.delay(attempt, time.monotonic())
+                if delay is None:
+                    raise
+                time.sleep(delay)
             except retries.errors as error:
                 self.cluster.refresh()
                 if notify is not None:  # it names a connection of this node: ask again anew
@@ -145,7 +160,7 @@ class KeyRoute(Binder):
                 if delay is None:
                     raise
                 time.sleep(delay)
-            node, asking = self.cluster.node(self.slot), False
+            node, asking = None, False
 
 
 #: One ClusterChannels per RedisCluster client.
