@@ -3,7 +3,7 @@ call that names a subscriber raises when its key's slot moved to another node.""
 
 from __future__ import annotations
 
-from redis.exceptions import ConnectionError
+from redis.exceptions import AskError, ConnectionError
 
 from ._connections import CrossSlotError
 
@@ -31,3 +31,18 @@ def slot_of(cluster, names) -> int:
             " one hash slot with a hash tag, e.g. {order}:1 {order}:2"
         )
     return slots.pop()
+
+
+def redirected(cluster, error: Exception, notify, redirects: int):
+    """After a failed attempt of a cluster key's call (its slot map already read again where
+    that helps): (redirects so far, the node's Channels to send it to at once, or None to retry
+    after a pause). A call that names a subscriber (`notify`) raises Moved instead: the wait
+    asks again through the subscriber of the node named now. Too many redirections raise."""
+    if notify is not None:
+        raise Moved(str(error)) from error
+    if not isinstance(error, AskError):  # a failure: retried after a pause
+        return redirects, None
+    if redirects >= MAX_REDIRECTS:
+        raise error
+    # None: a node redis-py's map does not hold yet (it is being read again): retried too.
+    return redirects + 1, cluster.named(error.host, error.port)

@@ -23,7 +23,7 @@ from redis.exceptions import (
 from ._commands import CALL_RETRIES, failover_retries
 from ._confirm import AUTO
 from ._connections import PerPool, cross_slot, node_source
-from ._routing import MAX_REDIRECTS, REFRESH_EVERY_S, Moved, slot_of
+from ._routing import REFRESH_EVERY_S, redirected, slot_of
 from .channels import Binder, Channels
 
 
@@ -133,29 +133,13 @@ class KeyRoute(Binder):
                 return node._attempt(command, keep, notify, asking=asking)
             except ClusterCrossSlotError as error:
                 raise cross_slot(names or command.words[1:2], error) from None
-            except AskError as error:  # MovedError too: the node named serves the slot now
-                if notify is not None:
+            except (AskError, *retries.errors) as error:  # MovedError is an AskError
+                if notify is not None or not isinstance(error, AskError) or isinstance(error, MovedError):
                     self.cluster.refresh()
-                    raise Moved(str(error)) from error
-                moved = isinstance(error, MovedError)
-                if moved:
-                    self.cluster.refresh()
-                named = self.cluster.named(error.host, error.port)
-                redirects += 1
-                if redirects > MAX_REDIRECTS:
-                    raise
+                redirects, named = redirected(self.cluster, error, notify, redirects)
                 if named is not None:
-                    node, asking = named, not moved
+                    node, asking = named, not isinstance(error, MovedError)
                     continue
-                # A node redis-py's map does not hold yet (it is being read again): retried.
-                delay = retries.delay(attempt, time.monotonic())
-                if delay is None:
-                    raise
-                time.sleep(delay)
-            except retries.errors as error:
-                self.cluster.refresh()
-                if notify is not None:  # it names a connection of this node: ask again anew
-                    raise Moved(str(error)) from error
                 delay = retries.delay(attempt, time.monotonic())
                 if delay is None:
                     raise
