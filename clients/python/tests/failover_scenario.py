@@ -3,7 +3,8 @@ primary and a promotion), through the public API only, with the blocking and the
 client at once (each on a key of its own, both served by the primary that fails over):
 
 a holder (confirmed by the replica), and two waiters queued behind it, each on a client of its
-own (so each waits on a subscriber of its own); then the failover. Afterwards the holder still
+own: one told its grant by message (NOTIFY, on its client's subscriber), one blocked in WAIT
+(its ACL user may not subscribe: topologies.BLOCKED_USER); then the failover. Afterwards the holder still
 holds on the new primary or was told it lost it (on_lost, and release() raises
 LockNotOwnedError), never silently kept; both waiters are served after it, one at a time, with
 rising tokens; a fenced resource accepts every one of them and never two at once.
@@ -37,10 +38,11 @@ class Party:
 
 
 def parties(topology, key: str, blocking: bool, lost: threading.Event):
-    """The holder and two waiters, each on a client of its own."""
+    """The holder and two waiters (told by message, blocked in WAIT), each on a client of its own."""
     module = rlock if blocking else rlock.asyncio
     options = {"thread_local": False} if blocking else {}
-    clients = [topologies.user_client(topology, asyncio_client=not blocking) for _ in range(3)]
+    users = ({}, {}, {"username": topologies.BLOCKED_USER})
+    clients = [topologies.user_client(topology, asyncio_client=not blocking, **user) for user in users]
     holder = Party(module.Lock(clients[0], key, on_lost=lambda _: lost.set(), **options), blocking)
     waiters = [Party(module.Lock(client, key, **options), blocking) for client in clients[1:]]
     return holder, waiters, clients
@@ -100,10 +102,14 @@ async def after(key: str, state, resource) -> list:
 
 
 async def across(topology, event, keys=("{failover}:blocking", "{failover}:asyncio")) -> None:
-    """Runs the scenario for the blocking client on keys[0] and the asyncio one on keys[1],
-    across `event()` (run in a thread: it blocks until the topology agrees again)."""
+    """Runs the scenario for the blocking client on keys[0] and the asyncio one on keys[1]
+    (both served by one primary), across `event()` (run in a thread: it blocks until the
+    topology agrees again). The topology must be prepared (topologies.prepare)."""
     resources = [topologies.FencedResource() for _ in keys]  # one protected resource per lock
     states = [await before(topology, *args) for args in zip(keys, (True, False), resources)]
+    admin = topologies.admin_for(topology, keys[0])
+    assert admin.info("clients")["blocked_clients"] == 2, "a waiter of each key blocks in WAIT"
+    admin.close()
     await asyncio.to_thread(event)
     for key, state, resource in zip(keys, states, resources):
         await after(key, state, resource)

@@ -20,9 +20,7 @@ KEYS = ("lock:a", "rw:b", "sem:c", "latch:d", "election:e")
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    topology = topologies.start("cluster", tmp_path_factory.mktemp("cluster"))
-    for node in topology.describe()["nodes"]:  # observers need the module's keyspace events
-        topologies.redis.Redis(port=node["port"]).config_set("notify-keyspace-events", "Kdgx")
+    topology = topologies.prepare(topologies.start("cluster", tmp_path_factory.mktemp("cluster")))
     yield topology
     topology.stop()
 

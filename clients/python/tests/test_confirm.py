@@ -25,7 +25,7 @@ WITHIN_S = CONFIRM_S + 3.0
 
 @pytest.fixture(scope="module")
 def replicated(tmp_path_factory):
-    topology = topologies.start("replicated", tmp_path_factory.mktemp("replicated"))
+    topology = topologies.prepare(topologies.start("replicated", tmp_path_factory.mktemp("replicated")))
     yield topology
     topology.stop()
 
@@ -95,11 +95,10 @@ def test_with_the_replica_stopped_no_blocking_acquisition_is_held(replicated, st
 
     # A waiter blocked in WAIT (its ACL user may not subscribe, so NOTIFY is refused): the
     # WAIT pipelined after its acquire runs once the grant is replied, and counts 0.
-    admin.execute_command("ACL", "SETUSER", "blocked", "on", "nopass", "~*", "+@all", "resetchannels")
     holder = rlock.Lock(r, "k", confirm=False)
     assert holder.acquire(blocking=False)
     port = replicated.describe()["primary"]["port"]
-    blocked = rlock.Lock(redis.Redis(port=port, username="blocked"), "k", confirm=confirm)
+    blocked = rlock.Lock(redis.Redis(port=port, username=topologies.BLOCKED_USER), "k", confirm=confirm)
     outcome.clear()
     thread = threading.Thread(target=wait_blocked, args=(blocked, outcome))
     thread.start()

@@ -13,9 +13,7 @@ import topologies
 
 @pytest.fixture(scope="module")
 def sentinel(tmp_path_factory):
-    topology = topologies.start("sentinel", tmp_path_factory.mktemp("sentinel"))
-    for node in topology.describe()["nodes"]:  # observers need the module's keyspace events
-        topologies.redis.Redis(port=node["port"]).config_set("notify-keyspace-events", "Kdgx")
+    topology = topologies.prepare(topologies.start("sentinel", tmp_path_factory.mktemp("sentinel")))
     yield topology
     topology.stop()
 

@@ -43,19 +43,34 @@ def admin_for(topology: Topology, key: str) -> redis.Redis:
     return redis.Redis(port=primary_port(topology, key), decode_responses=True)
 
 
-def user_client(topology: Topology, asyncio_client: bool):
+#: An ACL user that may not subscribe to rlock's channels: its waits block in WAIT (no NOTIFY).
+BLOCKED_USER = "blocked"
+
+
+def prepare(topology: Topology) -> Topology:
+    """On every server (ACLs and configuration are not replicated): the user whose waits
+    block in WAIT, and the module's keyspace events that election observers need."""
+    for node in topology.describe()["nodes"]:
+        admin = redis.Redis(port=node["port"])
+        admin.execute_command("ACL", "SETUSER", BLOCKED_USER, "on", "nopass", "~*", "+@all", "resetchannels")
+        admin.config_set("notify-keyspace-events", "Kdgx")
+        admin.close()
+    return topology
+
+
+def user_client(topology: Topology, asyncio_client: bool, **kwargs):
     """The client a user passes: a Sentinel master_for() client, or a RedisCluster."""
     described = topology.describe()
     if described["kind"] == "cluster":
         node = next(n for n in described["nodes"] if n.get("role") == "primary")
         cls = redis.asyncio.cluster.RedisCluster if asyncio_client else redis.cluster.RedisCluster
-        return cls(host="127.0.0.1", port=node["port"])
+        return cls(host="127.0.0.1", port=node["port"], **kwargs)
     sentinels = [(s["host"], s["port"]) for s in described["sentinels"]]
     if sentinels:
         cls = redis.asyncio.sentinel.Sentinel if asyncio_client else redis.sentinel.Sentinel
-        return cls(sentinels, socket_timeout=2).master_for(described["master_name"], socket_timeout=5)
+        return cls(sentinels, socket_timeout=2).master_for(described["master_name"], socket_timeout=5, **kwargs)
     cls = redis.asyncio.Redis if asyncio_client else redis.Redis
-    return cls(port=described["primary"]["port"], socket_timeout=5)
+    return cls(port=described["primary"]["port"], socket_timeout=5, **kwargs)
 
 
 class FencedResource:
