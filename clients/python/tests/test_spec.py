@@ -22,7 +22,7 @@ sys.path.insert(0, str(SPEC))
 import check  # noqa: E402  (clients/spec/check.py: the schema and the README's rules)
 
 SCENARIOS = check.load(SPEC)
-SUPPORTED = {"blocking": set(), "asyncio": {"cancel"}}  # "confirmation" once the helper has it
+SUPPORTED = {"blocking": {"confirmation"}, "asyncio": {"cancel", "confirmation"}}
 #: Known drifts (clients/spec/README.md): (variant, scenario) -> what the helper does instead.
 DRIFTS = {
     (variant, "lock.acquire_on_another_type_is_wrong_type"): "acquire() returns False on WRONGTYPE"
