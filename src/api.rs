@@ -112,6 +112,11 @@ required_api!(
     RedisModule_InfoAddSection,
     RedisModule_InfoAddFieldLongLong,
     RedisModule_InfoAddFieldCString,
+    RedisModule_GetCurrentUserName,
+    RedisModule_GetModuleUserFromUserName,
+    RedisModule_FreeModuleUser,
+    RedisModule_ACLCheckKeyPermissions,
+    RedisModule_ACLCheckChannelPermissions,
 );
 
 #[cold]

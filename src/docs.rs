@@ -178,7 +178,7 @@ const DOCS: [Doc; 27] = [
     },
     Doc {
         name: c"rlock.scan",
-        summary: c"Lists the locks among the keys one SCAN step returns, longest held first: [next-cursor, [[key, owner, holds, held, ttl, waiters], ...]].",
+        summary: c"Lists the locks among the keys one SCAN step returns that the caller may read, longest held first: [next-cursor, [[key, owner, holds, held, ttl, waiters], ...]].",
         complexity: c"O(1) per call, O(N) for a full iteration, N the number of keys",
         arity: -2,
         writes: false,
@@ -492,7 +492,7 @@ pub fn register(ctx: Ctx) -> Result<(), String> {
 }
 
 /// Redis 7.2+ can put module commands in ACL categories (`@write`, `@read`); 7.0 cannot, and
-/// there the recipe in docs/operations.md names the commands instead. Only O(1) commands are `@fast`.
+/// there the recipes in docs/security.md name the commands instead. Only O(1) commands are `@fast`.
 fn set_acl_categories(command: *mut raw::RedisModuleCommand, doc: &Doc) {
     // SAFETY: a read of the entry-point table; absent (None) on Redis 7.0.
     if let Some(set_categories) = unsafe { raw::RedisModule_SetCommandACLCategories } {

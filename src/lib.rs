@@ -1,5 +1,6 @@
 //! rlock: a native reentrant, fair, fenced lock for Redis. This file only registers things.
 
+mod acl;
 mod api;
 mod args;
 mod clock;

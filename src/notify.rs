@@ -3,6 +3,7 @@
 //! the middle of its own `MULTI`/`EXEC` is held back until the EXEC reply is out: Redis 7.0
 //! would put it inside that reply.
 
+use crate::acl::{Caller, Refused};
 use crate::api::{api, context_flags, create_timer, guarded, reply_elements, Ctx, OwnedStr};
 use crate::error::{Error, Result};
 use crate::kinds::Want;
@@ -178,6 +179,26 @@ fn client_flags(client: u64) -> Option<u64> {
         )
     } == crate::api::OK;
     found.then_some(info.flags)
+}
+
+/// Refuses a `NOTIFY` aimed at a connection of another user whose channel the caller may not
+/// publish to (docs/security.md), before anything about that connection is told. The
+/// caller's own connection needs no check: looked up only for another connection's id.
+pub fn check_permitted(ctx: Ctx, client: u64) -> Result<()> {
+    // SAFETY: `ctx` is the live context of the command.
+    if unsafe { api!(RedisModule_GetClientId)(ctx) } == client {
+        return Ok(());
+    }
+    let caller = Caller::of(ctx)?;
+    let channel = channel(client);
+    if caller.may_publish(&channel) || caller.owns_connection(ctx, client) {
+        return Ok(());
+    }
+    caller.log_refusal(ctx, Refused::Channel(&channel));
+    Err(Error::NotifyNotPermitted {
+        client,
+        channel: String::from_utf8_lossy(&channel).into_owned(),
+    })
 }
 
 /// Refuses a `NOTIFY` whose connection is gone or not subscribed to its channel.

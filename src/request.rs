@@ -56,11 +56,15 @@ pub fn request<'a>(ctx: Ctx, owner: RStr, o: &args::Options<'a>) -> Result<Reque
     })
 }
 
-/// The connection a `NOTIFY` call's messages go to, checked to be here and subscribed.
+/// The connection a `NOTIFY` call's messages go to, checked to be the caller's to tell, here
+/// and subscribed.
 pub fn notify_target(ctx: Ctx, notify: Option<args::Notify>) -> Result<Option<u64>> {
     let client = match notify {
         None => return Ok(None),
-        Some(args::Notify::Client(id)) => id,
+        Some(args::Notify::Client(id)) => {
+            notify::check_permitted(ctx, id)?;
+            id
+        }
         Some(args::Notify::Caller) => {
             if context_flags(ctx) & raw::REDISMODULE_CTX_FLAGS_LUA != 0 {
                 return Err(Error::NotifyInScript);
