@@ -48,6 +48,8 @@ export interface LockOptions {
 export interface AcquireOptions {
   /** Aborting it leaves the server's queue (`RLOCK.CANCEL`) and rejects with the signal's reason. */
   signal?: AbortSignal;
+  /** This call's wait in ms, instead of the object's `acquireTimeout` (0: one attempt). */
+  acquireTimeout?: number;
 }
 
 /** The lease the watchdog keeps renewing (`PX`), in ms. */
@@ -159,7 +161,7 @@ export abstract class Holder implements Holding {
     try {
       await this.prepare(hub);
       const id = requestId();
-      const waitMs = this.options.acquireTimeout;
+      const waitMs = options.acquireTimeout ?? this.options.acquireTimeout;
       if (!waiting || (waitMs !== undefined && waitMs <= 0)) {
         options.signal?.throwIfAborted();
         const called = await hub.callEx(this.acquireArgs(permits, id), this.responseTimeout);
@@ -220,7 +222,7 @@ export abstract class Holder implements Holding {
   protected async takeOrThrow(permits: number, options?: AcquireOptions): Promise<void> {
     if (!(await this.take(permits, true, options))) {
       throw new LockTimeoutError(
-        `acquire ${this.family.noun} "${this.key}" timed out after ${this.options.acquireTimeout ?? 0} ms`,
+        `acquire ${this.family.noun} "${this.key}" timed out after ${options?.acquireTimeout ?? this.options.acquireTimeout ?? 0} ms`,
       );
     }
   }

@@ -66,7 +66,7 @@ export class MultiLock {
    */
   async acquire(options?: AcquireOptions): Promise<this> {
     if (!(await this.take(true, options))) {
-      throw new LockTimeoutError(`acquire multi-lock [${this.keys.join(', ')}] timed out after ${this.options.acquireTimeout ?? 0} ms`);
+      throw new LockTimeoutError(`acquire multi-lock [${this.keys.join(', ')}] timed out after ${options?.acquireTimeout ?? this.options.acquireTimeout ?? 0} ms`);
     }
     return this;
   }
@@ -90,7 +90,7 @@ export class MultiLock {
   private async take(waiting: boolean, options: AcquireOptions = {}): Promise<boolean> {
     const hub = Hub.of(this.client);
     const id = requestId();
-    const waitMs = this.options.acquireTimeout;
+    const waitMs = options.acquireTimeout ?? this.options.acquireTimeout;
     let tokens: number[];
     let confirm: boolean;
     try {

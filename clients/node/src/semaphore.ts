@@ -66,14 +66,32 @@ export class Semaphore extends Holder {
     return this.runHeld(() => this.acquire(permits, options), fn);
   }
 
-  /** The permits available now (`RSEM.INFO`'s `available`; `limit` before the first acquire). */
-  async available(): Promise<number> {
-    let reply: unknown;
+  /**
+   * Sets the permits to `permits` when the semaphore does not exist yet (Redisson's
+   * `trySetPermits`, `RSEM.SETPERMITS`): true when set, false when it existed.
+   */
+  async trySetPermits(permits: number): Promise<boolean> {
+    if (!Number.isInteger(permits) || permits < 0) throw new RangeError('rlock: permits must be an integer >= 0');
+    return Number(await this.adminCall(['RSEM.SETPERMITS', this.key, permits])) === 1;
+  }
+
+  /** Adds `permits` (negative: removes) to the available ones and lets waiters in; the permits available now. */
+  async addPermits(permits: number): Promise<number> {
+    if (!Number.isInteger(permits)) throw new RangeError('rlock: permits must be an integer');
+    return Number(await this.adminCall(['RSEM.ADDPERMITS', this.key, permits]));
+  }
+
+  private async adminCall(args: Array<string | number>): Promise<unknown> {
     try {
-      reply = await this.currentHub().call(['RSEM.INFO', this.key], this.responseTimeout);
+      return await this.currentHub().call(args, this.responseTimeout);
     } catch (err) {
       throw publicError(err);
     }
+  }
+
+  /** The permits available now (`RSEM.INFO`'s `available`; `limit` before the first acquire). */
+  async available(): Promise<number> {
+    const reply = await this.adminCall(['RSEM.INFO', this.key]);
     if (reply === null || reply === undefined) return this.limit;
     const value = field(reply, 'available');
     if (value === undefined) throw new ReplyError('ERR unexpected RSEM.INFO reply');
