@@ -1,6 +1,7 @@
 import { ReplyError, publicError } from './errors';
-import { AcquireOptions, Family, Holder, LockOptions, ownerOf } from './holder';
-import { Hub } from './hub';
+import { Holder } from './holder';
+import { AcquireOptions, Family, LockOptions, ownerOf } from './options';
+import { Session } from './session';
 import { field } from './reply';
 
 const PERMITS: Family = {
@@ -28,9 +29,9 @@ export class Semaphore extends Holder {
     if (!Number.isInteger(limit) || limit < 0) throw new RangeError('rlock: limit must be an integer >= 0');
   }
 
-  protected override async prepare(hub: Hub): Promise<void> {
+  protected override async prepare(session: Session): Promise<void> {
     if (!this.prepared) {
-      this.prepared = hub.call(['RSEM.SETPERMITS', this.key, this.limit], this.responseTimeout).then(
+      this.prepared = session.call(['RSEM.SETPERMITS', this.key, this.limit], this.responseTimeout).then(
         () => undefined,
         (err) => {
           this.prepared = null;
@@ -83,7 +84,7 @@ export class Semaphore extends Holder {
 
   private async adminCall(args: Array<string | number>): Promise<unknown> {
     try {
-      return await this.currentHub().call(args, this.responseTimeout);
+      return await this.currentSession().call(args, this.responseTimeout);
     } catch (err) {
       throw publicError(err);
     }
