@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-import redis.asyncio
+import redis
 
 import spec_ops
 from support import TaskWorker, ThreadWorker

@@ -13,14 +13,18 @@ use std::time::Duration;
 /// An op's outcome: a result, or an error kind (`Err` of a text that is no kind fails the step).
 pub type Outcome = Result<Json, String>;
 
+/// A handle's (or a holding's) place: its family (`lock`, `rwlock`, ...) and key.
+type Place = (String, String);
+
 /// One actor: one owner id given to every handle, a client of its own (its ACL user).
 pub struct Actor {
     pub user: String,
     owner: String,
     client: redis::Client,
-    handles: Mutex<HashMap<(String, String, Option<i64>), Handle>>,
-    options: Mutex<HashMap<(String, String), (Option<i64>, bool)>>,
-    held: Mutex<HashMap<(String, String), Vec<Held>>>,
+    /// Handles by place and wait; the lease (and watchdog) each place's first step fixed.
+    handles: Mutex<HashMap<(Place, Option<i64>), Handle>>,
+    options: Mutex<HashMap<Place, (Option<i64>, bool)>>,
+    held: Mutex<HashMap<Place, Vec<Held>>>,
     elections: Mutex<HashMap<String, Arc<Election>>>,
 }
 
@@ -90,7 +94,7 @@ impl Actor {
         let wait = step.int("wait_ms");
         let mut handles = self.handles.lock().unwrap();
         let made = handles
-            .entry((family.into(), key.clone(), wait))
+            .entry(((family.into(), key.clone()), wait))
             .or_insert_with(|| {
                 macro_rules! build {
                     ($handle:expr) => {{
