@@ -108,7 +108,7 @@ public final class RLockClient implements AutoCloseable {
 
     /** Registered waits, abandoned latch waits included (diagnostics and tests). */
     int waiters() {
-        return engine.hub().size();
+        return engine.dispatcher().size();
     }
 
     /** Holdings this client keeps track of (diagnostics and tests). */
