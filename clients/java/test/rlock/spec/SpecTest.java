@@ -28,13 +28,8 @@ class SpecTest {
             Path.of("").toAbsolutePath().resolve("../spec").normalize().toString()));
     /** Capabilities of the Java helper; "confirmation" comes with a later issue. */
     static final Set<String> SUPPORTED = Set.of("cancel");
-    private static final String ELECTION_KEY = "getElection(name, candidate) holds the lock key "
-            + "election:<name> (docs/election.md's protocol), not the scenario's key";
     /** Known drifts (clients/spec/README.md): scenario -> what the helper does instead. */
-    static final Map<String, String> DRIFTS = Map.of(
-            "election.resign_hands_over_to_the_next_candidate", ELECTION_KEY,
-            "election.crashed_leader_hands_over_at_once", ELECTION_KEY,
-            "election.force_release_is_a_lost_leadership", ELECTION_KEY);
+    static final Map<String, String> DRIFTS = Map.of();
 
     static RedisServer server;
     static RespConnection admin;
