@@ -226,13 +226,21 @@ pub fn writes_paused() -> bool {
 pub type TimerId = raw::RedisModuleTimerID;
 
 /// A module timer firing at `fire_at` (ms, Redis's clock), or at once if that has passed.
+/// The furthest a module timer is armed ahead: a year.
+const MAX_TIMER_PERIOD_MS: i64 = 365 * 24 * 3600 * 1000;
+
 pub fn create_timer(
     ctx: Ctx,
     fire_at: i64,
     callback: raw::RedisModuleTimerProc,
     data: *mut std::ffi::c_void,
 ) -> TimerId {
-    let period = (fire_at - now_ms()).max(0);
+    // Redis turns the period into microseconds from now (`period * 1000`), which overflows for
+    // a lease that ends near the end of time: a later timer fires at the cap, finds nothing
+    // due and is armed again.
+    let period = fire_at
+        .saturating_sub(now_ms())
+        .clamp(0, MAX_TIMER_PERIOD_MS);
     // SAFETY: `ctx` is live; `data` is released by the callback or by whoever stops it.
     unsafe { api!(RedisModule_CreateTimer)(ctx, period, callback, data) }
 }

@@ -56,6 +56,8 @@ pub enum Error {
         what: &'static str,
         min: i64,
     },
+    /// Adding permits would take a semaphore's count past a 64-bit integer's range.
+    PermitsOverflow,
     /// A semaphore holder released more permits than it holds.
     TooManyPermits {
         held: i64,
@@ -164,6 +166,10 @@ impl fmt::Display for Error {
             Error::TooSmall { what, min } => {
                 write!(f, "ERR {what} must be an integer of at least {min}")
             }
+            Error::PermitsOverflow => write!(
+                f,
+                "ERR the available permits would overflow a 64-bit integer: nothing was changed"
+            ),
             Error::TooManyPermits { held } => {
                 write!(f, "ERR this owner holds only {held} permits")
             }

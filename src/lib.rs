@@ -29,7 +29,7 @@ mod upkeep;
 mod watch;
 
 use command::Command;
-use families::{latch, lock, rwlock, semaphore};
+use families::{counting, latch, lock, rwlock, semaphore};
 use redis_module::{redis_module, Context, RedisString, Status};
 
 /// Every command, by family (each table names, registers and documents its commands).
@@ -38,6 +38,7 @@ const COMMANDS: &[&[Command]] = &[
     rwlock::table::COMMANDS,
     semaphore::table::COMMANDS,
     latch::table::COMMANDS,
+    counting::table::COMMANDS,
     command::common::COMMANDS,
 ];
 

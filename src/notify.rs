@@ -36,6 +36,7 @@ pub fn type_word(want: Want) -> &'static str {
         Want::Write => "write",
         Want::Permits(_) => "permits",
         Want::Latch => "latch",
+        Want::Counting(_) => "counting",
     }
 }
 
@@ -242,7 +243,7 @@ mod tests {
 
     #[test]
     fn messages_count_the_key_and_end_with_the_owner() {
-        let cases: [(Event, Want, &[u8], &[u8], &[u8]); 5] = [
+        let cases: [(Event, Want, &[u8], &[u8], &[u8]); 6] = [
             (
                 Event::Granted(17),
                 Want::Lock,
@@ -277,6 +278,13 @@ mod tests {
                 b"l\r\n\0",
                 b"",
                 b"granted latch 1 4 l\r\n\0 ",
+            ),
+            (
+                Event::Granted(3),
+                Want::Counting(3),
+                b"pool",
+                b"req-9",
+                b"granted counting 3 4 pool req-9",
             ),
         ];
         for (event, want, key, owner, expected) in cases {

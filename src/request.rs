@@ -48,7 +48,7 @@ pub fn watchdog_client(ctx: Ctx, watchdog: bool) -> Result<Option<u64>> {
 pub fn request<'a>(ctx: Ctx, owner: RStr, o: &args::Options<'a>) -> Result<Request<'a>> {
     Ok(Request {
         owner,
-        lease_ms: o.lease_ms.unwrap_or_else(config::default_lease_ms),
+        lease_ms: lease_ms(o)?,
         bind_to: watchdog_client(ctx, o.watchdog)?,
         id: o.id,
         max_hold_ms: o.max_hold_ms,
@@ -56,6 +56,15 @@ pub fn request<'a>(ctx: Ctx, owner: RStr, o: &args::Options<'a>) -> Result<Reque
         notify: notify_target(ctx, o.notify)?,
         by_message: false,
     })
+}
+
+/// The lease an acquire or a renewal asks for (`PX`, else `rlock.default-lease-ms`): any that
+/// `SET ... PX` would take now.
+pub fn lease_ms(o: &args::Options) -> Result<i64> {
+    match o.lease_ms {
+        Some(ms) => args::lease_within(ms, crate::api::now_ms()),
+        None => Ok(config::default_lease_ms()),
+    }
 }
 
 /// The connection a `NOTIFY` call's messages go to, checked to be the caller's to tell, here

@@ -1,4 +1,4 @@
-//! The ACL matrix (docs/security.md): for each of the 27 commands, a user restricted to
+//! The ACL matrix (docs/security.md): for each of the 33 commands, a user restricted to
 //! `~app:*` and to no channels is refused outside its pattern (NOPERM, nothing changed, nothing
 //! revealed) and served inside it. The other team's locks are set up by the admin.
 
@@ -16,7 +16,7 @@ enum Outside {
 
 /// One command: the call outside `app`'s pattern, and one inside it. `$token` is the token of
 /// `app:lock`, taken by the first row. Inside calls run in order, on `app`'s own keys.
-const MATRIX: [(Outside, &str); 27] = [
+const MATRIX: [(Outside, &str); 33] = [
     (
         Outside::Refused("RLOCK.ACQUIRE secret:lock o PX 1000"),
         "RLOCK.ACQUIRE app:lock o PX 60000",
@@ -123,6 +123,30 @@ const MATRIX: [(Outside, &str); 27] = [
         Outside::Refused("RSEM.ADDPERMITS secret:sem 1"),
         "RSEM.ADDPERMITS app:sem 1",
     ),
+    (
+        Outside::Refused("RCSEM.SETPERMITS secret:csem2 1"),
+        "RCSEM.SETPERMITS app:csem 2",
+    ),
+    (
+        Outside::Refused("RCSEM.ACQUIRE secret:csem WAIT 100"),
+        "RCSEM.ACQUIRE app:csem",
+    ),
+    (
+        Outside::Refused("RCSEM.RELEASE secret:csem"),
+        "RCSEM.RELEASE app:csem",
+    ),
+    (
+        Outside::Refused("RCSEM.ADDPERMITS secret:csem -1"),
+        "RCSEM.ADDPERMITS app:csem 1",
+    ),
+    (
+        Outside::Refused("RCSEM.AVAILABLE secret:csem"),
+        "RCSEM.AVAILABLE app:csem",
+    ),
+    (
+        Outside::Refused("RCSEM.DRAIN secret:csem"),
+        "RCSEM.DRAIN app:csem",
+    ),
 ];
 
 /// Every string in a reply, flattened, for "nothing revealed".
@@ -175,6 +199,7 @@ fn other_team(server: &Server, admin: &mut Conn) -> (String, Conn) {
             > 0
     );
     assert_eq!(admin.q("RLATCH.SET secret:latch 2").int(), 1);
+    assert_eq!(admin.q("RCSEM.SETPERMITS secret:csem 4").int(), 1);
     assert_eq!(admin.q("SET secret:guarded payroll").text(), "OK");
     (token.to_string(), finance)
 }

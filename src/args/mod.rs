@@ -8,7 +8,8 @@ use crate::lifetime::retries::MAX_ID_LEN;
 /// may not end so.
 const WRITE_SUFFIX: &[u8] = b":write";
 
-/// Leases and waits are capped at one year: anything longer is a unit mistake.
+/// Waits, hold caps and lock delays are capped at one year: anything longer is a unit mistake.
+/// Leases are not: they take what `SET ... PX` takes (`lease_within`).
 pub const MAX_MS: i64 = 365 * 24 * 3600 * 1000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -168,7 +169,7 @@ fn parse<'a>(args: &[&'a [u8]], allowed: &[Opt]) -> Result<Options<'a>> {
         let value = tail.first().copied().ok_or(Error::MissingValue { option });
         let mut takes_value = true;
         match opt {
-            Opt::Px => o.lease_ms = Some(millis(option, value?, 1)?),
+            Opt::Px => o.lease_ms = Some(millis_up_to(option, value?, 1, i64::MAX)?),
             Opt::MaxHold => o.max_hold_ms = Some(millis(option, value?, 1)?),
             Opt::LockDelay => o.lock_delay_ms = Some(millis(option, value?, 1)?),
             Opt::Wait => {
@@ -246,6 +247,12 @@ pub fn sem_acquire_options<'a>(args: &[&'a [u8]]) -> Result<Options<'a>> {
     parse(args, &SEM_ACQUIRE)
 }
 
+/// `[PERMITS n] [WAIT timeout-ms [NOTIFY [client-id]]] [ID request-id]` (RCSEM.ACQUIRE: no
+/// lease, no watchdog, nothing held to cap)
+pub fn counting_acquire_options<'a>(args: &[&'a [u8]]) -> Result<Options<'a>> {
+    parse(args, &[Opt::Permits, Opt::Wait, Opt::Notify, Opt::Id])
+}
+
 /// `[PERMITS n] [ID request-id]`
 pub fn sem_release_options<'a>(args: &[&'a [u8]]) -> Result<Options<'a>> {
     parse(args, &[Opt::Permits, Opt::Id])
@@ -301,15 +308,30 @@ pub fn integer(option: &'static str, value: &[u8]) -> Result<i64> {
 
 /// An option's value in milliseconds, from `min` to `MAX_MS`.
 fn millis(option: &'static str, value: &[u8], min: i64) -> Result<i64> {
+    millis_up_to(option, value, min, MAX_MS)
+}
+
+fn millis_up_to(option: &'static str, value: &[u8], min: i64, max: i64) -> Result<i64> {
     let ms = integer(option, value)?;
-    if !(min..=MAX_MS).contains(&ms) {
-        return Err(Error::OutOfRange {
-            option,
-            min,
-            max: MAX_MS,
-        });
+    if !(min..=max).contains(&ms) {
+        return Err(Error::OutOfRange { option, min, max });
     }
     Ok(ms)
+}
+
+/// A lease of `lease_ms` asked for at `now_ms`, as `SET ... PX` takes it: its end, `now + ms`,
+/// must fit a 64-bit integer (Redis refuses the same with "invalid expire time"). Redlock and
+/// `SET PX` users hold for years; a year's cap here refused them with nothing gained.
+pub fn lease_within(lease_ms: i64, now_ms: i64) -> Result<i64> {
+    let max = i64::MAX - now_ms.max(0);
+    if !(1..=max).contains(&lease_ms) {
+        return Err(Error::OutOfRange {
+            option: "PX",
+            min: 1,
+            max,
+        });
+    }
+    Ok(lease_ms)
 }
 
 #[cfg(test)]

@@ -74,7 +74,7 @@ fn acquire_options_follow_the_table() {
     let range = |option, min| Error::OutOfRange {
         option,
         min,
-        max: MAX_MS,
+        max: if option == "PX" { i64::MAX } else { MAX_MS },
     };
     let bad = [
         ("PX", Error::MissingValue { option: "PX" }),
@@ -82,7 +82,7 @@ fn acquire_options_follow_the_table() {
         ("PX 1.5", Error::NotAnInteger { option: "PX" }),
         ("PX 0", range("PX", 1)),
         ("PX -5", range("PX", 1)),
-        ("PX 99999999999999", range("PX", 1)),
+        ("WAIT 99999999999999", range("WAIT", 0)),
         (
             "PX 99999999999999999999999",
             Error::NotAnInteger { option: "PX" },
@@ -164,4 +164,39 @@ fn read_write_lock_input_is_checked() {
     assert_eq!(mode(b"read"), Ok(Access::Shared));
     assert_eq!(mode(b"WRITE"), Ok(Access::Exclusive));
     assert_eq!(mode(b"both"), Err(Error::BadMode));
+}
+
+#[test]
+fn leases_take_what_set_px_takes() {
+    let now = 1_795_000_000_000;
+    let refused = |max| {
+        Err(Error::OutOfRange {
+            option: "PX",
+            min: 1,
+            max,
+        })
+    };
+    let cases = [
+        // (lease ms, now, outcome)
+        (1, now, Ok(1)),
+        (MAX_MS + 1, now, Ok(MAX_MS + 1)),
+        (i64::MAX - now, now, Ok(i64::MAX - now)),
+        (i64::MAX - now + 1, now, refused(i64::MAX - now)),
+        (i64::MAX, now, refused(i64::MAX - now)),
+        (0, now, refused(i64::MAX - now)),
+        (i64::MAX, 0, Ok(i64::MAX)),
+    ];
+    for (lease_ms, now_ms, expected) in cases {
+        assert_eq!(
+            lease_within(lease_ms, now_ms),
+            expected,
+            "{lease_ms} at {now_ms}"
+        );
+    }
+    let years = acquire_options(&split("PX 99999999999999")).map(|o| o.lease_ms);
+    assert_eq!(
+        years,
+        Ok(Some(99_999_999_999_999)),
+        "~3,000 years, as SET PX"
+    );
 }

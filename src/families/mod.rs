@@ -7,6 +7,7 @@
 //! line here (and its commands in `lib.rs`).
 
 pub mod contract;
+pub mod counting;
 pub mod latch;
 pub mod lock;
 pub mod rwlock;
@@ -21,6 +22,7 @@ static FAMILIES: &[&dyn Family] = &[
     &rwlock::family::ReadWrite,
     &semaphore::family::Permits,
     &latch::family::Latch,
+    &counting::family::Counting,
 ];
 
 /// The family whose waiters ask for `want`.

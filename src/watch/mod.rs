@@ -5,7 +5,7 @@
 //! as the queue's departures are registered (`queue::on_departure`).
 
 use crate::api::{create_timer, guarded, now_ms, stop_timer, Ctx, TimerId};
-use crate::kinds::LockType;
+use crate::kinds::{LockType, Want};
 use crate::lifetime::watchdog::{Binding, LockId};
 use std::cell::{Cell, RefCell};
 use std::ffi::c_void;
@@ -141,6 +141,15 @@ pub fn serve_again(ctx: Ctx, keys: Vec<(i32, Rc<[u8]>)>) {
     crate::api::wake_event_loop();
 }
 
+/// A family served the queue of (db, key) and stopped at a waiter it does not serve (`ours`
+/// says which it does): two families share one layout (both semaphores keep Redisson's
+/// counter), so that waiter's family looks at the key, as after a release.
+pub fn serve_other_family(ctx: Ctx, db: i32, key: &[u8], ours: impl Fn(Want) -> bool) {
+    if crate::queue::next_want(db, key).is_some_and(|want| !ours(want)) {
+        serve_again(ctx, vec![(db, Rc::from(key))]);
+    }
+}
+
 /// Whether a holding of the lock is told of its loss (`NOTIFY`): then its lease end and its
 /// removal are watched even with nobody queued.
 pub fn noticed(db: i32, key: &[u8]) -> bool {
@@ -161,7 +170,7 @@ pub fn watch_lease(ctx: Ctx, db: i32, key: &[u8], expire_at: Option<i64>) {
 /// Looks at the key just after `expire_at` whether or not anyone waits (a reader's lease that
 /// ends before the key's own TTL).
 pub fn watch_key(ctx: Ctx, target: Target, expire_at: Option<i64>) {
-    let fire_at = expire_at.map(|at| at + 1);
+    let fire_at = expire_at.map(|at| at.saturating_add(1));
     with(|t| {
         t.lease_timers
             .arm(ctx, target, fire_at, Some(on_lease_timer))
@@ -189,7 +198,7 @@ pub fn after_grant(ctx: Ctx, db: i32, key: &[u8], expire_at: i64) {
 /// Arms the holder timer of a key of the family of `kind` for the earliest holder's lease
 /// end, `at` (none: it has no holders).
 pub fn watch_holders(ctx: Ctx, kind: LockType, db: i32, key: &[u8], at: Option<i64>) {
-    let (target, fire_at) = ((kind, db, Rc::from(key)), at.map(|at| at + 1));
+    let (target, fire_at) = ((kind, db, Rc::from(key)), at.map(|at| at.saturating_add(1)));
     with(|t| {
         t.holder_timers
             .arm(ctx, target, fire_at, Some(on_holder_timer))

@@ -11,7 +11,7 @@ use crate::kinds::{Acquire, LockType, Release, Want};
 use crate::lifetime::{self, retries, retries::Kind};
 use crate::queue::{self, Ask};
 use crate::reply::{run, with_bytes, Out, Reply};
-use crate::request::{open_for_write, request, wait_or_nil, watchdog_client};
+use crate::request::{lease_ms, open_for_write, request, wait_or_nil, watchdog_client};
 use crate::stats;
 use crate::store::LockKey;
 use crate::upkeep::{hand_over, serve_queue_if_free};
@@ -138,7 +138,7 @@ fn renew(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     args::owner(bytes(*owner))?;
     let o = with_bytes(options, args::renew_options)?;
     let bind_to = watchdog_client(ctx, o.watchdog)?;
-    let lease_ms = o.lease_ms.unwrap_or_else(config::default_lease_ms);
+    let lease_ms = lease_ms(&o)?;
     let (mut lock, db) = open_for_write(ctx, *key, LockType::Plain)?;
     let View::Mine { token, .. } = view(&lock, *owner)? else {
         return Ok(Reply::Int(0));

@@ -11,7 +11,7 @@ use crate::lifetime::watchdog::{Binding, LockId};
 use crate::lifetime::with_watchdog;
 use crate::queue;
 use crate::stats;
-use crate::watch::{arm_renewals, watch_holders};
+use crate::watch::{arm_renewals, serve_other_family, watch_holders};
 
 use super::serve::{give_back, serve_semaphore};
 use super::store::Semaphore;
@@ -93,6 +93,7 @@ pub fn semaphore_changed(ctx: Ctx, db: i32, sem: &mut Semaphore) {
         Ok(next) => watch_holders(ctx, LockType::Semaphore, db, &key, next),
         Err(_) => queue::fail_all(db, &key),
     }
+    serve_other_family(ctx, db, &key, |want| matches!(want, Want::Permits(_)));
     arm_renewals(ctx);
 }
 
