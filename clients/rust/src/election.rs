@@ -3,14 +3,16 @@
 //! its fencing token is its term. Observers follow the leader through the key's keyspace
 //! events (module class `d`), reading `RLOCK.LEADER` at each event and after every reconnect.
 
+use crate::confirm::settle_write;
 use crate::core::DEFAULT_RESPONSE_TIMEOUT;
 use crate::error::{Error, Result};
 use crate::guard::LockGuard;
 use crate::link::{is_connection_error, within, BoxFuture, Hooks, Link};
 use crate::lock::Lock;
+use crate::servers::Servers;
 use crate::watchdog::RECONNECT_PAUSE;
 use redis::aio::{AsyncPushSender, MultiplexedConnection};
-use redis::{Client, PushInfo, PushKind, RedisResult, Value};
+use redis::{PushInfo, PushKind, RedisResult, Value};
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
@@ -53,7 +55,7 @@ pub struct Leader {
 /// # async fn lead(_term: u64) {}
 /// ```
 pub struct Election {
-    client: Client,
+    servers: Servers,
     name: String,
     lock: Lock,
     plain: Link,
@@ -72,16 +74,20 @@ struct Term {
 impl Election {
     /// A candidate `candidate` in the election `name` on the server `client` points to.
     /// Nothing is sent until it campaigns or asks.
-    pub fn new(client: &Client, name: impl Into<String>, candidate: impl Into<String>) -> Self {
-        let name = name.into();
-        let lock = Lock::new(client, name.clone())
+    pub fn new(
+        servers: impl Into<Servers>,
+        name: impl Into<String>,
+        candidate: impl Into<String>,
+    ) -> Self {
+        let (servers, name) = (servers.into(), name.into());
+        let lock = Lock::new(&servers, name.clone())
             .wait_forever()
             .owner_id(candidate);
         Election {
-            client: client.clone(),
+            plain: Link::new(servers.endpoint(&name), DEFAULT_RESPONSE_TIMEOUT),
+            servers,
             name,
             lock,
-            plain: Link::new(client, DEFAULT_RESPONSE_TIMEOUT),
             response_timeout: DEFAULT_RESPONSE_TIMEOUT,
             campaigning: tokio::sync::Mutex::new(()),
             term: Mutex::default(),
@@ -168,12 +174,15 @@ impl Election {
     /// Runs one write command only while this candidate leads in its current term
     /// ([`LockGuard::guarded`]); [`Error::Lost`] when it does not (nothing was run).
     pub async fn guarded<T: redis::FromRedisValue>(&self, command: &redis::Cmd) -> Result<T> {
-        let cmd = {
+        let (cmd, confirm) = {
             let term = self.term.lock().expect("term lock");
             let term = term.as_ref().ok_or(Error::Lost)?;
-            term.guard.guard_command(command)
+            let confirm = term.guard.confirmation().clone();
+            (term.guard.guard_command(command), confirm)
         };
-        Ok(self.plain.call_once(&cmd, Duration::ZERO).await?)
+        let (reply, shortfall) = self.plain.call_once(&cmd, &confirm).await?;
+        settle_write(shortfall, &confirm)?;
+        Ok(reply)
     }
 
     /// The current leader (`RLOCK.LEADER`), or `None` while nobody leads.
@@ -191,13 +200,14 @@ impl Election {
     pub fn observe(&self) -> Observer {
         let (tx, rx) = mpsc::unbounded_channel();
         let (pushes_tx, pushes) = mpsc::unbounded_channel();
-        let db = self.client.get_connection_info().redis_settings().db();
+        let db = self.servers.db();
         let hooks = Keyspace {
             channel: format!("__keyspace@{db}__:{}", self.name),
             pushes: pushes_tx,
             response_timeout: self.response_timeout,
         };
-        let link = Link::with_hooks(&self.client, self.response_timeout, Arc::new(hooks));
+        let endpoint = self.servers.endpoint(&self.name);
+        let link = Link::with_hooks(endpoint, self.response_timeout, Arc::new(hooks));
         let task = tokio::spawn(follow(link, self.name.clone(), pushes, tx));
         Observer {
             rx,
@@ -311,7 +321,11 @@ async fn follow(
                 }
             }
             event = loop {
-                match pushes.recv().await {
+                let push = tokio::select! {
+                    push = pushes.recv() => push,
+                    _ = still_primary(&link) => break false,
+                };
+                match push {
                     None => return,
                     Some((from, _)) if from != generation => {}
                     Some((_, info)) => match info.kind {
@@ -327,6 +341,29 @@ async fn follow(
         }
     }
 }
+
+/// Resolves once the observer's node is no longer the key's primary (asked with `ROLE` every
+/// second, where the link follows failovers): keyspace events are the node's own, so after a
+/// Cluster failover, which leaves the old primary's connections open, the observer must move
+/// to the new primary itself. Pending for ever for one server.
+async fn still_primary(link: &Link) {
+    if !link.endpoint().follows_failover() {
+        return std::future::pending().await;
+    }
+    loop {
+        tokio::time::sleep(ROLE_CHECK_EVERY).await;
+        let role: RedisResult<Value> = link.call(&redis::cmd("ROLE"), Some(Duration::ZERO)).await;
+        let primary = matches!(&role, Ok(Value::Array(fields))
+            if matches!(fields.first(), Some(Value::BulkString(word)) if word == b"master"));
+        if !primary {
+            link.endpoint().forget_primary(None);
+            return;
+        }
+    }
+}
+
+/// How often an observer under Sentinel or Cluster checks that its node is still primary.
+const ROLE_CHECK_EVERY: Duration = Duration::from_secs(1);
 
 /// An error unless the server publishes keyspace events of the module class (`K` and `d`;
 /// `A` includes `d`). A server that does not let us read the setting is trusted.

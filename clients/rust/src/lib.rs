@@ -183,7 +183,9 @@
 
 #![warn(missing_docs)]
 
+mod cluster;
 mod commands;
+mod confirm;
 mod core;
 mod election;
 mod error;
@@ -196,9 +198,12 @@ mod notify;
 mod redlock;
 mod rwlock;
 mod semaphore;
+mod sentinel;
+mod servers;
 mod timing;
 mod watchdog;
 
+pub use confirm::Confirm;
 pub use election::{Election, Leader, Observer};
 pub use error::{Error, Result};
 pub use guard::{Exclusive, Guard, LockGuard, Permit, Permits, Read, ReadGuard, Write, WriteGuard};
@@ -208,3 +213,4 @@ pub use multilock::{MultiGuard, MultiLock};
 pub use redlock::{Redlock, RedlockGuard};
 pub use rwlock::RwLock;
 pub use semaphore::Semaphore;
+pub use servers::Servers;
