@@ -3,6 +3,7 @@
 //! that breaks connections on cue.
 #![allow(dead_code)]
 
+pub mod failover;
 pub mod holder;
 pub mod proxy;
 pub mod topology;
