@@ -144,7 +144,8 @@ impl Core {
 
     /// Where the handle's connections go: the primary of its (first) key.
     fn endpoint(&self) -> crate::servers::Endpoint {
-        self.servers.endpoint(self.key())
+        self.servers
+            .endpoint(self.keys.first().map_or("", String::as_str))
     }
 
     pub(crate) fn key(&self) -> &str {

@@ -204,7 +204,14 @@ impl Link {
         let shortfall = match (&reply, replies.next()) {
             (Value::Nil, _) => None,
             (_, Some(wait)) => {
-                let confirmed = confirm.confirmed(&wait.extract_error()?);
+                // A refused WAITAOF (no `appendonly` on the primary) confirms nothing; the
+                // write was made, so it is reported as a shortfall, which undoes an
+                // acquisition, rather than an error, which would leave it held.
+                let wait = wait.extract_error().unwrap_or_else(|err| {
+                    log::warn!("rlock: the confirmation failed: {err}");
+                    Value::Int(0)
+                });
+                let confirmed = confirm.confirmed(&wait);
                 (confirmed < required).then_some(Shortfall {
                     confirmed,
                     required,
