@@ -4,7 +4,7 @@
 //! two waiters, and an observer, across `CLUSTER FAILOVER`. One topology for the file.
 
 #[path = "../../../tests/common/mod.rs"]
-#[allow(clippy::type_complexity, dead_code)] // the shared fixture, linted where it lives
+#[allow(clippy::type_complexity)] // the shared fixture, linted where it lives
 mod common;
 mod support;
 
@@ -53,7 +53,7 @@ async fn every_type_on_the_cluster_and_across_cluster_failover() {
     let latch = CountDownLatch::new(&s, "c:latch");
     latch.try_set_count(1).await.unwrap();
     let waiting = tokio::spawn({
-        let latch = CountDownLatch::new(&servers(), "c:latch");
+        let latch = CountDownLatch::new(servers(), "c:latch");
         async move { latch.wait_for(Duration::from_secs(10)).await }
     });
     latch.count_down().await.unwrap();
@@ -76,7 +76,7 @@ async fn every_type_on_the_cluster_and_across_cluster_failover() {
     set_keyspace_events(&topology);
     let leader = Election::new(&s, "c:election", "leader");
     let term = leader.campaign().await.unwrap();
-    let mut observer = Election::new(&servers(), "c:election", "watcher").observe();
+    let mut observer = Election::new(servers(), "c:election", "watcher").observe();
     let seen = observer.next().await.unwrap().unwrap().expect("a leader");
     assert_eq!((seen.owner.as_str(), seen.term), ("leader", Some(term)));
 
@@ -90,7 +90,7 @@ async fn every_type_on_the_cluster_and_across_cluster_failover() {
 
     // ... and the observer of an election whose primary failed over follows to the new one.
     topology.failover(Some("c:election"));
-    let follower = Election::new(&servers(), "c:election", "follower");
+    let follower = Election::new(servers(), "c:election", "follower");
     let campaign = tokio::spawn(async move {
         let term = follower.campaign().await;
         (follower, term)

@@ -3,8 +3,12 @@
 //! the server behaviour the protocol rests on, checked on the server under test
 //! (`REDIS_SERVER`). One topology for the file; its tests run one at a time.
 
+// Each test holds `serial()` across its awaits on purpose: one at a time on the topology, and
+// each test has a runtime of its own, so nothing else waits on that lock in it.
+#![allow(clippy::await_holding_lock)]
+
 #[path = "../../../tests/common/mod.rs"]
-#[allow(clippy::type_complexity, dead_code)] // the shared fixture, linted where it lives
+#[allow(clippy::type_complexity)] // the shared fixture, linted where it lives
 mod common;
 mod support;
 

@@ -3,7 +3,7 @@
 //! kill -9 of the primary and its replacement. One topology for the file.
 
 #[path = "../../../tests/common/mod.rs"]
-#[allow(clippy::type_complexity, dead_code)] // the shared fixture, linted where it lives
+#[allow(clippy::type_complexity)] // the shared fixture, linted where it lives
 mod common;
 mod support;
 

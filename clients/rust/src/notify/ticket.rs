@@ -27,9 +27,12 @@ struct Ticket {
     places: Vec<Place>,
     /// The acquire's reply while it is on its way: sent from a task of its own, so that a
     /// cancelled acquire still learns whether it held at once.
-    reply: Option<JoinHandle<RedisResult<(Value, Option<Shortfall>)>>>,
+    reply: Option<JoinHandle<RedisResult<Reply>>>,
     armed: bool,
 }
+
+/// An acquire's reply and the replicas' shortfall confirming it.
+type Reply = (Value, Option<Shortfall>);
 
 /// One key's place in the dispatcher, and the event it was told (once read).
 struct Place {
@@ -80,7 +83,7 @@ impl Ticket {
         generation: u64,
         cmd: redis::Cmd,
         confirm: &Confirm,
-    ) -> RedisResult<(Value, Option<Shortfall>)> {
+    ) -> RedisResult<Reply> {
         let link = self.notifier.link.clone();
         let confirm = confirm.clone();
         let reply = self.reply.insert(tokio::spawn(async move {

@@ -89,7 +89,7 @@ pub async fn holder_and_waiters_across(
     disrupt: impl FnOnce(),
 ) {
     let fence = Arc::new(Fence::default());
-    let holder = Lock::new(&servers(), key);
+    let holder = Lock::new(servers(), key);
     let held = holder
         .acquire()
         .await

@@ -121,21 +121,18 @@ impl Topology {
     }
 
     pub fn replicas(&self) -> Vec<Node> {
-        let described = self.describe();
-        let replicas = described["replicas"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
-        replicas.iter().map(Node::of).collect()
+        self.listed("replicas")
     }
 
     pub fn sentinels(&self) -> Vec<Node> {
+        self.listed("sentinels")
+    }
+
+    /// The nodes of a list in the description (`replicas`, `sentinels`).
+    fn listed(&self, list: &str) -> Vec<Node> {
         let described = self.describe();
-        let sentinels = described["sentinels"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
-        sentinels.iter().map(Node::of).collect()
+        let nodes = described[list].as_array().cloned().unwrap_or_default();
+        nodes.iter().map(Node::of).collect()
     }
 
     /// Every live data node with its role ("primary" or "replica").
