@@ -189,6 +189,7 @@
 
 #![warn(missing_docs)]
 
+mod builder;
 mod cluster;
 mod commands;
 mod confirm;
@@ -201,6 +202,7 @@ mod link;
 mod lock;
 mod multilock;
 mod notify;
+mod observer;
 mod redlock;
 mod rwlock;
 mod semaphore;
@@ -210,12 +212,13 @@ mod timing;
 mod watchdog;
 
 pub use confirm::Confirm;
-pub use election::{Election, Leader, Observer};
+pub use election::{Election, Leader};
 pub use error::{Error, Result};
 pub use guard::{Exclusive, Guard, LockGuard, Permit, Permits, Read, ReadGuard, Write, WriteGuard};
 pub use latch::CountDownLatch;
 pub use lock::Lock;
 pub use multilock::{MultiGuard, MultiLock};
+pub use observer::Observer;
 pub use redlock::{Redlock, RedlockGuard};
 pub use rwlock::RwLock;
 pub use semaphore::Semaphore;

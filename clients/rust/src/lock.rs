@@ -1,7 +1,8 @@
 //! The plain lock (`RLOCK.*`): a thin layer over the core.
 
+use crate::builder::builder_methods;
 use crate::commands::Kind;
-use crate::core::{builder_methods, Core};
+use crate::core::Core;
 use crate::error::Result;
 use crate::guard::LockGuard;
 use crate::servers::Servers;

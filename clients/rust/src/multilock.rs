@@ -1,9 +1,10 @@
 //! Several plain locks taken all at once or none (`RLOCK.ACQUIREALL`): a thin layer over the
 //! core, and the guard that gives them all back (`RLOCK.RELEASEALL`).
 
+use crate::builder::builder_methods;
 use crate::commands::Wait;
 use crate::confirm::Confirm;
-use crate::core::{builder_methods, Core};
+use crate::core::Core;
 use crate::error::Result;
 use crate::guard::{self, spawn_if_runtime, LockGuard};
 use crate::servers::Servers;

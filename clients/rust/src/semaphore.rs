@@ -1,8 +1,9 @@
 //! The semaphore (`RSEM.*`): a thin layer over the core, and the permit counts.
 
+use crate::builder::builder_methods;
 use crate::commands::Kind;
 use crate::confirm::settle_write;
-use crate::core::{builder_methods, Core};
+use crate::core::Core;
 use crate::error::Result;
 use crate::guard::Permit;
 use crate::servers::Servers;
