@@ -15,9 +15,10 @@ deps: ## Install what a fresh Debian machine lacks to build and run (redis-serve
 	  $$(python3 -c 'import ensurepip, venv' 2>/dev/null || echo python3 python3-venv) \
 	  $$(ls /usr/lib/llvm-*/lib/libclang.so >/dev/null 2>&1 || echo libclang-dev))
 
-test-deps: ## Install what the tests of the clients and operations tools need (Node.js, a JDK and JUnit 5, Prometheus and its Redis exporter)
+test-deps: ## Install what the tests of the clients and operations tools need (Node.js, Go, a JDK and JUnit 5, Prometheus and its Redis exporter)
 	@$(call install_missing, \
 	  $$(command -v npm >/dev/null || echo nodejs npm) \
+	  $$(command -v go >/dev/null || echo golang-go) \
 	  $$(command -v javac >/dev/null || echo default-jdk-headless) \
 	  $$([ -f /usr/share/java/junit-platform-console-standalone.jar ] || echo junit5) \
 	  $$(command -v openssl >/dev/null || echo openssl) \
@@ -45,6 +46,7 @@ test: build test-deps ## Run every test: the module's unit and integration tests
 	bash clients/python/test.sh
 	bash clients/java/test.sh
 	bash clients/node/test.sh
+	bash clients/go/test.sh
 	bash ops/test.sh
 
 # Where `make install` puts things; the Debian package uses PREFIX=/usr (module in

@@ -112,6 +112,11 @@ required_api!(
     RedisModule_InfoAddSection,
     RedisModule_InfoAddFieldLongLong,
     RedisModule_InfoAddFieldCString,
+    RedisModule_GetCurrentUserName,
+    RedisModule_GetModuleUserFromUserName,
+    RedisModule_FreeModuleUser,
+    RedisModule_ACLCheckKeyPermissions,
+    RedisModule_ACLCheckChannelPermissions,
 );
 
 #[cold]
@@ -221,13 +226,21 @@ pub fn writes_paused() -> bool {
 pub type TimerId = raw::RedisModuleTimerID;
 
 /// A module timer firing at `fire_at` (ms, Redis's clock), or at once if that has passed.
+/// The furthest a module timer is armed ahead: a year.
+const MAX_TIMER_PERIOD_MS: i64 = 365 * 24 * 3600 * 1000;
+
 pub fn create_timer(
     ctx: Ctx,
     fire_at: i64,
     callback: raw::RedisModuleTimerProc,
     data: *mut std::ffi::c_void,
 ) -> TimerId {
-    let period = (fire_at - now_ms()).max(0);
+    // Redis turns the period into microseconds from now (`period * 1000`), which overflows for
+    // a lease that ends near the end of time: a later timer fires at the cap, finds nothing
+    // due and is armed again.
+    let period = fire_at
+        .saturating_sub(now_ms())
+        .clamp(0, MAX_TIMER_PERIOD_MS);
     // SAFETY: `ctx` is live; `data` is released by the callback or by whoever stops it.
     unsafe { api!(RedisModule_CreateTimer)(ctx, period, callback, data) }
 }
@@ -317,4 +330,11 @@ pub fn wake_event_loop() {
 pub fn selected_db(ctx: Ctx) -> i32 {
     // SAFETY: `ctx` is the live context of the current callback.
     unsafe { api!(RedisModule_GetSelectedDb)(ctx) }
+}
+
+/// Points a timer's client at `db` and names `key` there.
+pub fn select(ctx: Ctx, db: i32, key: &[u8]) -> OwnedStr {
+    // SAFETY: `ctx` is a timer context, whose client we may point at any db.
+    unsafe { api!(RedisModule_SelectDb)(ctx, db) };
+    OwnedStr::new(key)
 }

@@ -5,6 +5,7 @@
 
 use crate::api::{api, reply_bytes, CallReply, Ctx, RStr};
 use crate::error::{Error, Result};
+use crate::kinds::tagged;
 use redis_module::raw;
 use std::cell::Cell;
 use std::os::raw::{c_int, c_longlong};
@@ -122,4 +123,10 @@ pub fn delete(ctx: Ctx, key: RStr) {
     drop(own(|| {
         Reply(unsafe { api!(RedisModule_Call)(ctx, c"DEL".as_ptr(), c"!s".as_ptr(), key) })
     }));
+}
+
+/// Where Redisson's `RSemaphore` waiters listen for released permits: `redisson_sc:{key}`
+/// (both semaphore families publish the new count there, as Redisson's release does).
+pub fn semaphore_channel(key: &[u8]) -> Vec<u8> {
+    [&b"redisson_sc:"[..], &tagged(key)].concat()
 }

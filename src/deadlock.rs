@@ -10,6 +10,7 @@
 //! one owner. Semaphores and latches are not single-holder
 //! resources and add none.
 
+use crate::acl::{Access, Caller};
 use crate::api::{Ctx, OwnedStr};
 use crate::config;
 use crate::error::{Error, Result};
@@ -87,19 +88,26 @@ fn step(waiter: &[u8], key: &[u8], blocker: Vec<u8>) -> Step {
 }
 
 /// The cycle as the error reply words it: `a waits for k1 held by b; b waits for k2 held by a`.
-pub fn describe(cycle: &[Step]) -> String {
-    cycle
-        .iter()
-        .map(|s| {
-            format!(
-                "{} waits for {} held by {}",
-                String::from_utf8_lossy(&s.waiter),
+/// A step on a key the caller may not read (`visible` says) is worded without the key and its
+/// holder, and a run of such steps as one: the reply names nothing outside the caller's ACL.
+pub fn describe(cycle: &[Step], visible: impl Fn(&[u8]) -> bool) -> String {
+    let mut words: Vec<String> = Vec::new();
+    let mut hidden_before = false;
+    for s in cycle {
+        let waiter = String::from_utf8_lossy(&s.waiter);
+        let hidden = !visible(&s.key);
+        match (hidden, hidden_before) {
+            (true, true) => {}
+            (true, false) => words.push(format!("{waiter} waits for a key this user may not read")),
+            (false, _) => words.push(format!(
+                "{waiter} waits for {} held by {}",
                 String::from_utf8_lossy(&s.key),
                 String::from_utf8_lossy(&s.blocker)
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("; ")
+            )),
+        }
+        hidden_before = hidden;
+    }
+    words.join("; ")
 }
 
 /// The server's state as the search asks it: queues of `db` and the lock hashes there, read
@@ -127,7 +135,8 @@ impl WaitsFor for Server {
                     .map(|h| h.owner)
                     .collect()
             }
-            Want::Latch | Want::Permits(_) => Vec::new(),
+            // Permits and counts are held by no one owner a waiter waits for.
+            _ => Vec::new(),
         };
         if want == Want::Lock {
             blockers.extend(queue::groups_ahead_of(self.db, key, owner));
@@ -152,7 +161,8 @@ impl WaitsFor for Server {
 /// Refuses a wait for `want` of `key` by `owner` that would close a cycle (`DEADLOCK`), when
 /// detection is on. Cheap unless another key has waiters: a cycle needs a holder that waits.
 pub fn check(ctx: Ctx, (db, key): (i32, &[u8]), want: Want, owner: &[u8]) -> Result<()> {
-    if !config::deadlock_detection() || matches!(want, Want::Latch | Want::Permits(_)) {
+    let searched = matches!(want, Want::Lock | Want::Read | Want::Write);
+    if !config::deadlock_detection() || !searched {
         return Ok(());
     }
     let others_wait = queue::locks_with_waiters() > usize::from(queue::count(db, key) > 0);
@@ -163,7 +173,9 @@ pub fn check(ctx: Ctx, (db, key): (i32, &[u8]), want: Want, owner: &[u8]) -> Res
     match cycle(&mut Server { ctx, db }, key, want, owner) {
         Some(steps) => {
             stats::DEADLOCKS.add();
-            Err(Error::Deadlock(describe(&steps)))
+            let caller = Caller::of(ctx)?;
+            let visible = |key: &[u8]| caller.may(Access::Read, key);
+            Err(Error::Deadlock(describe(&steps, visible)))
         }
         None => Ok(()),
     }
@@ -233,11 +245,25 @@ mod tests {
             let mut world = table(held, waits);
             let found = cycle(&mut world, key.as_bytes(), Want::Lock, owner.as_bytes());
             assert_eq!(
-                found.as_deref().map(describe).as_deref(),
+                found.as_deref().map(|c| describe(c, |_| true)).as_deref(),
                 expected,
                 "{owner} -> {key}"
             );
         }
+    }
+
+    #[test]
+    fn keys_the_caller_may_not_read_are_not_named() {
+        let mut world = table(
+            &[("a", "o1"), ("s1", "o2"), ("s2", "o3")],
+            &[("o1", "s1"), ("o2", "s2")],
+        );
+        let found = cycle(&mut world, b"a", Want::Lock, b"o3").expect("a cycle");
+        let visible = |key: &[u8]| !key.starts_with(b"s");
+        assert_eq!(
+            describe(&found, visible),
+            "o3 waits for a held by o1; o1 waits for a key this user may not read"
+        );
     }
 
     #[test]

@@ -56,6 +56,8 @@ pub enum Error {
         what: &'static str,
         min: i64,
     },
+    /// Adding permits would take a semaphore's count past a 64-bit integer's range.
+    PermitsOverflow,
     /// A semaphore holder released more permits than it holds.
     TooManyPermits {
         held: i64,
@@ -71,6 +73,13 @@ pub enum Error {
         client: u64,
         channel: String,
     },
+    /// `NOTIFY` names a connection of another user whose channel the caller may not publish to.
+    NotifyNotPermitted {
+        client: u64,
+        channel: String,
+    },
+    /// `RLOCK.CANCEL` of an owner's waits by a user that may read the key but not write it.
+    CancelNotPermitted,
     /// `RLOCK.GUARD`: the owner does not hold the lock with that token (any more).
     NotOwner,
     /// `RLOCK.GUARD`'s inner command is not a write, or may block.
@@ -157,6 +166,10 @@ impl fmt::Display for Error {
             Error::TooSmall { what, min } => {
                 write!(f, "ERR {what} must be an integer of at least {min}")
             }
+            Error::PermitsOverflow => write!(
+                f,
+                "ERR the available permits would overflow a 64-bit integer: nothing was changed"
+            ),
             Error::TooManyPermits { held } => {
                 write!(f, "ERR this owner holds only {held} permits")
             }
@@ -172,6 +185,14 @@ impl fmt::Display for Error {
             Error::NotSubscribed { client, channel } => write!(
                 f,
                 "ERR NOTIFY: connection {client} is not subscribed to {channel}"
+            ),
+            Error::NotifyNotPermitted { client, channel } => write!(
+                f,
+                "NOPERM NOTIFY: connection {client} is not this user's, and this user may not publish to {channel}"
+            ),
+            Error::CancelNotPermitted => write!(
+                f,
+                "NOPERM RLOCK.CANCEL of an owner's waits needs write access to the key (\"\" cancels this connection's own latch waits)"
             ),
             Error::NotOwner => write!(
                 f,

@@ -1,17 +1,15 @@
-//! Keyspace and server events that free a lock behind the module's back (lease expiry, DEL,
-//! eviction, RENAME, FLUSHDB). They only note the key: `upkeep` looks at it from a timer.
+//! Server events, subscribed at load: a flush or `SWAPDB` frees locks behind the module's back
+//! (they only note the keys: upkeep looks at them from a timer), a closed connection ends its
+//! watchdog holdings, and a master turned replica drops its own. The events subscribed to on
+//! first need (keyspace, string, `UNSUBSCRIBE`) are `subscriptions`'.
 
-use crate::api::{api, bytes, guarded, is_writable_master, selected_db, Ctx, RStr, OK};
+use crate::api::{api, guarded, is_writable_master, Ctx, OK};
 use crate::lifetime;
 use crate::queue;
 use crate::upkeep;
+use crate::watch;
 use redis_module::raw;
-use std::os::raw::{c_char, c_int, c_void};
-use std::ptr::null_mut;
-use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, Ordering};
-
-static KEYSPACE_SUBSCRIBED: AtomicBool = AtomicBool::new(false);
+use std::os::raw::c_void;
 
 /// Subscribes to flush, client-change and role-change events. Call last in OnLoad: nothing
 /// may fail after it (a module that fails to load keeps its subscriptions on 7.0, and the next
@@ -73,66 +71,6 @@ extern "C" fn on_role_change(
     })
 }
 
-/// Subscribes to keyspace events when the first client is about to wait: a server that never
-/// queues a waiter never pays for them (Redis 7.0 has no way to unsubscribe later).
-pub fn ensure_keyspace_subscription(ctx: Ctx) -> bool {
-    if KEYSPACE_SUBSCRIBED.load(Ordering::Relaxed) {
-        return true;
-    }
-    // Only the classes that mean "the key is gone or its TTL changed": Redis builds a module
-    // context for every event of a subscribed class on every write, so each class costs all
-    // clients of the server. An overwrite by another type is caught when the lease timer,
-    // armed at the old lease end, looks at the key.
-    let events = raw::REDISMODULE_NOTIFY_GENERIC
-        | raw::REDISMODULE_NOTIFY_EXPIRED
-        | raw::REDISMODULE_NOTIFY_EVICTED;
-    // SAFETY: `ctx` is live; the callback lives as long as the module.
-    let subscribed = unsafe {
-        api!(RedisModule_SubscribeToKeyspaceEvents)(ctx, events, Some(on_keyspace_event))
-    } == OK;
-    KEYSPACE_SUBSCRIBED.store(subscribed, Ordering::Relaxed);
-    subscribed
-}
-
-static STRING_SUBSCRIBED: AtomicBool = AtomicBool::new(false);
-
-/// Subscribes to string events when the first client waits for semaphore permits: a Redisson
-/// client's release is an `INCRBY` on the counter, which must serve the queue at once. Every
-/// string write of the server then raises an event (a cheap exit while nobody waits), so only
-/// servers that queue semaphore waiters pay for it.
-pub fn ensure_string_subscription(ctx: Ctx) -> bool {
-    if STRING_SUBSCRIBED.load(Ordering::Relaxed) {
-        return true;
-    }
-    // SAFETY: `ctx` is live; the callback lives as long as the module.
-    let subscribed = unsafe {
-        api!(RedisModule_SubscribeToKeyspaceEvents)(
-            ctx,
-            raw::REDISMODULE_NOTIFY_STRING,
-            Some(on_keyspace_event),
-        )
-    } == OK;
-    STRING_SUBSCRIBED.store(subscribed, Ordering::Relaxed);
-    subscribed
-}
-
-extern "C" fn on_keyspace_event(ctx: Ctx, class: c_int, _event: *const c_char, key: RStr) -> c_int {
-    guarded("a keyspace event", OK, || {
-        // Cheap exit first: this runs for every write on the server.
-        let nothing_watched = queue::total() == 0 && lifetime::with_notices(|n| n.len() == 0);
-        if nothing_watched || crate::counter::writing() || !is_writable_master(ctx) {
-            return OK;
-        }
-        let db = selected_db(ctx);
-        let key = bytes(key);
-        if queue::count(db, key) > 0 || upkeep::noticed(db, key) {
-            let expired = class & raw::REDISMODULE_NOTIFY_EXPIRED != 0;
-            upkeep::schedule(ctx, [(db, Rc::from(key), expired)], 0);
-        }
-        OK
-    })
-}
-
 /// `SWAPDB a b`: a waiter waits for its key in its own db, whatever that now holds (as Redis's
 /// blocking commands do), so the queues of both dbs are looked at again: a key that is free
 /// now goes to its first waiter at once.
@@ -148,7 +86,7 @@ extern "C" fn on_swapdb(ctx: Ctx, _event: raw::RedisModuleEvent, _sub: u64, data
             keys.extend(queue::queued_keys(Some(db)));
             keys.extend(lifetime::with_notices(|n| n.keys(Some(db))));
         }
-        upkeep::schedule(ctx, keys.into_iter().map(|(db, key)| (db, key, false)), 0);
+        watch::schedule(ctx, keys.into_iter().map(|(db, key)| (db, key, false)), 0);
     })
 }
 
@@ -162,56 +100,6 @@ extern "C" fn on_flush(ctx: Ctx, _event: raw::RedisModuleEvent, subevent: u64, d
         let db = (dbnum >= 0).then_some(dbnum);
         let mut keys = queue::queued_keys(db);
         keys.extend(lifetime::with_notices(|n| n.keys(db)));
-        upkeep::schedule(ctx, keys.into_iter().map(|(db, key)| (db, key, false)), 0);
-    })
-}
-
-static UNSUBSCRIBE_FILTER: AtomicBool = AtomicBool::new(false);
-static SWEEP_PENDING: AtomicBool = AtomicBool::new(false);
-
-/// Watches for `UNSUBSCRIBE` and `RESET` once the first client waits with `NOTIFY`: a waiter
-/// whose connection stops listening must leave its queue at once, not keep those behind it
-/// out until its turn. Redis has no event for it, so a command filter looks at every command's
-/// name (a cheap exit while nobody waits by message); servers that never see `NOTIFY` pay
-/// nothing.
-pub fn ensure_unsubscribe_filter(ctx: Ctx) -> bool {
-    if UNSUBSCRIBE_FILTER.load(Ordering::Relaxed) {
-        return true;
-    }
-    // SAFETY: `ctx` is live; the filter lives as long as the module.
-    let registered =
-        !unsafe { api!(RedisModule_RegisterCommandFilter)(ctx, Some(on_command), 0) }.is_null();
-    UNSUBSCRIBE_FILTER.store(registered, Ordering::Relaxed);
-    registered
-}
-
-extern "C" fn on_command(filter: *mut raw::RedisModuleCommandFilterCtx) {
-    guarded("the unsubscribe filter", (), || {
-        if queue::notified() == 0 || SWEEP_PENDING.load(Ordering::Relaxed) {
-            return;
-        }
-        // SAFETY: the filter context is live for this call; argument 0 is the command name.
-        let name = unsafe {
-            if api!(RedisModule_CommandFilterArgsCount)(filter) < 1 {
-                return;
-            }
-            bytes(api!(RedisModule_CommandFilterArgGet)(filter, 0))
-        };
-        if name.eq_ignore_ascii_case(b"unsubscribe") || name.eq_ignore_ascii_case(b"reset") {
-            SWEEP_PENDING.store(true, Ordering::Relaxed);
-            // The filter runs before the command: look once it has run, on the next turn.
-            // SAFETY: a callback with no data, run on the main thread.
-            unsafe { api!(RedisModule_EventLoopAddOneShot)(Some(on_unsubscribed), null_mut()) };
-        }
-    })
-}
-
-extern "C" fn on_unsubscribed(_data: *mut c_void) {
-    guarded("an unsubscribe", (), || {
-        SWEEP_PENDING.store(false, Ordering::Relaxed);
-        let ctx = crate::notify::own_ctx();
-        if !ctx.is_null() && is_writable_master(ctx) {
-            queue::unsubscribed(ctx);
-        }
+        watch::schedule(ctx, keys.into_iter().map(|(db, key)| (db, key, false)), 0);
     })
 }

@@ -87,7 +87,7 @@ extern "C" fn on_info(ictx: *mut raw::RedisModuleInfoCtx, _for_crash_report: c_i
             (c"retries_answered", stats::RETRIES_ANSWERED.get()),
             (c"remembered_releases", with_released(|r| r.len()) as u64),
             (c"heap_bytes", crate::heap::bytes().max(0) as u64),
-            (c"deferred_work", crate::upkeep::deferred_work() as u64),
+            (c"deferred_work", crate::watch::deferred_work() as u64),
         ];
         // SAFETY: `ictx` is the live INFO context; names are NUL-terminated statics.
         unsafe {

@@ -20,7 +20,7 @@ pub fn tagged(key: &[u8]) -> Vec<u8> {
 
 /// Which lock a key holds: a hash with a `mode` field is a read-write lock, any other hash a
 /// plain lock. A key is only ever one of them; each command family refuses the other.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum LockType {
     Plain,
     ReadWrite,
@@ -49,6 +49,16 @@ pub enum Want {
     Latch,
     /// `n` permits of a semaphore (`RSEM.ACQUIRE`): granted when they fit, in queue order.
     Permits(i64),
+    /// `n` permits of a counting semaphore (`RCSEM.ACQUIRE`), which belong to nobody once
+    /// taken: granted when they fit, in queue order.
+    Counting(i64),
+}
+
+/// Whether a request for `wanted` permits of either semaphore may take them now: enough are
+/// available and nobody waits ahead of it (a newcomer never passes the queue, and the head is
+/// never passed by a smaller request behind it).
+pub fn permits_fit(available: i64, wanted: i64, queued: bool) -> bool {
+    !queued && wanted <= available
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,4 +86,25 @@ pub enum Release {
     },
     /// The last hold went: the lock is free (or passes to the next waiter).
     Full,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn permits_fit_in_queue_order() {
+        let cases = [
+            // (available, wanted, queued, fits)
+            (3, 3, false, true),
+            (2, 3, false, false),
+            (5, 1, true, false),
+            (0, 1, false, false),
+            (-2, 1, false, false),
+        ];
+        for (available, wanted, queued, expected) in cases {
+            let fit = permits_fit(available, wanted, queued);
+            assert_eq!(fit, expected, "{available} {wanted} {queued}");
+        }
+    }
 }

@@ -3,6 +3,7 @@
 //! the middle of its own `MULTI`/`EXEC` is held back until the EXEC reply is out: Redis 7.0
 //! would put it inside that reply.
 
+use crate::acl::{Caller, Refused};
 use crate::api::{api, context_flags, create_timer, guarded, reply_elements, Ctx, OwnedStr};
 use crate::error::{Error, Result};
 use crate::kinds::Want;
@@ -35,6 +36,7 @@ pub fn type_word(want: Want) -> &'static str {
         Want::Write => "write",
         Want::Permits(_) => "permits",
         Want::Latch => "latch",
+        Want::Counting(_) => "counting",
     }
 }
 
@@ -180,6 +182,26 @@ fn client_flags(client: u64) -> Option<u64> {
     found.then_some(info.flags)
 }
 
+/// Refuses a `NOTIFY` aimed at a connection of another user whose channel the caller may not
+/// publish to (docs/security.md), before anything about that connection is told. The
+/// caller's own connection needs no check: looked up only for another connection's id.
+pub fn check_permitted(ctx: Ctx, client: u64) -> Result<()> {
+    // SAFETY: `ctx` is the live context of the command.
+    if unsafe { api!(RedisModule_GetClientId)(ctx) } == client {
+        return Ok(());
+    }
+    let caller = Caller::of(ctx)?;
+    let channel = channel(client);
+    if caller.may_publish(&channel) || caller.owns_connection(ctx, client) {
+        return Ok(());
+    }
+    caller.log_refusal(ctx, Refused::Channel(&channel));
+    Err(Error::NotifyNotPermitted {
+        client,
+        channel: String::from_utf8_lossy(&channel).into_owned(),
+    })
+}
+
 /// Refuses a `NOTIFY` whose connection is gone or not subscribed to its channel.
 pub fn check_subscribed(ctx: Ctx, client: u64) -> Result<()> {
     let channel = channel(client);
@@ -221,7 +243,7 @@ mod tests {
 
     #[test]
     fn messages_count_the_key_and_end_with_the_owner() {
-        let cases: [(Event, Want, &[u8], &[u8], &[u8]); 5] = [
+        let cases: [(Event, Want, &[u8], &[u8], &[u8]); 6] = [
             (
                 Event::Granted(17),
                 Want::Lock,
@@ -256,6 +278,13 @@ mod tests {
                 b"l\r\n\0",
                 b"",
                 b"granted latch 1 4 l\r\n\0 ",
+            ),
+            (
+                Event::Granted(3),
+                Want::Counting(3),
+                b"pool",
+                b"req-9",
+                b"granted counting 3 4 pool req-9",
             ),
         ];
         for (event, want, key, owner, expected) in cases {

@@ -11,7 +11,9 @@ use crate::queue::{self, Ask, Request};
 use crate::reply::Reply;
 use crate::stats;
 use crate::store::{LockKey, LockType};
-use crate::upkeep::{serve_queue_if_free, watch_lease};
+use crate::subscriptions::{ensure_keyspace_subscription, ensure_unsubscribe_filter};
+use crate::upkeep::serve_queue_if_free;
+use crate::watch::watch_lease;
 use redis_module::raw;
 
 fn may_block(ctx: Ctx) -> bool {
@@ -46,7 +48,7 @@ pub fn watchdog_client(ctx: Ctx, watchdog: bool) -> Result<Option<u64>> {
 pub fn request<'a>(ctx: Ctx, owner: RStr, o: &args::Options<'a>) -> Result<Request<'a>> {
     Ok(Request {
         owner,
-        lease_ms: o.lease_ms.unwrap_or_else(config::default_lease_ms),
+        lease_ms: lease_ms(o)?,
         bind_to: watchdog_client(ctx, o.watchdog)?,
         id: o.id,
         max_hold_ms: o.max_hold_ms,
@@ -56,11 +58,24 @@ pub fn request<'a>(ctx: Ctx, owner: RStr, o: &args::Options<'a>) -> Result<Reque
     })
 }
 
-/// The connection a `NOTIFY` call's messages go to, checked to be here and subscribed.
+/// The lease an acquire or a renewal asks for (`PX`, else `rlock.default-lease-ms`): any that
+/// `SET ... PX` would take now.
+pub fn lease_ms(o: &args::Options) -> Result<i64> {
+    match o.lease_ms {
+        Some(ms) => args::lease_within(ms, crate::api::now_ms()),
+        None => Ok(config::default_lease_ms()),
+    }
+}
+
+/// The connection a `NOTIFY` call's messages go to, checked to be the caller's to tell, here
+/// and subscribed.
 pub fn notify_target(ctx: Ctx, notify: Option<args::Notify>) -> Result<Option<u64>> {
     let client = match notify {
         None => return Ok(None),
-        Some(args::Notify::Client(id)) => id,
+        Some(args::Notify::Client(id)) => {
+            notify::check_permitted(ctx, id)?;
+            id
+        }
         Some(args::Notify::Caller) => {
             if context_flags(ctx) & raw::REDISMODULE_CTX_FLAGS_LUA != 0 {
                 return Err(Error::NotifyInScript);
@@ -71,14 +86,6 @@ pub fn notify_target(ctx: Ctx, notify: Option<args::Notify>) -> Result<Option<u6
     };
     notify::check_subscribed(ctx, client)?;
     Ok(Some(client))
-}
-
-/// A holding granted at once with `NOTIFY` is watched to its lease end, so that its owner
-/// hears of a loss (a `DEL` is seen through keyspace events).
-pub fn watch_for_loss(ctx: Ctx, request: &Request, (db, key): (i32, &[u8]), at: Option<i64>) {
-    if request.notify.is_some() && crate::events::ensure_keyspace_subscription(ctx) {
-        watch_lease(ctx, db, key, at);
-    }
 }
 
 /// Opens a lock of `kind` for a write command, serving its queue first if the lock is free.
@@ -128,7 +135,7 @@ where
     if ask.notify().is_none() && !may_block(ctx) {
         return Ok(Reply::Null);
     }
-    if !crate::events::ensure_keyspace_subscription(ctx) {
+    if !ensure_keyspace_subscription(ctx) {
         return Err(Error::Internal);
     }
     let owner = bytes(ask.owner.0);
@@ -142,7 +149,7 @@ where
         }
     }
     let reply = match ask.notify() {
-        Some(_) if !crate::events::ensure_unsubscribe_filter(ctx) => return Err(Error::Internal),
+        Some(_) if !ensure_unsubscribe_filter(ctx) => return Err(Error::Internal),
         Some(_) => {
             if !retried {
                 queue::enqueue(ctx, db, keys, ask, wait);

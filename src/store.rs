@@ -44,6 +44,26 @@ pub struct LockKey {
     pub(crate) key: *mut raw::RedisModuleKey,
 }
 
+/// Opens the lock `key` in `db` from a timer (its client is pointed at `db` first); the name
+/// must outlive the key. Opening lets Redis expire the key first (and replicate that DEL
+/// before our writes).
+pub fn open_at(ctx: Ctx, db: i32, key: &[u8]) -> (OwnedStr, Result<LockKey>) {
+    let name = crate::api::select(ctx, db, key);
+    let lock = LockKey::open(ctx, name.0, true);
+    (name, lock)
+}
+
+/// `open_at`, kept only if `held` says the lock is still what the caller expects (a watchdog
+/// binding's holding).
+pub fn open_if(
+    ctx: Ctx,
+    (db, key): (i32, &[u8]),
+    held: impl Fn(&LockKey) -> bool,
+) -> Option<(OwnedStr, LockKey)> {
+    let (name, lock) = open_at(ctx, db, key);
+    Some(name).zip(lock.ok().filter(held))
+}
+
 impl LockKey {
     /// Opens `name` for reading and, with `write`, writing. Refuses a key of another type.
     pub fn open(ctx: Ctx, name: RStr, write: bool) -> Result<LockKey> {

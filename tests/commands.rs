@@ -191,8 +191,8 @@ fn bad_input_gets_a_clear_error_and_changes_nothing() {
             "ERR PX must be between 1 and",
         ),
         (
-            &["RLOCK.ACQUIRE", "k", "alice", "PX", "99999999999999999"],
-            "ERR PX must be between",
+            &["RLOCK.ACQUIRE", "k", "alice", "PX", "9223372036854775807"],
+            "ERR PX must be between 1 and",
         ),
         (
             &["RLOCK.ACQUIRE", "k", "alice", "PX"],

@@ -39,3 +39,11 @@ mod multikey;
 fn several_keys() {
     harness::run_seeds("several_keys", harness::events(1000), multikey::check);
 }
+
+#[path = "model/counting.rs"]
+mod counting;
+
+#[test]
+fn counting_semaphore() {
+    harness::run_seeds("counting_semaphore", harness::events(1000), counting::check);
+}

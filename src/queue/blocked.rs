@@ -2,8 +2,10 @@
 //! calls and the callbacks it makes. Each blocked client is unblocked exactly once, by whoever
 //! takes its waiter out of the registry.
 
+use super::ask::Ask;
 use super::deadlines::arm_wake_timer;
-use super::{serve_departed, with, Ask, Bc, Outcome, Via, Waiter};
+use super::registry::{serve_departed, with};
+use super::waiter::{Bc, Outcome, Via, Waiter};
 use crate::api::{api, guarded, Ctx, RStr, ERR};
 use crate::args::Wait;
 use crate::error::{Error, Result};

@@ -2,7 +2,8 @@
 //! timeout only in `beforeSleep`, which otherwise may run ~100 ms late; a `NOTIFY` waiter's
 //! deadline is the module's own to keep.
 
-use super::{serve_departed, with, Registry, Via};
+use super::registry::{serve_departed, tell, with, Registry};
+use super::waiter::Via;
 use crate::api::{create_timer, guarded, now_ms, stop_timer, Ctx};
 use crate::notify::Event;
 use crate::stats;
@@ -50,7 +51,7 @@ extern "C" fn on_wake_timer(ctx: Ctx, _data: *mut c_void) {
         for waiter in timed_out {
             if let Some(client) = waiter.receiver() {
                 stats::WAIT_TIMEOUTS.add();
-                super::tell(&waiter, client, |_| Event::Timeout);
+                tell(&waiter, client, |_| Event::Timeout);
             }
         }
         serve_departed(ctx);

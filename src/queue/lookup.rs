@@ -1,7 +1,9 @@
 //! What the queues hold, asked without changing them: counts, keys, where an owner waits and who is ahead.
 
-use super::{owner_hash, with, Want};
+use super::registry::with;
+use super::waiter::owner_hash;
 use crate::api::bytes;
+use crate::kinds::Want;
 use std::collections::HashMap;
 use std::rc::Rc;
 

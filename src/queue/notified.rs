@@ -2,15 +2,16 @@
 //! channel. They can be taken over by a retried call (same owner and request id), and leave
 //! when their connection closes or stops listening.
 
+use super::ask::Ask;
 use super::deadlines::arm_wake_timer;
-use super::{deliver, serve_departed, with, Ask, Outcome, Via, Waiter};
+use super::deliver::deliver;
+use super::registry::{serve_departed, with};
+use super::waiter::{request_hash, Outcome, Via, Waiter};
 use crate::api::{bytes, Ctx};
 use crate::args::Wait;
 use crate::error::Error;
 use crate::notify;
 use crate::stats;
-use std::collections::hash_map::DefaultHasher;
-use std::hash::{Hash, Hasher};
 use std::num::NonZeroU64;
 
 /// Queues a waiter (for each of `keys`, one request) that is told by a message to its
@@ -53,12 +54,6 @@ pub fn take_over(db: i32, key: &[u8], owner: &[u8], id: &[u8], client: u64) -> b
         }
         true
     })
-}
-
-pub(super) fn request_hash(db: i32, key: &[u8], owner: &[u8], id: &[u8]) -> u64 {
-    let mut hasher = DefaultHasher::new();
-    (db, key, owner, id).hash(&mut hasher);
-    hasher.finish()
 }
 
 /// Every waiter told by message is failed with `error` (the server turned replica).

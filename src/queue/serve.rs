@@ -3,10 +3,14 @@
 //! and write the holding. Every event that can let someone in (a release, a lease end, a
 //! departure from the queue, permits added, a key deleted) ends in `serve`.
 
-use super::{deliver, next_head, notify, serve_departed, take_head, with, Outcome, Request};
+use super::ask::Request;
+use super::deliver::deliver;
+use super::registry::{next_head, serve_departed, take_head, with};
+use super::waiter::Outcome;
 use crate::api::RStr;
 use crate::error::{Error, Result};
 use crate::kinds::Want;
+use crate::notify;
 use std::rc::Rc;
 
 /// What a family says of the waiter at the head of its queue.

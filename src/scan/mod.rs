@@ -1,8 +1,11 @@
 //! `RLOCK.SCAN cursor [MATCH pattern] [COUNT n] [MINHELD ms]`: the locks among the hashes one
 //! step of the server's own `SCAN ... TYPE hash` returns, longest held first. There is no
 //! index of locks (RLOCK.ACQUIRE pays nothing for this command): each call looks at about
-//! `COUNT` keys, and the caller follows the cursor to 0, as with SCAN.
+//! `COUNT` keys, and the caller follows the cursor to 0, as with SCAN. Only the locks whose keys
+//! the caller may read are listed (docs/security.md): a restricted user may get fewer than
+//! it would otherwise, as with SCAN's MATCH.
 
+use crate::acl::{Access, Caller};
 use crate::api::{
     api, bytes, guarded, log_warning, now_ms, reply_bytes, reply_elements, selected_db, Ctx,
     OwnedStr, RStr, OK,
@@ -56,8 +59,12 @@ fn scan(ctx: Ctx, argv: &[RStr]) -> Result<Page> {
     let request = args::scan(&args)?;
     let (now, db) = (now_ms(), selected_db(ctx));
     let mut entries = Vec::new();
+    // One user handle per call; a key the caller may not read is skipped unopened.
+    let caller = Caller::of(ctx)?;
     let cursor = scan_hashes(ctx, &request, |name| {
-        entries.extend(entry(ctx, db, name, now, request.min_held_ms));
+        if caller.may(Access::Read, name) {
+            entries.extend(entry(ctx, db, name, now, request.min_held_ms));
+        }
     })?;
     entries.sort_by(|a, b| b.held.cmp(&a.held).then_with(|| a.key.cmp(&b.key)));
     Ok(Page { cursor, entries })

@@ -5,7 +5,8 @@
 
 import { Arg } from './drivers/driver';
 import { LockLostError, NotOwnedError, publicError } from './errors';
-import { DEFAULT_RESPONSE_TIMEOUT, Hub } from './hub';
+import { DEFAULT_RESPONSE_TIMEOUT } from './request';
+import { Session } from './session';
 import { Mutex } from './mutex';
 import { Leader, LeaderObserver, parseLeader } from './observe';
 
@@ -108,7 +109,7 @@ export class Election {
   async leader(): Promise<Leader | null> {
     let reply: unknown;
     try {
-      reply = await Hub.of(this.client).call(['RLOCK.LEADER', this.name], this.responseTimeout);
+      reply = await Session.of(this.client).call(['RLOCK.LEADER', this.name], this.responseTimeout);
     } catch (err) {
       throw publicError(err);
     }
@@ -122,7 +123,7 @@ export class Election {
    * connection of its own, closed by `return()` (a `break`), the signal, or the client closing.
    */
   observe(options: { signal?: AbortSignal } = {}): LeaderObserver {
-    return new LeaderObserver(Hub.of(this.client), this.name, () => this.leader(), this.responseTimeout, options.signal);
+    return new LeaderObserver(Session.of(this.client), this.name, () => this.leader(), this.responseTimeout, options.signal);
   }
 
   /** A write run only while this candidate leads in its current term (`Mutex.guard`). */

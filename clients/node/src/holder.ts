@@ -4,8 +4,6 @@
  * watchdog or a refreshed lease, loss reports, and `using`.
  */
 
-import { randomUUID } from 'node:crypto';
-import { threadId } from 'node:worker_threads';
 import { Arg } from './drivers/driver';
 import {
   ConnectionError,
@@ -16,68 +14,74 @@ import {
   ServerReply,
   publicError,
 } from './errors';
-import { DEFAULT_RESPONSE_TIMEOUT, Holding, Hub, requestId, targetOf } from './hub';
+import { Holding, targetOf } from './dispatcher';
+import { AcquireOptions, Family, Hold, LockOptions, WATCHDOG_LEASE } from './options';
+import { DEFAULT_RESPONSE_TIMEOUT, requestId } from './request';
+import { Session } from './session';
 
-export interface LockOptions {
-  /**
-   * The lease in ms. Omitted: the server's watchdog holds the lock while this process's
-   * connection lives (`PX 30000 WATCHDOG`), and ends it within ms of the process dying.
-   * Given: a plain lease of that length, renewed every `refreshInterval` ms.
-   */
-  lockTimeout?: number;
-  /** How long `acquire()` waits in the server's FIFO queue, in ms. Omitted: no limit. */
-  acquireTimeout?: number;
-  /** With `lockTimeout`: renew the lease this often (default 80% of it; 0: never). */
-  refreshInterval?: number;
-  /** Ends the holding at its grant time + `maxHold` ms however it is renewed (`MAXHOLD`). */
-  maxHold?: number;
-  /** Called once when a holding is lost (lease end, force release, a connection that could not re-bind). */
-  onLockLost?: (err: LockLostError) => void;
-  /** How long a reply may take (beyond a wait) before the call is sent again on a new connection. Default 2000 ms. */
-  responseTimeout?: number;
-  /** Accepted for redis-semaphore compatibility and ignored: rlock waits in the server, not by polling. */
-  retryInterval?: number;
-  /**
-   * The owner id to hold under (default: a fresh `<uuid>:<thread id>` per object). Objects
-   * given the same identifier are one owner: on one key they re-enter each other, and across
-   * keys the server sees one thread of control, which is what its deadlock detection needs.
-   */
-  identifier?: string;
-}
-
-export interface AcquireOptions {
-  /** Aborting it leaves the server's queue (`RLOCK.CANCEL`) and rejects with the signal's reason. */
+/** What one acquire asks of the server: the acquire step, one attempt or a wait by message. */
+export interface AcquireRequest {
+  /** The command with request id `id`, and `WAIT ms NOTIFY clientId` when it waits. */
+  args(id: string, wait?: { ms: number; clientId: number }): Arg[];
+  /** One per key, in the order of the reply's tokens (messages name them). */
+  targets: string[];
+  /** 0: one attempt; undefined: no limit. */
+  waitMs: number | undefined;
   signal?: AbortSignal;
+  /** `RLOCK.CANCEL key owner`: one cancel takes a request out of every key's queue. */
+  cancel: Arg[];
+  /** What gives back a grant that raced a cancel (null: the key's default release). */
+  release: Arg[] | null;
+  timeout: number;
 }
 
-/** The lease the watchdog keeps renewing (`PX`), in ms. */
-const WATCHDOG_LEASE = 30_000;
+export interface Granted {
+  /** One per target. */
+  tokens: number[];
+  /**
+   * Whether a watchdog grant must be confirmed (`RENEW ... WATCHDOG`): one told by message is
+   * bound to the subscriber, a retried call's may be bound to the connection that broke.
+   */
+  confirm: boolean;
+}
+
+/** The options every acquire ends with: `PX lease [WAIT ms NOTIFY id] [WATCHDOG] ID id [MAXHOLD ms]`. */
+export function acquireTail(o: { lease: number; watchdog: boolean; id: string; wait?: { ms: number; clientId: number }; maxHold?: number }): Arg[] {
+  const args: Arg[] = ['PX', o.lease];
+  if (o.wait) args.push('WAIT', o.wait.ms, 'NOTIFY', o.wait.clientId);
+  if (o.watchdog) args.push('WATCHDOG');
+  args.push('ID', o.id);
+  if (o.maxHold !== undefined) args.push('MAXHOLD', o.maxHold);
+  return args;
+}
 
 /**
- * The owner id of a lock object: `options.identifier`, or `<uuid>:<thread id>` (Redisson's
- * owner shape), unique per object.
+ * The acquire step for one key or all-or-none over several (`RLOCK.ACQUIREALL`), with one
+ * request id for its retry: the tokens, or null when not granted (within the wait).
  */
-export function ownerOf(options: { identifier?: string } = {}): string {
-  const id = options.identifier;
-  if (id === undefined) return `${randomUUID()}:${threadId}`;
-  if (typeof id !== 'string' || !id) throw new TypeError('rlock: the identifier must be a non-empty string');
-  if (id.startsWith('rlock:')) throw new TypeError("rlock: identifiers starting with 'rlock:' are reserved by the server");
-  return id;
-}
-
-export interface Hold {
-  permits: number;
-  token: number;
-}
-
-export interface Family {
-  /** Message type: lock, read, write, permits. */
-  type: 'lock' | 'read' | 'write' | 'permits';
-  /** What the user sees in messages: "mutex", "semaphore" ... */
-  noun: string;
-  acquire(key: string, owner: string, permits: number): Arg[];
-  release(key: string, owner: string, permits: number): Arg[];
-  renew: string;
+export async function acquire(session: Session, request: AcquireRequest): Promise<Granted | null> {
+  const id = requestId();
+  const { waitMs, signal } = request;
+  if (waitMs !== undefined && waitMs <= 0) {
+    signal?.throwIfAborted();
+    const called = await session.callEx(request.args(id), request.timeout);
+    const reply = called.reply;
+    if (reply === null || reply === undefined) return null;
+    return { tokens: Array.isArray(reply) ? reply.map(Number) : [Number(reply)], confirm: called.retried };
+  }
+  const [target, ...more] = request.targets;
+  const waited = await session.waitFor({
+    target,
+    more,
+    build: (clientId, ms) => request.args(id, { ms, clientId }),
+    waitMs,
+    signal,
+    cancel: request.cancel,
+    release: request.release,
+    timeout: request.timeout,
+  });
+  if (!waited) return null;
+  return { tokens: waited.tokens, confirm: waited.queued || waited.retried };
 }
 
 export abstract class Holder implements Holding {
@@ -89,7 +93,7 @@ export abstract class Holder implements Holding {
   private holds: Hold[] = [];
   private lost: LockLostError | null = null;
   private refreshTimer: NodeJS.Timeout | null = null;
-  private hub: Hub | null = null;
+  private session: Session | null = null;
   private readonly signals = new Set<AbortController>();
 
   protected constructor(
@@ -99,7 +103,7 @@ export abstract class Holder implements Holding {
     private readonly family: Family,
     protected readonly options: LockOptions = {},
   ) {
-    Hub.of(client); // an unknown client fails here, not at the first acquire
+    Session.of(client); // an unknown client fails here, not at the first acquire
     if (typeof key !== 'string' || !key) throw new TypeError('rlock: the key must be a non-empty string');
     this.target = targetOf(family.type, key, owner);
     this.watchdog = options.lockTimeout === undefined;
@@ -128,21 +132,19 @@ export abstract class Holder implements Holding {
     return this.owner;
   }
 
-  protected currentHub(): Hub {
-    return Hub.of(this.client);
+  protected currentSession(): Session {
+    return Session.of(this.client);
   }
 
   /** Runs before each acquire (the semaphore sets its permits). */
-  protected async prepare(_hub: Hub): Promise<void> {}
+  protected async prepare(_session: Session): Promise<void> {}
 
   private acquireArgs(permits: number, id: string, wait?: { ms: number; clientId: number }): Arg[] {
-    const args = [...this.family.acquire(this.key, this.owner, permits), 'PX', this.lease];
-    if (wait) args.push('WAIT', wait.ms, 'NOTIFY', wait.clientId);
-    if (this.watchdog) args.push('WATCHDOG');
-    args.push('ID', id);
-    if (this.options.maxHold !== undefined) args.push('MAXHOLD', this.options.maxHold);
-    args.push(...this.acquireOptions());
-    return args;
+    return [
+      ...this.family.acquire(this.key, this.owner, permits),
+      ...acquireTail({ lease: this.lease, watchdog: this.watchdog, id, wait, maxHold: this.options.maxHold }),
+      ...this.acquireOptions(),
+    ];
   }
 
   /** Options of this family's acquire beyond the shared ones (the Mutex's `LOCKDELAY`). */
@@ -153,39 +155,24 @@ export abstract class Holder implements Holding {
   /** Takes `permits` (1 for locks): true when granted, false when not within the wait. */
   protected async take(permits: number, waiting: boolean, options: AcquireOptions = {}): Promise<boolean> {
     if (this.lost) this.forget();
-    const hub = this.currentHub();
-    let token: number;
-    let confirm: boolean;
+    const session = this.currentSession();
+    let granted: Granted | null;
     try {
-      await this.prepare(hub);
-      const id = requestId();
-      const waitMs = this.options.acquireTimeout;
-      if (!waiting || (waitMs !== undefined && waitMs <= 0)) {
-        options.signal?.throwIfAborted();
-        const called = await hub.callEx(this.acquireArgs(permits, id), this.responseTimeout);
-        if (called.reply === null || called.reply === undefined) return false;
-        token = Number(called.reply);
-        confirm = called.retried;
-      } else {
-        const waited = await hub.waitFor({
-          target: this.target,
-          build: (clientId, ms) => this.acquireArgs(permits, id, { ms, clientId }),
-          waitMs,
-          signal: options.signal,
-          cancel: ['RLOCK.CANCEL', this.key, this.owner],
-          release: this.family.release(this.key, this.owner, permits),
-          timeout: this.responseTimeout,
-        });
-        if (!waited) return false;
-        token = waited.token;
-        // A grant by message is bound to the subscriber and renewed only once confirmed; a
-        // retried call's holding may still be bound to the connection that broke.
-        confirm = waited.queued || waited.retried;
-      }
+      await this.prepare(session);
+      granted = await acquire(session, {
+        args: (id, wait) => this.acquireArgs(permits, id, wait),
+        targets: [this.target],
+        waitMs: waiting ? options.acquireTimeout ?? this.options.acquireTimeout : 0,
+        signal: options.signal,
+        cancel: ['RLOCK.CANCEL', this.key, this.owner],
+        release: this.family.release(this.key, this.owner, permits),
+        timeout: this.responseTimeout,
+      });
     } catch (err) {
       throw publicError(err);
     }
-    await this.adopt(hub, permits, token, confirm);
+    if (!granted) return false;
+    await this.adopt(session, permits, granted.tokens[0], granted.confirm);
     return true;
   }
 
@@ -194,14 +181,14 @@ export abstract class Holder implements Holding {
    * registered for re-binding and loss reports, a watchdog grant confirmed when `confirm`
    * (told by message, or retried), the lease refreshed. Internal.
    */
-  async adopt(hub: Hub, permits: number, token: number, confirm: boolean): Promise<void> {
+  async adopt(session: Session, permits: number, token: number, confirm: boolean): Promise<void> {
     this.holds.push({ permits, token });
-    this.hub = hub;
-    hub.register(this);
+    this.session = session;
+    session.register(this);
     if (this.watchdog && confirm) {
       let still: unknown;
       try {
-        still = await hub.call([this.family.renew, this.key, this.owner, 'PX', this.lease, 'WATCHDOG'], this.responseTimeout);
+        still = await session.call([this.family.renew, this.key, this.owner, 'PX', this.lease, 'WATCHDOG'], this.responseTimeout);
       } catch {
         // on a broken connection the new one re-binds every registered holding
         still = 1;
@@ -220,7 +207,7 @@ export abstract class Holder implements Holding {
   protected async takeOrThrow(permits: number, options?: AcquireOptions): Promise<void> {
     if (!(await this.take(permits, true, options))) {
       throw new LockTimeoutError(
-        `acquire ${this.family.noun} "${this.key}" timed out after ${this.options.acquireTimeout ?? 0} ms`,
+        `acquire ${this.family.noun} "${this.key}" timed out after ${options?.acquireTimeout ?? this.options.acquireTimeout ?? 0} ms`,
       );
     }
   }
@@ -234,10 +221,10 @@ export abstract class Holder implements Holding {
       this.forget();
       throw err;
     }
-    const hub = this.hub ?? this.currentHub();
+    const session = this.session ?? this.currentSession();
     let reply: unknown;
     try {
-      reply = await hub.call([...this.family.release(this.key, this.owner, hold.permits), 'ID', requestId()], this.responseTimeout);
+      reply = await session.call([...this.family.release(this.key, this.owner, hold.permits), 'ID', requestId()], this.responseTimeout);
     } catch (err) {
       throw publicError(err);
     }
@@ -270,9 +257,9 @@ export abstract class Holder implements Holding {
     if (this.lost) throw this.lost;
     const token = this.token;
     if (token === null) throw new NotOwnedError(`the ${this.family.noun} "${this.key}" is not held by this object`);
-    const hub = this.hub ?? this.currentHub();
+    const session = this.session ?? this.currentSession();
     try {
-      return await hub.call(['RLOCK.GUARD', this.key, this.owner, token, ...inner], this.responseTimeout, false);
+      return await session.call(['RLOCK.GUARD', this.key, this.owner, token, ...inner], this.responseTimeout, false);
     } catch (err) {
       if (err instanceof ServerReply && err.message.startsWith('NOTOWNER')) {
         this.markLost(`a guarded ${String(inner[0])} was refused (${err.message})`);
@@ -293,8 +280,8 @@ export abstract class Holder implements Holding {
     this.holds = [];
     this.lost = null;
     this.stopRefresh();
-    this.hub?.unregister(this);
-    this.hub = null;
+    this.session?.unregister(this);
+    this.session = null;
   }
 
   private startRefresh(): void {
@@ -302,9 +289,9 @@ export abstract class Holder implements Holding {
     let lastRenewed = Date.now();
     const tick = async () => {
       this.refreshTimer = null;
-      if (!this.isAcquired || !this.hub) return;
+      if (!this.isAcquired || !this.session) return;
       try {
-        const still = await this.hub.call([this.family.renew, this.key, this.owner, 'PX', this.lease], this.responseTimeout);
+        const still = await this.session.call([this.family.renew, this.key, this.owner, 'PX', this.lease], this.responseTimeout);
         if (Number(still) !== 1) {
           this.markLost(`the lease of the ${this.family.noun} "${this.key}" ended before it was renewed`);
           return;
@@ -326,7 +313,7 @@ export abstract class Holder implements Holding {
     this.refreshTimer = null;
   }
 
-  // ---- Holding (for the hub) ----
+  // ---- Holding (for the session) ----
 
   rebindArgs(): Arg[] | null {
     if (!this.watchdog || !this.isAcquired) return null;
@@ -342,7 +329,7 @@ export abstract class Holder implements Holding {
     const err = new LockLostError(`${this.family.noun} "${this.key}" lost: ${reason}`);
     this.lost = err;
     this.stopRefresh();
-    this.hub?.unregister(this);
+    this.session?.unregister(this);
     for (const controller of this.signals) controller.abort(err);
     const onLockLost = this.options.onLockLost;
     if (onLockLost) {

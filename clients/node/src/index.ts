@@ -11,7 +11,7 @@ export type { ElectionOptions, CampaignOptions } from './election';
 export { LeaderObserver } from './observe';
 export type { Leader } from './observe';
 export type { RedlockSettings, RedlockAbortSignal, RedlockResult } from './redlock';
-export type { LockOptions, AcquireOptions } from './holder';
+export type { LockOptions, AcquireOptions } from './options';
 export type { Arg } from './drivers/driver';
 export {
   RLockError,
@@ -26,12 +26,12 @@ export {
   ExecutionError,
 } from './errors';
 
-import { Hub } from './hub';
+import { Session } from './session';
 
 /**
  * Closes the connections rlock opened for `client` (its watchdog holdings end at once). They
  * also close by themselves when the client itself is closed (`quit()`, `close()`, `destroy()`).
  */
 export function closeConnections(client: unknown): void {
-  Hub.close(client);
+  Session.close(client);
 }

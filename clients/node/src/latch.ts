@@ -1,6 +1,8 @@
 import { publicError } from './errors';
-import { AcquireOptions } from './holder';
-import { DEFAULT_RESPONSE_TIMEOUT, Hub, requestId, targetOf } from './hub';
+import { AcquireOptions } from './options';
+import { targetOf } from './dispatcher';
+import { DEFAULT_RESPONSE_TIMEOUT, requestId } from './request';
+import { Session } from './session';
 
 /**
  * A count-down latch (`RLATCH.*`, Redisson's `RCountDownLatch` layout): set a count once,
@@ -10,13 +12,13 @@ export class CountDownLatch {
   private readonly responseTimeout: number;
 
   constructor(private readonly client: unknown, readonly key: string, options: { responseTimeout?: number } = {}) {
-    Hub.of(client);
+    Session.of(client);
     this.responseTimeout = options.responseTimeout ?? DEFAULT_RESPONSE_TIMEOUT;
   }
 
   private async call(args: Array<string | number>): Promise<unknown> {
     try {
-      return await Hub.of(this.client).call(args, this.responseTimeout);
+      return await Session.of(this.client).call(args, this.responseTimeout);
     } catch (err) {
       throw publicError(err);
     }
@@ -47,7 +49,7 @@ export class CountDownLatch {
       return Number(await this.call(['RLATCH.AWAIT', this.key])) === 1;
     }
     try {
-      const waited = await Hub.of(this.client).waitFor({
+      const waited = await Session.of(this.client).waitFor({
         target: targetOf('latch', this.key, ''),
         build: (clientId, ms) => ['RLATCH.AWAIT', this.key, 'WAIT', ms, 'NOTIFY', clientId],
         waitMs: timeoutMs,

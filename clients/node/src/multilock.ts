@@ -7,8 +7,11 @@
 
 import { Arg } from './drivers/driver';
 import { LockLostError, LockTimeoutError, NotOwnedError, publicError } from './errors';
-import { AcquireOptions, ownerOf } from './holder';
-import { Hub, requestId, targetOf } from './hub';
+import { targetOf } from './dispatcher';
+import { acquire, acquireTail } from './holder';
+import { AcquireOptions, ownerOf } from './options';
+import { DEFAULT_RESPONSE_TIMEOUT, requestId } from './request';
+import { Session } from './session';
 import { Mutex, MutexOptions } from './mutex';
 
 /**
@@ -66,7 +69,7 @@ export class MultiLock {
    */
   async acquire(options?: AcquireOptions): Promise<this> {
     if (!(await this.take(true, options))) {
-      throw new LockTimeoutError(`acquire multi-lock [${this.keys.join(', ')}] timed out after ${this.options.acquireTimeout ?? 0} ms`);
+      throw new LockTimeoutError(`acquire multi-lock [${this.keys.join(', ')}] timed out after ${options?.acquireTimeout ?? this.options.acquireTimeout ?? 0} ms`);
     }
     return this;
   }
@@ -76,51 +79,33 @@ export class MultiLock {
     return this.take(false);
   }
 
+  /** `RLOCK.ACQUIREALL numkeys key... owner` and the options every acquire ends with. */
   private args(id: string, wait?: { ms: number; clientId: number }): Arg[] {
     const { lockTimeout, maxHold, lockDelay } = this.options;
-    const args: Arg[] = ['RLOCK.ACQUIREALL', this.keys.length, ...this.keys, this.owner, 'PX', lockTimeout ?? this.mutexes[0].lease];
-    if (wait) args.push('WAIT', wait.ms, 'NOTIFY', wait.clientId);
-    if (lockTimeout === undefined) args.push('WATCHDOG');
-    args.push('ID', id);
-    if (maxHold !== undefined) args.push('MAXHOLD', maxHold);
-    if (lockDelay !== undefined) args.push('LOCKDELAY', lockDelay);
-    return args;
+    const tail = acquireTail({ lease: lockTimeout ?? this.mutexes[0].lease, watchdog: lockTimeout === undefined, id, wait, maxHold });
+    return ['RLOCK.ACQUIREALL', this.keys.length, ...this.keys, this.owner, ...tail, ...(lockDelay === undefined ? [] : ['LOCKDELAY', lockDelay])];
   }
 
+  /** The one core's acquire (holder.ts) over every key; each key's grant is adopted by its Mutex. */
   private async take(waiting: boolean, options: AcquireOptions = {}): Promise<boolean> {
-    const hub = Hub.of(this.client);
-    const id = requestId();
-    const waitMs = this.options.acquireTimeout;
-    let tokens: number[];
-    let confirm: boolean;
+    const session = Session.of(this.client);
+    let granted;
     try {
-      if (!waiting || (waitMs !== undefined && waitMs <= 0)) {
-        options.signal?.throwIfAborted();
-        const called = await hub.callEx(this.args(id), this.options.responseTimeout);
-        if (called.reply === null || called.reply === undefined) return false;
-        tokens = (called.reply as unknown[]).map(Number);
-        confirm = called.retried;
-      } else {
-        const [target, ...more] = this.keys.map((key) => targetOf('lock', key, this.owner));
-        const waited = await hub.waitFor({
-          target,
-          more,
-          build: (clientId, ms) => this.args(id, { ms, clientId }),
-          waitMs,
-          signal: options.signal,
-          // One cancel takes the request out of every key's queue.
-          cancel: ['RLOCK.CANCEL', this.keys[0], this.owner],
-          release: null,
-          timeout: this.options.responseTimeout ?? 2000,
-        });
-        if (!waited) return false;
-        tokens = waited.tokens;
-        confirm = waited.queued || waited.retried;
-      }
+      granted = await acquire(session, {
+        args: (id, wait) => this.args(id, wait),
+        targets: this.keys.map((key) => targetOf('lock', key, this.owner)),
+        waitMs: waiting ? options.acquireTimeout ?? this.options.acquireTimeout : 0,
+        signal: options.signal,
+        cancel: ['RLOCK.CANCEL', this.keys[0], this.owner],
+        release: null,
+        timeout: this.options.responseTimeout ?? DEFAULT_RESPONSE_TIMEOUT,
+      });
     } catch (err) {
       throw publicError(err);
     }
-    const adopted = await Promise.allSettled(this.mutexes.map((mutex, i) => mutex.adopt(hub, 1, tokens[i], confirm)));
+    if (!granted) return false;
+    const { tokens, confirm } = granted;
+    const adopted = await Promise.allSettled(this.mutexes.map((mutex, i) => mutex.adopt(session, 1, tokens[i], confirm)));
     const failed = adopted.find((result) => result.status === 'rejected') as PromiseRejectedResult | undefined;
     if (failed) {
       // Part of it ended before it was confirmed: give back the rest, all or none.
@@ -144,11 +129,11 @@ export class MultiLock {
   }
 
   private async releaseAll(mutexes: readonly Mutex[]): Promise<void> {
-    const hub = Hub.of(this.client);
+    const session = Session.of(this.client);
     const keys = mutexes.map((mutex) => mutex.key);
     let reply: unknown;
     try {
-      reply = await hub.call(['RLOCK.RELEASEALL', keys.length, ...keys, this.owner, 'ID', requestId()], this.options.responseTimeout);
+      reply = await session.call(['RLOCK.RELEASEALL', keys.length, ...keys, this.owner, 'ID', requestId()], this.options.responseTimeout);
     } catch (err) {
       throw publicError(err);
     }

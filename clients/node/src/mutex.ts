@@ -1,5 +1,6 @@
 import { Arg } from './drivers/driver';
-import { AcquireOptions, Family, Holder, LockOptions, ownerOf } from './holder';
+import { Holder } from './holder';
+import { AcquireOptions, Family, LockOptions, ownerOf } from './options';
 
 const LOCK: Family = {
   type: 'lock',

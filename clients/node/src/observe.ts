@@ -9,7 +9,8 @@
 
 import { Connection } from './drivers/driver';
 import { ConnectionError, ConnectionFailure, RLockError, ServerReply, publicError } from './errors';
-import { Hub, RECONNECT_PAUSE_MS, sleep, withTimeout } from './hub';
+import { RECONNECT_PAUSE_MS, sleep, withTimeout } from './request';
+import { Session } from './session';
 import { field, plain } from './reply';
 
 /** Who holds an election's lock: the candidate id, its term (the fencing token) and its lease left in ms. */
@@ -63,13 +64,13 @@ export class LeaderObserver implements AsyncIterableIterator<Leader | null> {
 
   /** @internal */
   constructor(
-    private readonly hub: Hub,
+    private readonly session: Session,
     private readonly key: string,
     private readonly query: () => Promise<Leader | null>,
     private readonly timeout: number,
     private readonly signal?: AbortSignal,
   ) {
-    hub.adopt(this);
+    session.adopt(this);
     if (signal?.aborted) this.close();
     signal?.addEventListener('abort', this.onAbort, { once: true });
     void this.run();
@@ -101,7 +102,7 @@ export class LeaderObserver implements AsyncIterableIterator<Leader | null> {
     this.done = true;
     this.values.length = 0;
     this.conn?.close();
-    this.hub.disown(this);
+    this.session.disown(this);
     this.signal?.removeEventListener('abort', this.onAbort);
     for (const waiting of this.pending.splice(0)) waiting.resolve({ value: undefined, done: true });
   }
@@ -129,7 +130,7 @@ export class LeaderObserver implements AsyncIterableIterator<Leader | null> {
     while (!this.done) {
       let conn: Connection | null = null;
       try {
-        conn = await withTimeout(this.hub.driver.open(OBSERVER_NAME), this.timeout * 2, 'connect');
+        conn = await withTimeout(this.session.driver.open(OBSERVER_NAME), this.timeout * 2, 'connect');
         if (!checked) await this.checkEvents(conn);
         checked = true;
         const info = String(plain(await withTimeout(conn.send(['CLIENT', 'INFO']), this.timeout, 'CLIENT INFO')));

@@ -18,7 +18,8 @@
 import { EventEmitter } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import { ExecutionError, publicError } from './errors';
-import { Hub, requestId } from './hub';
+import { requestId } from './request';
+import { Session } from './session';
 
 export interface RedlockSettings {
   /** Clock drift allowed, as a fraction of the duration (0.01). */
@@ -86,7 +87,7 @@ export class Redlock extends EventEmitter {
     super();
     this.clients = [...clients];
     if (!this.clients.length) throw new TypeError('rlock: Redlock needs at least one client');
-    for (const client of this.clients) Hub.of(client);
+    for (const client of this.clients) Session.of(client);
     this.settings = { ...DEFAULTS, ...settings };
   }
 
@@ -105,16 +106,16 @@ export class Redlock extends EventEmitter {
   /** Every resource on one server: its tokens, or null (what it granted is given back). */
   private async acquireOn(client: unknown, resources: string[], owner: string, duration: number, timeout: number): Promise<number[] | null> {
     const id = requestId();
-    let hub: Hub;
+    let session: Session;
     try {
-      hub = Hub.of(client);
+      session = Session.of(client);
     } catch (err) {
       this.report(err);
       return null;
     }
     const replies = await Promise.all(
       resources.map((resource) =>
-        hub.call(['RLOCK.ACQUIRE', resource, owner, 'PX', duration, 'ID', id], timeout).catch((err) => {
+        session.call(['RLOCK.ACQUIRE', resource, owner, 'PX', duration, 'ID', id], timeout).catch((err) => {
           this.report(err);
           return undefined;
         }),
@@ -148,10 +149,10 @@ export class Redlock extends EventEmitter {
   /** Releases every resource on one server: true when each was still held. */
   private async releaseOn(client: unknown, resources: string[], owner: string, timeout: number): Promise<boolean> {
     if (!resources.length) return true;
-    const hub = Hub.of(client);
+    const session = Session.of(client);
     const replies = await Promise.all(
       resources.map((resource) =>
-        hub.call(['RLOCK.RELEASE', resource, owner, 'ID', requestId()], timeout).catch((err) => {
+        session.call(['RLOCK.RELEASE', resource, owner, 'ID', requestId()], timeout).catch((err) => {
           this.report(err);
           return null;
         }),
@@ -161,10 +162,10 @@ export class Redlock extends EventEmitter {
   }
 
   private async renewOn(client: unknown, resources: string[], owner: string, duration: number, timeout: number): Promise<boolean> {
-    const hub = Hub.of(client);
+    const session = Session.of(client);
     const replies = await Promise.all(
       resources.map((resource) =>
-        hub.call(['RLOCK.RENEW', resource, owner, 'PX', duration], timeout).catch((err) => {
+        session.call(['RLOCK.RENEW', resource, owner, 'PX', duration], timeout).catch((err) => {
           this.report(err);
           return 0;
         }),
@@ -302,6 +303,6 @@ export class Redlock extends EventEmitter {
 
   /** Closes the connections rlock opened to the servers (not the clients themselves). */
   async quit(): Promise<void> {
-    for (const client of this.clients) Hub.close(client);
+    for (const client of this.clients) Session.close(client);
   }
 }

@@ -1,4 +1,5 @@
-import { AcquireOptions, Family, Holder, LockOptions, ownerOf } from './holder';
+import { Holder } from './holder';
+import { AcquireOptions, Family, LockOptions, ownerOf } from './options';
 
 function family(mode: 'READ' | 'WRITE'): Family {
   return {

@@ -1,6 +1,7 @@
 import { ReplyError, publicError } from './errors';
-import { AcquireOptions, Family, Holder, LockOptions, ownerOf } from './holder';
-import { Hub } from './hub';
+import { Holder } from './holder';
+import { AcquireOptions, Family, LockOptions, ownerOf } from './options';
+import { Session } from './session';
 import { field } from './reply';
 
 const PERMITS: Family = {
@@ -28,9 +29,9 @@ export class Semaphore extends Holder {
     if (!Number.isInteger(limit) || limit < 0) throw new RangeError('rlock: limit must be an integer >= 0');
   }
 
-  protected override async prepare(hub: Hub): Promise<void> {
+  protected override async prepare(session: Session): Promise<void> {
     if (!this.prepared) {
-      this.prepared = hub.call(['RSEM.SETPERMITS', this.key, this.limit], this.responseTimeout).then(
+      this.prepared = session.call(['RSEM.SETPERMITS', this.key, this.limit], this.responseTimeout).then(
         () => undefined,
         (err) => {
           this.prepared = null;
@@ -66,14 +67,32 @@ export class Semaphore extends Holder {
     return this.runHeld(() => this.acquire(permits, options), fn);
   }
 
-  /** The permits available now (`RSEM.INFO`'s `available`; `limit` before the first acquire). */
-  async available(): Promise<number> {
-    let reply: unknown;
+  /**
+   * Sets the permits to `permits` when the semaphore does not exist yet (Redisson's
+   * `trySetPermits`, `RSEM.SETPERMITS`): true when set, false when it existed.
+   */
+  async trySetPermits(permits: number): Promise<boolean> {
+    if (!Number.isInteger(permits) || permits < 0) throw new RangeError('rlock: permits must be an integer >= 0');
+    return Number(await this.adminCall(['RSEM.SETPERMITS', this.key, permits])) === 1;
+  }
+
+  /** Adds `permits` (negative: removes) to the available ones and lets waiters in; the permits available now. */
+  async addPermits(permits: number): Promise<number> {
+    if (!Number.isInteger(permits)) throw new RangeError('rlock: permits must be an integer');
+    return Number(await this.adminCall(['RSEM.ADDPERMITS', this.key, permits]));
+  }
+
+  private async adminCall(args: Array<string | number>): Promise<unknown> {
     try {
-      reply = await this.currentHub().call(['RSEM.INFO', this.key], this.responseTimeout);
+      return await this.currentSession().call(args, this.responseTimeout);
     } catch (err) {
       throw publicError(err);
     }
+  }
+
+  /** The permits available now (`RSEM.INFO`'s `available`; `limit` before the first acquire). */
+  async available(): Promise<number> {
+    const reply = await this.adminCall(['RSEM.INFO', this.key]);
     if (reply === null || reply === undefined) return this.limit;
     const value = field(reply, 'available');
     if (value === undefined) throw new ReplyError('ERR unexpected RSEM.INFO reply');

@@ -52,41 +52,6 @@ for (const lib of LIBS) {
       assert.equal(await s.available(), 2);
     });
 
-    it('ReadWriteLock: readers share, a writer excludes, a writer waiting keeps new readers out', async () => {
-      const k = f.key('rw');
-      const r1 = new ReadWriteLock(f.clients[0], k);
-      const r2 = new ReadWriteLock(f.clients[0], k);
-      const w = new ReadWriteLock(f.clients[0], k);
-      const r3 = new ReadWriteLock(f.clients[0], k);
-      await r1.readLock().acquire();
-      await r2.readLock().acquire();
-      assert.equal(r1.readLock().isAcquired, true);
-      const readerToken = r2.readLock().token!;
-      assert.equal(typeof readerToken, 'number');
-      assert.equal(await w.writeLock().tryAcquire(), false);
-      const order: string[] = [];
-      const writing = w.writeLock().acquire().then(() => order.push('w'));
-      await until(async () => (await info(f.redis, 'RWLOCK.INFO', k))!.waiting_writers === 1, 5000, 'writer queued');
-      assert.equal(await r3.readLock().tryAcquire(), false, 'no reader passes a waiting writer');
-      const reading = r3.readLock().acquire().then(() => order.push('r3'));
-      await r1.readLock().release();
-      await sleep(20);
-      assert.deepEqual(order, []);
-      await r2.readLock().release();
-      await writing;
-      assert.deepEqual(order, ['w']);
-      const writerToken = w.writeLock().token!;
-      assert.ok(writerToken > readerToken, 'the writer fences out the readers before it');
-      // downgrade: the writer takes the read lock too, then gives up writing
-      await w.readLock().acquire();
-      await w.writeLock().release();
-      await reading;
-      assert.deepEqual(order, ['w', 'r3']);
-      await w.readLock().release();
-      await r3.readLock().release();
-      assert.equal(await info(f.redis, 'RWLOCK.INFO', k), null);
-    });
-
     it('ReadWriteLock: using on each side; a plain lock key is WRONGTYPE', async () => {
       const k = f.key('rw');
       const rw = new ReadWriteLock(f.clients[0], k);
@@ -96,22 +61,13 @@ for (const lib of LIBS) {
       await assert.rejects(rw.readLock().tryAcquire(), WrongTypeError);
     });
 
-    it('CountDownLatch: trySetCount, countDown, getCount, wait opens for every waiter', async () => {
-      const k = f.key('latch');
-      const latch = new CountDownLatch(f.clients[0], k);
-      assert.equal(await latch.getCount(), 0);
-      assert.equal(await latch.wait(10), true, 'never set: open');
+    // What a latch does is clients/spec/latch.json; what is Node's own is countDown's reply.
+    it('CountDownLatch: countDown resolves with the count left', async () => {
+      const latch = new CountDownLatch(f.clients[0], f.key('latch'));
       assert.equal(await latch.trySetCount(2), true);
-      assert.equal(await latch.trySetCount(5), false);
-      assert.equal(await latch.getCount(), 2);
-      const waits = [latch.wait(5000), new CountDownLatch(f.clients[0], k).wait(), latch.wait(5000)];
-      const short = latch.wait(50);
-      assert.equal(await short, false, 'timed out');
       assert.equal(await latch.countDown(), 1);
-      await sleep(20);
       assert.equal(await latch.countDown(), 0);
-      assert.deepEqual(await Promise.all(waits), [true, true, true]);
-      assert.equal(await latch.getCount(), 0);
+      assert.equal(await latch.countDown(), 0, 'an open latch stays at 0');
     });
 
     it('CountDownLatch: wait is cancelled by an AbortSignal; the others still open', async () => {

@@ -27,7 +27,7 @@ def parameters(function):
 def test_signatures_match_redis_py(ours, theirs, method):
     """Every parameter of redis-py's method, in its place and with its default; rlock adds
     keyword-only options after them."""
-    mine = [p for p in parameters(getattr(ours, method)) if p[0] not in ("on_lost", "watchdog_lease", "max_hold")]
+    mine = [p for p in parameters(getattr(ours, method)) if p[0] not in ("on_lost", "watchdog_lease", "max_hold", "confirm")]
     assert mine == parameters(getattr(theirs, method))
     assert inspect.iscoroutinefunction(getattr(ours, method)) == inspect.iscoroutinefunction(getattr(theirs, method))
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 from rlock._commands import (
     SOCKET_TIMEOUT,
     Command,
@@ -91,3 +93,22 @@ def test_holders_are_read_per_kind():
     assert READ.holder(rwlock_info, b"x") is None and READ.holders(None) == []
     lock_info = {b"owner": b"o", b"token": 4, b"ttl": 5}
     assert LOCK.holder(lock_info, b"o")["token"] == 4 and LOCK.holder(lock_info, b"p") is None
+
+
+def test_confirmation_settings_and_replies():
+    from rlock._confirm import AUTO, Confirm, ReplicaCount, as_confirm, confirmed_count, replicas_from_role, wait_words
+
+    assert as_confirm("auto") is AUTO and as_confirm(False) is None and as_confirm(0) is None
+    assert as_confirm(2) == Confirm(replicas=2) and as_confirm("aof").aof
+    with pytest.raises(ValueError):
+        as_confirm("sometimes")
+    role = [b"master", 100, [[b"127.0.0.1", b"7001", b"100"], [b"127.0.0.1", b"7002", b"90"]]]
+    assert replicas_from_role(role) == 2 and replicas_from_role([b"slave", b"h", 1, b"connected", 5]) == 0
+    count = ReplicaCount()
+    count.count = 0
+    assert wait_words(AUTO, count) is None, "no replica: no WAIT at all"
+    count.count = 2
+    assert wait_words(AUTO, count) == ("WAIT", 2, 1000)
+    count.has_waitaof = True
+    assert wait_words(Confirm(replicas=1, aof=True, timeout=0.25), count) == ("WAITAOF", 1, 1, 250)
+    assert confirmed_count(("WAITAOF", 1, 1, 250), [0, 1]) == -1, "not fsynced on the primary"

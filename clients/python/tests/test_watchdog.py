@@ -16,7 +16,9 @@ from redis.exceptions import LockNotOwnedError
 from servers import free_port
 from support import client_ids, eventually, excluded_by, holding_process, lock_info, queued, side
 
-KILL_HANDOFF_BOUND_S = 0.050
+# Generous: the claim is "far below the lease", not a speed (the bench measures handoffs);
+# the machine running the tests may be loaded.
+KILL_HANDOFF_BOUND_S = 0.5
 KILL_ROUNDS = 3
 
 

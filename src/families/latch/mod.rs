@@ -2,4 +2,6 @@
 //! Its key is Redisson's `RCountDownLatch` string count.
 
 pub mod commands;
+pub mod family;
 pub mod serve;
+pub mod table;

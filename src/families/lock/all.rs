@@ -3,21 +3,19 @@
 //! in one step, never holding part of its keys. `RLOCK.RELEASEALL` releases each key once.
 //! Each key is an ordinary holding afterwards, with its own token.
 
-use crate::api::{bytes, selected_db, Ctx, OwnedStr, RStr};
+use crate::api::{bytes, selected_db, Ctx, RStr};
 use crate::args;
-use crate::clock::with_token_clock;
 use crate::error::{Error, Result};
 use crate::kinds::{LockType, Want};
 use crate::lifetime::retries::Kind;
-use crate::queue::{self, Ask, Request};
+use crate::queue::{self, Ask};
 use crate::reply::{run, with_bytes, Out, Reply};
 use crate::request::{open_for_write, request, wait_all_or_nil};
 use crate::store::LockKey;
 use std::os::raw::c_int;
-use std::rc::Rc;
 
-use super::commands::{apply, memory_for, view};
-use super::rules::{self as lock, View};
+use super::rules::View;
+use super::take::{take_all, views};
 
 /// `numkeys key [key ...] owner [options]` split into (keys, their names, owner, options).
 fn split(argv: &[RStr]) -> Result<(&[RStr], Vec<&[u8]>, RStr, &[RStr])> {
@@ -33,42 +31,6 @@ fn split(argv: &[RStr]) -> Result<(&[RStr], Vec<&[u8]>, RStr, &[RStr])> {
     args::distinct(&names)?;
     args::owner(bytes(*owner))?;
     Ok((keys, names, *owner, options))
-}
-
-/// Each lock as `owner` sees it.
-pub(super) fn views<'a>(
-    locks: impl IntoIterator<Item = &'a LockKey>,
-    owner: RStr,
-) -> Result<Vec<View>> {
-    locks.into_iter().map(|lock| view(lock, owner)).collect()
-}
-
-/// Takes every one of `locks` (seen as `views` by the request's owner) for `request` if each
-/// is free or already the owner's; None, with nothing changed, if any is someone else's. The
-/// tokens are in the locks' order.
-pub(super) fn take_all(
-    ctx: Ctx,
-    locks: &mut [&mut LockKey],
-    views: Vec<View>,
-    db: i32,
-    request: &Request,
-) -> Result<Option<Vec<i64>>> {
-    if views.contains(&View::Theirs) {
-        return Ok(None);
-    }
-    if views
-        .iter()
-        .any(|v| matches!(v, View::Mine { holds, .. } if *holds == i64::MAX))
-    {
-        return Err(Error::HoldsOverflow);
-    }
-    let mut tokens = Vec::with_capacity(locks.len());
-    for (lock, view) in locks.iter_mut().zip(views) {
-        let memory = memory_for(lock, request.id, view);
-        let decision = with_token_clock(|clock, now_us| lock::acquire(view, clock, now_us));
-        tokens.push(apply(ctx, (lock, db), request, decision, memory)?);
-    }
-    Ok(Some(tokens))
 }
 
 /// The tokens of a call with request id `id` that took all of `locks` already (a retry).
@@ -164,25 +126,6 @@ fn release_all(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
         }
         crate::api::OK
     })))
-}
-
-/// Opens the keys of a request for several keys, other than the one `open` already is, from
-/// a context pointed at their db.
-pub(super) fn open_others(
-    ctx: Ctx,
-    open: &[u8],
-    keys: &[Rc<[u8]>],
-) -> Result<Vec<(OwnedStr, Option<LockKey>)>> {
-    keys.iter()
-        .map(|key| {
-            let name = OwnedStr::new(key);
-            let lock = match **key == *open {
-                true => None,
-                false => Some(LockKey::open_as(ctx, name.0, true, LockType::Plain)?),
-            };
-            Ok((name, lock))
-        })
-        .collect()
 }
 
 /// Names the keys when Redis asks (`getkeys-api`): Redis 7.0's Cluster routing reads a

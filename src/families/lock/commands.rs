@@ -6,49 +6,21 @@ use crate::args;
 use crate::clock::{lease_end, observe_token, with_token_clock};
 use crate::config;
 use crate::error::{Error, Result};
-use crate::holdings::{self, Holding};
+use crate::holdings::{self};
 use crate::kinds::{Acquire, LockType, Release, Want};
-use crate::lifetime::{self, retries, retries::Kind, retries::Memory};
-use crate::queue::{self, Ask, Request};
+use crate::lifetime::{self, retries, retries::Kind};
+use crate::queue::{self, Ask};
 use crate::reply::{run, with_bytes, Out, Reply};
-use crate::request::{open_for_write, request, wait_or_nil, watch_for_loss, watchdog_client};
+use crate::request::{lease_ms, open_for_write, request, wait_or_nil, watchdog_client};
 use crate::stats;
 use crate::store::LockKey;
-use crate::upkeep::{arm_renewals, hand_over, serve_queue_if_free, watch_lease};
+use crate::upkeep::{hand_over, serve_queue_if_free};
+use crate::watch::{arm_renewals, watch_lease};
 use std::os::raw::c_int;
 
 use super::rules::{self as lock, View};
-use super::serve::grant_fresh;
 use super::store::{Extra, Holder};
-
-/// The lock as `owner` sees it, with any token it reveals fed to the token clock.
-pub(super) fn view(lock: &LockKey, owner: RStr) -> Result<View> {
-    let view = lock.view(owner)?;
-    if let View::Mine { token, .. } = view {
-        observe_token(token);
-    }
-    Ok(view)
-}
-
-fn plain_holding(owner: &[u8], token: Option<i64>) -> Holding<'_> {
-    Holding {
-        kind: LockType::Plain,
-        owner,
-        token,
-    }
-}
-
-/// The ids `owner`'s holding remembers, read once, only for a call with an id by the holder.
-pub(super) fn memory_for(lock: &LockKey, id: Option<&[u8]>, view: View) -> Option<Memory> {
-    (id.is_some() && matches!(view, View::Mine { .. })).then(|| lock.ids())
-}
-
-/// `memory` with one more call remembered, encoded for the hash.
-fn remembered(memory: Option<Memory>, kind: Kind, id: &[u8], value: i64) -> Vec<u8> {
-    let mut memory = memory.unwrap_or_default();
-    memory.remember(kind, id, value, now_ms(), config::retry_window_ms());
-    memory.encode()
-}
+use super::take::{apply, memory_for, plain_holding, remembered, view};
 
 /// `RLOCK.ACQUIRE key owner [PX lease-ms] [WAIT timeout-ms] [WATCHDOG] [ID id] [MAXHOLD ms]`
 fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
@@ -91,57 +63,6 @@ fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
             || Ok(None),
         ),
         decision => apply(ctx, (&mut lock, db), &request, decision, memory).map(Reply::Int),
-    }
-}
-
-/// Writes what an acquire decided into `lock`: a fresh holding, or one more hold of the
-/// owner's (its request id remembered in `memory`, the ids its holding had, if read). Returns
-/// the token. Shared by the one-key and the several-keys acquire.
-pub(super) fn apply(
-    ctx: Ctx,
-    (lock, db): (&mut LockKey, i32),
-    request: &Request,
-    decision: Acquire,
-    memory: Option<Memory>,
-) -> Result<i64> {
-    let key = bytes(lock.name());
-    match decision {
-        Acquire::Fresh { token } => {
-            let expire_at = grant_fresh(lock, db, request, token);
-            if request.bind_to.is_some() {
-                arm_renewals(ctx);
-            }
-            watch_for_loss(ctx, request, (db, key), Some(expire_at));
-            Ok(token)
-        }
-        Acquire::Reentry {
-            holds,
-            token,
-            new_token,
-        } => {
-            let ids = request
-                .id
-                .map(|id| remembered(memory, Kind::Acquire, id, token));
-            let extra = Extra {
-                token: new_token.then_some(token),
-                ids: ids.as_deref(),
-                cap: None,
-                delay: None,
-            };
-            lock.set_holds(request.owner, holds, extra);
-            let expire_at = lock.set_lease_end(lease_end(now_ms(), request.lease_ms, lock.cap()));
-            if let Some(client) = request.bind_to {
-                let holding = plain_holding(bytes(request.owner), Some(token));
-                if holdings::bind_if_unbound(db, key, holding, client, request.lease_ms, true) {
-                    arm_renewals(ctx);
-                }
-            }
-            watch_lease(ctx, db, key, Some(expire_at));
-            stats::REENTRIES.add();
-            Ok(token)
-        }
-        Acquire::Overflow => Err(Error::HoldsOverflow),
-        Acquire::Busy => Err(Error::Internal),
     }
 }
 
@@ -217,7 +138,7 @@ fn renew(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     args::owner(bytes(*owner))?;
     let o = with_bytes(options, args::renew_options)?;
     let bind_to = watchdog_client(ctx, o.watchdog)?;
-    let lease_ms = o.lease_ms.unwrap_or_else(config::default_lease_ms);
+    let lease_ms = lease_ms(&o)?;
     let (mut lock, db) = open_for_write(ctx, *key, LockType::Plain)?;
     let View::Mine { token, .. } = view(&lock, *owner)? else {
         return Ok(Reply::Int(0));

@@ -4,7 +4,10 @@
 
 pub mod all;
 pub mod commands;
+pub mod family;
 pub mod guard;
 pub mod rules;
 pub mod serve;
 pub mod store;
+pub mod table;
+pub mod take;

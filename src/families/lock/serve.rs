@@ -1,19 +1,16 @@
 //! Serving the plain lock's queue: a free lock goes to its first waiter, with a fresh token.
 
-use crate::api::{bytes, now_ms, Ctx, RStr};
-use crate::clock::{issue_token, lease_end};
-use crate::config;
+use crate::api::{bytes, Ctx, RStr};
+use crate::clock::issue_token;
 use crate::error::{Error, Result};
-use crate::holdings::{bind, publish, tell_change, tell_loss, unbind, Holding};
-use crate::kinds::{LockType, Want};
-use crate::lifetime::retries::{Kind, Memory};
+use crate::holdings::publish;
+use crate::kinds::Want;
 use crate::queue::{self, Admission, Request, Verdict};
 use crate::stats;
 use crate::store::LockKey;
 
-use super::all::{open_others, take_all, views};
 use super::rules::View;
-use super::store::Extra;
+use super::take::{grant_fresh, open_others, take_all, views};
 use std::rc::Rc;
 
 /// The plain lock's rules as the queue asks them, over one opened key.
@@ -82,44 +79,6 @@ pub fn serve(lock: &mut LockKey, db: i32) -> Option<i64> {
     };
     queue::serve(db, &key, &mut plain);
     plain.lease_end
-}
-
-/// Writes a new holding for `ask` with `token` into a free lock: its hold cap, the request
-/// id it remembers, and its watchdog binding. Returns the lease end.
-pub fn grant_fresh(lock: &mut LockKey, db: i32, ask: &Request, token: i64) -> i64 {
-    let now = now_ms();
-    let cap = ask
-        .max_hold_ms
-        .or_else(config::max_hold_ms)
-        .map(|ms| now + ms);
-    let ids = ask.id.map(|id| {
-        let mut memory = Memory::default();
-        memory.remember(Kind::Acquire, id, token, now, config::retry_window_ms());
-        memory.encode()
-    });
-    let delay = ask.lock_delay_ms.or_else(config::lock_delay_ms);
-    let expire_at = lease_end(now, ask.lease_ms, cap).saturating_add(delay.unwrap_or(0));
-    let extra = Extra {
-        token: Some(token),
-        ids: ids.as_deref(),
-        cap,
-        delay,
-    };
-    lock.grant(ask.owner, extra, expire_at);
-    let key = bytes(lock.name());
-    unbind(db, key);
-    let holding = Holding {
-        kind: LockType::Plain,
-        owner: bytes(ask.owner),
-        token: Some(token),
-    };
-    tell_loss(db, key, &holding, ask, Want::Lock);
-    if let Some(client) = ask.bind_to {
-        bind(db, key, holding, client, ask.lease_ms, !ask.by_message);
-    }
-    tell_change(lock.ctx(), key, c"rlock.acquired");
-    stats::ACQUISITIONS.add();
-    expire_at
 }
 
 /// Tells Redisson's waiters the lock is free: `0` on `redisson_lock__channel:{key}`.

@@ -1,5 +1,5 @@
 //! The RWLOCK commands: parse, apply the read-write lock's rules, reply. The queue, holdings
-//! and lease timers are the shared rooms' (`queue`, `holdings`, `upkeep`).
+//! and lease timers are the shared rooms' (`queue`, `holdings`, `watch`).
 
 use crate::api::{bytes, now_ms, selected_db, Ctx, RStr};
 use crate::args;
@@ -11,12 +11,15 @@ use crate::kinds::{Access, LockType, Want};
 use crate::lifetime::{self, retries, retries::Kind};
 use crate::queue::{self, Ask};
 use crate::reply::{run, with_bytes, Out, Reply};
-use crate::request::{open_for_write, request, wait_or_nil, watch_for_loss, watchdog_client};
+use crate::request::{lease_ms, open_for_write, request, wait_or_nil, watchdog_client};
 use crate::stats;
 use crate::store::LockKey;
-use crate::upkeep::{arm_renewals, hand_over, serve_queue_if_free, serve_rw, watch_rw};
+use crate::subscriptions::watch_for_loss;
+use crate::upkeep::{hand_over, serve_queue_if_free};
+use crate::watch::arm_renewals;
 use std::os::raw::c_int;
 
+use super::family::{serve_rw, watch_rw};
 use super::rules::{self as rwlock, Mode};
 use super::serve::{announce_open, take_rw};
 use super::store::{self as rwstore, Settled};
@@ -113,8 +116,14 @@ fn release(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
         // A downgrade: Redisson's readers may enter now.
         announce_open(ctx, name);
     }
-    serve_rw(ctx, &mut lock, db, settled);
+    serve_rw(ctx, &mut lock, db, settled, &hand_over_rw(ctx, db));
     Ok(Reply::Int(0))
+}
+
+/// A read-write lock freed by a command goes to its queue's head, or Redisson's waiters hear
+/// of it.
+fn hand_over_rw(ctx: Ctx, db: i32) -> impl Fn(&mut LockKey) {
+    move |lock| hand_over(ctx, lock, db, LockType::ReadWrite)
 }
 
 /// `RWLOCK.RENEW key owner [PX lease-ms] [WATCHDOG]`: every holding of `owner` gets the new
@@ -126,7 +135,7 @@ fn renew(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     let owner = args::rw_owner(bytes(*owner))?;
     let o = with_bytes(options, args::renew_options)?;
     let bind_to = watchdog_client(ctx, o.watchdog)?;
-    let lease_ms = o.lease_ms.unwrap_or_else(config::default_lease_ms);
+    let lease_ms = lease_ms(&o)?;
     let (mut lock, db) = open_for_write(ctx, *key, LockType::ReadWrite)?;
     let now = now_ms();
     let mine = rwstore::seen(&mut lock, owner, false, now)?.mine;
@@ -153,7 +162,8 @@ fn renew(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
         }
         None => {}
     }
-    serve_rw(ctx, &mut lock, db, Settled::Held { mode: Mode::Read });
+    let held = Settled::Held { mode: Mode::Read };
+    serve_rw(ctx, &mut lock, db, held, &hand_over_rw(ctx, db));
     Ok(Reply::Int(1))
 }
 

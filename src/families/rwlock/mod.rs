@@ -3,8 +3,10 @@
 //! (`mode`, read and write hold counts) with a timeout key per read hold.
 
 pub mod commands;
+pub mod family;
 pub mod layout;
 pub mod rules;
 pub mod serve;
 mod sidekeys;
 pub mod store;
+pub mod table;

@@ -6,18 +6,19 @@ use crate::api::{bytes, now_ms, selected_db, Ctx, RStr};
 use crate::args;
 use crate::clock::lease_end;
 use crate::config;
+use crate::counter::semaphore_channel;
 use crate::error::{Error, Result};
 use crate::holdings::{self, publish};
-use crate::kinds::{LockType, Want};
+use crate::kinds::{permits_fit, LockType, Want};
 use crate::lifetime::{self, retries, retries::Kind};
 use crate::queue::{self, Ask};
 use crate::reply::{run, with_bytes, Out, Reply};
-use crate::request::{request, wait_or_nil, watchdog_client};
+use crate::request::{lease_ms, request, wait_or_nil, watchdog_client};
 use crate::stats;
-use crate::upkeep::{arm_renewals, semaphore_changed, watch_holding};
+use crate::watch::arm_renewals;
 use std::os::raw::c_int;
 
-use super::rules::{self as semaphore, fits};
+use super::family::{semaphore_changed, watch_holding};
 use super::serve::{give_back, grant_permits};
 use super::store::Semaphore;
 
@@ -50,7 +51,7 @@ fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
         }
     }
     let queued = queue::count(db, name) > 0;
-    if fits(sem.available(), permits, queued) {
+    if permits_fit(sem.available(), permits, queued) {
         let (token, expire_at) = grant_permits(db, &mut sem, &request, permits)?;
         watch_holding(ctx, db, name, expire_at);
         if held.is_some() {
@@ -58,7 +59,7 @@ fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
         }
         return Ok(Reply::Int(token));
     }
-    if o.wait.is_some() && !crate::events::ensure_string_subscription(ctx) {
+    if o.wait.is_some() && !crate::subscriptions::ensure_string_subscription(ctx) {
         return Err(Error::Internal);
     }
     let ask = || Ask::new(Want::Permits(permits), &request);
@@ -134,7 +135,7 @@ fn renew(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     let owner = args::owner(bytes(*owner))?;
     let o = with_bytes(options, args::renew_options)?;
     let bind_to = watchdog_client(ctx, o.watchdog)?;
-    let lease_ms = o.lease_ms.unwrap_or_else(config::default_lease_ms);
+    let lease_ms = lease_ms(&o)?;
     let (mut sem, db) = open_settled(ctx, *key)?;
     let Some(mut held) = sem.holding(owner)? else {
         return Ok(Reply::Int(0));
@@ -175,7 +176,7 @@ fn set_permits(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     sem.set_available(n);
     publish(
         ctx,
-        &semaphore::channel(bytes(*key)),
+        &semaphore_channel(bytes(*key)),
         n.to_string().as_bytes(),
     );
     semaphore_changed(ctx, db, &mut sem);

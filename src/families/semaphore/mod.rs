@@ -3,6 +3,8 @@
 //! permits) and a holders hash beside it.
 
 pub mod commands;
+pub mod family;
 pub mod rules;
 pub mod serve;
 pub mod store;
+pub mod table;

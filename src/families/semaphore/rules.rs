@@ -11,11 +11,6 @@ pub fn holders_key(key: &[u8]) -> Vec<u8> {
     [&tagged(key)[..], b":rlock:holders"].concat()
 }
 
-/// Where Redisson's semaphore waiters listen: `redisson_sc:{key}`.
-pub fn channel(key: &[u8]) -> Vec<u8> {
-    [&b"redisson_sc:"[..], &tagged(key)].concat()
-}
-
 /// One owner's holding: its permits, the token of its latest grant, its lease end and cap.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Holding {
@@ -49,12 +44,6 @@ impl Holding {
     }
 }
 
-/// Whether a request for `wanted` permits may take them now: enough are free and nobody waits
-/// ahead of it (a request at the head is never passed by a smaller one behind it).
-pub fn fits(available: i64, wanted: i64, queued: bool) -> bool {
-    !queued && wanted <= available
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -80,28 +69,8 @@ mod tests {
     }
 
     #[test]
-    fn requests_fit_in_queue_order() {
-        let cases = [
-            // (available, wanted, queued, fits)
-            (3, 3, false, true),
-            (2, 3, false, false),
-            (5, 1, true, false),
-            (0, 1, false, false),
-            (-2, 1, false, false),
-        ];
-        for (available, wanted, queued, expected) in cases {
-            assert_eq!(
-                fits(available, wanted, queued),
-                expected,
-                "{available} {wanted} {queued}"
-            );
-        }
-    }
-
-    #[test]
     fn names_follow_redissons_hash_tags() {
         assert_eq!(holders_key(b"sem"), b"{sem}:rlock:holders".to_vec());
         assert_eq!(holders_key(b"{a}b"), b"{a}b:rlock:holders".to_vec());
-        assert_eq!(channel(b"sem"), b"redisson_sc:{sem}".to_vec());
     }
 }

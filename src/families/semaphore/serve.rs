@@ -50,7 +50,7 @@ pub fn give_back(ctx: Ctx, sem: &mut Semaphore, permits: i64) -> Result<i64> {
     let available = sem.add_available(permits)?;
     publish(
         ctx,
-        &semaphore::channel(bytes(sem.key())),
+        &crate::counter::semaphore_channel(bytes(sem.key())),
         available.to_string().as_bytes(),
     );
     Ok(available)

@@ -11,7 +11,7 @@ import rlock.resp.Push;
 import rlock.resp.RespConnection;
 
 /**
- * A leader election with etcd's verbs over one plain lock, {@code election:<name>}, held by the
+ * A leader election with etcd's verbs over one plain lock, the key {@code name}, held by the
  * leader's candidate id with the server's watchdog (docs/election.md). Candidates queue in the
  * server's FIFO order; the leader stays leader while its client's connection lives and until
  * {@link #resign()}; when its process dies or its connection closes, the next candidate leads
@@ -32,7 +32,7 @@ public final class Election {
         }
         this.engine = engine;
         this.name = name;
-        this.key = "election:" + name;
+        this.key = name; // the lock key itself, as in every other helper
         this.candidate = candidate;
     }
 
@@ -40,7 +40,7 @@ public final class Election {
         return name;
     }
 
-    /** The lock key: {@code election:<name>}. */
+    /** The lock key: the name itself. */
     public String getKey() {
         return key;
     }

@@ -1,12 +1,13 @@
 package rlock;
 
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import rlock.resp.Cluster;
 import rlock.resp.RedisUri;
 import rlock.resp.RespConnection;
 import rlock.resp.RespError;
@@ -22,7 +23,8 @@ final class Engine {
     private final RespConnection.Settings settings;
     private final ScheduledThreadPoolExecutor executor;
     private final Holdings holdings;
-    private final Hub hub;
+    private final Dispatcher dispatcher;
+    private final WaitByMessage waits;
     private final Router router;
     private volatile boolean closed;
 
@@ -39,7 +41,8 @@ final class Engine {
         });
         this.executor.setRemoveOnCancelPolicy(true);
         this.holdings = new Holdings(this::background);
-        this.hub = new Hub(this);
+        this.dispatcher = new Dispatcher(this);
+        this.waits = new WaitByMessage(this, options.responseTimeout.toNanos());
         this.router = new Router(this, uri.host, uri.port);
         try {
             router.seed().sessionWithin(connectTimeoutNanos());
@@ -58,8 +61,12 @@ final class Engine {
         return holdings;
     }
 
-    Hub hub() {
-        return hub;
+    Dispatcher dispatcher() {
+        return dispatcher;
+    }
+
+    WaitByMessage waits() {
+        return waits;
     }
 
     Router router() {
@@ -129,81 +136,11 @@ final class Engine {
         return acquire(family, key, owner, permits, leaseMs, waitMs, interruptible, 0);
     }
 
-    /** As above, with {@code LOCKDELAY lockDelayMs} when it is above 0 (plain locks). */
+    /** As above, with {@code LOCKDELAY lockDelayMs} when it is above 0 (plain locks): the core's {@link Acquire}. */
     long acquire(Family family, String key, String owner, int permits, long leaseMs, long waitMs,
             boolean interruptible, long lockDelayMs) throws InterruptedException {
-        if (interruptible && Thread.interrupted()) {
-            throw new InterruptedException();
-        }
-        waitMs = forever(waitMs);
-        boolean watchdog = leaseMs < 0;
-        long lease = lease(leaseMs);
-        Target target = new Target(family, key, owner);
-        String requestId = requestId();
-        if (waitMs == 0) {
-            Router.Reply reply = router.call(key,
-                    family.acquire(key, owner, permits, lease, watchdog, Family.NO_WAIT, 0, requestId, lockDelayMs));
-            return granted(target, reply.node(), reply.value(), watchdog, lease, permits);
-        }
-        long deadline = deadline(waitMs);
-        Route route = new Route(key);
-        boolean[] interrupted = {false};
-        try {
-            while (true) {
-                Node.Session session = session(route.node);
-                long left = deadline == Long.MAX_VALUE ? 0 : deadline - System.nanoTime();
-                boolean over = deadline != Long.MAX_VALUE && left <= 0;
-                long waitArg = deadline == Long.MAX_VALUE ? 0 : over ? Family.NO_WAIT : ceilMillis(left);
-                Waiter waiter = over ? null : hub.register(target, route.node, session.generation, deadline);
-                Object[] args = family.acquire(key, owner, permits, lease, watchdog, waitArg, session.notifyId, requestId, lockDelayMs);
-                Object reply = route.send(session, waiter, args);
-                if (reply == Route.RESEND) {
-                    continue;
-                }
-                if ("WAITING".equals(reply)) {
-                    Event event = park(waiter, session, interruptible, deadline, interrupted, permits);
-                    switch (event.kind) {
-                        case GRANTED:
-                            if (watchdog && !confirm(route.node, route.asked, target, lease)) {
-                                requestId = requestId(); // it ended before we could confirm it: ask again
-                                continue;
-                            }
-                            holdings.granted(target, route.node, event.token, watchdog, lease, permits);
-                            return event.token;
-                        case TIMEOUT:
-                            return -1;
-                        case DISCONNECTED:
-                            continue; // sent again with the same request id
-                        case CLOSED:
-                            throw closedException();
-                        case FAILED:
-                        default:
-                            if (movable(event.code)) {
-                                try {
-                                    pause(100);
-                                } catch (InterruptedException e) {
-                                    if (interruptible) {
-                                        throw e;
-                                    }
-                                    interrupted[0] = true;
-                                }
-                                route.node = router.nodeFor(key);
-                                continue;
-                            }
-                            throw new RLockException(event.code, "the wait for " + key + " failed: " + event.code);
-                    }
-                }
-                hub.unregister(waiter);
-                if (route.follow(reply)) {
-                    continue;
-                }
-                return granted(target, route.node, reply, watchdog, lease, permits);
-            }
-        } finally {
-            if (interrupted[0]) {
-                Thread.currentThread().interrupt();
-            }
-        }
+        long[] tokens = Acquire.one(this, family, key, owner, permits, lockDelayMs).run(leaseMs, waitMs, interruptible);
+        return tokens == null ? -1 : tokens[0];
     }
 
     /** The {@code PX} of an acquire: the watchdog's lease for -1 (any negative), else {@code leaseMs}. */
@@ -216,83 +153,11 @@ final class Engine {
                 || code.equals("TRYAGAIN") || code.equals("CLUSTERDOWN"));
     }
 
-    /** A call's answer to an acquire: the token (recorded), -1 for nil; errors raised. */
-    private long granted(Target target, Node node, Object reply, boolean watchdog, long lease, int permits) {
-        if (reply == null) {
-            return -1;
-        }
-        if (reply instanceof Long) {
-            long token = (Long) reply;
-            holdings.granted(target, node, token, watchdog, lease, permits);
-            return token;
-        }
-        Replies.check(reply);
-        throw new RLockException("ERR", "unexpected reply to an acquire: " + RespConnection.text(reply));
-    }
-
-    /** A watchdog grant told by message starts its renewals once confirmed (docs/notify.md). */
-    boolean confirm(Node node, boolean asking, Target target, long lease) {
-        Object reply = router.call(node, asking, target.key(),
-                target.family().renew(target.key(), target.owner(), lease, true)).value();
-        return Long.valueOf(1).equals(Replies.check(reply));
-    }
-
-    /**
-     * Parks the thread until its wait's message. With no message by the deadline plus the
-     * response timeout, or on an interrupt, the wait leaves the queue ({@code RLOCK.CANCEL}).
-     */
-    Event park(Waiter waiter, Node.Session session, boolean interruptible, long deadline,
-            boolean[] interrupted, int permits) throws InterruptedException {
-        long slack = options.responseTimeout.toNanos();
-        while (true) {
-            long left = deadline == Long.MAX_VALUE ? Long.MAX_VALUE : deadline - System.nanoTime() + slack;
-            if (left <= 0) {
-                return cancel(waiter, session);
-            }
-            try {
-                Event event = waiter.await(left);
-                if (event != null) {
-                    return event;
-                }
-            } catch (InterruptedException e) {
-                if (!interruptible) {
-                    interrupted[0] = true;
-                    continue;
-                }
-                Event event = cancel(waiter, session);
-                if (event.kind == Event.Kind.GRANTED) {
-                    // The grant raced the cancel: nobody will use it.
-                    Target target = waiter.target;
-                    releaseQuietly(waiter.node, target, permits);
-                }
-                throw e;
-            }
-        }
-    }
-
-    /**
-     * Takes the waiter's entry out of the server's queue and then its registration here: a
-     * grant that raced the cancel has reached the waiter by the time the cancel's reply (and
-     * the barrier, for RESP2's separate subscriber) came back, and is returned.
-     */
-    private Event cancel(Waiter waiter, Node.Session session) {
-        try {
-            if (session.isOpen()) {
-                session.conn.call("RLOCK.CANCEL", waiter.target.key(), waiter.target.owner());
-                session.barrier();
-            }
-        } catch (IOException e) {
-            // the session dropped: its queue entries went with it
-        }
-        Event event = hub.unregister(waiter);
-        return event != null ? event : Event.TIMEOUT;
-    }
-
     void releaseQuietly(Node node, Target target) {
         releaseQuietly(node, target, 1);
     }
 
-    private void releaseQuietly(Node node, Target target, int permits) {
+    void releaseQuietly(Node node, Target target, int permits) {
         try {
             node.call(false, target.family().release(target.key(), target.owner(), permits, requestId()));
         } catch (RuntimeException e) {
@@ -317,118 +182,25 @@ final class Engine {
         return remaining;
     }
 
-    /** Waits for a latch to open: true when open, false at the timeout. {@code waitMs} -1: no limit. */
-    boolean awaitLatch(String key, long waitMs) throws InterruptedException {
-        if (Thread.interrupted()) {
-            throw new InterruptedException();
-        }
-        waitMs = forever(waitMs);
-        Target target = new Target(Family.LATCH, key, "");
-        long deadline = deadline(waitMs);
-        Route route = new Route(key);
-        while (true) {
-            Node.Session session = session(route.node);
-            long left = deadline == Long.MAX_VALUE ? 0 : deadline - System.nanoTime();
-            if (deadline != Long.MAX_VALUE && left <= 0) {
-                return Long.valueOf(1).equals(Replies.check(router.call(key, Family.LATCH.await(key, Family.NO_WAIT, 0)).value()));
-            }
-            long waitArg = deadline == Long.MAX_VALUE ? 0 : ceilMillis(left);
-            Waiter waiter = hub.register(target, route.node, session.generation, deadline);
-            Object reply = route.send(session, waiter, Family.LATCH.await(key, waitArg, session.notifyId));
-            if (reply == Route.RESEND) {
-                continue;
-            }
-            if ("WAITING".equals(reply)) {
-                long slack = options.responseTimeout.toNanos();
-                // An interrupted or overdue latch wait stays registered, abandoned: latch waits
-                // share one target, so its own message must still find it (and not another's).
-                long wait = deadline == Long.MAX_VALUE ? Long.MAX_VALUE : deadline - System.nanoTime() + slack;
-                Event event = wait <= 0 ? null : waiter.await(wait);
-                if (event == null) {
-                    return false;
-                }
-                switch (event.kind) {
-                    case GRANTED:
-                        return true;
-                    case TIMEOUT:
-                        return false;
-                    case DISCONNECTED:
-                        continue;
-                    case CLOSED:
-                        throw closedException();
-                    default:
-                        if (movable(event.code)) {
-                            pause(100);
-                            route.node = router.nodeFor(key);
-                            continue;
-                        }
-                        throw new RLockException(event.code, "the wait for latch " + key + " failed: " + event.code);
-                }
-            }
-            hub.unregister(waiter);
-            if (route.follow(reply)) {
-                continue;
-            }
-            return Long.valueOf(1).equals(Replies.check(reply));
-        }
-    }
-
     /**
-     * Where a waiting call about one key goes next. Not {@link Router#call}: a waiting call must
-     * go on the session its waiter was registered for, and is re-sent only once on a new one.
+     * {@code RLOCK.RELEASEALL} of {@code keys} for {@code owner}, in one step: the keys it did
+     * not hold (each key's holding is updated).
      */
-    private final class Route {
-        /** What {@link #send} returns when the call is to be sent again on a new connection. */
-        static final Object RESEND = new Object();
-
-        private final String key;
-        Node node;
-        /** Whether the latest call was sent after {@code ASKING}. */
-        boolean asked;
-        private boolean asking;
-        private int redirects;
-        private int failures;
-
-        Route(String key) {
-            this.key = key;
-            this.node = router.nodeFor(key);
+    List<String> releaseAll(List<String> keys, String owner) {
+        Object reply = call(keys.get(0), Family.releaseAll(keys, owner, requestId()));
+        if (!(reply instanceof List) || ((List<?>) reply).size() != keys.size()) {
+            throw new RLockException("ERR", "unexpected reply to RLOCK.RELEASEALL: " + text(reply));
         }
-
-        /**
-         * The reply to {@code args} on {@code session}, or {@link #RESEND} when its connection
-         * broke: the call goes once more, with its same request id, on a new connection.
-         */
-        Object send(Node.Session session, Waiter waiter, Object[] args) {
-            Object reply;
-            try {
-                reply = asking ? session.conn.callAsking(args) : session.conn.call(args);
-            } catch (IOException e) {
-                hub.unregister(waiter);
-                session.close();
-                if (++failures > 1) {
-                    throw new RLockException("no reply from " + node + " to " + args[0] + ": " + e.getMessage(), e);
-                }
-                return RESEND;
+        List<?> counts = (List<?>) reply;
+        List<String> notHeld = new ArrayList<>();
+        for (int i = 0; i < keys.size(); i++) {
+            Object count = counts.get(i);
+            if (count == null) {
+                notHeld.add(keys.get(i));
             }
-            failures = 0;
-            asked = asking;
-            asking = false;
-            return reply;
+            holdings.released(new Target(Family.LOCK, keys.get(i), owner), count == null ? null : Replies.number(count, 0));
         }
-
-        /** Whether {@code reply} sent the call to another node, which is then the one to send to. */
-        boolean follow(Object reply) {
-            Cluster.Redirect redirect = router.redirect(node, reply);
-            if (redirect == null) {
-                return false;
-            }
-            if (++redirects > Router.MAX_REDIRECTS) {
-                throw new RLockException("CLUSTER", "more than " + Router.MAX_REDIRECTS + " redirections for " + key);
-            }
-            node = router.node(redirect.host, redirect.port);
-            asking = redirect.ask;
-            return true;
-        }
+        return notHeld;
     }
 
     /** A call about {@code key} whose errors are raised. */
@@ -456,7 +228,7 @@ final class Engine {
     }
 
     /** The System.nanoTime() end of a wait of {@code waitMs} (-1: Long.MAX_VALUE, none). */
-    private static long deadline(long waitMs) {
+    static long deadline(long waitMs) {
         return waitMs < 0 ? Long.MAX_VALUE : System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs);
     }
 
@@ -477,7 +249,7 @@ final class Engine {
 
     void close() {
         closed = true;
-        hub.closeAll();
+        dispatcher.closeAll();
         router.close();
         executor.shutdownNow();
     }

@@ -75,6 +75,34 @@ enum Family {
         }
     }
 
+    /**
+     * {@code RLOCK.ACQUIREALL numkeys key... owner PX lease [WATCHDOG] [WAIT ms NOTIFY [id]] ID id
+     * [LOCKDELAY ms]}: every key or none.
+     */
+    static Object[] acquireAll(List<String> keys, String owner, long leaseMs, boolean watchdog, long waitMs,
+            long notifyId, String requestId, long lockDelayMs) {
+        List<Object> args = all("ACQUIREALL", keys, owner);
+        addOptions(args, leaseMs, watchdog, waitMs, notifyId, requestId, lockDelayMs);
+        return args.toArray();
+    }
+
+    /** {@code RLOCK.RELEASEALL numkeys key... owner ID id}: one hold of every key. */
+    static Object[] releaseAll(List<String> keys, String owner, String requestId) {
+        List<Object> args = all("RELEASEALL", keys, owner);
+        args.add("ID");
+        args.add(requestId);
+        return args.toArray();
+    }
+
+    private static List<Object> all(String verb, List<String> keys, String owner) {
+        List<Object> args = new ArrayList<>(keys.size() + 16);
+        args.add("RLOCK." + verb);
+        args.add((long) keys.size());
+        args.addAll(keys);
+        args.add(owner);
+        return args;
+    }
+
     Object[] release(String key, String owner, int permits, String requestId) {
         List<Object> args = head("RELEASE", key, owner, permits, 8);
         args.add("ID");

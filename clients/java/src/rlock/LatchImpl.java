@@ -27,11 +27,11 @@ final class LatchImpl extends Handle implements RCountDownLatch {
 
     @Override
     public void await() throws InterruptedException {
-        engine.awaitLatch(name, -1);
+        engine.waits().awaitLatch(name, -1);
     }
 
     @Override
     public boolean await(long time, TimeUnit unit) throws InterruptedException {
-        return engine.awaitLatch(name, LockImpl.waitMillis(time, unit));
+        return engine.waits().awaitLatch(name, LockImpl.waitMillis(time, unit));
     }
 }

@@ -285,7 +285,7 @@ final class Node {
         if (s != null && s.generation == gen) {
             s.close();
         }
-        engine.hub().disconnected(this, gen);
+        engine.dispatcher().disconnected(this, gen);
         if (!engine.isClosed() && !engine.holdings().watchdogHoldings(this).isEmpty()) {
             engine.background(this::maintain);
         }
@@ -311,7 +311,7 @@ final class Node {
 
         @Override
         public void push(RespConnection connection, Push push) {
-            engine.hub().push(Node.this, gen, push);
+            engine.dispatcher().push(Node.this, gen, push);
         }
 
         @Override

@@ -76,7 +76,7 @@ public final class RLockClient implements AutoCloseable {
     }
 
     /**
-     * An election among candidates of {@code name} (the lock {@code election:<name>}), as
+     * An election among candidates of {@code name} (the lock {@code name} itself), as
      * {@code candidate}: see {@link Election}.
      */
     public Election getElection(String name, String candidate) {
@@ -108,7 +108,7 @@ public final class RLockClient implements AutoCloseable {
 
     /** Registered waits, abandoned latch waits included (diagnostics and tests). */
     int waiters() {
-        return engine.hub().size();
+        return engine.dispatcher().size();
     }
 
     /** Holdings this client keeps track of (diagnostics and tests). */

@@ -39,4 +39,13 @@ public interface RSemaphore {
      * @throws RLockException when it holds fewer than {@code permits} (nothing is released)
      */
     void release(int permits);
+
+    /**
+     * The fencing token of the current thread's permits (larger than every token issued before
+     * it for this semaphore), not in Redisson's interface.
+     *
+     * @throws IllegalMonitorStateException when the current thread holds no permits
+     * @throws LockLostException when its permits were lost
+     */
+    long getToken();
 }

@@ -54,6 +54,18 @@ final class SemaphoreImpl extends PermitsHandle implements RSemaphore {
         }
     }
 
+    @Override
+    public long getToken() {
+        Holding known = engine.holdings().get(new Target(Family.PERMITS, name, engine.owner()));
+        if (known == null) {
+            throw new IllegalMonitorStateException("the current thread holds no permits of semaphore " + name);
+        }
+        if (known.isLost()) {
+            throw new LockLostException("the current thread's permits of semaphore " + name + " were lost");
+        }
+        return known.token;
+    }
+
     private static int check(int permits) {
         if (permits < 1) {
             throw new IllegalArgumentException("permits must be at least 1");

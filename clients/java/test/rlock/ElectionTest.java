@@ -39,7 +39,7 @@ class ElectionTest extends OneServer {
     void events(TestInfo test) {
         Admin.call(admin, "CONFIG", "SET", "notify-keyspace-events", "Kdgx");
         name = test.getTestMethod().orElseThrow().getName();
-        key = "election:" + name;
+        key = name;
     }
 
     @AfterEach

@@ -5,41 +5,14 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
-import rlock.testing.Admin;
 import rlock.testing.Async;
 
 class LatchTest extends TwoClients {
     LatchTest() {
         super("latch");
-    }
-
-    @Test
-    void countsDownAndOpensForEveryWaiter() throws Exception {
-        RCountDownLatch latch = client.getCountDownLatch(name);
-        assertTrue(latch.trySetCount(2));
-        assertFalse(latch.trySetCount(5));
-        assertEquals(2, latch.getCount());
-        List<CompletableFuture<Void>> waiters = new ArrayList<>();
-        for (int i = 0; i < 20; i++) {
-            RLockClient which = i % 2 == 0 ? client : other;
-            waiters.add(Async.run(() -> which.getCountDownLatch(name).await()));
-        }
-        Thread.sleep(100);
-        assertTrue(waiters.stream().noneMatch(CompletableFuture::isDone));
-        assertEquals("0", Admin.infoField(admin, "clients", "blocked_clients"));
-        other.getCountDownLatch(name).countDown();
-        assertEquals(1, latch.getCount());
-        Thread.sleep(50);
-        assertTrue(waiters.stream().noneMatch(CompletableFuture::isDone));
-        latch.countDown();
-        CompletableFuture.allOf(waiters.toArray(CompletableFuture[]::new)).get(5, TimeUnit.SECONDS);
-        assertEquals(0, latch.getCount());
-        assertTrue(latch.await(0, TimeUnit.SECONDS), "open");
     }
 
     @Test

@@ -9,7 +9,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static rlock.testing.Admin.eventually;
 
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -113,50 +112,6 @@ class LockTest extends TwoClients {
         lock.unlock();
         assertThrows(IllegalMonitorStateException.class, lock::unlock);
         assertThrows(IllegalMonitorStateException.class, lock::getToken);
-    }
-
-    @Test
-    void waitersAreServedInArrivalOrder() throws Exception {
-        RLock lock = client.getLock(name);
-        lock.lock();
-        List<Integer> order = Collections.synchronizedList(new ArrayList<>());
-        List<CompletableFuture<Void>> waiters = new ArrayList<>();
-        for (int i = 0; i < 6; i++) {
-            int id = i;
-            RLockClient which = i % 2 == 0 ? client : other;
-            waiters.add(Async.run(() -> {
-                RLock mine = which.getLock(name);
-                mine.lock();
-                order.add(id);
-                mine.unlock();
-            }));
-            long expected = i + 1;
-            eventually(5000, "waiter " + i + " queued", () -> Admin.waiters(admin, name) == expected);
-        }
-        lock.unlock();
-        CompletableFuture.allOf(waiters.toArray(CompletableFuture[]::new)).get(10, TimeUnit.SECONDS);
-        assertEquals(List.of(0, 1, 2, 3, 4, 5), order);
-        assertEquals(0, client.waiters());
-    }
-
-    @Test
-    void tokensRiseAndFence() throws Exception {
-        RLock lock = client.getLock(name);
-        lock.lock();
-        long first = lock.getToken();
-        assertEquals(first, (Long) info().get("token"));
-        lock.unlock();
-        long second = Async.call(() -> {
-            RLock theirs = other.getLock(name);
-            theirs.lock();
-            long token = theirs.getToken();
-            theirs.unlock();
-            return token;
-        }).get();
-        assertTrue(second > first, second + " > " + first);
-        assertTrue(lock.tryLock(1, TimeUnit.SECONDS));
-        assertTrue(lock.getToken() > second);
-        lock.unlock();
     }
 
     @Test
@@ -270,14 +225,6 @@ class LockTest extends TwoClients {
         assertNotNull(info().get("watchdog"), "bound to the waiting client's connection");
         other.close();
         eventually(2000, "released when its client closes", () -> info() == null);
-    }
-
-    @Test
-    void wrongTypeIsReported() {
-        Admin.call(admin, "SET", name, "a string");
-        RLockException error = assertThrows(RLockException.class, () -> client.getLock(name).tryLock());
-        assertEquals("WRONGTYPE", error.code());
-        Admin.call(admin, "DEL", name);
     }
 
     @Test

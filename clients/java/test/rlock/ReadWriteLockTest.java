@@ -65,49 +65,6 @@ class ReadWriteLockTest extends TwoClients {
     }
 
     @Test
-    void downgradeIsAllowedAndUpgradeRefusedAtOnce() throws Exception {
-        RReadWriteLock rw = client.getReadWriteLock(name);
-        rw.writeLock().lock();
-        rw.readLock().lock();
-        rw.writeLock().unlock();
-        assertTrue(rw.readLock().isHeldByCurrentThread(), "still reading after the write lock went");
-        assertTrue(Async.call(() -> other.getReadWriteLock(name).readLock().tryLock()).get(), "other readers enter");
-        long start = System.nanoTime();
-        RLockException refused = assertThrows(RLockException.class, () -> rw.writeLock().lock());
-        assertTrue((System.nanoTime() - start) / 1_000_000 < 1000, "refused at once");
-        assertTrue(refused.getMessage().contains("holds the read lock"), refused.getMessage());
-        rw.readLock().unlock();
-    }
-
-    @Test
-    void aWaitingWriterKeepsNewReadersOutAndIsServedFirst() throws Exception {
-        RReadWriteLock rw = client.getReadWriteLock(name);
-        rw.readLock().lock();
-        CompletableFuture<Boolean> writer = Async.call(() -> {
-            RLock write = other.getReadWriteLock(name).writeLock();
-            boolean got = write.tryLock(10, TimeUnit.SECONDS);
-            Thread.sleep(100);
-            write.unlock();
-            return got;
-        });
-        eventually(5000, "the writer queued", () -> waiting("waiting_writers") == 1);
-        assertFalse(Async.call(() -> other.getReadWriteLock(name).readLock().tryLock()).get(),
-                "a new reader does not pass the waiting writer");
-        CompletableFuture<Long> reader = Async.call(() -> {
-            RLock read = client.getReadWriteLock(name).readLock();
-            read.lock();
-            long at = System.nanoTime();
-            read.unlock();
-            return at;
-        });
-        eventually(5000, "the reader queued behind", () -> waiting("waiting_readers") == 1);
-        rw.readLock().unlock();
-        assertTrue(writer.get(5, TimeUnit.SECONDS));
-        reader.get(5, TimeUnit.SECONDS);
-        eventually(2000, "all gone", () -> info() == null);
-    }
-
-    @Test
     void forceUnlockAndTimeToLive() throws Exception {
         RReadWriteLock rw = client.getReadWriteLock(name);
         rw.writeLock().lock(5, TimeUnit.SECONDS);

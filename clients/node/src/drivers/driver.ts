@@ -60,6 +60,49 @@ export class Once {
 }
 
 /**
+ * What the two libraries' connections share: replies and rejections read one way (`failure`),
+ * nothing sent once it is down, `onDown` fired once. An adapter supplies the library's calls.
+ */
+export abstract class LibraryConnection implements Connection {
+  protected readonly down = new Once();
+
+  /** The library's own send, its own subscribe, its own close. */
+  protected abstract sendCommand(args: Arg[]): Promise<unknown>;
+  protected abstract subscribeTo(channel: string, listener: (message: Buffer) => void): Promise<void>;
+  protected abstract closeClient(): void;
+
+  async send(args: Arg[]): Promise<unknown> {
+    if (this.down.done) throw new ConnectionFailure('the connection is closed');
+    try {
+      return await this.sendCommand(args);
+    } catch (err) {
+      throw failure(err);
+    }
+  }
+
+  async subscribe(channel: string, listener: (message: Buffer) => void): Promise<void> {
+    try {
+      await this.subscribeTo(channel, listener);
+    } catch (err) {
+      throw failure(err);
+    }
+  }
+
+  onDown(listener: () => void): void {
+    this.down.add(listener);
+  }
+
+  close(): void {
+    try {
+      this.closeClient();
+    } catch {
+      // already closed
+    }
+    this.down.fire();
+  }
+}
+
+/**
  * A library's rejection as rlock's: `ServerReply` for the server's error reply, else
  * `ConnectionFailure` (the retry rule depends on which).
  */

@@ -1,7 +1,6 @@
 /** The ioredis adapter: `duplicate()` without reconnects, offline queue or resends. */
 
-import { ConnectionFailure } from '../errors';
-import { Arg, Connection, Driver, Once, connected, failure } from './driver';
+import { Arg, Connection, Driver, LibraryConnection, connected } from './driver';
 
 /** The part of an ioredis instance rlock uses. */
 export interface IoRedisLike {
@@ -26,44 +25,29 @@ export function isIoRedis(client: any): client is IoRedisLike {
   );
 }
 
-class IoRedisConnection implements Connection {
-  private readonly down = new Once();
-
+class IoRedisConnection extends LibraryConnection {
   constructor(private readonly redis: IoRedisLike) {
+    super();
     redis.on('error', () => {
       // reported through the failed calls and `end`
     });
     redis.once('end', () => this.down.fire());
   }
 
-  async send(args: Arg[]): Promise<unknown> {
-    if (this.down.done) throw new ConnectionFailure('the connection is closed');
+  protected sendCommand(args: Arg[]): Promise<unknown> {
     const [command, ...rest] = args;
-    try {
-      return await this.redis.call(String(command), ...rest);
-    } catch (err) {
-      throw failure(err);
-    }
+    return this.redis.call(String(command), ...rest);
   }
 
-  async subscribe(channel: string, listener: (message: Buffer) => void): Promise<void> {
+  protected async subscribeTo(channel: string, listener: (message: Buffer) => void): Promise<void> {
     this.redis.on('messageBuffer', (from: Buffer, message: Buffer) => {
       if (from.toString() === channel) listener(message);
     });
-    try {
-      await this.redis.subscribe(channel);
-    } catch (err) {
-      throw failure(err);
-    }
+    await this.redis.subscribe(channel);
   }
 
-  onDown(listener: () => void): void {
-    this.down.add(listener);
-  }
-
-  close(): void {
+  protected closeClient(): void {
     this.redis.disconnect(false);
-    this.down.fire();
   }
 }
 

@@ -1,7 +1,6 @@
 /** The node-redis (v5) adapter: `duplicate()` without reconnects or offline queue. */
 
-import { ConnectionFailure } from '../errors';
-import { Arg, Connection, Driver, Once, connected, failure } from './driver';
+import { Arg, Connection, Driver, LibraryConnection, connected } from './driver';
 
 /** The part of a node-redis client rlock uses. */
 export interface NodeRedisLike {
@@ -25,10 +24,9 @@ export function isNodeRedis(client: any): client is NodeRedisLike {
   );
 }
 
-class NodeRedisConnection implements Connection {
-  private readonly down = new Once();
-
+class NodeRedisConnection extends LibraryConnection {
   constructor(private readonly redis: NodeRedisLike) {
+    super();
     // With reconnects off, a dropped socket is reported as `error` and leaves the client
     // closed; `end` comes after destroy().
     redis.on('error', () => {
@@ -39,37 +37,16 @@ class NodeRedisConnection implements Connection {
     redis.on('end', () => this.down.fire());
   }
 
-  async send(args: Arg[]): Promise<unknown> {
-    if (this.down.done) throw new ConnectionFailure('the connection is closed');
-    try {
-      const reply = await this.redis.sendCommand(
-        args.map((arg) => (typeof arg === 'number' ? String(arg) : arg)),
-      );
-      return reply;
-    } catch (err) {
-      throw failure(err);
-    }
+  protected sendCommand(args: Arg[]): Promise<unknown> {
+    return this.redis.sendCommand(args.map((arg) => (typeof arg === 'number' ? String(arg) : arg)));
   }
 
-  async subscribe(channel: string, listener: (message: Buffer) => void): Promise<void> {
-    try {
-      await this.redis.subscribe(channel, (message) => listener(message), true);
-    } catch (err) {
-      throw failure(err);
-    }
+  protected subscribeTo(channel: string, listener: (message: Buffer) => void): Promise<void> {
+    return this.redis.subscribe(channel, (message) => listener(message), true);
   }
 
-  onDown(listener: () => void): void {
-    this.down.add(listener);
-  }
-
-  close(): void {
-    try {
-      if (this.redis.isOpen) this.redis.destroy();
-    } catch {
-      // already closed
-    }
-    this.down.fire();
+  protected closeClient(): void {
+    if (this.redis.isOpen) this.redis.destroy();
   }
 }
 

@@ -11,14 +11,17 @@ import logging
 import threading
 import time
 import uuid
-from dataclasses import dataclass, field
+import dataclasses
 from types import SimpleNamespace
 from typing import Any, Callable, Optional
 
 from redis.exceptions import LockError, LockNotOwnedError, ResponseError
 
-from ._commands import LOCK, Kind, rebind_retries, to_ms, wait_until
+from ._commands import LOCK, Command, Kind, to_ms, wait_until
+from ._confirm import as_confirm
 from ._connections import check_client
+from ._holding import Binding, Holding
+from ._replies import TAKEN, DeadlockError, _decoded, not_a_lock  # noqa: F401 (re-exported)
 
 logger = logging.getLogger("rlock")
 
@@ -36,32 +39,6 @@ class _ThreadSerial(threading.local):
 _thread_serial = _ThreadSerial()
 
 
-class DeadlockError(LockError):
-    """The wait would close a cycle of owners, each waiting for a lock the next one holds: the
-    server refused it at once (``-DEADLOCK``, with the cycle in the message) and queued nothing.
-    Release what this owner holds, then try again."""
-
-
-def not_a_lock(error: ResponseError, otherwise: Any = None) -> Any:
-    """A WRONGTYPE reply means the name holds something that is not an rlock lock (another
-    writer took the name): redis-py's lock reports that as not acquired, or not owned any more,
-    so it reads as the reply for "not yours" (None), or as ``otherwise`` where redis-py sees a
-    taken name (locked()). A release of more permits than the owner holds is a LockError.
-    Anything else is raised again."""
-    message = str(error)
-    if message.startswith("DEADLOCK"):
-        raise DeadlockError(message) from error
-    if message.startswith("this owner holds only"):  # redis-py drops the ERR prefix
-        raise LockError(f"Cannot release more than held: {message}") from error
-    if not message.startswith("WRONGTYPE"):
-        raise error
-    return otherwise
-
-
-#: What INFO reads as when the key holds another type: taken, as redis-py sees a name it cannot use.
-TAKEN = object()
-
-
 def thread_serial() -> int:
     return _thread_serial.value
 
@@ -73,54 +50,6 @@ def next_serial() -> int:
 class PerThread(threading.local):
     token = None
     holding = None
-
-
-class Binding:
-    """All that one owner holds of one key (a lock; a read and a write holding; permits): the
-    server binds it to one watchdog connection, renews it as one (RENEW) and ends it as one when
-    that connection closes. A keeper or a subscriber keeps that connection; `guard` serialises
-    the owner's calls with its re-binding."""
-
-    def __init__(self, lock: "HoldBase", owner: bytes, guard):
-        self.lock, self.owner, self.guard = lock, owner, guard
-        self.holdings: list = []
-        self.bound = False  # a keeper or a subscriber keeps its watchdog connection
-
-    @property
-    def live(self) -> bool:
-        return any(holding.live for holding in self.holdings)
-
-    def live_holdings(self) -> list:
-        return [holding for holding in self.holdings if holding.live]
-
-    def rebind_command(self):
-        lock = self.lock
-        return lock.kind.renew(lock.name, self.owner, lock.lease_ms, watchdog=True)
-
-    def rebind_retries(self):
-        return rebind_retries(self.lock.lease_ms, time.monotonic())
-
-
-@dataclass(eq=False)
-class Holding:
-    """One holding of one kind by one owner: from the acquire that created it (its fencing
-    token) to its full release. Re-entries share it; a semaphore's later grants add to it."""
-
-    lock: "HoldBase"
-    owner: bytes
-    fence: int
-    binding: Binding = field(repr=False)
-    ended: bool = False  # fully released
-    lost: bool = False  # gone without a release of ours: expired, force-released, connection lost
-    subscriber: Any = None  # the subscriber told of its loss (granted with NOTIFY)
-
-    @property
-    def live(self) -> bool:
-        return not (self.ended or self.lost)
-
-    @property
-    def guard(self):
-        return self.binding.guard
 
 
 class Options:
@@ -142,6 +71,7 @@ class Options:
         on_lost: Optional[Callable[[Any], Any]] = None,
         watchdog_lease: Optional[float] = None,
         max_hold: Optional[float] = None,
+        confirm=None,
     ):
         pool = self._check_client(redis)
         self.redis = redis
@@ -157,7 +87,9 @@ class Options:
         self._id = str(uuid.uuid4())
         self._encoder = pool.get_encoder()
         self._key = self._encoder.encode(name)  # the key as the server names it in messages
-        self._channels = self._channels_for(pool)
+        self._channels = self._channels_for(pool, name)
+        # None: the client's setting (rlock.configure), AUTO unless changed.
+        self._confirm = self._channels.confirm if confirm is None else as_confirm(confirm)
 
     # Set by the blocking and the asyncio core.
     want_async: bool  # the redis-py client it takes
@@ -167,6 +99,10 @@ class Options:
 
     def _check_client(self, redis):
         return check_client(redis, want_async=self.want_async)
+
+    def _confirmed(self, command: Command) -> Command:
+        """The command, to be confirmed by the replicas as this object's setting says."""
+        return command if self._confirm is None else dataclasses.replace(command, confirm=self._confirm)
 
     @property
     def watchdog(self) -> bool:
@@ -242,7 +178,7 @@ class HoldBase(Options):
     def _acquire_command(self, owner: bytes, blocking, blocking_timeout, amount: int = 1):
         max_hold_ms = None if self.max_hold is None else to_ms(self.max_hold)
         deadline = self._wait_until(blocking, blocking_timeout)
-        return self.kind.acquire(self.name, owner, self.lease_ms, self.watchdog, max_hold_ms, deadline, amount)
+        return self._confirmed(self.kind.acquire(self.name, owner, self.lease_ms, self.watchdog, max_hold_ms, deadline, amount))
 
     def _settle_acquire(self, owner: bytes, reply) -> Optional[Holding]:
         """Records ACQUIRE's reply; returns the holding it created or added to (a semaphore's
@@ -301,12 +237,17 @@ class HoldBase(Options):
         holding.lost = True
         return self._not_owned(verb)
 
-    def _guard_args(self, command) -> tuple[Holding, tuple]:
-        """The holding a guarded write runs under, and its RLOCK.GUARD call."""
+    def _guard_args(self, command) -> tuple[Holding, Command]:
+        """The holding a guarded write runs under, and its RLOCK.GUARD call (confirmed, never
+        resent: a write such as INCR must not run twice)."""
         holding = self._held("guard", "Cannot guard a write with a lock that's not owned.")
         if not command:
             raise ValueError("guard() needs a command, e.g. guard('SET', 'key', 'value')")
-        return holding, ("RLOCK.GUARD", self.name, holding.owner, holding.fence, *command)
+        return holding, self._confirmed(Command(("RLOCK.GUARD", self.name, holding.owner, holding.fence, *command)))
+
+    def _guard_reply(self, reply):
+        """The inner command's reply, decoded as the client decodes its own."""
+        return _decoded(self._encoder, reply)
 
     def _guard_refused(self, holding: Holding, error: ResponseError) -> Exception:
         """NOTOWNER: the holding is not this thread's any more, and nothing ran."""
@@ -322,7 +263,20 @@ class HoldBase(Options):
             raise
 
     def _release_command(self, holding: Holding, amount: int = 1):
-        return self.kind.release(self.name, holding.owner, amount)
+        return self._confirmed(self.kind.release(self.name, holding.owner, amount))
+
+    def _undo_command(self, owner: bytes, amount: int = 1) -> Command:
+        """Gives back an acquisition the replicas did not confirm (not itself confirmed)."""
+        return self.kind.release(self.name, owner, amount)
+
+    def _grant_confirm_command(self, holding: Holding) -> Optional[Command]:
+        """For a grant told by message (written by another connection, which our WAIT does not
+        cover): RENEW, which writes, pipelined with WAIT; with WATCHDOG it also starts the
+        server's renewals. A lease holding sends it only when there are replicas to wait for."""
+        renew = self.kind.renew(self.name, holding.owner, self.lease_ms, watchdog=self.watchdog)
+        if self._confirm is None:
+            return renew if self.watchdog else None
+        return dataclasses.replace(renew, confirm=self._confirm, only_to_confirm=not self.watchdog)
 
     def _settle_release(self, holding: Holding, reply) -> None:
         if reply is None:
@@ -347,7 +301,7 @@ class HoldBase(Options):
         return self.kind.info(self.name)
 
     def _renew_command(self, holding: Holding, lease_ms: int):
-        return self.kind.renew(self.name, holding.owner, lease_ms)
+        return self._confirmed(self.kind.renew(self.name, holding.owner, lease_ms))
 
     def _ttl_ms(self, holding: Holding, info_reply) -> int:
         """The lease left, for extend(replace_ttl=False), which adds to it."""
@@ -412,10 +366,11 @@ class LockBase(HoldBase):
         on_lost: Optional[Callable[["LockBase"], Any]] = None,
         watchdog_lease: Optional[float] = None,
         max_hold: Optional[float] = None,
+        confirm=None,
     ):
         super().__init__(
             redis, name, timeout, blocking, blocking_timeout, thread_local,
-            on_lost=on_lost, watchdog_lease=watchdog_lease, max_hold=max_hold,
+            on_lost=on_lost, watchdog_lease=watchdog_lease, max_hold=max_hold, confirm=confirm,
         )
         self.sleep = sleep  # accepted for redis-py's signature: waiting happens in the server
         # the held state is per thread, as redis-py keeps it (asyncio's Lock too)

@@ -10,7 +10,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from redis.exceptions import ConnectionError, ReadOnlyError, TimeoutError
+from redis.exceptions import ClusterDownError, ConnectionError, ReadOnlyError, TimeoutError, TryAgainError
 
 #: read_timeout() for a command that answers at once: the connection's own socket_timeout.
 SOCKET_TIMEOUT = object()
@@ -50,6 +50,10 @@ class Command:
     words: tuple
     wait_until: Optional[float] = None
     request_id: Optional[str] = None
+    confirm: Any = None  # a rlock.Confirm: WAIT for the replicas after it (rlock._confirm)
+    #: Sent only to be confirmed (a RENEW after a grant told by message): skipped, as if
+    #: answered 1, when there is no replica to wait for.
+    only_to_confirm: bool = False
 
     def args(self, now: float, notify: Optional[int] = None) -> list:
         """The words to send now. With `notify` (a client id), an attempt that waits does so as
@@ -210,6 +214,29 @@ class Retries:
 
 
 CALL_RETRIES = Retries()
+
+#: How long a call on a Sentinel or Cluster client goes on trying through a failover (the old
+#: primary gone or demoted, the new one not yet known): sentinels and cluster nodes take a few
+#: seconds to agree on a promotion.
+FAILOVER_PATIENCE_S = 30.0
+
+
+class FailoverError(ConnectionError):
+    """The node answered that it cannot take the call now (READONLY: demoted; UNBLOCKED: a
+    blocked wait ended by a role change; MASTERDOWN, CLUSTERDOWN, TRYAGAIN, LOADING): it was
+    not carried out, and is sent again, with the same ID, wherever the primary is now."""
+
+
+def is_failover_reply(error: Exception) -> bool:
+    """redis-py parses READONLY, CLUSTERDOWN, MASTERDOWN and TRYAGAIN into classes of their
+    own (dropping the code from the message); UNBLOCKED stays a plain ResponseError."""
+    return isinstance(error, (ReadOnlyError, ClusterDownError, TryAgainError)) or str(error).startswith("UNBLOCKED")
+
+
+def failover_retries(now: float, until: Optional[float] = None) -> Retries:
+    """Retries through a failover, until `until` (a wait's deadline) or the patience ends."""
+    limit = now + FAILOVER_PATIENCE_S
+    return Retries(delays=(0.0, 0.1, 0.2, 0.5), until=limit if until is None else min(until, limit))
 
 #: For a call that has no ID and would count twice if sent again (RSEM.ADDPERMITS, and the
 #: set-if-unset calls, whose retry would read as "already set"): a connection error is raised.

@@ -11,8 +11,10 @@ from __future__ import annotations
 import os
 import threading
 import weakref
+from types import SimpleNamespace
 
 from redis.backoff import NoBackoff
+from redis.exceptions import LockError
 
 try:  # redis-py 8: maintenance notifications can relax timeouts and move connections
     from redis.maint_notifications import MaintNotificationsConfig
@@ -42,21 +44,55 @@ def lock_connection_kwargs(pool, retry_class) -> dict:
     return kwargs
 
 
+def is_cluster(redis) -> bool:
+    """A redis-py RedisCluster (blocking or asyncio): it has a nodes manager, not one pool."""
+    return hasattr(redis, "nodes_manager") and hasattr(redis, "keyslot")
+
+
 def check_client(redis, want_async: bool):
-    """The client's connection pool, once it is sure the client suits this Lock class."""
-    pool = getattr(redis, "connection_pool", None)
-    if pool is None:
-        raise TypeError(
-            "rlock needs a redis.Redis or redis.asyncio.Redis client "
-            f"(one with a connection pool), not {type(redis).__name__}"
-        )
-    is_async = type(pool).__module__.startswith("redis.asyncio")
+    """What rlock's connections are made from, once it is sure the client suits this class:
+    the client's connection pool (a Sentinel ``master_for`` client's pool connects to the
+    primary the sentinels name), or the RedisCluster client itself. Both have get_encoder()."""
+    if is_cluster(redis):
+        is_async = type(redis).__module__.startswith("redis.asyncio")
+        source = redis
+    else:
+        source = getattr(redis, "connection_pool", None)
+        if source is None:
+            raise TypeError(
+                "rlock needs a redis.Redis (one with a connection pool), a Sentinel master_for()"
+                f" client or a RedisCluster, blocking or asyncio, not {type(redis).__name__}"
+            )
+        is_async = type(source).__module__.startswith("redis.asyncio")
+        if getattr(source, "is_master", True) is False:
+            raise TypeError("rlock writes: use the Sentinel's master_for() client, not slave_for()")
     if is_async != want_async:
         wanted = "rlock.asyncio.Lock" if is_async else "rlock.Lock"
-        raise TypeError(f"this client is {'' if is_async else 'not '}asyncio: use {wanted}")
-    return pool
+        raise TypeError(f"this client is {'' if is_async else 'not '}asyncio: use {wanted} (and its module's other classes)")
+    return source
 
 
+def node_source(node):
+    """A cluster node's connection settings in a pool's shape (connection_class and
+    connection_kwargs with its host and port), for Channels."""
+    pool = getattr(getattr(node, "redis_connection", None), "connection_pool", None)
+    if pool is not None:  # the blocking client's node has a Redis of its own
+        return SimpleNamespace(connection_class=pool.connection_class, connection_kwargs=dict(pool.connection_kwargs))
+    kwargs = dict(node.connection_kwargs, host=node.host, port=node.port)
+    return SimpleNamespace(connection_class=node.connection_class, connection_kwargs=kwargs)
+
+
+class CrossSlotError(LockError):
+    """The keys of one call (a MultiLock's names) are in different hash slots of a cluster."""
+
+
+def cross_slot(names, error: Exception) -> CrossSlotError:
+    """The server's CROSSSLOT, said so that it tells what to do."""
+    return CrossSlotError(
+        f"rlock: the keys {list(names)!r} are in different hash slots of the cluster: put the keys"
+        " in one hash slot with a hash tag, e.g. {order}:1 {order}:2 (the server said: CROSSSLOT"
+        f" {error})"
+    )
 class PerPool:
     """One value per redis-py connection pool, made on first use, and anew after a fork (the
     child must not share the parent's sockets)."""

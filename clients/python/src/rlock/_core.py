@@ -16,7 +16,8 @@ from typing import Literal
 from redis.exceptions import LockError, RedisError, ResponseError
 
 from ._base import TAKEN, HoldBase, logger, not_a_lock, thread_serial
-from ._commands import CALL_RETRIES, READ_GRACE_S, to_ms
+from ._commands import NO_RETRIES, READ_GRACE_S, to_ms
+from ._confirm import Unconfirmed
 from ._notify import NotifyUnavailable
 from ._waiting import Acquisition, HoldRequest, drive, notifies
 from .channels import channels_for
@@ -44,7 +45,7 @@ class BlockingIO:
     def send(self, subscriber, request):
         try:
             return self.channels.call(request.command, keep=request.keep, notify=subscriber.client_id)
-        except RedisError:
+        except (RedisError, Unconfirmed):
             raise
         except BaseException as interrupt:
             self._interrupted(interrupt)
@@ -117,11 +118,20 @@ class Blocking:
     _caller_serial = staticmethod(thread_serial)
     _new_guard = staticmethod(threading.Lock)
 
-    def _run(self, command, otherwise=None, retries=CALL_RETRIES):
+    def _run(self, command, otherwise=None, retries=None):
         try:
             return self._channels.call(command, retries=retries)[0]
         except ResponseError as error:
             return not_a_lock(error, otherwise)
+        except Unconfirmed as unconfirmed:  # carried out on the primary: it stands there
+            raise unconfirmed.error(self.name, f"{command.words[0]} stands on the primary, but is") from None
+
+    def _guarded(self, holding, command):
+        """RLOCK.GUARD on rlock's connection to the key's primary, never resent."""
+        try:
+            return self._guard_reply(self._run(command, retries=NO_RETRIES))
+        except ResponseError as error:
+            raise self._guard_refused(holding, error) from error
 
 
 class Managed:
@@ -158,14 +168,34 @@ class Hold(Managed, Blocking, HoldBase):
             reply, channel = self._channels.call(command, keep=self.watchdog)
         except ResponseError as error:
             reply, channel = not_a_lock(error), None
+        except Unconfirmed as unconfirmed:
+            self._undo(owner, amount, unconfirmed)
+            raise unconfirmed.error(self.name, "acquiring") from None
         self._channels.keep_alive(channel, self._to_bind(self._settle_acquire(owner, reply)))
         return reply is not None
+
+    def _undo(self, owner: bytes, amount: int, unconfirmed: Unconfirmed) -> None:
+        """Gives back an acquisition the replicas did not confirm: RELEASE (with an ID), and the
+        connection it was bound to closed (which alone would release a new watchdog holding)."""
+        try:
+            self._channels.call(self._undo_command(owner, amount))
+        except (RedisError, Unconfirmed) as error:
+            logger.warning("rlock: giving back the unconfirmed acquisition of %r failed: %r", self.name, error)
+        if unconfirmed.channel is not None:
+            unconfirmed.channel.close()
 
     def _release(self, amount: int = 1) -> None:
         holding = self._releasable()
         try:
             with holding.guard:
-                self._settle_release(holding, self._run(self._release_command(holding, amount)))
+                try:
+                    reply = self._channels.call(self._release_command(holding, amount))[0]
+                except ResponseError as error:
+                    reply = not_a_lock(error)
+                except Unconfirmed as unconfirmed:  # released on the primary all the same
+                    self._settle_release(holding, unconfirmed.reply)
+                    raise unconfirmed.error(self.name, "released on the primary, but the release is") from None
+                self._settle_release(holding, reply)
         finally:
             if holding.subscriber is not None and not holding.live:
                 holding.subscriber.forget(holding)

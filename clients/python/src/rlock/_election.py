@@ -81,12 +81,16 @@ class ElectionBase:
         *,
         on_lost: Optional[Callable[[Any], Any]] = None,
         watchdog_lease: Optional[float] = None,
+        confirm=None,
     ):
         self.name, self.candidate, self.on_lost = name, candidate, on_lost
         # The holding is the object's (any thread or task may resign), its owner the candidate.
-        self._lock = self.lock_class(redis, name, thread_local=False, on_lost=self._lost, watchdog_lease=watchdog_lease)
+        self._lock = self.lock_class(
+            redis, name, thread_local=False, on_lost=self._lost, watchdog_lease=watchdog_lease, confirm=confirm,
+        )
         self._campaigning = self._lock._new_guard()  # one campaign at a time
-        db = redis.connection_pool.connection_kwargs.get("db", 0)
+        pool = getattr(redis, "connection_pool", None)  # a RedisCluster has db 0 only
+        db = 0 if pool is None else pool.connection_kwargs.get("db", 0)
         self._keyspace_channel = f"__keyspace@{db}__:".encode() + self._lock._key
 
     @property

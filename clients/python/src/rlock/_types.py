@@ -39,10 +39,11 @@ class TypeBase(HoldBase):
         on_lost: Optional[Callable[[Any], Any]] = None,
         watchdog_lease: Optional[float] = None,
         max_hold: Optional[float] = None,
+        confirm=None,
     ):
         super().__init__(
             redis, name, timeout, True, blocking_timeout, thread_local,
-            on_lost=on_lost, watchdog_lease=watchdog_lease, max_hold=max_hold,
+            on_lost=on_lost, watchdog_lease=watchdog_lease, max_hold=max_hold, confirm=confirm,
         )
 
 
@@ -127,10 +128,10 @@ class SemaphoreBase(TypeBase):
         return LockError("Unable to acquire a permit within the time specified", lock_name=self.name)
 
     def _set_permits_command(self, permits: int):
-        return set_permits_command(self.name, permits)
+        return self._confirmed(set_permits_command(self.name, permits))
 
     def _add_permits_command(self, permits: int):
-        return add_permits_command(self.name, permits)
+        return self._confirmed(add_permits_command(self.name, permits))
 
     @staticmethod
     def _available(info_reply) -> int:
@@ -142,14 +143,14 @@ class LatchBase(Options):
     """A count that opens the latch for every waiter when it reaches 0 (Redisson's
     RCountDownLatch)."""
 
-    def __init__(self, redis, name):
-        super().__init__(redis, name)
+    def __init__(self, redis, name, *, confirm=None):
+        super().__init__(redis, name, confirm=confirm)
 
     def _set_count_command(self, count: int):
-        return set_count_command(self.name, count)
+        return self._confirmed(set_count_command(self.name, count))
 
     def _count_down_command(self):
-        return count_down_command(self.name)
+        return self._confirmed(count_down_command(self.name))
 
     def _count_command(self):
         return count_command(self.name)

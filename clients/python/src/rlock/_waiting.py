@@ -28,8 +28,14 @@ import time
 
 from redis.exceptions import ConnectionError, RedisError, ResponseError, TimeoutError
 
-from ._commands import CALL_RETRIES, Command, cancel_command
+from ._commands import CALL_RETRIES, Command, cancel_command, failover_retries
+from ._confirm import Unconfirmed
 from ._notify import FAILED, GRANTED, LATCH_TYPE, TIMEOUT, WAITING, Message
+from ._routing import Moved
+
+#: What a `failed` message says when the wait's node stopped serving its key (it turned replica
+#: in a failover, or the slot moved): the wait joins the queue again where the key is now.
+REJOIN_CODES = ("READONLY", "MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN", "UNBLOCKED")
 
 logger = logging.getLogger("rlock")
 
@@ -107,8 +113,33 @@ class Acquisition:
     def __init__(self, io, request):
         self.io, self.request = io, request
 
+    def _retries(self):
+        """How long asking goes on through failures: through a failover (until the wait's
+        deadline) on a client that follows the primary (Sentinel, Cluster)."""
+        if getattr(self.io.channels, "follows_failover", False):
+            return failover_retries(time.monotonic(), self.request.command.wait_until)
+        return CALL_RETRIES
+
     def run(self):
-        """The flow (a generator): True when held (or the latch open), False when not."""
+        """The flow (a generator): True when held (or the latch open), False when not. On a
+        client that follows the primary, a wait whose node failed over (its subscriber closed,
+        or `failed READONLY`) joins the queue again on the new primary, with the same ID; its
+        place in line is lost."""
+        retries = self._retries()
+        for attempt in itertools.count():
+            try:
+                return (yield from self._wait_once())
+            except (ConnectionError, ResponseError) as error:
+                rejoin = retries is not CALL_RETRIES and (
+                    isinstance(error, ConnectionError) or str(error).startswith(REJOIN_CODES)
+                )
+                delay = retries.delay(attempt, time.monotonic()) if rejoin else None
+                if delay is None:
+                    raise
+                logger.info("rlock: the wait for %r joins the queue again: %r", self.request.name, error)
+                yield self.io.sleep(delay)
+
+    def _wait_once(self):
         request = self.request
         try:
             subscriber, wait, reply, channel = yield from self._ask()
@@ -116,7 +147,11 @@ class Acquisition:
             return False
         if wait is None:
             return (yield from self._held_at_once(subscriber, reply, channel))
-        message = yield self.io.outcome(wait, self._give_up_at())
+        try:
+            message = yield self.io.outcome(wait, self._give_up_at())
+        except BaseException:
+            wait.drop()
+            raise
         if message is not None:
             wait.drop()
         if message is None:  # given up: interrupted, or no word by the deadline
@@ -146,6 +181,7 @@ class Acquisition:
         server answers a retry of what it carried out as it did the first time) through a new
         one, as often as rlock retries any call."""
         io, request = self.io, self.request
+        retries = self._retries()
         for attempt in itertools.count():
             subscriber = wait = None
             try:
@@ -160,9 +196,9 @@ class Acquisition:
                 if subscriber is None:  # opening it failed
                     if not isinstance(error, (ConnectionError, TimeoutError)):
                         raise
-                elif not self._subscriber_failed(subscriber, error):
+                elif not (isinstance(error, Moved) or self._subscriber_failed(subscriber, error)):
                     raise
-                delay = CALL_RETRIES.delay(attempt, time.monotonic())
+                delay = retries.delay(attempt, time.monotonic())
                 if delay is None:
                     if subscriber is None:
                         raise
@@ -236,21 +272,42 @@ class Acquisition:
         request = self.request
         if request.latch:
             return True
+        granted = []
         for part, value in request.parts(message.value):
             holding = part.settle(value)
             if holding is None:  # the token of a holding this owner has: a re-entry
                 continue
-            binding = part.lock._to_bind(holding)
-            subscriber.adopt(holding, part.subject, binding)
-            if binding is not None:
-                yield from self._confirm(subscriber, holding, binding)
+            subscriber.adopt(holding, part.subject, part.lock._to_bind(holding))
+            granted.append((part, holding))
+        for part, holding in granted:
+            try:
+                yield from self._confirm(subscriber, part, holding)
+            except Unconfirmed as unconfirmed:
+                yield from self._undo(subscriber, granted)
+                raise unconfirmed.error(request.name, "acquiring") from None
         return True
 
-    def _confirm(self, subscriber, holding, binding):
-        """RENEW ... WATCHDOG: the server renews a grant told by message only from now on (a
-        message dropped by a client ends at the lease). The binding stays on the subscriber."""
+    def _undo(self, subscriber, granted):
+        """Gives back a grant the replicas did not confirm (every key of it)."""
         try:
-            reply = yield self.io.call(subscriber, binding.rebind_command())
+            yield self.io.call(subscriber, self.request.release_command())
+        except RedisError as error:
+            logger.warning("rlock: giving back the unconfirmed grant of %r failed: %r", self.request.name, error)
+        for part, holding in granted:
+            holding.ended = True
+            part.lock._forget(holding)
+            subscriber.forget(holding)
+
+    def _confirm(self, subscriber, part, holding):
+        """RENEW (with WATCHDOG: the server renews a grant told by message only from now on, so
+        a message dropped by a client ends at the lease; the binding stays on the subscriber),
+        pipelined with WAIT when confirmation is on: the grant was written by another
+        connection, which our WAIT would not cover."""
+        command = part.lock._grant_confirm_command(holding)
+        if command is None:
+            return
+        try:
+            reply = yield self.io.call(subscriber, command)
         except RedisError as error:
             # A closed subscriber re-binds the holding or reports it lost; otherwise the
             # unconfirmed lease ends and the `lost` notice reports it.

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from redis.exceptions import ResponseError
-
 from ._base import LockBase
+from ._confirm import as_confirm
 from ._connections import check_client
 from ._core import Hold
 from .channels import channels_for
@@ -40,15 +39,20 @@ class Lock(Hold, LockBase):
     - Calls run on rlock's own connections, made from the client pool's settings but kept out
       of the pool (up to 8 idle ones per client, plus one per held watchdog lock), with
       redis-py's retries off and never reconnected in place: after a connection error rlock
-      sends the call again, with the same request ID, on a new connection (3 retries), so a
-      retried acquire or release never counts twice. RedisCluster clients are not supported.
+      sends the call again, with the same request ID, on a new connection (3 retries; through a
+      failover, up to 30 s, for Sentinel and Cluster clients), so a retried acquire or release
+      never counts twice. A Sentinel ``master_for()`` client and a RedisCluster work as they
+      are (each key on its slot's primary).
+    - Each write is confirmed by the replicas connected to the primary (``WAIT``), unless
+      ``confirm=False``: an acquisition they did not confirm in time is released and raises
+      rlock.NotConfirmedError (``confirm=rlock.Confirm(...)`` for the count, timeout, AOF).
     - ``lock.fence`` is the holding's fencing token.
     - extend() renews the lease to the current TTL plus ``additional_time`` (read just before),
       or to ``additional_time`` with ``replace_ttl=True``; reacquire() renews it to ``timeout``.
       Both need a ``timeout``, as in redis-py.
 
-    Extra keyword arguments: ``on_lost``, ``watchdog_lease`` (seconds) and ``max_hold`` (seconds:
-    RLOCK's MAXHOLD, a cap on the holding however it is renewed). Pass them through
+    Extra keyword arguments: ``on_lost``, ``watchdog_lease`` (seconds), ``max_hold`` (seconds:
+    RLOCK's MAXHOLD, a cap on the holding however it is renewed) and ``confirm``. Pass them through
     ``lock_class=functools.partial(rlock.Lock, on_lost=...)`` or by constructing the Lock.
     """
 
@@ -70,14 +74,18 @@ class Lock(Hold, LockBase):
     def guard(self, *command):
         """Runs one write command, ``guard("SET", "k", "v")``, only while this thread holds the
         lock with its current token (``RLOCK.GUARD``), atomically in the server; returns its
-        reply. Raises LockNotOwnedError, and runs nothing, when the holding is gone. rlock does not
-        resend it after a dropped connection (a write such as INCR must not run twice); the
-        client's own retry settings still apply."""
-        holding, args = self._guard_args(command)
-        try:
-            return self.redis.execute_command(*args)
-        except ResponseError as error:
-            raise self._guard_refused(holding, error) from error
+        reply. Raises LockNotOwnedError, and runs nothing, when the holding is gone. It runs on
+        rlock's connection to the key's primary and is never resent after a dropped connection
+        (a write such as INCR must not run twice); with confirmation on, it is confirmed as an
+        acquisition is (NotConfirmedError: it ran on the primary)."""
+        return self._guarded(*self._guard_args(command))
+
+
+def configure(redis, *, confirm) -> None:
+    """Sets how the writes of rlock objects made from now on for this client are confirmed by
+    the replicas (each object's ``confirm=`` overrides it): a rlock.Confirm, ``"auto"`` (the
+    default), ``"aof"``, a replica count, or False (no confirmation)."""
+    channels_for(check_client(redis, want_async=False)).confirm = as_confirm(confirm)
 
 
 def close_idle_connections(redis) -> None:

@@ -15,9 +15,12 @@ import dataclasses
 import threading
 from typing import Any, Callable, Iterable, Optional
 
-from redis.exceptions import LockError, ResponseError
+from redis.exceptions import LockError, RedisError, ResponseError
 
-from ._base import LockBase, not_a_lock
+from ._base import LockBase, logger, not_a_lock
+from ._confirm import NotConfirmedError, Unconfirmed
+from ._connections import is_cluster
+from ._routing import slot_of
 from ._commands import Command, cancel_command, new_request_id, to_ms
 from ._core import Hold, Managed, wait_with_notify
 from ._notify import GRANTED, NotifyUnavailable
@@ -130,17 +133,20 @@ class MultiLockBase:
         on_lost: Optional[Callable[[Any], Any]] = None,
         watchdog_lease: Optional[float] = None,
         max_hold: Optional[float] = None,
+        confirm=None,
     ):
         self.names = list(names)
         if not self.names:
             raise ValueError("a MultiLock needs at least one name")
+        if is_cluster(redis):
+            slot_of(redis, self.names)  # CrossSlotError, naming hash tags, before anything is sent
         self.redis = redis
         report = None if on_lost is None else (lambda _key: on_lost(self))
         self._keys = [
             self.key_class(
                 redis, name, timeout, blocking=blocking, blocking_timeout=blocking_timeout,
                 thread_local=thread_local, raise_on_release_error=raise_on_release_error,
-                on_lost=report, watchdog_lease=watchdog_lease, max_hold=max_hold,
+                on_lost=report, watchdog_lease=watchdog_lease, max_hold=max_hold, confirm=confirm,
             )
             for name in self.names
         ]
@@ -162,7 +168,13 @@ class MultiLockBase:
         first = self._first
         max_hold_ms = None if first.max_hold is None else to_ms(first.max_hold)
         deadline = first._wait_until(blocking, blocking_timeout)
-        return acquire_all_command(self.names, owner, first.lease_ms, first.watchdog, max_hold_ms, deadline)
+        return first._confirmed(acquire_all_command(self.names, owner, first.lease_ms, first.watchdog, max_hold_ms, deadline))
+
+    def _undo_command(self, owner: bytes) -> Command:
+        return release_all_command(self.names, owner)
+
+    def _unconfirmed(self, unconfirmed: Unconfirmed, what: str):
+        return unconfirmed.error(self.names, what)
 
     def _request(self, owner: bytes, command: Command) -> AllRequest:
         return AllRequest(self, owner, command)
@@ -193,9 +205,8 @@ class MultiLockBase:
             raise error
         return holdings, error
 
-    @staticmethod
-    def _release_command(holdings) -> Command:
-        return release_all_command([key.name for key, _ in holdings], holdings[0][1].owner)
+    def _release_command(self, holdings) -> Command:
+        return self._first._confirmed(release_all_command([key.name for key, _ in holdings], holdings[0][1].owner))
 
     @staticmethod
     def _settle_release(holdings, answers, error) -> None:
@@ -252,6 +263,12 @@ class MultiLock(Managed, MultiLockBase):
             reply, _ = self._channels.call(command)
         except ResponseError as error:
             reply = self._refused(error)
+        except Unconfirmed as unconfirmed:
+            try:
+                self._channels.call(self._undo_command(owner))
+            except RedisError as error:
+                logger.warning("rlock: giving back the unconfirmed acquisition of %r failed: %r", self.names, error)
+            raise self._unconfirmed(unconfirmed, "acquiring") from None
         for binding in self._settle_acquire(owner, reply):
             self._channels.keep_alive(None, binding)
         return reply is not None
@@ -263,7 +280,11 @@ class MultiLock(Managed, MultiLockBase):
         with contextlib.ExitStack() as guards:
             for _, holding in holdings:
                 guards.enter_context(holding.guard)
-            answers = self._first._run(self._release_command(holdings))
+            try:
+                answers = self._first._run(self._release_command(holdings))
+            except NotConfirmedError as unconfirmed:  # released on the primary all the same
+                self._settle_release(holdings, [0] * len(holdings), None)
+                raise unconfirmed
             self._settle_release(holdings, answers, error)
 
     def locked(self) -> bool:

@@ -88,7 +88,7 @@ class Subscriber(Dispatch):
         threading.Thread(target=holding.lock._report_lost, args=(holding,), name="rlock-lost", daemon=True).start()
 
     def _rebind(self, binding) -> None:
-        threading.Thread(target=self.channels.rebind_elsewhere, args=(binding,), name="rlock-rebind", daemon=True).start()
+        threading.Thread(target=binding.lock._channels.rebind_elsewhere, args=(binding,), name="rlock-rebind", daemon=True).start()
 
     def _ended(self) -> None:
         self.channels.subscriber_closed(self)

@@ -2,6 +2,7 @@ package rlock.resp;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Set;
 
 /**
  * An out-of-band message: a RESP3 push ({@code >}), or a RESP2 subscriber's
@@ -31,6 +32,31 @@ public final class Push {
         }
         Object last = data.get(data.size() - 1);
         return last instanceof byte[] ? (byte[]) last : String.valueOf(last).getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static final Set<String> SUBSCRIPTION_KINDS =
+            Set.of("subscribe", "psubscribe", "ssubscribe", "unsubscribe", "punsubscribe", "sunsubscribe");
+    private static final Set<String> MESSAGE_KINDS = Set.of("message", "pmessage", "smessage");
+
+    /** Whether it answers a (un)subscribe call: a reply, not a message. */
+    boolean isSubscriptionReply() {
+        return SUBSCRIPTION_KINDS.contains(kind());
+    }
+
+    /**
+     * A reply read on a connection as the message it is: a push that is no subscription reply,
+     * or (on a RESP2 {@code subscriber}) a {@code message} array; null for a reply to a call.
+     */
+    static Push message(Object value, boolean subscriber) {
+        if (value instanceof Push push) {
+            return push.isSubscriptionReply() ? null : push;
+        }
+        if (subscriber && value instanceof List<?> list && !list.isEmpty() && MESSAGE_KINDS.contains(text(list.get(0)))) {
+            @SuppressWarnings("unchecked")
+            List<Object> data = (List<Object>) list;
+            return new Push(data);
+        }
+        return null;
     }
 
     static String text(Object value) {

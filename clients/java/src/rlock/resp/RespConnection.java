@@ -1,25 +1,19 @@
 package rlock.resp;
 
 import java.io.BufferedInputStream;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.io.OutputStream;
-import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Queue;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocket;
 import javax.net.ssl.SSLSocketFactory;
 
@@ -166,10 +160,6 @@ public final class RespConnection implements AutoCloseable {
         }
     }
 
-    private static final Set<String> SUBSCRIPTION_KINDS =
-            Set.of("subscribe", "psubscribe", "ssubscribe", "unsubscribe", "punsubscribe", "sunsubscribe");
-    private static final Set<String> MESSAGE_KINDS = Set.of("message", "pmessage", "smessage");
-
     private final Settings settings;
     private final Socket socket;
     private final OutputStream out;
@@ -195,28 +185,7 @@ public final class RespConnection implements AutoCloseable {
 
     /** Connects, authenticates, selects the database; see the class comment. */
     public static RespConnection open(Settings settings) throws IOException {
-        int connectMs = (int) Math.max(1, settings.connectTimeout.toMillis());
-        Socket socket = new Socket();
-        try {
-            socket.connect(new InetSocketAddress(settings.host, settings.port), connectMs);
-            socket.setTcpNoDelay(true);
-            socket.setKeepAlive(true);
-            if (settings.ssl != null) {
-                SSLSocket tls = (SSLSocket) settings.ssl.createSocket(socket, settings.host, settings.port, true);
-                if (settings.verifyHostname) {
-                    SSLParameters parameters = tls.getSSLParameters();
-                    parameters.setEndpointIdentificationAlgorithm("HTTPS");
-                    tls.setSSLParameters(parameters);
-                }
-                tls.setSoTimeout(connectMs);
-                tls.startHandshake();
-                tls.setSoTimeout(0);
-                socket = tls;
-            }
-        } catch (IOException | RuntimeException e) {
-            socket.close();
-            throw e;
-        }
+        Socket socket = Sockets.connect(settings);
         RespConnection connection = new RespConnection(settings, socket);
         connection.readerThread.start();
         try {
@@ -229,53 +198,9 @@ public final class RespConnection implements AutoCloseable {
     }
 
     private void handshake() throws IOException {
-        Settings s = settings;
-        protocol = 2;
-        if (s.protocol == 3) {
-            List<Object> hello = new ArrayList<>(List.of("HELLO", "3"));
-            if (s.password != null) {
-                hello.addAll(List.of("AUTH", s.user != null ? s.user : "default", s.password));
-            }
-            if (s.clientName != null) {
-                hello.addAll(List.of("SETNAME", s.clientName));
-            }
-            Object reply = call(hello.toArray());
-            if (reply instanceof Map) {
-                protocol = 3;
-                Object id = ((Map<?, ?>) reply).get("id");
-                clientId = id instanceof Long ? (Long) id : -1;
-            } else if (reply instanceof RespError && helloRefused((RespError) reply)) {
-                protocol = 2;
-            } else {
-                throw new RespServerException("HELLO 3", reply);
-            }
-        }
-        if (protocol == 2) {
-            if (s.password != null) {
-                Object reply = s.user != null ? call("AUTH", s.user, s.password) : call("AUTH", s.password);
-                expectOk("AUTH", reply);
-            }
-            if (s.clientName != null) {
-                expectOk("CLIENT SETNAME", call("CLIENT", "SETNAME", s.clientName));
-            }
-            Object id = call("CLIENT", "ID");
-            clientId = id instanceof Long ? (Long) id : -1;
-        }
-        if (s.db != 0) {
-            expectOk("SELECT", call("SELECT", s.db));
-        }
-    }
-
-    /** A server without RESP3 (before Redis 6, or with HELLO renamed away). */
-    private static boolean helloRefused(RespError error) {
-        String message = error.message().toLowerCase();
-        return error.code().equals("NOPROTO") || message.contains("unknown command");
-    }
-
-    private static void expectOk(String what, Object reply) throws RespServerException {
-        if (!"OK".equals(reply)) {
-            throw new RespServerException(what, reply);
-        }
+        Handshake.Result result = Handshake.run(this, settings);
+        protocol = result.protocol();
+        clientId = result.clientId();
     }
 
     /** 3 when {@code HELLO 3} was accepted, else 2. */
@@ -319,17 +244,14 @@ public final class RespConnection implements AutoCloseable {
      * comes between them (Redis Cluster's {@code ASK} redirection). The command's reply.
      */
     public Object callAsking(Object... args) throws IOException {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        RespWriter.encodeTo(bytes, "ASKING");
         CompletableFuture<Object> asking = new CompletableFuture<>();
         CompletableFuture<Object> reply = new CompletableFuture<>();
-        byte[] first = bytes.toByteArray();
-        byte[] second = RespWriter.encode(args);
+        byte[] both = RespWriter.concat(RespWriter.encode("ASKING"), RespWriter.encode(args));
         synchronized (writeLock) {
             ensureOpen();
             pending.add(asking);
             pending.add(reply);
-            write(concat(first, second));
+            write(both);
         }
         Object askingReply = await(asking);
         if (askingReply instanceof RespError) {
@@ -418,20 +340,9 @@ public final class RespConnection implements AutoCloseable {
         try {
             while (!closed) {
                 Object value = reader.read();
-                if (value instanceof Push) {
-                    Push push = (Push) value;
-                    if (SUBSCRIPTION_KINDS.contains(push.kind())) {
-                        complete(value);
-                    } else {
-                        settings.listener.push(this, push);
-                    }
-                    continue;
-                }
-                if (subscriber && value instanceof List && !((List<?>) value).isEmpty()
-                        && MESSAGE_KINDS.contains(Push.text(((List<?>) value).get(0)))) {
-                    @SuppressWarnings("unchecked")
-                    List<Object> data = (List<Object>) value;
-                    settings.listener.push(this, new Push(data));
+                Push message = Push.message(value, subscriber);
+                if (message != null) {
+                    settings.listener.push(this, message);
                     continue;
                 }
                 complete(value);
@@ -478,13 +389,6 @@ public final class RespConnection implements AutoCloseable {
         } catch (RuntimeException ignored) {
             // a listener's failure must not keep the connection half-closed
         }
-    }
-
-    private static byte[] concat(byte[] a, byte[] b) {
-        byte[] both = new byte[a.length + b.length];
-        System.arraycopy(a, 0, both, 0, a.length);
-        System.arraycopy(b, 0, both, a.length, b.length);
-        return both;
     }
 
     @Override

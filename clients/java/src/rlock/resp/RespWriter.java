@@ -48,4 +48,12 @@ public final class RespWriter {
         byte[] bytes = text.getBytes(StandardCharsets.US_ASCII);
         out.write(bytes, 0, bytes.length);
     }
+
+    /** Two encoded commands written together (so that no other caller's command comes between them). */
+    static byte[] concat(byte[] a, byte[] b) {
+        byte[] both = new byte[a.length + b.length];
+        System.arraycopy(a, 0, both, 0, a.length);
+        System.arraycopy(b, 0, both, a.length, b.length);
+        return both;
+    }
 }

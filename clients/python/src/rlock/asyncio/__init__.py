@@ -2,14 +2,16 @@
 ``r.lock(name, lock_class=rlock.asyncio.Lock)``."""
 
 from .._base import DeadlockError
+from .._confirm import Confirm, NotConfirmedError
+from .._connections import CrossSlotError
 from .election import Election, Leader, NoKeyspaceEvents, Observer
 from .latch import CountDownLatch
-from .lock import Lock, close_idle_connections
+from .lock import Lock, close_idle_connections, configure
 from .multilock import MultiLock
 from .rwlock import ReadWriteLock
 from .semaphore import Semaphore
 
 __all__ = [
-    "CountDownLatch", "DeadlockError", "Election", "Leader", "Lock", "MultiLock", "NoKeyspaceEvents",
-    "Observer", "ReadWriteLock", "Semaphore", "close_idle_connections",
+    "Confirm", "CountDownLatch", "CrossSlotError", "DeadlockError", "Election", "Leader", "Lock", "MultiLock", "NoKeyspaceEvents",
+    "NotConfirmedError", "Observer", "ReadWriteLock", "Semaphore", "close_idle_connections", "configure",
 ]

@@ -6,10 +6,12 @@ from __future__ import annotations
 import asyncio
 from typing import Awaitable, Literal
 
-from redis.exceptions import LockError, ResponseError
+from redis.exceptions import LockError, RedisError, ResponseError
 
 from .._base import TAKEN, HoldBase, not_a_lock
-from .._commands import CALL_RETRIES, to_ms
+from .._base import logger
+from .._commands import NO_RETRIES, to_ms
+from .._confirm import Unconfirmed
 from .._notify import NotifyUnavailable
 from .._waiting import HoldRequest, notifies
 from .channels import channels_for
@@ -24,11 +26,20 @@ class Asynchronous:
     _caller_serial = staticmethod(task_serial)
     _new_guard = staticmethod(asyncio.Lock)
 
-    async def _run(self, command, otherwise=None, retries=CALL_RETRIES):
+    async def _run(self, command, otherwise=None, retries=None):
         try:
             return (await self._channels.call(command, retries=retries))[0]
         except ResponseError as error:
             return not_a_lock(error, otherwise)
+        except Unconfirmed as unconfirmed:  # carried out on the primary: it stands there
+            raise unconfirmed.error(self.name, f"{command.words[0]} stands on the primary, but is") from None
+
+    async def _guarded(self, holding, command):
+        """As rlock._core.Blocking._guarded."""
+        try:
+            return self._guard_reply(await self._run(command, retries=NO_RETRIES))
+        except ResponseError as error:
+            raise self._guard_refused(holding, error) from error
 
 
 class Managed:
@@ -64,14 +75,33 @@ class Hold(Managed, Asynchronous, HoldBase):
             reply, channel = await self._channels.call(command, keep=self.watchdog)
         except ResponseError as error:
             reply, channel = not_a_lock(error), None
+        except Unconfirmed as unconfirmed:
+            await self._undo(owner, amount, unconfirmed)
+            raise unconfirmed.error(self.name, "acquiring") from None
         await self._channels.keep_alive(channel, self._to_bind(self._settle_acquire(owner, reply)))
         return reply is not None
+
+    async def _undo(self, owner: bytes, amount: int, unconfirmed: Unconfirmed) -> None:
+        """As rlock._core.Hold._undo."""
+        try:
+            await self._channels.call(self._undo_command(owner, amount))
+        except (RedisError, Unconfirmed) as error:
+            logger.warning("rlock: giving back the unconfirmed acquisition of %r failed: %r", self.name, error)
+        if unconfirmed.channel is not None:
+            await unconfirmed.channel.close()
 
     async def _release(self, amount: int = 1) -> None:
         holding = self._releasable()
         try:
             async with holding.guard:
-                self._settle_release(holding, await self._run(self._release_command(holding, amount)))
+                try:
+                    reply = (await self._channels.call(self._release_command(holding, amount)))[0]
+                except ResponseError as error:
+                    reply = not_a_lock(error)
+                except Unconfirmed as unconfirmed:  # released on the primary all the same
+                    self._settle_release(holding, unconfirmed.reply)
+                    raise unconfirmed.error(self.name, "released on the primary, but the release is") from None
+                self._settle_release(holding, reply)
         finally:
             if holding.subscriber is not None and not holding.live:
                 holding.subscriber.forget(holding)

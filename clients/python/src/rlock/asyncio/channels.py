@@ -16,21 +16,47 @@ from typing import Optional
 from redis.asyncio.retry import Retry
 from redis.exceptions import ConnectionError, RedisError, ResponseError, TimeoutError
 
-from .._commands import CALL_RETRIES, CONFIG_COMMAND, SOCKET_TIMEOUT, keepalive_interval
-from .._connections import MAX_IDLE_CONNECTIONS, PerPool, lock_connection_kwargs
+from .._commands import (
+    CALL_RETRIES, CONFIG_COMMAND, READ_GRACE_S, SOCKET_TIMEOUT, FailoverError, failover_retries,
+    is_failover_reply, keepalive_interval,
+)
+from .._confirm import AUTO, ReplicaCount, settle_wait, wait_words
+from .._connections import MAX_IDLE_CONNECTIONS, PerPool, is_cluster, lock_connection_kwargs
 from .subscriber import NotifyUnavailable, Subscriber
 
 logger = logging.getLogger("rlock")
 
 
 class Channel:
-    def __init__(self, connection):
+    def __init__(self, connection, home=None):
         self.connection = connection
+        self.home = home  # the Channels that made it (a cluster node's), where it goes back
 
-    async def execute(self, args, read_timeout=SOCKET_TIMEOUT):
+    async def execute(self, args, read_timeout=SOCKET_TIMEOUT, then=None, asking=False):
+        """As rlock.channels.Channel.execute."""
         if not self.connection.is_connected:  # redis-py would quietly connect a new socket
             raise ConnectionError("rlock: this lock connection was closed")
-        await self.connection.send_command(*args, check_health=False)
+        commands = [("ASKING",)] * asking + [args] + ([then] if then is not None else [])
+        if len(commands) == 1:
+            await self.connection.send_command(*args, check_health=False)
+            return await self._read(read_timeout)
+        await self.connection.send_packed_command(self.connection.pack_commands(commands), check_health=False)
+        if asking:
+            await self._read(SOCKET_TIMEOUT)
+        if then is None:
+            return await self._read(read_timeout)
+        then_timeout = then[-1] / 1000 + READ_GRACE_S
+        try:
+            reply = await self._read(read_timeout)
+        except ResponseError as error:
+            try:  # WAIT's reply, so that the connection stays in step (a replica refuses WAIT)
+                await self._read(then_timeout)
+            except ResponseError:
+                pass
+            raise error
+        return reply, await self._read(then_timeout)
+
+    async def _read(self, read_timeout):
         if read_timeout is SOCKET_TIMEOUT:
             return await self.connection.read_response()
         # redis-py's own timeout= returns None on expiry and leaves the reply to come in the
@@ -65,12 +91,61 @@ class Channel:
         await self.connection.disconnect(nowait=True)
 
 
-class Channels:
-    """The dedicated connections of one redis.asyncio connection pool."""
+class Binder:
+    """As rlock.channels.Binder, for redis.asyncio."""
+
+    async def keep_alive(self, channel, binding) -> None:
+        """As rlock.channels.Binder.keep_alive, with a keeper task."""
+        if channel is None:
+            if binding is not None:
+                await binding.lock._channels.rebind_elsewhere(binding)
+            return
+        if binding is None:
+            await channel.home.checkin(channel)
+            return
+        binding.bound = True
+        self.track(asyncio.get_running_loop().create_task(Keeper(binding.lock._channels, channel, binding).run()))
+
+    async def rebind(self, binding) -> Optional[Channel]:
+        """As rlock.channels.Binder.rebind."""
+        async with binding.guard:
+            if not binding.live:  # released meanwhile: nothing to keep
+                return None
+            try:
+                reply, channel = await self.call(binding.rebind_command(), keep=True, retries=binding.rebind_retries())
+            except RedisError as error:
+                logger.warning("rlock: re-binding %r failed: %r", binding.lock.name, error)
+                reply, channel = None, None
+            if reply == 1:
+                return channel
+            if channel is not None:
+                await channel.home.checkin(channel)
+            lost = binding.live_holdings()
+            for holding in lost:
+                holding.lost = True
+        for holding in lost:
+            reported = holding.lock._report_lost(holding)
+            if inspect.isawaitable(reported):
+                await reported
+        return None
+
+    async def rebind_elsewhere(self, binding) -> None:
+        """A binding on a subscriber that closed: re-bound, it gets a keeper of its own."""
+        channel = await self.rebind(binding)
+        if channel is not None:
+            await self.keep_alive(channel, binding)
+
+
+class Channels(Binder):
+    """The dedicated connections of one redis.asyncio connection pool (a Sentinel-managed
+    pool's connect to the primary the sentinels name at that moment)."""
 
     def __init__(self, pool):
         self._connection_class = pool.connection_class
         self._kwargs = lock_connection_kwargs(pool, Retry)
+        self.confirm = AUTO  # the client's confirmation setting (rlock.asyncio.configure)
+        self.replicas = ReplicaCount()
+        self.follows_failover = type(pool).__name__ == "SentinelConnectionPool"
         self._idle = []
         self._keepers = set()  # background tasks: the event loop keeps only weak references
         self._keepalive = None
@@ -86,7 +161,7 @@ class Channels:
     async def checkout(self) -> Channel:
         if self._idle:
             return self._idle.pop()
-        return Channel(await self._connect())
+        return Channel(await self._connect(), self)
 
     async def checkin(self, channel: Channel) -> None:
         if len(self._idle) < MAX_IDLE_CONNECTIONS:
@@ -151,9 +226,33 @@ class Channels:
 
     # -- calls ----------------------------------------------------------------------------------
 
-    async def call(self, command, *, keep: bool = False, retries=CALL_RETRIES, notify: Optional[int] = None):
+    def default_retries(self):
+        return failover_retries(time.monotonic()) if self.follows_failover else CALL_RETRIES
+
+    async def wait_words(self, command, run=None):
+        """As rlock.channels.Channels.wait_words; `run(probe)` reads (the subscriber reads on
+        itself, opening no other connection)."""
+        confirm = command.confirm
+        if confirm is None:
+            return None
+        if self.replicas.needs_reading(confirm):
+            reading = self.replicas.reading(confirm)
+            try:
+                probe = next(reading)
+                while True:
+                    try:
+                        reply = await run(probe) if run else (await self.call(probe, retries=CALL_RETRIES))[0]
+                    except ResponseError as error:
+                        reply = error
+                    probe = reading.send(reply)
+            except StopIteration:
+                pass
+        return wait_words(confirm, self.replicas)
+
+    async def call(self, command, *, keep: bool = False, retries=None, notify: Optional[int] = None):
         """As rlock.channels.Channels.call. With `notify` (a subscriber's client id), a call
         that waits is told by message on that connection, and its reply comes at once."""
+        retries = retries or self.default_retries()
         for attempt in itertools.count():
             try:
                 return await self._attempt(command, keep, notify)
@@ -163,66 +262,42 @@ class Channels:
                     raise
             await asyncio.sleep(delay)
 
-    async def _attempt(self, command, keep: bool, notify: Optional[int] = None):
+    async def _attempt(self, command, keep: bool, notify: Optional[int] = None, asking: bool = False):
+        then = await self.wait_words(command)
+        if then is None and command.only_to_confirm:
+            return 1, None
         channel = await self.checkout()
         try:
             now = time.monotonic()
             read_timeout = SOCKET_TIMEOUT if notify is not None else command.read_timeout(now)
-            reply = await channel.execute(command.args(now, notify), read_timeout)
-        except ResponseError:  # the server answered: the connection is fine
+            reply = await channel.execute(command.args(now, notify), read_timeout, then, asking)
+        except ResponseError as error:  # the server answered: the connection is fine
             await self.checkin(channel)
+            if is_failover_reply(error):
+                self.replicas.invalidate()
+                raise FailoverError(str(error)) from error
             raise
         except BaseException:  # broken, or cancelled mid-call: its state is unknown
             await channel.close()
+            self.replicas.invalidate()
             raise
+        if then is not None:
+            reply, waited = reply
+            try:
+                reply = settle_wait(command, then, reply, waited, channel if keep else None)
+            except BaseException:
+                if not keep:
+                    await self.checkin(channel)
+                raise
         if keep:
             return reply, channel
         await self.checkin(channel)
         return reply, None
 
-    async def keep_alive(self, channel, binding) -> None:
-        """As rlock.channels.Channels.keep_alive, with a keeper task."""
-        if channel is None:
-            if binding is not None:
-                await self.rebind_elsewhere(binding)
-            return
-        if binding is None:
-            await self.checkin(channel)
-            return
-        binding.bound = True
-        self.track(asyncio.get_running_loop().create_task(Keeper(self, channel, binding).run()))
-
     def track(self, task: asyncio.Task) -> None:
         """Keeps a background task referenced until it ends."""
         self._keepers.add(task)
         task.add_done_callback(self._keepers.discard)
-
-    async def rebind(self, binding) -> Optional[Channel]:
-        """As rlock.channels.Channels.rebind."""
-        async with binding.guard:
-            if not binding.live:  # released meanwhile: nothing to keep
-                return None
-            try:
-                reply, channel = await self.call(binding.rebind_command(), keep=True, retries=binding.rebind_retries())
-            except RedisError:
-                reply, channel = None, None
-            if reply == 1:
-                return channel
-            await self.keep_alive(channel, None)
-            lost = binding.live_holdings()
-            for holding in lost:
-                holding.lost = True
-        for holding in lost:
-            reported = holding.lock._report_lost(holding)
-            if inspect.isawaitable(reported):
-                await reported
-        return None
-
-    async def rebind_elsewhere(self, binding) -> None:
-        """A binding on a subscriber that closed: re-bound, it gets a keeper of its own."""
-        channel = await self.rebind(binding)
-        if channel is not None:
-            await self.keep_alive(channel, binding)
 
     async def keepalive_interval(self) -> float:
         if self._keepalive is None:
@@ -250,7 +325,7 @@ class Keeper:
                 self.channel = await self.channels.rebind(self.binding)
                 if self.channel is None:
                     return
-            await self.channels.checkin(self.channel)
+            await self.channel.home.checkin(self.channel)
         except asyncio.CancelledError:  # the loop is closing: so does the lock's connection
             if self.channel is not None:
                 await self.channel.close()
@@ -260,5 +335,11 @@ class Keeper:
 _per_pool = PerPool(Channels)
 
 
-def channels_for(pool) -> Channels:
-    return _per_pool.get(pool)
+def channels_for(source, names=None):
+    """As rlock.channels.channels_for."""
+    if not is_cluster(source):
+        return _per_pool.get(source)
+    from .cluster import clusters  # noqa: PLC0415 (cluster.py builds on this module)
+
+    cluster = clusters.get(source)
+    return cluster if names is None else cluster.route(names)

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from typing import Optional
 
-from redis.exceptions import ResponseError
-
 from .._base import LockBase, PerThread
+from .._confirm import as_confirm
 from .._connections import check_client
 from ._core import Hold, task_serial
 from .channels import channels_for
 
-__all__ = ["Lock", "close_idle_connections", "task_serial"]
+__all__ = ["Lock", "close_idle_connections", "configure", "task_serial"]
 
 
 class Lock(Hold, LockBase):
@@ -57,11 +56,12 @@ class Lock(Hold, LockBase):
 
     async def guard(self, *command):
         """As rlock.Lock.guard: one write command, run only while this task holds the lock."""
-        holding, args = self._guard_args(command)
-        try:
-            return await self.redis.execute_command(*args)
-        except ResponseError as error:
-            raise self._guard_refused(holding, error) from error
+        return await self._guarded(*self._guard_args(command))
+
+
+def configure(redis, *, confirm) -> None:
+    """As rlock.configure, for a redis.asyncio client (or RedisCluster)."""
+    channels_for(check_client(redis, want_async=True)).confirm = as_confirm(confirm)
 
 
 async def close_idle_connections(redis) -> None:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import contextlib
 from typing import Optional
 
-from redis.exceptions import ResponseError
+from redis.exceptions import RedisError, ResponseError
 
-from .._base import LockBase
+from .._base import LockBase, logger
+from .._confirm import NotConfirmedError, Unconfirmed
 from .._notify import NotifyUnavailable
 from .._waiting import notifies
 from ..multilock import MultiLockBase
@@ -41,6 +42,12 @@ class MultiLock(Managed, MultiLockBase):
             reply, _ = await self._channels.call(command)
         except ResponseError as error:
             reply = self._refused(error)
+        except Unconfirmed as unconfirmed:
+            try:
+                await self._channels.call(self._undo_command(owner))
+            except RedisError as error:
+                logger.warning("rlock: giving back the unconfirmed acquisition of %r failed: %r", self.names, error)
+            raise self._unconfirmed(unconfirmed, "acquiring") from None
         for binding in self._settle_acquire(owner, reply):
             await self._channels.keep_alive(None, binding)
         return reply is not None
@@ -50,7 +57,11 @@ class MultiLock(Managed, MultiLockBase):
         async with contextlib.AsyncExitStack() as guards:
             for _, holding in holdings:
                 await guards.enter_async_context(holding.guard)
-            answers = await self._first._run(self._release_command(holdings))
+            try:
+                answers = await self._first._run(self._release_command(holdings))
+            except NotConfirmedError as unconfirmed:  # released on the primary all the same
+                self._settle_release(holdings, [0] * len(holdings), None)
+                raise unconfirmed
             self._settle_release(holdings, answers, error)
 
     async def locked(self) -> bool:

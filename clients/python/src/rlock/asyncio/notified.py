@@ -55,7 +55,7 @@ class AsyncIO:
 
     async def send(self, subscriber, request):
         if subscriber.resp3:  # on the subscriber itself: the reply comes before any message
-            return await subscriber.call(request.command.args(time.monotonic(), notify=subscriber.client_id)), None
+            return await subscriber.call_routed(request.command, self.channels), None
         return await self.channels.call(request.command, keep=request.keep, notify=subscriber.client_id)
 
     def calls_on(self, subscriber) -> bool:
@@ -87,7 +87,7 @@ class AsyncIO:
 
     async def call(self, subscriber, command):
         if subscriber.resp3:
-            return await subscriber.call(command.args(time.monotonic()))
+            return await subscriber.call_command(command)
         return (await self.channels.call(command))[0]
 
 

@@ -29,9 +29,12 @@ import math
 import time
 from typing import Optional
 
-from redis.exceptions import ConnectionError, RedisError, ResponseError
+from redis.exceptions import AskError, ConnectionError, RedisError, ResponseError
 
 from .._commands import READ_GRACE_S
+from .._commands import FailoverError, is_failover_reply
+from .._confirm import settle_wait
+from .._routing import Moved
 from .._notify import Dispatch, NotifyUnavailable, check_subscribed, is_message, word
 
 __all__ = ["NotifyUnavailable", "Subscriber"]
@@ -160,6 +163,37 @@ class Subscriber(Dispatch):
                 raise self.error from error
             return future
 
+    async def call_command(self, command):
+        """A Command on the subscriber, pipelined with WAIT when it is to be confirmed
+        (rlock._confirm.Unconfirmed when too few replicas acknowledged it)."""
+        args = command.args(time.monotonic(), notify=self.client_id)
+        then = await self.channels.wait_words(command, run=lambda probe: self.call(probe.words))
+        if then is None:
+            return 1 if command.only_to_confirm else await self.call(args)
+        first, second = asyncio.ensure_future(self.call(args)), asyncio.ensure_future(self.call(then))
+        try:
+            reply = await first
+        except ResponseError:
+            await asyncio.gather(second, return_exceptions=True)
+            raise
+        return settle_wait(command, then, reply, await second, None)
+
+    async def call_routed(self, command, route):
+        """call_command for a call that names this subscriber: a failover reply or a
+        redirection (the key is served elsewhere now: `route` reads the slot map again) is
+        raised as a connection error, so that the wait asks again, anew."""
+        try:
+            return await self.call_command(command)
+        except AskError as error:
+            refresh = getattr(route, "refresh", None)
+            if refresh is not None:
+                await refresh()
+            raise Moved(str(error)) from error
+        except ResponseError as error:
+            if is_failover_reply(error):
+                raise FailoverError(str(error)) from error
+            raise
+
     async def sync(self) -> None:
         """Returns once every message the server sent before now has been dispatched: a PING's
         reply comes after them on the connection."""
@@ -221,7 +255,7 @@ class Subscriber(Dispatch):
         self._spawn(_report_lost(holding))
 
     def _rebind(self, binding) -> None:
-        self._spawn(self.channels.rebind_elsewhere(binding))
+        self._spawn(binding.lock._channels.rebind_elsewhere(binding))
 
     # -- keep-alive -----------------------------------------------------------------------------
 

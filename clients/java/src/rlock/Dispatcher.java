@@ -13,11 +13,11 @@ import rlock.resp.Push;
  * waiter it names (type, key, owner; the oldest such waiter on that session), marks holdings
  * lost on {@code lost}, and ends the waits of a session that dropped.
  */
-final class Hub {
+final class Dispatcher {
     private final Map<Target, List<Waiter>> waiters = new HashMap<>();
     private final Engine engine;
 
-    Hub(Engine engine) {
+    Dispatcher(Engine engine) {
         this.engine = engine;
     }
 

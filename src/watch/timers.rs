@@ -4,6 +4,7 @@ use crate::api::{create_timer, stop_timer, Ctx, TimerId};
 use redis_module::raw;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
+use std::hash::Hash;
 use std::ptr::null_mut;
 use std::rc::Rc;
 
@@ -13,22 +14,31 @@ pub type Target = (i32, Rc<[u8]>);
 /// a heap of (time, key); per key only the earliest time counts (a later one is dropped, an
 /// earlier one replaces it). A timer per key would cost Redis a timer and the module a boxed
 /// copy of the key for every lock that has waiters.
-#[derive(Default)]
-pub struct KeyTimers {
+pub struct KeyTimers<T = Target> {
     /// The time each key is to be looked at.
-    armed: HashMap<Target, i64>,
+    armed: HashMap<T, i64>,
     /// (time, key), with entries left behind by a replaced time (skipped: `armed` differs).
-    due: BinaryHeap<Reverse<(i64, Target)>>,
+    due: BinaryHeap<Reverse<(i64, T)>>,
     timer: Option<(TimerId, i64)>,
 }
 
-impl KeyTimers {
+impl<T> Default for KeyTimers<T> {
+    fn default() -> Self {
+        KeyTimers {
+            armed: HashMap::new(),
+            due: BinaryHeap::new(),
+            timer: None,
+        }
+    }
+}
+
+impl<T: Clone + Eq + Hash + Ord> KeyTimers<T> {
     /// Makes sure `target` is looked at by `callback` at `fire_at` or earlier (None: not at
     /// all).
     pub fn arm(
         &mut self,
         ctx: Ctx,
-        target: Target,
+        target: T,
         fire_at: Option<i64>,
         callback: raw::RedisModuleTimerProc,
     ) {
@@ -66,7 +76,7 @@ impl KeyTimers {
     }
 
     /// The module timer fired: takes the keys due by `now`.
-    pub fn fired(&mut self, now: i64) -> Vec<Target> {
+    pub fn fired(&mut self, now: i64) -> Vec<T> {
         self.timer = None;
         let mut targets = Vec::new();
         while let Some(Reverse((at, _))) = self.due.peek() {

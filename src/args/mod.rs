@@ -8,7 +8,8 @@ use crate::lifetime::retries::MAX_ID_LEN;
 /// may not end so.
 const WRITE_SUFFIX: &[u8] = b":write";
 
-/// Leases and waits are capped at one year: anything longer is a unit mistake.
+/// Waits, hold caps and lock delays are capped at one year: anything longer is a unit mistake.
+/// Leases are not: they take what `SET ... PX` takes (`lease_within`).
 pub const MAX_MS: i64 = 365 * 24 * 3600 * 1000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -168,7 +169,7 @@ fn parse<'a>(args: &[&'a [u8]], allowed: &[Opt]) -> Result<Options<'a>> {
         let value = tail.first().copied().ok_or(Error::MissingValue { option });
         let mut takes_value = true;
         match opt {
-            Opt::Px => o.lease_ms = Some(millis(option, value?, 1)?),
+            Opt::Px => o.lease_ms = Some(millis_up_to(option, value?, 1, i64::MAX)?),
             Opt::MaxHold => o.max_hold_ms = Some(millis(option, value?, 1)?),
             Opt::LockDelay => o.lock_delay_ms = Some(millis(option, value?, 1)?),
             Opt::Wait => {
@@ -246,6 +247,12 @@ pub fn sem_acquire_options<'a>(args: &[&'a [u8]]) -> Result<Options<'a>> {
     parse(args, &SEM_ACQUIRE)
 }
 
+/// `[PERMITS n] [WAIT timeout-ms [NOTIFY [client-id]]] [ID request-id]` (RCSEM.ACQUIRE: no
+/// lease, no watchdog, nothing held to cap)
+pub fn counting_acquire_options<'a>(args: &[&'a [u8]]) -> Result<Options<'a>> {
+    parse(args, &[Opt::Permits, Opt::Wait, Opt::Notify, Opt::Id])
+}
+
 /// `[PERMITS n] [ID request-id]`
 pub fn sem_release_options<'a>(args: &[&'a [u8]]) -> Result<Options<'a>> {
     parse(args, &[Opt::Permits, Opt::Id])
@@ -301,182 +308,31 @@ pub fn integer(option: &'static str, value: &[u8]) -> Result<i64> {
 
 /// An option's value in milliseconds, from `min` to `MAX_MS`.
 fn millis(option: &'static str, value: &[u8], min: i64) -> Result<i64> {
+    millis_up_to(option, value, min, MAX_MS)
+}
+
+fn millis_up_to(option: &'static str, value: &[u8], min: i64, max: i64) -> Result<i64> {
     let ms = integer(option, value)?;
-    if !(min..=MAX_MS).contains(&ms) {
-        return Err(Error::OutOfRange {
-            option,
-            min,
-            max: MAX_MS,
-        });
+    if !(min..=max).contains(&ms) {
+        return Err(Error::OutOfRange { option, min, max });
     }
     Ok(ms)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn split(s: &str) -> Vec<&[u8]> {
-        s.split_whitespace().map(str::as_bytes).collect()
+/// A lease of `lease_ms` asked for at `now_ms`, as `SET ... PX` takes it: its end, `now + ms`,
+/// must fit a 64-bit integer (Redis refuses the same with "invalid expire time"). Redlock and
+/// `SET PX` users hold for years; a year's cap here refused them with nothing gained.
+pub fn lease_within(lease_ms: i64, now_ms: i64) -> Result<i64> {
+    let max = i64::MAX - now_ms.max(0);
+    if !(1..=max).contains(&lease_ms) {
+        return Err(Error::OutOfRange {
+            option: "PX",
+            min: 1,
+            max,
+        });
     }
-
-    #[test]
-    fn acquire_options_follow_the_table() {
-        let ok = [
-            ("", Options::default()),
-            (
-                "PX 100",
-                Options {
-                    lease_ms: Some(100),
-                    ..Options::default()
-                },
-            ),
-            (
-                "wait 0",
-                Options {
-                    wait: Some(Wait::Forever),
-                    ..Options::default()
-                },
-            ),
-            (
-                "WAIT 5 px 7",
-                Options {
-                    lease_ms: Some(7),
-                    wait: Some(Wait::Ms(5)),
-                    ..Options::default()
-                },
-            ),
-            (
-                "watchdog ID req-1 maxhold 60000",
-                Options {
-                    watchdog: true,
-                    id: Some(b"req-1"),
-                    max_hold_ms: Some(60_000),
-                    ..Options::default()
-                },
-            ),
-            (
-                "WAIT 0 NOTIFY WATCHDOG",
-                Options {
-                    wait: Some(Wait::Forever),
-                    notify: Some(Notify::Caller),
-                    watchdog: true,
-                    ..Options::default()
-                },
-            ),
-            (
-                "notify 42 wait 10",
-                Options {
-                    wait: Some(Wait::Ms(10)),
-                    notify: Some(Notify::Client(42)),
-                    ..Options::default()
-                },
-            ),
-        ];
-        for (input, expected) in ok {
-            assert_eq!(acquire_options(&split(input)), Ok(expected), "{input}");
-        }
-        assert_eq!(
-            acquire_options(&split("NOTIFY 42")),
-            Err(Error::NotifyWithoutWait)
-        );
-        assert_eq!(
-            acquire_options(&split("WAIT 0 NOTIFY -1")),
-            Err(Error::UnknownOption("-1".into())),
-            "a client id is a whole number"
-        );
-        let range = |option, min| Error::OutOfRange {
-            option,
-            min,
-            max: MAX_MS,
-        };
-        let bad = [
-            ("PX", Error::MissingValue { option: "PX" }),
-            ("PX abc", Error::NotAnInteger { option: "PX" }),
-            ("PX 1.5", Error::NotAnInteger { option: "PX" }),
-            ("PX 0", range("PX", 1)),
-            ("PX -5", range("PX", 1)),
-            ("PX 99999999999999", range("PX", 1)),
-            (
-                "PX 99999999999999999999999",
-                Error::NotAnInteger { option: "PX" },
-            ),
-            ("WAIT -1", range("WAIT", 0)),
-            ("WAIT x", Error::NotAnInteger { option: "WAIT" }),
-            ("PX 1 PX 2", Error::RepeatedOption { option: "PX" }),
-            ("WAIT 0 WAIT 0", Error::RepeatedOption { option: "WAIT" }),
-            ("NX", Error::UnknownOption("NX".into())),
-            ("TOKEN 5", Error::UnknownOption("TOKEN".into())),
-            (
-                "WATCHDOG WATCHDOG",
-                Error::RepeatedOption { option: "WATCHDOG" },
-            ),
-            ("ID", Error::MissingValue { option: "ID" }),
-            ("ID a ID b", Error::RepeatedOption { option: "ID" }),
-            ("MAXHOLD 0", range("MAXHOLD", 1)),
-            ("MAXHOLD", Error::MissingValue { option: "MAXHOLD" }),
-        ];
-        for (input, expected) in bad {
-            assert_eq!(acquire_options(&split(input)), Err(expected), "{input}");
-        }
-        let long_id = format!("ID {}", "x".repeat(65));
-        assert_eq!(acquire_options(&split(&long_id)), Err(Error::BadRequestId));
-    }
-
-    #[test]
-    fn renew_release_and_force_release_take_their_own_options() {
-        assert_eq!(renew_options(&split("")), Ok(Options::default()));
-        assert_eq!(
-            renew_options(&split("px 9")).map(|o| o.lease_ms),
-            Ok(Some(9))
-        );
-        assert_eq!(
-            renew_options(&split("WATCHDOG")).map(|o| o.watchdog),
-            Ok(true)
-        );
-        assert_eq!(
-            release_options(&split("ID r")).map(|o| o.id),
-            Ok(Some(&b"r"[..]))
-        );
-        assert_eq!(
-            release_options(&split("PX 5")),
-            Err(Error::UnknownOption("PX".into()))
-        );
-        assert_eq!(
-            force_release_options(&split("token 42")).map(|o| o.token),
-            Ok(Some(42))
-        );
-        assert_eq!(
-            force_release_options(&split("TOKEN x")),
-            Err(Error::NotAnInteger { option: "TOKEN" })
-        );
-        assert_eq!(
-            renew_options(&split("WAIT 9")),
-            Err(Error::UnknownOption("WAIT".into()))
-        );
-        assert_eq!(
-            renew_options(&split("PX 1 PX 1")),
-            Err(Error::RepeatedOption { option: "PX" })
-        );
-    }
-
-    #[test]
-    fn owners_must_be_non_empty_and_not_reserved() {
-        assert_eq!(owner(b"a:1"), Ok(&b"a:1"[..]));
-        assert_eq!(owner(b""), Err(Error::EmptyOwner));
-        assert_eq!(owner(b"rlock:token"), Err(Error::ReservedOwner));
-        assert_eq!(owner(b"rlock:ids"), Err(Error::ReservedOwner));
-        assert_eq!(owner(b"rlockx"), Ok(&b"rlockx"[..]));
-    }
-
-    #[test]
-    fn read_write_lock_input_is_checked() {
-        assert_eq!(rw_owner(b"u:1"), Ok(&b"u:1"[..]));
-        assert_eq!(rw_owner(b"mode"), Err(Error::LayoutOwner));
-        assert_eq!(rw_owner(b"u:1:write"), Err(Error::LayoutOwner));
-        assert_eq!(rw_owner(b"rlock:x"), Err(Error::ReservedOwner));
-        assert_eq!(mode(b"read"), Ok(Access::Shared));
-        assert_eq!(mode(b"WRITE"), Ok(Access::Exclusive));
-        assert_eq!(mode(b"both"), Err(Error::BadMode));
-    }
+    Ok(lease_ms)
 }
+
+#[cfg(test)]
+mod tests;

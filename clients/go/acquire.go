@@ -1,0 +1,236 @@
+package rlock
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+)
+
+// spec is what one acquire asks for and how.
+type spec struct {
+	kind      kind
+	keys      []string // more than one: RLOCK.ACQUIREALL
+	owner     string
+	permits   int
+	lease     time.Duration
+	watchdog  bool
+	maxHold   time.Duration
+	lockDelay time.Duration
+}
+
+func (sp spec) command(id, wait string, notify []string) []string {
+	var cmd []string
+	if len(sp.keys) > 1 {
+		cmd = append([]string{"RLOCK.ACQUIREALL", itoa(int64(len(sp.keys)))}, sp.keys...)
+		cmd = append(cmd, sp.owner)
+	} else {
+		cmd = []string{sp.kind.family() + ".ACQUIRE", sp.keys[0], sp.owner}
+	}
+	switch sp.kind {
+	case kindRead:
+		cmd = append(cmd, "READ")
+	case kindWrite:
+		cmd = append(cmd, "WRITE")
+	case kindPermits:
+		cmd = append(cmd, "PERMITS", itoa(int64(sp.permits)))
+	}
+	cmd = append(cmd, "PX", ms(sp.lease))
+	if wait != "" {
+		cmd = append(cmd, "WAIT", wait)
+		cmd = append(cmd, notify...)
+	}
+	if sp.watchdog {
+		cmd = append(cmd, "WATCHDOG")
+	}
+	cmd = append(cmd, "ID", id)
+	if sp.maxHold > 0 {
+		cmd = append(cmd, "MAXHOLD", ms(sp.maxHold))
+	}
+	if sp.lockDelay > 0 {
+		cmd = append(cmd, "LOCKDELAY", ms(sp.lockDelay))
+	}
+	return cmd
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// tokens reads an acquire's reply: one token, or one per key of an ACQUIREALL; nil when not
+// granted.
+func tokens(v value) []int64 {
+	switch v.kind {
+	case ':':
+		return []int64{v.num}
+	case '*':
+		out := make([]int64, len(v.elems))
+		for i, e := range v.elems {
+			out[i] = e.num
+		}
+		return out
+	}
+	return nil
+}
+
+// tryAcquire is one attempt that does not wait.
+func (c *Client) tryAcquire(ctx context.Context, sp spec) ([]int64, error) {
+	reply, err := c.write(ctx, 0, sp.command(newID(), "", nil), true)
+	if err != nil {
+		var nc *NotConfirmedError
+		if errors.As(err, &nc) {
+			c.undo(sp, tokens(reply))
+		}
+		return nil, fromServer(err, sp.keys)
+	}
+	if t := tokens(reply); t != nil {
+		return t, nil
+	}
+	return nil, ErrFailed
+}
+
+// acquire waits in the server's queue by NOTIFY (no blocked connection) until the grant,
+// the limit (0: none) or the end of ctx; ErrFailed when the server's wait ran out.
+func (c *Client) acquire(ctx context.Context, sp spec, limit time.Duration) ([]int64, error) {
+	w := c.addWaiter(sp.kind, sp.keys, sp.owner)
+	defer c.removeWaiter(w)
+	id := newID()
+	var deadline time.Time
+	if limit > 0 {
+		deadline = time.Now().Add(limit)
+	}
+	if d, ok := ctx.Deadline(); ok && (deadline.IsZero() || d.Before(deadline)) {
+		deadline = d
+	}
+	for {
+		wait := "0"
+		if !deadline.IsZero() {
+			left := time.Until(deadline)
+			if left <= 0 {
+				return nil, ErrFailed
+			}
+			wait = ms(left)
+		}
+		out, at, err := c.send(ctx, c.waitRequest(w, sp.keys[0], func(notify []string) []string {
+			return sp.command(id, wait, notify)
+		}))
+		if ctx.Err() != nil {
+			return nil, c.cancelWait(ctx, sp, w)
+		}
+		if errors.Is(err, ErrConnection) {
+			// The server is away: the same ID again until the deadline (it takes over the
+			// entry, or answers the grant).
+			sleep(ctx, 50*time.Millisecond)
+			continue
+		}
+		if err == nil {
+			err = out[0].err
+		}
+		if err != nil {
+			return nil, fromServer(err, sp.keys)
+		}
+		if t := tokens(out[0].reply); t != nil {
+			return c.confirmGrant(ctx, sp, t, at)
+		}
+		if out[0].reply.str != "WAITING" {
+			return nil, ErrFailed
+		}
+		t, err := w.outcome(ctx, c, at.s)
+		switch {
+		case errors.Is(err, errRequeue):
+			continue
+		case ctx.Err() != nil:
+			return nil, c.cancelWait(ctx, sp, w)
+		case err != nil:
+			return nil, err
+		}
+		return c.confirmGrant(ctx, sp, t, target{})
+	}
+}
+
+// confirmGrant makes a grant the caller's: a grant by message (no target) is confirmed with
+// RENEW (which starts the watchdog's renewals, and is a write of this connection that the
+// replicas can confirm: on Redis 8 and Valkey a WAIT counts only from the connection's last
+// command that itself propagated, which a message's grant is not); an immediate one with a
+// WAIT for the replicas on the connection that wrote it.
+func (c *Client) confirmGrant(ctx context.Context, sp spec, t []int64, at target) ([]int64, error) {
+	var err error
+	if at.s == nil {
+		for _, key := range sp.keys {
+			var held bool
+			held, err = c.renew(ctx, sp.kind, key, sp.owner, sp.lease, sp.watchdog)
+			if !held && (err == nil || errors.Is(err, ErrNotConfirmed)) {
+				return nil, ErrLost
+			}
+			if err != nil {
+				break
+			}
+		}
+	} else {
+		err = c.confirm(ctx, at)
+	}
+	var nc *NotConfirmedError
+	if errors.As(err, &nc) {
+		nc.Undone = true
+	}
+	if err != nil {
+		c.undo(sp, t) // never reported held: not confirmed, or the connection failed meanwhile
+		return nil, err
+	}
+	return t, nil
+}
+
+// undo releases an acquisition that will not be reported held (not confirmed, cancelled).
+func (c *Client) undo(sp spec, t []int64) {
+	if t == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.opts.Timeout)
+	defer cancel()
+	if len(sp.keys) > 1 {
+		cmd := append([]string{"RLOCK.RELEASEALL", itoa(int64(len(sp.keys)))}, sp.keys...)
+		c.pipeline(ctx, 0, append(cmd, sp.owner, "ID", newID()))
+		return
+	}
+	c.pipeline(ctx, 0, releaseCommand(sp.kind, sp.keys[0], sp.owner, sp.permits))
+}
+
+// cancelWait takes an abandoned wait out of the queue; a grant that raced the cancel (its
+// message comes before the cancel's reply) is released.
+func (c *Client) cancelWait(caller context.Context, sp spec, w *waiter) error {
+	ctx, cancel := context.WithTimeout(context.Background(), c.opts.Timeout)
+	defer cancel()
+	cmds := make([][]string, len(sp.keys))
+	for i, key := range sp.keys {
+		cmds[i] = []string{"RLOCK.CANCEL", key, sp.owner}
+	}
+	c.pipeline(ctx, 0, cmds...)
+	if t := w.granted(); t != nil {
+		c.undo(sp, t)
+	}
+	return caller.Err()
+}
+
+func releaseCommand(k kind, key, owner string, permits int) []string {
+	cmd := []string{k.family() + ".RELEASE", key, owner}
+	switch k {
+	case kindRead:
+		cmd = append(cmd, "READ")
+	case kindWrite:
+		cmd = append(cmd, "WRITE")
+	case kindPermits:
+		cmd = append(cmd, "PERMITS", itoa(int64(permits)))
+	}
+	return append(cmd, "ID", newID())
+}
+
+// release gives back a holding (or, for permits, some of them): the holds (permits) left;
+// ErrNotHeld when the owner held none.
+func (c *Client) release(ctx context.Context, k kind, key, owner string, permits int) (int64, error) {
+	reply, err := c.write(ctx, 0, releaseCommand(k, key, owner, permits), true)
+	if err != nil {
+		return 0, fromServer(err, []string{key})
+	}
+	if reply.isNil() {
+		return 0, ErrNotHeld
+	}
+	return reply.num, nil
+}

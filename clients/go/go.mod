@@ -1,0 +1,3 @@
+module github.com/rlock/rlock/clients/go
+
+go 1.19

@@ -1,0 +1,154 @@
+package rlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// errRequeue: the wait must be sent again (the connection failed, or the server turned
+// replica): on the new primary it joins the queue anew, its place in line is lost.
+var errRequeue = errors.New("rlock: wait again")
+
+// waiter is one wait by NOTIFY: the messages for its keys and owner come to events.
+type waiter struct {
+	kind   kind
+	keys   []string
+	owner  string
+	events chan message
+	got    []int64
+	have   int
+}
+
+func waiterAt(k kind, key, owner string) string {
+	return k.messageType() + "\x00" + key + "\x00" + owner
+}
+
+func (c *Client) addWaiter(k kind, keys []string, owner string) *waiter {
+	w := &waiter{kind: k, keys: keys, owner: owner, events: make(chan message, 2*len(keys)+2)}
+	c.requeue(w)
+	return w
+}
+
+// requeue registers the waiter at the end of its keys' lists, as its new request will be.
+func (c *Client) requeue(w *waiter) {
+	c.removeWaiter(w)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, key := range w.keys {
+		at := waiterAt(w.kind, key, w.owner)
+		c.waiters[at] = append(c.waiters[at], w)
+	}
+	w.got, w.have = make([]int64, len(w.keys)), 0
+}
+
+func (c *Client) removeWaiter(w *waiter) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, key := range w.keys {
+		at := waiterAt(w.kind, key, w.owner)
+		ws := c.waiters[at]
+		for i, x := range ws {
+			if x == w {
+				ws = append(ws[:i:i], ws[i+1:]...)
+				break
+			}
+		}
+		if len(ws) == 0 {
+			delete(c.waiters, at)
+		} else {
+			c.waiters[at] = ws
+		}
+	}
+}
+
+// waitRequest is the request of a wait: it registers the waiter again (at the end of its
+// keys' lists, as the new entry will be) just before the wait goes to the node's session.
+func (c *Client) waitRequest(w *waiter, key string, cmd func(notify []string) []string) request {
+	return request{key: key, build: func(_ *node, s *session) ([][]string, error) {
+		w.drain()
+		c.requeue(w)
+		return [][]string{cmd(s.notify)}, nil
+	}}
+}
+
+func (w *waiter) drain() {
+	for {
+		select {
+		case <-w.events:
+		default:
+			return
+		}
+	}
+}
+
+// take records one message: the tokens once every key is granted, errRequeue or the
+// failure otherwise, (nil, nil) while more are due.
+func (w *waiter) take(m message) ([]int64, error) {
+	switch m.event {
+	case "granted":
+		for i, key := range w.keys {
+			if key == m.key && w.got[i] == 0 {
+				w.got[i], _ = strconv.ParseInt(m.value, 10, 64)
+				w.have++
+				break
+			}
+		}
+		if w.have == len(w.keys) {
+			return w.got, nil
+		}
+		return nil, nil
+	case "timeout":
+		return nil, ErrFailed
+	case "failed":
+		switch m.value {
+		case "READONLY", "MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN":
+			return nil, errRequeue
+		}
+		if m.value == "WRONGTYPE" {
+			return nil, ErrWrongType
+		}
+		return nil, fmt.Errorf("rlock: the wait failed: %s", m.value)
+	}
+	return nil, nil
+}
+
+// outcome waits for the wait's messages: the tokens, ErrFailed at the server's timeout,
+// errRequeue when the connection failed or the key is served elsewhere now, or ctx's end.
+func (w *waiter) outcome(ctx context.Context, c *Client, s *session) ([]int64, error) {
+	lost := s.lost()
+	for {
+		select {
+		case m := <-w.events:
+			t, err := w.take(m)
+			if m.value == "READONLY" {
+				s.close(ErrConnection) // the server turned replica: its session is of no use
+			}
+			if errors.Is(err, errRequeue) && c.cluster() {
+				c.refreshSlots(ctx)
+			}
+			if t != nil || err != nil {
+				return t, err
+			}
+		case <-lost:
+			return nil, errRequeue
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// granted reads what came before a cancel's reply: the tokens if the grant raced it.
+func (w *waiter) granted() []int64 {
+	for {
+		select {
+		case m := <-w.events:
+			if t, _ := w.take(m); t != nil {
+				return t
+			}
+		default:
+			return nil
+		}
+	}
+}

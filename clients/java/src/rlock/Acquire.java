@@ -1,0 +1,200 @@
+package rlock;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The acquire step of docs/clients.md, the one core for every type: one key
+ * ({@code <PREFIX>.ACQUIRE}) or all-or-none over several ({@code RLOCK.ACQUIREALL}, a
+ * {@link MultiLock}). One attempt, or a wait by message ({@link WaitByMessage}); a watchdog
+ * grant told by message is confirmed ({@code RENEW ... WATCHDOG}) before it counts; every grant
+ * is recorded in the {@link Holdings}.
+ */
+final class Acquire {
+    private final Engine engine;
+    private final Family family;
+    /** One key, or a multi-lock's keys (in the order of their tokens). */
+    private final List<String> keys;
+    private final boolean all;
+    private final String owner;
+    private final int permits;
+    /** {@code LOCKDELAY} in ms (0: none; plain locks only). */
+    private final long lockDelayMs;
+
+    private Acquire(Engine engine, Family family, List<String> keys, boolean all, String owner, int permits, long lockDelayMs) {
+        this.engine = engine;
+        this.family = family;
+        this.keys = keys;
+        this.all = all;
+        this.owner = owner;
+        this.permits = permits;
+        this.lockDelayMs = lockDelayMs;
+    }
+
+    static Acquire one(Engine engine, Family family, String key, String owner, int permits, long lockDelayMs) {
+        return new Acquire(engine, family, List.of(key), false, owner, permits, lockDelayMs);
+    }
+
+    static Acquire all(Engine engine, List<String> keys, String owner, long lockDelayMs) {
+        return new Acquire(engine, Family.LOCK, keys, true, owner, 1, lockDelayMs);
+    }
+
+    private Object[] args(long lease, boolean watchdog, long waitArg, long notifyId, String requestId) {
+        return all
+                ? Family.acquireAll(keys, owner, lease, watchdog, waitArg, notifyId, requestId, lockDelayMs)
+                : family.acquire(keys.get(0), owner, permits, lease, watchdog, waitArg, notifyId, requestId, lockDelayMs);
+    }
+
+    /**
+     * The fencing tokens (one per key), or null when not granted.
+     *
+     * @param leaseMs -1: {@code PX <watchdog lease> WATCHDOG}; else a plain lease
+     * @param waitMs  -1: wait without a deadline; 0: one attempt; else wait at most that long
+     * @param interruptible whether an interrupt ends the wait (leaving the queue) with
+     *        {@link InterruptedException}; if not, the interrupt is kept for after the grant
+     */
+    long[] run(long leaseMs, long waitMs, boolean interruptible) throws InterruptedException {
+        if (interruptible && Thread.interrupted()) {
+            throw new InterruptedException();
+        }
+        waitMs = Engine.forever(waitMs);
+        boolean watchdog = leaseMs < 0;
+        long lease = engine.lease(leaseMs);
+        String requestId = Engine.requestId();
+        String first = keys.get(0);
+        if (waitMs == 0) {
+            Router.Reply reply = engine.router().call(first, args(lease, watchdog, Family.NO_WAIT, 0, requestId));
+            return granted(reply.node(), reply.value(), watchdog, lease);
+        }
+        long deadline = Engine.deadline(waitMs);
+        PinnedCall call = new PinnedCall(engine, first);
+        boolean[] interrupted = {false};
+        try {
+            while (true) {
+                Node.Session session = engine.session(call.node);
+                long left = deadline == Long.MAX_VALUE ? 0 : deadline - System.nanoTime();
+                boolean over = deadline != Long.MAX_VALUE && left <= 0;
+                long waitArg = deadline == Long.MAX_VALUE ? 0 : over ? Family.NO_WAIT : Engine.ceilMillis(left);
+                List<Waiter> waiters = over ? List.of() : register(call.node, session.generation, deadline);
+                Object reply = call.send(session, waiters, args(lease, watchdog, waitArg, session.notifyId, requestId));
+                if (reply == PinnedCall.RESEND) {
+                    continue; // the same call, with its same request id, on a new connection
+                }
+                if ("WAITING".equals(reply)) {
+                    Event event;
+                    try {
+                        event = engine.waits().park(waiters.get(0), session, interruptible, deadline, interrupted, permits);
+                    } catch (InterruptedException e) {
+                        drop(waiters, 1); // the cancel took the whole request out; a raced grant is given back
+                        throw e;
+                    }
+                    if (event.kind == Event.Kind.GRANTED) {
+                        long[] tokens = tokens(event, waiters);
+                        if (watchdog && !confirm(call.node, call.asked, lease)) {
+                            requestId = Engine.requestId(); // it ended before we could confirm it: ask again
+                            continue;
+                        }
+                        record(call.node, tokens, watchdog, lease);
+                        return tokens;
+                    }
+                    drop(waiters, 1);
+                    if (event.kind == Event.Kind.TIMEOUT) {
+                        return null;
+                    }
+                    if (engine.waits().retry(event, call, interruptible, interrupted, keys.toString())) {
+                        continue;
+                    }
+                }
+                drop(waiters, 0);
+                if (call.follow(reply)) {
+                    continue;
+                }
+                return granted(call.node, reply, watchdog, lease);
+            }
+        } finally {
+            if (interrupted[0]) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** One waiter per key: the server tells a multi-key wait by one message per key. */
+    private List<Waiter> register(Node node, long generation, long deadline) {
+        List<Waiter> waiters = new ArrayList<>(keys.size());
+        for (String key : keys) {
+            waiters.add(engine.dispatcher().register(new Target(family, key, owner), node, generation, deadline));
+        }
+        return waiters;
+    }
+
+    /** Unregisters the waiters from {@code from} on; a grant that reached one is given back. */
+    private void drop(List<Waiter> waiters, int from) {
+        for (Waiter waiter : waiters.subList(Math.min(from, waiters.size()), waiters.size())) {
+            Event told = engine.dispatcher().unregister(waiter);
+            if (told != null && told.kind == Event.Kind.GRANTED) {
+                engine.releaseQuietly(waiter.node, waiter.target, permits);
+            }
+        }
+    }
+
+    /**
+     * The tokens of a grant: the first key's from {@code first}, the others' from their
+     * messages, sent in the same server turn (so already here, or about to be).
+     */
+    private long[] tokens(Event first, List<Waiter> waiters) throws InterruptedException {
+        long[] tokens = new long[waiters.size()];
+        tokens[0] = first.token;
+        for (int i = 1; i < waiters.size(); i++) {
+            Event event = waiters.get(i).await(TimeUnit.SECONDS.toNanos(5));
+            engine.dispatcher().unregister(waiters.get(i));
+            if (event == null || event.kind != Event.Kind.GRANTED) {
+                throw new RLockException("ERR", "the grant of " + keys + " came without a token for every key");
+            }
+            tokens[i] = event.token;
+        }
+        return tokens;
+    }
+
+    /**
+     * Confirm: a watchdog grant told by message starts its renewals once {@code RENEW ...
+     * WATCHDOG} binds it, key by key (docs/notify.md). When one ended meanwhile, the rest of
+     * an all-or-none grant is given back, and the caller asks again.
+     */
+    private boolean confirm(Node node, boolean asking, long lease) {
+        for (String key : keys) {
+            Object reply = engine.router().call(node, asking, key, family.renew(key, owner, lease, true)).value();
+            if (!Long.valueOf(1).equals(Replies.check(reply))) {
+                if (all) {
+                    engine.releaseAll(keys, owner);
+                }
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** A call's answer to an acquire: the tokens (recorded), null for nil; errors raised. */
+    private long[] granted(Node node, Object reply, boolean watchdog, long lease) {
+        if (reply == null) {
+            return null;
+        }
+        long[] tokens;
+        if (!all && reply instanceof Long) {
+            tokens = new long[] {(Long) reply};
+        } else if (all && reply instanceof List<?> list && list.size() == keys.size()) {
+            tokens = list.stream().mapToLong(token -> Replies.number(token, -1)).toArray();
+        } else {
+            Replies.check(reply);
+            throw new RLockException("ERR", "unexpected reply to " + (all ? "RLOCK.ACQUIREALL" : "an acquire") + ": " + Engine.text(reply));
+        }
+        record(node, tokens, watchdog, lease);
+        return tokens;
+    }
+
+    private void record(Node node, long[] tokens, boolean watchdog, long lease) {
+        for (int i = 0; i < tokens.length; i++) {
+            engine.holdings().granted(new Target(family, keys.get(i), owner), node, tokens[i], watchdog, lease, permits);
+        }
+    }
+}

@@ -1,0 +1,73 @@
+/**
+ * The options of the lock objects, their owner id (one per object, or the `identifier` given)
+ * and the `Family`: which commands a lock type sends (as the server's `src/families/`).
+ */
+
+import { randomUUID } from 'node:crypto';
+import { threadId } from 'node:worker_threads';
+import { Arg } from './drivers/driver';
+import { LockLostError } from './errors';
+
+export interface LockOptions {
+  /**
+   * The lease in ms. Omitted: the server's watchdog holds the lock while this process's
+   * connection lives (`PX 30000 WATCHDOG`), and ends it within ms of the process dying.
+   * Given: a plain lease of that length, renewed every `refreshInterval` ms.
+   */
+  lockTimeout?: number;
+  /** How long `acquire()` waits in the server's FIFO queue, in ms. Omitted: no limit. */
+  acquireTimeout?: number;
+  /** With `lockTimeout`: renew the lease this often (default 80% of it; 0: never). */
+  refreshInterval?: number;
+  /** Ends the holding at its grant time + `maxHold` ms however it is renewed (`MAXHOLD`). */
+  maxHold?: number;
+  /** Called once when a holding is lost (lease end, force release, a connection that could not re-bind). */
+  onLockLost?: (err: LockLostError) => void;
+  /** How long a reply may take (beyond a wait) before the call is sent again on a new connection. Default 2000 ms. */
+  responseTimeout?: number;
+  /** Accepted for redis-semaphore compatibility and ignored: rlock waits in the server, not by polling. */
+  retryInterval?: number;
+  /**
+   * The owner id to hold under (default: a fresh `<uuid>:<thread id>` per object). Objects
+   * given the same identifier are one owner: on one key they re-enter each other, and across
+   * keys the server sees one thread of control, which is what its deadlock detection needs.
+   */
+  identifier?: string;
+}
+
+export interface AcquireOptions {
+  /** Aborting it leaves the server's queue (`RLOCK.CANCEL`) and rejects with the signal's reason. */
+  signal?: AbortSignal;
+  /** This call's wait in ms, instead of the object's `acquireTimeout` (0: one attempt). */
+  acquireTimeout?: number;
+}
+
+/** The lease the watchdog keeps renewing (`PX`), in ms. */
+export const WATCHDOG_LEASE = 30_000;
+
+/**
+ * The owner id of a lock object: `options.identifier`, or `<uuid>:<thread id>` (Redisson's
+ * owner shape), unique per object.
+ */
+export function ownerOf(options: { identifier?: string } = {}): string {
+  const id = options.identifier;
+  if (id === undefined) return `${randomUUID()}:${threadId}`;
+  if (typeof id !== 'string' || !id) throw new TypeError('rlock: the identifier must be a non-empty string');
+  if (id.startsWith('rlock:')) throw new TypeError("rlock: identifiers starting with 'rlock:' are reserved by the server");
+  return id;
+}
+
+export interface Hold {
+  permits: number;
+  token: number;
+}
+
+export interface Family {
+  /** Message type: lock, read, write, permits. */
+  type: 'lock' | 'read' | 'write' | 'permits';
+  /** What the user sees in messages: "mutex", "semaphore" ... */
+  noun: string;
+  acquire(key: string, owner: string, permits: number): Arg[];
+  release(key: string, owner: string, permits: number): Arg[];
+  renew: string;
+}

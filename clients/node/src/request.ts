@@ -1,0 +1,36 @@
+/** The pieces of one call every part of the connection layer shares: request ids and time limits. */
+
+import { randomUUID } from 'node:crypto';
+import { ConnectionFailure } from './errors';
+
+export const DEFAULT_RESPONSE_TIMEOUT = 2000;
+export const RECONNECT_PAUSE_MS = 100;
+
+/** A fresh id for one logical call (retry rule): re-sent unchanged by its retry, never counted twice. */
+export function requestId(): string {
+  return randomUUID().replace(/-/g, '');
+}
+
+/** `promise`, or a `ConnectionFailure` after `ms` (and `onTimeout`, which closes the connection). */
+export function withTimeout<T>(promise: Promise<T>, ms: number, what: string, onTimeout?: () => void): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      onTimeout?.();
+      reject(new ConnectionFailure(`no reply to ${what} within ${ms} ms`));
+    }, ms);
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (err) => {
+        clearTimeout(timer);
+        reject(err);
+      },
+    );
+  });
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}

@@ -1,0 +1,260 @@
+/**
+ * The Session: the connections rlock keeps for one user client, shared by every lock object
+ * made on it.
+ *
+ * - the command connection: every acquire, release, renew and cancel goes here, and every
+ *   watchdog holding is bound to it (kept alive by `KeepAlive`). When it drops, a new one is
+ *   opened at once and each holding is re-bound with `RENEW ... PX lease WATCHDOG` (0 = lost).
+ *   A call that fails on a broken connection is sent once more, unchanged (same `ID`), on the
+ *   new one (the retry rule).
+ * - the subscriber: subscribed to its own `__rlock__` channel; its messages go to the
+ *   `Dispatcher`, which settles the waits (`wait.ts`) and reports lost holdings.
+ */
+
+import { Arg, Connection, Driver } from './drivers/driver';
+import { driverFor } from './drivers';
+import { ConnectionError, ConnectionFailure, ServerReply } from './errors';
+import { Dispatcher, Holding } from './dispatcher';
+import { KeepAlive } from './keepalive';
+import { plain } from './reply';
+import { DEFAULT_RESPONSE_TIMEOUT, RECONNECT_PAUSE_MS, requestId, sleep, withTimeout } from './request';
+import { WaitSpec, Waited, waitByMessage } from './wait';
+
+export interface Called {
+  reply: unknown;
+  generation: number;
+  /** Sent a second time on a new connection. */
+  retried: boolean;
+}
+
+export interface Subscriber {
+  conn: Connection;
+  clientId: number;
+  generation: number;
+}
+
+export class Session {
+  private static readonly sessions = new WeakMap<object, Session>();
+
+  /** The session of `client` (made at first use; a new one after the client was closed). */
+  static of(client: unknown): Session {
+    const existing = Session.sessions.get(client as object);
+    if (existing && !existing.closed) return existing;
+    const driver = driverFor(client);
+    const session = new Session(driver);
+    Session.sessions.set(client as object, session);
+    driver.onClientEnd(() => session.close());
+    return session;
+  }
+
+  /** Closes the connections rlock opened for `client` (its holdings end). */
+  static close(client: unknown): void {
+    Session.sessions.get(client as object)?.close();
+  }
+
+  closed = false;
+  readonly dispatcher = new Dispatcher((args) => void this.call([...args, 'ID', requestId()]).catch(() => {}));
+  private readonly keepAlive = new KeepAlive(this);
+  private conn: Connection | null = null;
+  private opening: Promise<[Connection, number]> | null = null;
+  private generation = 0;
+  private lastContact = Date.now();
+  private recovering = false;
+
+  private sub: Subscriber | null = null;
+  private subOpening: Promise<Subscriber> | null = null;
+  private subGeneration = 0;
+  /** Closed with the session: the observers, each with a connection of its own. */
+  private readonly dependents = new Set<{ close(): void }>();
+
+  constructor(readonly driver: Driver, private readonly responseTimeout = DEFAULT_RESPONSE_TIMEOUT) {}
+
+  // ---- the command connection ----
+
+  private current(): Promise<[Connection, number]> {
+    if (this.closed) return Promise.reject(new ConnectionError('rlock: the client was closed'));
+    if (this.conn) return Promise.resolve([this.conn, this.generation]);
+    if (!this.opening) {
+      this.opening = this.openCommand().finally(() => {
+        this.opening = null;
+      });
+    }
+    return this.opening;
+  }
+
+  private async openCommand(): Promise<[Connection, number]> {
+    const conn = await withTimeout(this.driver.open(), this.responseTimeout * 2, 'connect');
+    if (this.closed) {
+      conn.close();
+      throw new ConnectionError('rlock: the client was closed');
+    }
+    const generation = ++this.generation;
+    try {
+      await this.rebind(conn);
+    } catch (err) {
+      conn.close();
+      throw err;
+    }
+    this.conn = conn;
+    this.lastContact = Date.now();
+    conn.onDown(() => this.commandDown(conn));
+    return [conn, generation];
+  }
+
+  /** Re-bind: a new connection takes over every watchdog holding before anything else is sent on it. */
+  private async rebind(conn: Connection): Promise<void> {
+    const rebinds = [...this.dispatcher.holdings].flatMap((holding) => {
+      const args = holding.rebindArgs();
+      return args ? [{ holding, args }] : [];
+    });
+    await Promise.all(
+      rebinds.map(async ({ holding, args }) => {
+        try {
+          const still = await withTimeout(conn.send(args), this.responseTimeout, 'RENEW', () => conn.close());
+          if (Number(still) !== 1) holding.markLost('the lock ended while its connection was down');
+        } catch (err) {
+          if (!(err instanceof ServerReply)) throw err;
+          holding.markLost(`re-binding failed: ${err.message}`);
+        }
+      }),
+    );
+  }
+
+  private commandDown(conn: Connection): void {
+    if (this.conn !== conn) return;
+    this.conn = null;
+    if (!this.closed && this.hasBound()) void this.recover();
+  }
+
+  /** Whether any watchdog holding is bound to the command connection. */
+  hasBound(): boolean {
+    return [...this.dispatcher.holdings].some((holding) => holding.rebindArgs() !== null);
+  }
+
+  /** Reconnects (and so re-binds) at once; a holding whose server stayed silent a whole lease is lost. */
+  async recover(): Promise<void> {
+    if (this.recovering) return;
+    this.recovering = true;
+    try {
+      while (!this.closed && this.hasBound()) {
+        try {
+          await this.current();
+          return;
+        } catch {
+          const silent = Date.now() - this.lastContact;
+          for (const holding of this.dispatcher.holdings) {
+            if (holding.rebindArgs() !== null && silent >= holding.lease) {
+              holding.markLost('the server could not be reached for a whole lease');
+            }
+          }
+          await sleep(RECONNECT_PAUSE_MS);
+        }
+      }
+    } finally {
+      this.recovering = false;
+    }
+  }
+
+  private sendOn(conn: Connection, args: Arg[], timeout: number): Promise<unknown> {
+    return withTimeout(conn.send(args), timeout, String(args[0]), () => conn.close()).then((reply) => {
+      if (conn === this.conn) this.lastContact = Date.now();
+      return plain(reply);
+    });
+  }
+
+  /**
+   * One logical call with the retry rule; rejects with `ServerReply` or `ConnectionFailure`.
+   * `retry` false: a call that is not safe to send twice (it has no `ID`) is not sent again.
+   */
+  async callEx(args: Arg[], timeout = this.responseTimeout, retry = true): Promise<Called> {
+    let [conn, generation] = await this.current();
+    try {
+      return { reply: await this.sendOn(conn, args, timeout), generation, retried: false };
+    } catch (err) {
+      if (!(err instanceof ConnectionFailure)) throw err;
+      if (this.conn === conn) conn.close();
+      if (!retry) throw err;
+      [conn, generation] = await this.current();
+      return { reply: await this.sendOn(conn, args, timeout), generation, retried: true };
+    }
+  }
+
+  async call(args: Arg[], timeout = this.responseTimeout, retry = true): Promise<unknown> {
+    return (await this.callEx(args, timeout, retry)).reply;
+  }
+
+  /** Re-bound after a reconnect, reported lost by messages; watchdog ones keep the connection alive. */
+  register(holding: Holding): void {
+    this.dispatcher.holdings.add(holding);
+    this.keepAlive.schedule();
+  }
+
+  unregister(holding: Holding): void {
+    this.dispatcher.holdings.delete(holding);
+  }
+
+  // ---- the subscriber ----
+
+  subscriber(): Promise<Subscriber> {
+    if (this.closed) return Promise.reject(new ConnectionError('rlock: the client was closed'));
+    if (this.sub) return Promise.resolve(this.sub);
+    if (!this.subOpening) {
+      this.subOpening = this.openSubscriber().finally(() => {
+        this.subOpening = null;
+      });
+    }
+    return this.subOpening;
+  }
+
+  private async openSubscriber(): Promise<Subscriber> {
+    const conn = await withTimeout(this.driver.open(), this.responseTimeout * 2, 'connect');
+    try {
+      const t = this.responseTimeout;
+      const channel = String(plain(await withTimeout(conn.send(['RLOCK.CHANNEL']), t, 'RLOCK.CHANNEL')));
+      const clientId = Number(await withTimeout(conn.send(['CLIENT', 'ID']), t, 'CLIENT ID'));
+      await withTimeout(conn.subscribe(channel, (message) => this.dispatcher.dispatch(message)), t, 'SUBSCRIBE');
+      if (this.closed) throw new ConnectionError('rlock: the client was closed');
+      const sub = { conn, clientId, generation: ++this.subGeneration };
+      this.sub = sub;
+      conn.onDown(() => {
+        if (this.sub === sub) this.sub = null;
+        // The server took this connection's waits out of its queues: they are sent again.
+        this.dispatcher.subscriberDown(sub.generation);
+      });
+      return sub;
+    } catch (err) {
+      conn.close();
+      throw err;
+    }
+  }
+
+  /** A waiting call, told by message (`wait.ts`): the token, or null when its wait ran out. */
+  waitFor(spec: WaitSpec): Promise<Waited | null> {
+    return waitByMessage(this, spec);
+  }
+
+  // ---- closing ----
+
+  /** `dependent.close()` runs when this session closes (the user's client was closed). */
+  adopt(dependent: { close(): void }): void {
+    if (this.closed) dependent.close();
+    else this.dependents.add(dependent);
+  }
+
+  disown(dependent: { close(): void }): void {
+    this.dependents.delete(dependent);
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.keepAlive.stop();
+    this.dispatcher.close();
+    this.conn?.close();
+    this.conn = null;
+    this.sub?.conn.close();
+    this.sub = null;
+    for (const dependent of [...this.dependents]) dependent.close();
+    this.dependents.clear();
+  }
+}

@@ -1,0 +1,179 @@
+/**
+ * Wait by message (NOTIFY): a waiting call names the Session's subscriber
+ * (`WAIT ms NOTIFY <its client id>`), the server queues it and answers `WAITING`, and the
+ * Dispatcher hands over the message that ends the wait. No connection is blocked, none is
+ * held per wait. A wait given up (its deadline, its signal) leaves the queue with
+ * `RLOCK.CANCEL`; a grant that raced it is given back.
+ */
+
+import { Arg } from './drivers/driver';
+import { ConnectionError, ConnectionFailure, ServerReply } from './errors';
+import { Outcome, Waiter, splitTarget } from './dispatcher';
+import type { Called, Session } from './session';
+
+export interface WaitSpec {
+  target: string;
+  /**
+   * The targets of the other keys of an all-or-none wait (`RLOCK.ACQUIREALL`), told by one
+   * message each, in the same turn as `target`'s: granted only when every one is.
+   */
+  more?: string[];
+  /** The full command for the subscriber `clientId`, with `WAIT waitMs NOTIFY clientId`. */
+  build(clientId: number, waitMs: number): Arg[];
+  /** Undefined: no time limit. */
+  waitMs: number | undefined;
+  signal?: AbortSignal;
+  /** `RLOCK.CANCEL key owner`, or null where it cannot reach the wait (latch). */
+  cancel: Arg[] | null;
+  release: Arg[] | null;
+  timeout: number;
+}
+
+export interface Waited {
+  token: number;
+  /** With `WaitSpec.more`: the token of each target, `target`'s first. */
+  tokens: number[];
+  /** Granted by message after queueing (a watchdog grant is then bound to the subscriber). */
+  queued: boolean;
+  retried: boolean;
+}
+
+/** The outcomes of an all-or-none wait's keys: the first that is not a grant, else a grant once all are. */
+function allGranted(outcomes: Promise<Outcome>[]): Promise<Outcome> {
+  return new Promise((resolve) => {
+    let left = outcomes.length;
+    for (const outcome of outcomes) {
+      void outcome.then((told) => {
+        if (told.kind !== 'granted' || --left === 0) resolve(told);
+      });
+    }
+  });
+}
+
+/**
+ * A waiting call: the token (1 for a latch) or null when its wait ran out. The waiter is
+ * registered before the call goes out (its message may overtake the reply).
+ */
+export async function waitByMessage(session: Session, spec: WaitSpec): Promise<Waited | null> {
+  const dispatcher = session.dispatcher;
+  const deadline = spec.waitMs === undefined ? Infinity : Date.now() + spec.waitMs;
+  let attempts = 0;
+  let retried = false;
+  for (;;) {
+    spec.signal?.throwIfAborted();
+    const sub = await session.subscriber();
+    const waitMs = deadline === Infinity ? 0 : Math.max(1, deadline - Date.now());
+    const added = [spec.target, ...(spec.more ?? [])].map((target) => dispatcher.add(target, sub.generation, deadline, spec.release));
+    const waiters = added.map((one) => one.waiter);
+    const dropAll = () => waiters.forEach((one) => dispatcher.remove(one));
+    const outcome = added.length === 1 ? added[0].outcome : allGranted(added.map((one) => one.outcome));
+    let called: Called;
+    try {
+      called = await session.callEx(spec.build(sub.clientId, waitMs), spec.timeout);
+    } catch (err) {
+      dropAll();
+      // The subscriber dropped between our look at it and the call: wait again on a new one.
+      if (err instanceof ServerReply && /not subscribed/.test(err.message) && attempts++ < 3) continue;
+      throw err;
+    }
+    retried ||= called.retried;
+    const reply = called.reply;
+    if (typeof reply === 'number' || Array.isArray(reply)) {
+      dropAll();
+      const tokens = Array.isArray(reply) ? reply.map(Number) : [reply];
+      return { token: tokens[0], tokens, queued: false, retried };
+    }
+    if (reply === null || reply === undefined) {
+      dropAll();
+      return null;
+    }
+    if (reply !== 'WAITING') {
+      dropAll();
+      throw new ServerReply(`ERR unexpected reply to ${String(spec.build(0, 0)[0])}: ${String(reply)}`);
+    }
+    const result = await settled(session, waiters, outcome, deadline + spec.timeout, spec.signal);
+    // The other keys' messages of an all-or-none wait that ended: nobody waits for them.
+    if (result.kind !== 'granted' && result.kind !== 'deadline' && result.kind !== 'abort') dropAll();
+    switch (result.kind) {
+      case 'granted': {
+        const tokens = waiters.map((one) => Number((one.told as { value: string }).value));
+        return { token: tokens[0], tokens, queued: true, retried };
+      }
+      case 'timeout':
+        return null;
+      case 'failed':
+        throw new ServerReply(`${result.value} the wait failed when its turn came`);
+      case 'closed':
+        throw new ConnectionError('rlock: the client was closed');
+      case 'disconnected':
+      case 'resend':
+        // Sent again with its id: it takes over its entry, or answers as the first did.
+        if (attempts++ < 5) continue;
+        throw new ConnectionFailure('the subscriber connection kept dropping while waiting');
+      case 'deadline':
+        await giveUp(session, waiters, spec);
+        return null;
+      case 'abort':
+        await giveUp(session, waiters, spec);
+        throw spec.signal!.reason;
+    }
+  }
+}
+
+/**
+ * The message for `waiters` (one, or one per key of an all-or-none wait), or its local
+ * deadline, or the abort of `signal`, whichever first.
+ */
+function settled(session: Session, waiters: Waiter[], outcome: Promise<Outcome>, deadline: number, signal?: AbortSignal): Promise<Outcome> {
+  return new Promise<Outcome>((resolve) => {
+    let timer: NodeJS.Timeout | null = null;
+    const onAbort = () => finish({ kind: 'abort' });
+    const finish = (result: Outcome) => {
+      if (timer) clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      // Messages dispatched before the abort or deadline win: their grant is ours.
+      if (waiters.every((waiter) => waiter.told)) result = waiters.find((w) => w.told!.kind !== 'granted')?.told ?? waiters[0].told!;
+      if (result.kind === 'abort' || result.kind === 'deadline') {
+        for (const waiter of waiters) {
+          if (waiter.told?.kind === 'granted') {
+            // Part of an all-or-none grant whose other messages did not come in time.
+            session.dispatcher.giveBack(...splitTarget(waiter.target), waiter);
+          } else if (!waiter.told) {
+            // Still queued as far as we know: it stays, to absorb its message.
+            waiter.ghost = true;
+            waiter.settle = () => {};
+          }
+        }
+      }
+      resolve(result);
+    };
+    outcome.then(finish);
+    if (Number.isFinite(deadline)) {
+      timer = setTimeout(() => finish({ kind: 'deadline' }), Math.max(0, deadline - Date.now()));
+    }
+    if (signal) {
+      if (signal.aborted) onAbort();
+      else signal.addEventListener('abort', onAbort, { once: true });
+    }
+  });
+}
+
+/** Leaves the queue (`RLOCK.CANCEL`); a grant that raced it is given back when it comes. */
+async function giveUp(session: Session, waiters: Waiter[], spec: WaitSpec): Promise<void> {
+  if (!spec.cancel) return;
+  const dispatcher = session.dispatcher;
+  try {
+    const removed = Number(await session.call(spec.cancel, spec.timeout));
+    if (removed > 0) {
+      // One cancel takes an all-or-none request out of every queue.
+      waiters.forEach((one) => dispatcher.remove(one));
+      // RLOCK.CANCEL took out every entry of this owner at this key: the others go again.
+      for (const other of dispatcher.live(spec.target)) {
+        dispatcher.remove(other);
+        other.settle({ kind: 'resend' });
+      }
+    }
+  } catch {
+    // the ghost absorbs the message when it comes
+  }
+}

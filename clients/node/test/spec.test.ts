@@ -1,0 +1,301 @@
+/**
+ * The shared behaviour specification (clients/spec): every scenario through rlock's public
+ * API, one test per scenario named `<file>.<name>`, over ioredis and node-redis (RESP3).
+ * What the steps mean is clients/spec/README.md; the op table is spec-ops.ts, the matching of
+ * expectations is here. Scenarios needing a capability the helper lacks are skipped by name.
+ */
+
+import { execFileSync } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { createClient } from 'redis';
+import Redis from 'ioredis';
+import { ACTOR_OPS, Actor, Step, kindOf, lostKey } from './spec-ops';
+import { REPO, Server, sleep } from './support';
+
+const SPEC = path.join(REPO, 'clients/spec');
+/** Capabilities of the Node helper; "confirmation" comes with a later issue. */
+const SUPPORTED = new Set(['cancel']);
+/** Known drifts (clients/spec/README.md): scenario -> what the helper does instead. */
+const DRIFTS = new Map<string, string>();
+const AWAIT_DEFAULT_MS = 5000;
+const JOIN_CAP_MS = 30_000;
+const LIBS = (process.env.SPEC_LIBS ?? 'ioredis,node-redis').split(',');
+const ONLY = process.env.SPEC_ONLY;
+
+// check.py validates every file (the schema and the README's rules): a malformed file fails loudly.
+execFileSync('python3', [path.join(SPEC, 'check.py')], { stdio: ['ignore', 'ignore', 'inherit'] });
+
+const scenarios: Array<{ name: string; scenario: Record<string, any> }> = [];
+for (const file of readdirSync(SPEC).filter((f) => f.endsWith('.json') && f !== 'schema.json').sort()) {
+  const stem = file.slice(0, -'.json'.length);
+  for (const scenario of JSON.parse(readFileSync(path.join(SPEC, file), 'utf8')).scenarios) {
+    const name = `${stem}.${scenario.name}`;
+    if (!ONLY || name.startsWith(ONLY)) scenarios.push({ name, scenario });
+  }
+}
+
+let users = 0;
+
+async function actorClient(lib: string, port: number, user: string): Promise<any> {
+  if (lib === 'ioredis') {
+    const client = new Redis({ port, host: '127.0.0.1', username: user, password: 'spec', lazyConnect: true, maxRetriesPerRequest: 1 });
+    client.on('error', () => {});
+    await client.connect();
+    return client;
+  }
+  const client = createClient({ RESP: 3, username: user, password: 'spec', socket: { port, host: '127.0.0.1', reconnectStrategy: false } });
+  client.on('error', () => {});
+  await client.connect();
+  return client;
+}
+
+/** An INFO reply as an object of its `field:value` lines (integers as numbers). */
+function parseInfo(text: string): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const line of text.split(/\r?\n/)) {
+    const at = line.indexOf(':');
+    if (line.startsWith('#') || at < 0) continue;
+    const value = line.slice(at + 1);
+    out[line.slice(0, at)] = /^-?\d+$/.test(value) ? Number(value) : value;
+  }
+  return out;
+}
+
+class Failed extends Error {}
+
+/** One scenario being run. */
+class Run {
+  readonly saved = new Map<string, unknown>();
+  readonly actors = new Map<string, Actor>();
+  readonly background = new Map<string, { promise: Promise<[unknown, string | null]>; started: number; controller: AbortController }>();
+
+  constructor(readonly scenario: Record<string, any>, readonly lib: string, readonly port: number, readonly admin: any) {}
+
+  async command(args: string[]): Promise<any> {
+    const reply = await this.admin.sendCommand(args);
+    return args[0].toUpperCase() === 'INFO' ? parseInfo(String(reply)) : reply;
+  }
+
+  async start(): Promise<void> {
+    await this.command(['FLUSHALL']);
+    for (const [name, value] of Object.entries(this.scenario.server_config ?? {})) {
+      await this.command(['CONFIG', 'SET', name, String(value)]);
+    }
+    for (const name of this.scenario.actors ?? []) {
+      const user = `spec-${++users}-${name}`;
+      await this.command(['ACL', 'SETUSER', user, 'reset', 'on', '>spec', '~*', '&*', '+@all']);
+      this.actors.set(name, new Actor(name, user, `${user}:owner`, await actorClient(this.lib, this.port, user)));
+    }
+  }
+
+  async finish(): Promise<void> {
+    for (const { controller, promise } of this.background.values()) {
+      controller.abort();
+      await promise;
+    }
+    for (const actor of this.actors.values()) {
+      await this.command(['ACL', 'SETUSER', actor.user, 'off']);
+      await this.command(['CLIENT', 'KILL', 'USER', actor.user]);
+      await actor.close();
+      await this.command(['ACL', 'DELUSER', actor.user]);
+    }
+  }
+
+  async step(index: number, step: Step): Promise<void> {
+    const started = Date.now();
+    try {
+      if (step.background !== undefined) {
+        const controller = new AbortController();
+        this.background.set(step.background, { promise: this.outcome(step, controller.signal), started, controller });
+        return;
+      }
+      let result: unknown;
+      let error: string | null;
+      let from = started;
+      if (step.op === 'join' || step.op === 'cancel') {
+        const running = this.background.get(step.name)!;
+        this.background.delete(step.name);
+        from = running.started;
+        if (step.op === 'cancel') {
+          running.controller.abort();
+          await running.promise;
+          [result, error] = [null, null];
+        } else {
+          let timer: NodeJS.Timeout | undefined;
+          const cap = new Promise<never>((_, reject) => {
+            timer = setTimeout(() => reject(new Failed(`not done after ${JOIN_CAP_MS} ms`)), JOIN_CAP_MS);
+          });
+          [result, error] = await Promise.race([running.promise, cap]).finally(() => clearTimeout(timer));
+        }
+      } else {
+        [result, error] = await this.outcome(step, new AbortController().signal);
+      }
+      this.check(step, result, error, started, from);
+    } catch (err) {
+      throw new Failed(`step ${index} (${step.op}): ${(err as Error).message}`);
+    }
+  }
+
+  /** [result, error kind] of a step; an error that is no kind fails it. */
+  async outcome(step: Step, signal: AbortSignal): Promise<[unknown, string | null]> {
+    try {
+      return [await this.perform(step, signal), null];
+    } catch (err) {
+      if (err instanceof Failed) throw err;
+      const kind = kindOf(err, signal);
+      if (kind === null || kind === 'Unsupported') {
+        // A cancelled step (an AbortError) is expected: the runner aborted it.
+        if (signal.aborted && (err as Error)?.name === 'AbortError') return [null, null];
+        throw new Failed(`${(err as Error)?.name}: ${(err as Error)?.message}`);
+      }
+      return [null, kind];
+    }
+  }
+
+  check(step: Step, result: unknown, error: string | null, started: number, from: number): void {
+    const now = Date.now();
+    if (error !== (step.error ?? null)) {
+      throw new Failed(`expected ${step.error ?? 'success'}, got ${error ?? `success (${JSON.stringify(result)})`}`);
+    }
+    if ('expect' in step && !this.matches(step.expect, result)) {
+      throw new Failed(`expected ${JSON.stringify(step.expect)}, got ${JSON.stringify(result)}`);
+    }
+    if (step.within_ms !== undefined && now - started > step.within_ms) {
+      throw new Failed(`took ${now - started} ms, more than ${step.within_ms} ms`);
+    }
+    if (step.after_ms !== undefined && now - from < step.after_ms) {
+      throw new Failed(`ended after ${now - from} ms, sooner than ${step.after_ms} ms`);
+    }
+    if (step.save !== undefined) this.saved.set(step.save, result);
+  }
+
+  value(expected: unknown): unknown {
+    if (typeof expected === 'string' && expected.startsWith('$')) {
+      if (!this.saved.has(expected.slice(1))) throw new Failed(`${expected} was never saved`);
+      return this.saved.get(expected.slice(1));
+    }
+    return expected;
+  }
+
+  matches(expected: any, actual: any): boolean {
+    if (expected !== null && typeof expected === 'object' && !Array.isArray(expected)) {
+      const keys = Object.keys(expected);
+      if (keys.length && keys.every((k) => k.startsWith('$'))) return keys.every((k) => this.operator(k, expected[k], actual));
+      return actual !== null && typeof actual === 'object' && !Array.isArray(actual) &&
+        keys.every((k) => k in actual && this.matches(expected[k], actual[k]));
+    }
+    if (Array.isArray(expected)) {
+      return Array.isArray(actual) && actual.length === expected.length && expected.every((e, i) => this.matches(e, actual[i]));
+    }
+    return actual === this.value(expected);
+  }
+
+  operator(op: string, operand: any, actual: any): boolean {
+    if (op === '$type') {
+      const type = actual === null ? 'null' : Array.isArray(actual) ? 'array' : Number.isInteger(actual) ? 'integer' : typeof actual;
+      return type === operand;
+    }
+    if (op === '$len') return Array.isArray(actual) && actual.length === operand;
+    const v = this.value(operand) as number;
+    if (!Number.isInteger(actual)) return false;
+    const compare: Record<string, boolean> = {
+      $gt: actual > v, $gte: actual >= v, $lt: actual < v, $lte: actual <= v, $ne: actual !== v,
+    };
+    if (!(op in compare)) throw new Failed(`unknown operator ${op}`);
+    return compare[op];
+  }
+
+  async perform(step: Step, signal: AbortSignal): Promise<unknown> {
+    const op = ACTOR_OPS[step.op];
+    if (op) return op(this.actors.get(step.actor)!, step, signal);
+    switch (step.op) {
+      case 'admin':
+        return this.command(step.command);
+      case 'sleep':
+        await sleep(step.ms);
+        return null;
+      case 'await_waiters':
+        return this.until(async () => (await this.waiters(step)) === step.count, step, `${step.count} waiters`);
+      case 'await_lost': {
+        const actor = this.actors.get(step.actor)!;
+        return this.until(() => actor.lost.has(lostKey(step)), step, 'the holding reported lost');
+      }
+      case 'kill_connection':
+        await this.command(['CLIENT', 'KILL', 'USER', this.actors.get(step.actor)!.user]);
+        return null;
+      case 'crash': {
+        const user = this.actors.get(step.actor)!.user;
+        await this.command(['ACL', 'SETUSER', user, 'off']);
+        await this.command(['CLIENT', 'KILL', 'USER', user]);
+        return null;
+      }
+      default:
+        // pause_replicas/resume_replicas only occur in scenarios that require confirmation.
+        throw new Failed(`unknown op ${step.op}`);
+    }
+  }
+
+  async until(check: () => Promise<boolean> | boolean, step: Step, what: string): Promise<null> {
+    const deadline = Date.now() + (step.within_ms ?? AWAIT_DEFAULT_MS);
+    while (!(await check())) {
+      if (Date.now() > deadline) throw new Failed(`no ${what} within ${step.within_ms ?? AWAIT_DEFAULT_MS} ms`);
+      await sleep(2);
+    }
+    return null;
+  }
+
+  async waiters(step: Step): Promise<number> {
+    if (step.type === 'server') return Number((await this.command(['INFO', 'rlock'])).rlock_waiters);
+    const command = { lock: 'RLOCK.INFO', rwlock: 'RWLOCK.INFO', semaphore: 'RSEM.INFO' }[step.type as string];
+    if (!command) throw new Failed(`unknown await_waiters type ${step.type}`);
+    const info = await this.command([command, step.key]);
+    if (info === null) return 0;
+    if (step.type === 'lock') return Number(info.waiters);
+    if (step.type === 'rwlock') return Number(info.waiting_readers) + Number(info.waiting_writers);
+    return info.waiters.length;
+  }
+}
+
+for (const lib of LIBS) {
+  describe(`spec over ${lib}`, () => {
+    let server: Server;
+    let admin: any;
+    before(async () => {
+      server = await Server.start();
+      admin = createClient({ RESP: 3, socket: { port: server.port, host: '127.0.0.1' } });
+      admin.on('error', () => {});
+      await admin.connect();
+    });
+    after(async () => {
+      await admin?.close();
+      server?.kill();
+    });
+
+    for (const { name, scenario } of scenarios) {
+      const missing = (scenario.requires ?? []).filter((c: string) => !SUPPORTED.has(c));
+      const skip = missing.length ? `${name}: the Node helper does not support ${missing.join(', ')}` : false;
+      it(name, { skip, timeout: 60_000 }, async (t) => {
+        const run = new Run(scenario, lib, server.port, admin);
+        let failure: unknown = null;
+        try {
+          await run.start();
+          for (const [index, step] of scenario.steps.entries()) await run.step(index, step);
+        } catch (err) {
+          failure = err;
+        } finally {
+          await run.finish();
+        }
+        const drift = DRIFTS.get(name);
+        if (drift) {
+          if (!failure) throw new Error(`${name} passes: remove its known drift (${drift})`);
+          t.todo(`XFAIL known drift: ${drift}`);
+          return;
+        }
+        if (failure) throw failure;
+      });
+    }
+  });
+}
+

@@ -1,0 +1,58 @@
+"""What one owner holds of one key, and the watchdog binding that keeps it (shared by every
+type, blocking and asyncio alike)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._commands import rebind_retries
+
+
+class Binding:
+    """All that one owner holds of one key (a lock; a read and a write holding; permits): the
+    server binds it to one watchdog connection, renews it as one (RENEW) and ends it as one when
+    that connection closes. A keeper or a subscriber keeps that connection; `guard` serialises
+    the owner's calls with its re-binding."""
+
+    def __init__(self, lock: "HoldBase", owner: bytes, guard):
+        self.lock, self.owner, self.guard = lock, owner, guard
+        self.holdings: list = []
+        self.bound = False  # a keeper or a subscriber keeps its watchdog connection
+
+    @property
+    def live(self) -> bool:
+        return any(holding.live for holding in self.holdings)
+
+    def live_holdings(self) -> list:
+        return [holding for holding in self.holdings if holding.live]
+
+    def rebind_command(self):
+        lock = self.lock
+        return lock.kind.renew(lock.name, self.owner, lock.lease_ms, watchdog=True)
+
+    def rebind_retries(self):
+        return rebind_retries(self.lock.lease_ms, time.monotonic())
+
+
+@dataclass(eq=False)
+class Holding:
+    """One holding of one kind by one owner: from the acquire that created it (its fencing
+    token) to its full release. Re-entries share it; a semaphore's later grants add to it."""
+
+    lock: "HoldBase"
+    owner: bytes
+    fence: int
+    binding: Binding = field(repr=False)
+    ended: bool = False  # fully released
+    lost: bool = False  # gone without a release of ours: expired, force-released, connection lost
+    subscriber: Any = None  # the subscriber told of its loss (granted with NOTIFY)
+
+    @property
+    def live(self) -> bool:
+        return not (self.ended or self.lost)
+
+    @property
+    def guard(self):
+        return self.binding.guard

@@ -1,0 +1,55 @@
+//! The family contract: everything upkeep (timers, server events, the watchdog) asks of a
+//! family, so that upkeep reaches a family only through the table in `families/mod.rs`,
+//! never by name. Each family implements it in its `family.rs`.
+
+use crate::api::Ctx;
+use crate::kinds::{LockType, Want};
+use crate::lifetime::watchdog::{Binding, LockId};
+use crate::store::LockKey;
+
+/// Gives a lock that just became free to the head of its queue, whichever family that waiter
+/// is of, or tells Redisson's clients it is free (upkeep's `hand_over`, passed down).
+pub type HandOver<'a> = &'a dyn Fn(&mut LockKey);
+
+pub trait Family: Sync {
+    /// Whether a waiter asking for `want` is this family's.
+    fn serves(&self, want: Want) -> bool;
+
+    /// The kind of holding a watchdog binding of this family has, and of lock hash its key
+    /// is when it is one (a latch has neither).
+    fn kind(&self) -> Option<LockType>;
+
+    /// Whether its key is a lock hash (`store::LockKey`); else a counter, which only its own
+    /// family opens.
+    fn keeps_lock_hash(&self) -> bool {
+        false
+    }
+
+    /// Looks at `key` from a timer (a lease end, a `DEL`, a departure from its queue) when the
+    /// head of its queue is this family's and its key is not a lock hash: lets in whom the
+    /// rules let in, and watches what follows.
+    fn check(&self, _ctx: Ctx, _db: i32, _key: &[u8]) {}
+
+    /// The same for a lock hash of this family that is still held (lease ends of some of its
+    /// holdings may have passed).
+    fn check_held(&self, _ctx: Ctx, _lock: &mut LockKey, _db: i32, _expired: bool, _: HandOver) {}
+
+    /// A free lock hash whose queue's head is this family's: lets it in. Returns whether
+    /// anyone was.
+    fn serve_free(&self, _ctx: Ctx, _lock: &mut LockKey, _db: i32) -> bool {
+        false
+    }
+
+    /// Nobody took the lock hash this family's holder freed: Redisson's clients hear of it.
+    fn announce_free(&self, _ctx: Ctx, _key: &[u8]) {}
+
+    /// A watchdog holding's lease set to `lease_ms` from `now`, never past its cap (a renewal,
+    /// or the grace of a closed connection). Returns whether it was set: false when the
+    /// holding is no longer the binding's, or its lease reached its cap.
+    fn set_lease(&self, _ctx: Ctx, _: &LockId, _: &Binding, _now: i64, _lease_ms: i64) -> bool {
+        false
+    }
+
+    /// A watchdog holding whose connection closed ends, if it is still the binding's.
+    fn end_holding(&self, _ctx: Ctx, _: &LockId, _: &Binding, _: HandOver) {}
+}

@@ -1,0 +1,94 @@
+//! What upkeep asks of the plain lock (the family contract): serving its queue from a timer,
+//! announcing it free, and renewing or ending a watchdog holding.
+
+use crate::api::{bytes, now_ms, Ctx, OwnedStr};
+use crate::clock::lease_end;
+use crate::families::contract::{Family, HandOver};
+use crate::holdings;
+use crate::kinds::{LockType, Want};
+use crate::lifetime::watchdog::{Binding, LockId};
+use crate::lifetime::with_watchdog;
+use crate::stats;
+use crate::store::{open_if, LockKey};
+use crate::watch::{after_grant, arm_renewals, watch_lease};
+
+use super::rules::View;
+use super::serve::{announce_free, serve};
+
+pub struct Plain;
+
+impl Family for Plain {
+    fn serves(&self, want: Want) -> bool {
+        want == Want::Lock
+    }
+
+    fn kind(&self) -> Option<LockType> {
+        Some(LockType::Plain)
+    }
+
+    fn keeps_lock_hash(&self) -> bool {
+        true
+    }
+
+    /// A request for several keys may now head every queue with this key its own owner's:
+    /// held keys are served too (a single waiter just stays).
+    fn check_held(&self, ctx: Ctx, lock: &mut LockKey, db: i32, _expired: bool, _: HandOver) {
+        if serve(lock, db).is_some() {
+            arm_renewals(ctx);
+        }
+        watch_lease(ctx, db, bytes(lock.name()), lock.expire_at())
+    }
+
+    fn serve_free(&self, ctx: Ctx, lock: &mut LockKey, db: i32) -> bool {
+        let Some(expire_at) = serve(lock, db) else {
+            return false;
+        };
+        after_grant(ctx, db, bytes(lock.name()), expire_at);
+        true
+    }
+
+    fn announce_free(&self, ctx: Ctx, key: &[u8]) {
+        announce_free(ctx, key);
+    }
+
+    fn set_lease(&self, ctx: Ctx, id: &LockId, binding: &Binding, now: i64, lease_ms: i64) -> bool {
+        let Some((_name, mut lock)) = open_if(ctx, (id.0, &id.1), |l| still_bound(l, binding))
+        else {
+            with_watchdog(|w| w.unbind(id.0, &id.1, &binding.owner));
+            return false;
+        };
+        let lease_end = lease_end(now, lease_ms, lock.cap());
+        if lease_end <= now {
+            return false;
+        }
+        let expire_at = lock.set_lease_end(lease_end);
+        watch_lease(ctx, id.0, &id.1, Some(expire_at));
+        true
+    }
+
+    fn end_holding(&self, ctx: Ctx, id: &LockId, binding: &Binding, hand_over: HandOver) {
+        let Some((_name, mut lock)) = open_if(ctx, (id.0, &id.1), |l| still_bound(l, binding))
+        else {
+            return;
+        };
+        stats::WATCHDOG_RELEASES.add();
+        if lock.delay().is_some() {
+            // Not the owner's release: the lease ends now, and the lock-delay runs.
+            let expire_at = lock.set_lease_end(now_ms());
+            holdings::unbind(id.0, &id.1);
+            holdings::tell_change(ctx, &id.1, c"rlock.dropped");
+            watch_lease(ctx, id.0, &id.1, Some(expire_at));
+        } else {
+            lock.delete();
+            holdings::tell_change(ctx, &id.1, c"rlock.dropped");
+            hand_over(&mut lock);
+        }
+    }
+}
+
+/// Whether the lock is still held by the binding's holding (owner and token).
+fn still_bound(lock: &LockKey, binding: &Binding) -> bool {
+    let owner = OwnedStr::new(&binding.owner);
+    lock.kind() == Some(LockType::Plain)
+        && matches!(lock.view(owner.0), Ok(View::Mine { token, .. }) if token == binding.token)
+}

@@ -1,0 +1,130 @@
+//! The RLOCK commands as Redis learns them: name, handler, flags and key positions, and what
+//! `COMMAND DOCS` shows (summary, complexity, arity, arguments).
+
+use crate::command::{join, Arg, Command, ACQUIRE_OPTIONS, KEY_1, NO_KEY};
+
+const RLOCK_ACQUIRE: [Arg; 10] = join(&[
+    &[Arg::Key, Arg::Owner],
+    ACQUIRE_OPTIONS,
+    &[Arg::Option(c"LOCKDELAY", c"lock-delay-ms")],
+]);
+const RLOCK_ACQUIREALL: [Arg; 11] = join(&[
+    &[Arg::Number(c"numkeys"), Arg::Keys, Arg::Owner],
+    ACQUIRE_OPTIONS,
+    &[Arg::Option(c"LOCKDELAY", c"lock-delay-ms")],
+]);
+
+pub const COMMANDS: &[Command] = &[
+    Command {
+        name: c"rlock.acquire",
+        handler: Some(super::commands::acquire_command),
+        flags: c"write deny-oom",
+        keys: KEY_1,
+        summary: c"Takes or re-enters a lock; replies a fencing token, or nil when held elsewhere. WAIT blocks in a FIFO queue.",
+        complexity: c"O(1)",
+        arity: -3,
+        writes: true,
+        args: &RLOCK_ACQUIRE,
+    },
+    // Their keys are `numkeys key [key ...]`: a key spec (command/mod.rs) and the module's key
+    // extraction (all.rs) say so to Redis.
+    Command {
+        name: c"rlock.acquireall",
+        handler: Some(super::all::acquire_all_command),
+        flags: c"write deny-oom getkeys-api",
+        keys: NO_KEY,
+        summary: c"Takes every key or none (each an ordinary lock with its own token); replies the tokens in key order, or nil. WAIT queues once in every key's queue.",
+        complexity: c"O(N), N the keys",
+        arity: -4,
+        writes: true,
+        args: &RLOCK_ACQUIREALL,
+    },
+    Command {
+        name: c"rlock.releaseall",
+        handler: Some(super::all::release_all_command),
+        flags: c"write getkeys-api",
+        keys: NO_KEY,
+        summary: c"Drops one hold of each key; replies, in key order, the holds left (0: released), or nil where not the holder.",
+        complexity: c"O(N), N the keys",
+        arity: -4,
+        writes: true,
+        args: &[
+            Arg::Number(c"numkeys"),
+            Arg::Keys,
+            Arg::Owner,
+            Arg::Text(c"ID", c"request-id"),
+        ],
+    },
+    Command {
+        name: c"rlock.release",
+        handler: Some(super::commands::release_command),
+        flags: c"write",
+        keys: KEY_1,
+        summary: c"Drops one hold; replies the holds left (0: released or handed to the next waiter), nil if not the holder.",
+        complexity: c"O(1)",
+        arity: -3,
+        writes: true,
+        args: &[Arg::Key, Arg::Owner, Arg::Text(c"ID", c"request-id")],
+    },
+    Command {
+        name: c"rlock.renew",
+        handler: Some(super::commands::renew_command),
+        flags: c"write",
+        keys: KEY_1,
+        summary: c"Resets the holder's lease (WATCHDOG: binds it to this connection); replies 1, or 0 when the owner does not hold the lock.",
+        complexity: c"O(1)",
+        arity: -3,
+        writes: true,
+        args: &[Arg::Key, Arg::Owner, Arg::Option(c"PX", c"lease-ms"), Arg::Flag(c"WATCHDOG")],
+    },
+    Command {
+        name: c"rlock.forcerelease",
+        handler: Some(super::commands::force_release_command),
+        flags: c"write",
+        keys: KEY_1,
+        summary: c"Removes the lock whoever holds it (TOKEN: only that holding); replies 1 if a lock was removed, else 0.",
+        complexity: c"O(1)",
+        arity: -2,
+        writes: true,
+        args: &[Arg::Key, Arg::Option(c"TOKEN", c"token")],
+    },
+    Command {
+        name: c"rlock.info",
+        handler: Some(super::commands::info_command),
+        flags: c"readonly fast",
+        keys: KEY_1,
+        summary: c"Replies the lock's owner, holds, ttl, token, waiters, held time and watchdog client, or nil when not locked.",
+        complexity: c"O(1)",
+        arity: 2,
+        writes: false,
+        args: &[Arg::Key],
+    },
+    Command {
+        name: c"rlock.leader",
+        handler: Some(super::commands::leader_command),
+        flags: c"readonly fast",
+        keys: KEY_1,
+        summary: c"Replies the holder's owner, token (a leader's term) and ttl, or nil when not locked.",
+        complexity: c"O(N) in the lock's hash fields (a handful)",
+        arity: 2,
+        writes: false,
+        args: &[Arg::Key],
+    },
+    Command {
+        name: c"rlock.guard",
+        handler: Some(super::guard::guard_command),
+        flags: c"write deny-oom getkeys-api",
+        keys: KEY_1,
+        summary: c"Runs one write command only if owner holds the lock with exactly token; replies its reply, or NOTOWNER and runs nothing.",
+        complexity: c"O(1) plus the inner command's",
+        arity: -5,
+        writes: true,
+        args: &[
+            Arg::Key,
+            Arg::Owner,
+            Arg::Number(c"token"),
+            Arg::Word(c"command"),
+            Arg::Rest(c"arg"),
+        ],
+    },
+];

@@ -1,0 +1,126 @@
+//! What upkeep asks of the read-write lock (the family contract), and what its commands share
+//! with it: serving the queue after the holdings changed, watching the earliest lease end,
+//! and renewing or ending a watchdog holding.
+
+use crate::api::{bytes, now_ms, Ctx};
+use crate::clock::lease_end;
+use crate::families::contract::{Family, HandOver};
+use crate::holdings;
+use crate::kinds::{LockType, Want};
+use crate::lifetime::watchdog::{Binding, LockId};
+use crate::lifetime::with_watchdog;
+use crate::queue;
+use crate::stats;
+use crate::store::{open_if, LockKey};
+use crate::watch::{after_grant, arm_renewals, watch_key, watch_lease};
+
+use super::rules as rwlock;
+use super::serve::{admit, announce_open};
+use super::store::{self as rwstore, Settled};
+
+pub struct ReadWrite;
+
+impl Family for ReadWrite {
+    fn serves(&self, want: Want) -> bool {
+        matches!(want, Want::Read | Want::Write)
+    }
+
+    fn kind(&self) -> Option<LockType> {
+        Some(LockType::ReadWrite)
+    }
+
+    fn keeps_lock_hash(&self) -> bool {
+        true
+    }
+
+    /// Drops the read holdings whose lease ended first, which may free the lock or let
+    /// waiters in.
+    fn check_held(&self, ctx: Ctx, lock: &mut LockKey, db: i32, expired: bool, hand: HandOver) {
+        let key = bytes(lock.name());
+        match rwstore::settle(lock, now_ms(), None) {
+            Ok(settled) => {
+                if settled == Settled::Free && expired && queue::count(db, key) > 0 {
+                    stats::EXPIRY_WAKEUPS.add();
+                }
+                serve_rw(ctx, lock, db, settled, hand);
+            }
+            Err(_) => queue::fail_all(db, key),
+        }
+    }
+
+    fn serve_free(&self, ctx: Ctx, lock: &mut LockKey, db: i32) -> bool {
+        let Some(expire_at) = admit(lock, db) else {
+            return false;
+        };
+        after_grant(ctx, db, bytes(lock.name()), expire_at);
+        watch_rw(ctx, db, lock);
+        true
+    }
+
+    fn announce_free(&self, ctx: Ctx, key: &[u8]) {
+        announce_open(ctx, key);
+    }
+
+    fn set_lease(&self, ctx: Ctx, id: &LockId, binding: &Binding, now: i64, lease_ms: i64) -> bool {
+        let Some((_name, mut lock)) = open_if(ctx, (id.0, &id.1), |l| still_bound(l, binding))
+        else {
+            with_watchdog(|w| w.unbind(id.0, &id.1, &binding.owner));
+            return false;
+        };
+        let owner = &binding.owner;
+        let at = lease_end(now, lease_ms, rwstore::cap(&lock, owner));
+        if at <= now || !rwstore::renew(&mut lock, owner, at, now).unwrap_or(false) {
+            return false;
+        }
+        watch_rw(ctx, id.0, &lock);
+        true
+    }
+
+    fn end_holding(&self, ctx: Ctx, id: &LockId, binding: &Binding, hand_over: HandOver) {
+        let Some((_name, mut lock)) = open_if(ctx, (id.0, &id.1), |l| still_bound(l, binding))
+        else {
+            return;
+        };
+        stats::WATCHDOG_RELEASES.add();
+        if let Ok(settled) = rwstore::release_owner(&mut lock, &binding.owner, now_ms()) {
+            holdings::tell_change(ctx, &id.1, c"rwlock.dropped");
+            serve_rw(ctx, &mut lock, id.0, settled, hand_over);
+        }
+    }
+}
+
+/// Whether the lock is still held by the binding's holding (owner and token).
+fn still_bound(lock: &LockKey, binding: &Binding) -> bool {
+    lock.kind() == Some(LockType::ReadWrite)
+        && rwstore::mine(lock, &binding.owner)
+            .is_ok_and(|mine| rwlock::holds_token(&mine, binding.token))
+}
+
+/// After a read-write lock's holdings changed: a free lock goes to its queue (or Redisson's
+/// waiters hear of it, by `hand_over`), a held one admits whom its rules let in, and while
+/// others wait, the earliest lease end is watched.
+pub fn serve_rw(ctx: Ctx, lock: &mut LockKey, db: i32, settled: Settled, hand_over: HandOver) {
+    if settled == Settled::Free {
+        hand_over(lock);
+        return;
+    }
+    if admit(lock, db).is_some() {
+        arm_renewals(ctx);
+    }
+    watch_rw(ctx, db, lock);
+}
+
+/// Watches a held read-write lock's earliest lease end: while anyone waits or is told of a
+/// loss, as for every lock, and also whenever a reader's lease ends before the key's own TTL,
+/// so that a dead reader leaves the hash (and the TTL follows the longest lease left) within
+/// ms whether or not anyone waits.
+pub fn watch_rw(ctx: Ctx, db: i32, lock: &LockKey) {
+    let key = bytes(lock.name());
+    let next = rwstore::next_lease_end(lock).ok().flatten();
+    let reader_ends_first = next.zip(lock.expire_at()).is_some_and(|(at, end)| at < end);
+    if reader_ends_first {
+        watch_key(ctx, (db, std::rc::Rc::from(key)), next);
+    } else {
+        watch_lease(ctx, db, key, next);
+    }
+}

@@ -1,0 +1,136 @@
+//! The events the module subscribes to only once a client needs them, so that a server that
+//! never queues a waiter never pays for them: keyspace events (a key gone or its TTL changed),
+//! string events (a Redisson client's `INCRBY` on a semaphore's counter), and a command filter
+//! for `UNSUBSCRIBE` and `RESET`. Their callbacks only note the key; upkeep looks at it from a
+//! timer (`watch`).
+
+use crate::api::{api, bytes, guarded, is_writable_master, selected_db, Ctx, RStr, OK};
+use crate::lifetime;
+use crate::queue;
+use crate::queue::Request;
+use crate::watch;
+use redis_module::raw;
+use std::os::raw::{c_char, c_int, c_void};
+use std::ptr::null_mut;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// A holding granted at once with `NOTIFY` is watched to its lease end, so that its owner
+/// hears of a loss (a `DEL` is seen through keyspace events).
+pub fn watch_for_loss(ctx: Ctx, request: &Request, (db, key): (i32, &[u8]), at: Option<i64>) {
+    if request.notify.is_some() && ensure_keyspace_subscription(ctx) {
+        watch::watch_lease(ctx, db, key, at);
+    }
+}
+
+static KEYSPACE_SUBSCRIBED: AtomicBool = AtomicBool::new(false);
+
+/// Subscribes to keyspace events when the first client is about to wait: a server that never
+/// queues a waiter never pays for them (Redis 7.0 has no way to unsubscribe later).
+pub fn ensure_keyspace_subscription(ctx: Ctx) -> bool {
+    if KEYSPACE_SUBSCRIBED.load(Ordering::Relaxed) {
+        return true;
+    }
+    // Only the classes that mean "the key is gone or its TTL changed": Redis builds a module
+    // context for every event of a subscribed class on every write, so each class costs all
+    // clients of the server. An overwrite by another type is caught when the lease timer,
+    // armed at the old lease end, looks at the key.
+    let events = raw::REDISMODULE_NOTIFY_GENERIC
+        | raw::REDISMODULE_NOTIFY_EXPIRED
+        | raw::REDISMODULE_NOTIFY_EVICTED;
+    // SAFETY: `ctx` is live; the callback lives as long as the module.
+    let subscribed = unsafe {
+        api!(RedisModule_SubscribeToKeyspaceEvents)(ctx, events, Some(on_keyspace_event))
+    } == OK;
+    KEYSPACE_SUBSCRIBED.store(subscribed, Ordering::Relaxed);
+    subscribed
+}
+
+static STRING_SUBSCRIBED: AtomicBool = AtomicBool::new(false);
+
+/// Subscribes to string events when the first client waits for semaphore permits: a Redisson
+/// client's release is an `INCRBY` on the counter, which must serve the queue at once. Every
+/// string write of the server then raises an event (a cheap exit while nobody waits), so only
+/// servers that queue semaphore waiters pay for it.
+pub fn ensure_string_subscription(ctx: Ctx) -> bool {
+    if STRING_SUBSCRIBED.load(Ordering::Relaxed) {
+        return true;
+    }
+    // SAFETY: `ctx` is live; the callback lives as long as the module.
+    let subscribed = unsafe {
+        api!(RedisModule_SubscribeToKeyspaceEvents)(
+            ctx,
+            raw::REDISMODULE_NOTIFY_STRING,
+            Some(on_keyspace_event),
+        )
+    } == OK;
+    STRING_SUBSCRIBED.store(subscribed, Ordering::Relaxed);
+    subscribed
+}
+
+extern "C" fn on_keyspace_event(ctx: Ctx, class: c_int, _event: *const c_char, key: RStr) -> c_int {
+    guarded("a keyspace event", OK, || {
+        // Cheap exit first: this runs for every write on the server.
+        let nothing_watched = queue::total() == 0 && lifetime::with_notices(|n| n.len() == 0);
+        if nothing_watched || crate::counter::writing() || !is_writable_master(ctx) {
+            return OK;
+        }
+        let db = selected_db(ctx);
+        let key = bytes(key);
+        if queue::count(db, key) > 0 || watch::noticed(db, key) {
+            let expired = class & raw::REDISMODULE_NOTIFY_EXPIRED != 0;
+            watch::schedule(ctx, [(db, Rc::from(key), expired)], 0);
+        }
+        OK
+    })
+}
+
+static UNSUBSCRIBE_FILTER: AtomicBool = AtomicBool::new(false);
+static SWEEP_PENDING: AtomicBool = AtomicBool::new(false);
+
+/// Watches for `UNSUBSCRIBE` and `RESET` once the first client waits with `NOTIFY`: a waiter
+/// whose connection stops listening must leave its queue at once, not keep those behind it
+/// out until its turn. Redis has no event for it, so a command filter looks at every command's
+/// name (a cheap exit while nobody waits by message); servers that never see `NOTIFY` pay
+/// nothing.
+pub fn ensure_unsubscribe_filter(ctx: Ctx) -> bool {
+    if UNSUBSCRIBE_FILTER.load(Ordering::Relaxed) {
+        return true;
+    }
+    // SAFETY: `ctx` is live; the filter lives as long as the module.
+    let registered =
+        !unsafe { api!(RedisModule_RegisterCommandFilter)(ctx, Some(on_command), 0) }.is_null();
+    UNSUBSCRIBE_FILTER.store(registered, Ordering::Relaxed);
+    registered
+}
+
+extern "C" fn on_command(filter: *mut raw::RedisModuleCommandFilterCtx) {
+    guarded("the unsubscribe filter", (), || {
+        if queue::notified() == 0 || SWEEP_PENDING.load(Ordering::Relaxed) {
+            return;
+        }
+        // SAFETY: the filter context is live for this call; argument 0 is the command name.
+        let name = unsafe {
+            if api!(RedisModule_CommandFilterArgsCount)(filter) < 1 {
+                return;
+            }
+            bytes(api!(RedisModule_CommandFilterArgGet)(filter, 0))
+        };
+        if name.eq_ignore_ascii_case(b"unsubscribe") || name.eq_ignore_ascii_case(b"reset") {
+            SWEEP_PENDING.store(true, Ordering::Relaxed);
+            // The filter runs before the command: look once it has run, on the next turn.
+            // SAFETY: a callback with no data, run on the main thread.
+            unsafe { api!(RedisModule_EventLoopAddOneShot)(Some(on_unsubscribed), null_mut()) };
+        }
+    })
+}
+
+extern "C" fn on_unsubscribed(_data: *mut c_void) {
+    guarded("an unsubscribe", (), || {
+        SWEEP_PENDING.store(false, Ordering::Relaxed);
+        let ctx = crate::notify::own_ctx();
+        if !ctx.is_null() && is_writable_master(ctx) {
+            queue::unsubscribed(ctx);
+        }
+    })
+}
