@@ -1,7 +1,8 @@
 //! On Redis Cluster (the shared harness: three primaries with a replica each), through the
 //! public API: every type on keys of different slots, a `MultiLock` with a hash tag and the
 //! clear error without, an election observed across the nodes; then a confirmed holder and
-//! two waiters, and an observer, across `CLUSTER FAILOVER`. One topology for the file.
+//! two waiters, and an observer, across `CLUSTER FAILOVER`, and the holder and waiters across a
+//! kill -9 of the primary and the promotion of its replica. One topology for the file.
 
 #[path = "../../../tests/common/mod.rs"]
 #[allow(clippy::type_complexity)] // the shared fixture, linted where it lives
@@ -116,6 +117,19 @@ async fn every_type_on_the_cluster_and_across_cluster_failover() {
     );
     assert_eq!(seen.term, Some(next));
     follower.resign().await.unwrap();
+
+    // Across a kill -9 of the key's primary and the promotion of its replica.
+    let key = "c:kill";
+    holder_and_waiters_across(
+        servers,
+        key,
+        || topology.primary_for(key),
+        || {
+            topology.kill(&topology.primary_for(key));
+            topology.await_promotion(Some(key));
+        },
+    )
+    .await;
 }
 
 /// Module keyspace events on every node (an observer listens on the key's primary). Only
