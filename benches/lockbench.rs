@@ -20,6 +20,8 @@ mod w11_guard;
 mod w12_deadlock;
 #[path = "lockbench/w13_several_keys.rs"]
 mod w13_several_keys;
+#[path = "lockbench/w14_confirm.rs"]
+mod w14_confirm;
 #[path = "lockbench/w1_uncontended.rs"]
 mod w1_uncontended;
 #[path = "lockbench/w2_hot_lock.rs"]
@@ -48,7 +50,7 @@ type Workload = fn(&Server, &Shas, &mut Table);
 /// In the order they run. W1, W5, W6 and W9 first: the first blocking WAIT (in W2) subscribes
 /// the module to keyspace events, which then cost every write, SET NX PX included. The README
 /// states that cost.
-const WORKLOADS: [(&str, Workload); 13] = [
+const WORKLOADS: [(&str, Workload); 14] = [
     ("w1", w1_uncontended::run),
     ("w5", w5_limit::run),
     ("w6", w6_watchdog::run),
@@ -61,6 +63,8 @@ const WORKLOADS: [(&str, Workload); 13] = [
     ("w7", w7_rwlock::run),
     ("w8", w8_semaphore::run),
     ("w13", w13_several_keys::run),
+    // A primary and a replica of its own: confirmation by the replica against Redisson's.
+    ("w14", w14_confirm::run),
     // Memory per NOTIFY waiter against blocked ones, and release-to-grant: W10 alone on any
     // server: `REDIS_SERVER=<path> cargo bench --bench lockbench -- w10` (see its file).
     ("w10", w10_notify::run),

@@ -252,10 +252,9 @@ pub(crate) fn channel() -> Cmd {
     redis::cmd("RLOCK.CHANNEL")
 }
 
-/// `<P>.RENEW key owner PX ms WATCHDOG`: moves the watchdog binding of the owner's holding to
-/// the connection that sends it. `PX` keeps the lease we asked for (without it the server
-/// would fall back to `rlock.default-lease-ms`).
-pub(crate) fn rebind(
+/// `<P>.RENEW key owner PX ms`: renews the owner's lease (a write of the expiry, which the
+/// replicas confirm for a grant that another connection wrote).
+pub(crate) fn renew(
     kind: Kind,
     key: impl AsRef<[u8]>,
     owner: impl AsRef<[u8]>,
@@ -265,8 +264,21 @@ pub(crate) fn rebind(
     cmd.arg(key.as_ref())
         .arg(owner.as_ref())
         .arg("PX")
-        .arg(millis(lease))
-        .arg("WATCHDOG");
+        .arg(millis(lease));
+    cmd
+}
+
+/// `<P>.RENEW key owner PX ms WATCHDOG`: moves the watchdog binding of the owner's holding to
+/// the connection that sends it. `PX` keeps the lease we asked for (without it the server
+/// would fall back to `rlock.default-lease-ms`).
+pub(crate) fn rebind(
+    kind: Kind,
+    key: impl AsRef<[u8]>,
+    owner: impl AsRef<[u8]>,
+    lease: Duration,
+) -> Cmd {
+    let mut cmd = renew(kind, key, owner, lease);
+    cmd.arg("WATCHDOG");
     cmd
 }
 

@@ -6,13 +6,14 @@
 //! makes the [`Guard`] that releases it and reports its loss.
 
 use crate::commands::{self, AcquireOptions, Kind, Wait};
+use crate::confirm::{kept_unconfirmed, Confirm, Shortfall};
 use crate::error::{Error, Result};
 use crate::guard::{Exclusive, Guard, Route};
 use crate::link::Link;
 use crate::notify::{self, Holding, NotifierSlot};
+use crate::servers::Servers;
 use crate::timing;
 use crate::watchdog::Binding;
-use redis::Client;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 use tokio::sync::OnceCell;
@@ -23,10 +24,12 @@ pub(crate) const DEFAULT_RESPONSE_TIMEOUT: Duration = Duration::from_secs(2);
 /// One key (or, for a [`MultiLock`](crate::MultiLock), the keys taken together) as seen by
 /// one owner, with how to take it.
 pub(crate) struct Core {
-    client: Client,
+    servers: Servers,
     keys: Vec<String>,
     owner: String,
     options: AcquireOptions,
+    /// How the replicas confirm this handle's writes.
+    confirm: Confirm,
     response_timeout: Duration,
     /// Plain (non-watchdog) calls of this handle share one connection.
     plain: Arc<Link>,
@@ -55,14 +58,16 @@ struct Cap {
 
 impl Core {
     /// Defaults: 30 s lease, watchdog on, no wait, no hold cap.
-    pub(crate) fn new(client: &Client, key: String) -> Core {
-        Core::new_all(client, vec![key])
+    pub(crate) fn new(servers: Servers, key: String) -> Core {
+        Core::new_all(servers, vec![key])
     }
 
     /// A handle on several plain locks, taken all at once or none (`RLOCK.ACQUIREALL`).
-    pub(crate) fn new_all(client: &Client, keys: Vec<String>) -> Core {
+    pub(crate) fn new_all(servers: Servers, keys: Vec<String>) -> Core {
+        let endpoint = servers.endpoint(keys.first().map_or("", String::as_str));
         Core {
-            client: client.clone(),
+            confirm: servers.default_confirm().clone(),
+            servers,
             keys,
             owner: commands::owner_id(),
             options: AcquireOptions {
@@ -73,11 +78,11 @@ impl Core {
                 lock_delay: None,
             },
             response_timeout: DEFAULT_RESPONSE_TIMEOUT,
-            plain: Arc::new(Link::new(client, DEFAULT_RESPONSE_TIMEOUT)),
+            plain: Arc::new(Link::new(endpoint.clone(), DEFAULT_RESPONSE_TIMEOUT)),
             binding: Mutex::default(),
             ping_every: Arc::default(),
             cap: Mutex::default(),
-            notifier: NotifierSlot::new(client, DEFAULT_RESPONSE_TIMEOUT),
+            notifier: NotifierSlot::new(endpoint, DEFAULT_RESPONSE_TIMEOUT),
             notified: Mutex::default(),
         }
     }
@@ -123,9 +128,24 @@ impl Core {
 
     pub(crate) fn response_timeout(mut self, timeout: Duration) -> Self {
         self.response_timeout = timeout;
-        self.plain = Arc::new(Link::new(&self.client, timeout));
-        self.notifier = NotifierSlot::new(&self.client, timeout);
+        self.plain = Arc::new(Link::new(self.endpoint(), timeout));
+        self.notifier = NotifierSlot::new(self.endpoint(), timeout);
         self
+    }
+
+    pub(crate) fn confirm(mut self, confirm: Confirm) -> Self {
+        self.confirm = confirm;
+        self
+    }
+
+    pub(crate) fn confirmation(&self) -> &Confirm {
+        &self.confirm
+    }
+
+    /// Where the handle's connections go: the primary of its (first) key.
+    fn endpoint(&self) -> crate::servers::Endpoint {
+        self.servers
+            .endpoint(self.keys.first().map_or("", String::as_str))
     }
 
     pub(crate) fn key(&self) -> &str {
@@ -180,13 +200,15 @@ impl Core {
         let route = self.route(kind);
         let sent = Instant::now();
         let extra = options.wait.extra_time();
-        let tokens: Option<Vec<u64>> = if all.is_some() {
+        let confirm = &self.confirm;
+        let (tokens, shortfall): (Option<Vec<u64>>, _) = if all.is_some() {
             let cmd = commands::acquire_all(keys, &self.owner, &options, &id, false);
-            route.link().call(&cmd, extra).await?
+            route.link().call_confirmed(&cmd, extra, confirm).await?
         } else {
             let cmd = commands::acquire(kind, self.key(), &self.owner, &options, &id, false);
-            let token: Option<u64> = route.link().call(&cmd, extra).await?;
-            token.map(|token| vec![token])
+            let (token, shortfall): (Option<u64>, _) =
+                route.link().call_confirmed(&cmd, extra, confirm).await?;
+            (token.map(|token| vec![token]), shortfall)
         };
         let tokens = tokens.ok_or(Error::NotAcquired)?;
         let era = Arc::new(());
@@ -195,17 +217,31 @@ impl Core {
             if let Route::Bound(binding) = &route {
                 binding.held(self.ping_every.clone(), options.lease);
             }
-            Guard::new(
-                kind,
-                key,
-                &self.owner,
-                token,
-                route.clone(),
-                expires,
-                era.clone(),
-            )
+            let route = route.clone();
+            Guard::new(kind, key, &self.owner, token, route, expires, era.clone())
+                .confirmed_by(confirm)
         });
-        Ok(guards.collect())
+        self.settle(guards.collect(), shortfall).await
+    }
+
+    /// The guards of an acquisition, or when the replicas did not confirm it (and it is not
+    /// kept under `warn_only`) none: it is released (with a request id, unconfirmed) and the
+    /// call fails with [`Error::NotConfirmed`].
+    async fn settle<K>(
+        &self,
+        guards: Vec<Guard<K>>,
+        shortfall: Option<Shortfall>,
+    ) -> Result<Vec<Guard<K>>> {
+        let Some(shortfall) = shortfall else {
+            return Ok(guards);
+        };
+        if kept_unconfirmed(&shortfall, &self.confirm) {
+            return Ok(guards);
+        }
+        for guard in guards {
+            let _ = guard.undo().await;
+        }
+        Err(shortfall.error(true))
     }
 
     /// A waiting acquire of `keys` (all at once with `all`), on the client's shared
@@ -217,10 +253,14 @@ impl Core {
         all: bool,
         options: &AcquireOptions,
     ) -> Result<Vec<Guard<K>>> {
-        let notifier = self.notifier.get();
+        let notifier = self.notifier.get().await?;
+        let confirm = &self.confirm;
         let held = match all {
-            true => notify::acquire_all(&notifier, keys, &self.owner, options).await?,
-            false => notify::acquire(&notifier, kind, self.key(), &self.owner, options).await?,
+            true => notify::acquire_all(&notifier, keys, &self.owner, options, confirm).await?,
+            false => {
+                let key = self.key();
+                notify::acquire(&notifier, kind, key, &self.owner, options, confirm).await?
+            }
         };
         let held = held.ok_or(Error::NotAcquired)?;
         let era = Arc::new(());
@@ -232,34 +272,38 @@ impl Core {
             holding.held();
             // The guard exists from here on: if this future is dropped now, it releases.
             let route = Route::Notified(holding.clone());
-            guards.push(Guard::new(
-                kind,
-                key,
-                &self.owner,
-                token,
-                route,
-                expires,
-                era.clone(),
-            ));
+            let guard = Guard::new(kind, key, &self.owner, token, route, expires, era.clone());
+            guards.push(guard.confirmed_by(confirm));
             holdings.push(holding);
         }
         // The server renews a grant it sent as a message only once its owner confirms it, on
         // the receiving connection: a grant nobody read ends at its lease. A holding taken at
         // once is renewed as it is, unless the connection it is bound to was replaced before
-        // the holding was registered for re-binding: then it is re-bound here.
+        // the holding was registered for re-binding: then it is re-bound here. A grant by
+        // message was written by another connection, so the replicas confirm it through a
+        // write of ours: this RENEW (which writes the expiry), pipelined with WAIT.
         let rebind = held.granted || notifier.link.generation().await != held.generation;
-        if rebind && options.watchdog {
+        let confirming = held.granted && !confirm.is_off();
+        let mut shortfall = held.shortfall;
+        if (rebind && options.watchdog) || confirming {
             for (key, holding) in keys.iter().zip(&holdings) {
-                let confirm = commands::rebind(kind, key, &self.owner, options.lease);
-                let still_ours: i64 = holding.link().call(&confirm, Some(Duration::ZERO)).await?;
+                let renew = match options.watchdog {
+                    true => commands::rebind(kind, key, &self.owner, options.lease),
+                    false => commands::renew(kind, key, &self.owner, options.lease),
+                };
+                let (still_ours, short): (i64, _) = holding
+                    .link()
+                    .call_confirmed(&renew, Some(Duration::ZERO), confirm)
+                    .await?;
                 if still_ours == 0 {
                     holding.mark_lost();
                     drop(guards);
                     return Err(Error::Lost);
                 }
+                shortfall = shortfall.or(short);
             }
         }
-        Ok(guards)
+        self.settle(guards, shortfall).await
     }
 
     /// The holding of `key` with `token` through the shared connection: the one this handle
@@ -304,7 +348,7 @@ impl Core {
             return Route::Bound(binding);
         }
         let binding = Arc::new(Binding::new(
-            &self.client,
+            self.endpoint(),
             kind,
             &self.keys,
             &self.owner,
@@ -355,104 +399,3 @@ impl Core {
         lease_end.into_iter().chain(cap_end).min()
     }
 }
-
-/// The builder methods every lock type shares, on a type whose one field is `core: Core`.
-/// `$what` names what is held in the docs ("lock", "holding", "permits").
-macro_rules! builder_methods {
-    ($what:literal) => {
-        builder_methods!(@shared $what);
-
-        /// The key.
-        pub fn key(&self) -> &str {
-            self.core.key()
-        }
-    };
-    ($what:literal, keys) => {
-        builder_methods!(@shared $what);
-
-        /// The keys, in the order their tokens come.
-        pub fn keys(&self) -> &[String] {
-            self.core.keys()
-        }
-    };
-    (@shared $what:literal) => {
-        #[doc = concat!("The lease (`PX`): how long the ", $what, " outlives a holder that ")]
-        #[doc = "stops renewing it. With the watchdog the server renews it while the"]
-        #[doc = "connection lives; without, it is the holding's whole life unless released"]
-        #[doc = "first. Default 30 s."]
-        pub fn lease(self, lease: std::time::Duration) -> Self {
-            Self {
-                core: self.core.lease(lease),
-            }
-        }
-
-        /// Wait up to `limit` in the server's FIFO queue when it cannot be granted at once
-        /// (`WAIT`). Without it, acquiring tries once.
-        ///
-        /// A waiting handle blocks no connection: it waits with `WAIT ms NOTIFY` on the one
-        /// RESP3 connection that all waiting handles of the same `redis::Client` share (in
-        /// the same tokio runtime), and is told of its grant by a message on that
-        /// connection's channel. Its holdings live on that connection too (a `watchdog` one
-        /// is bound to it). Dropping the acquiring future leaves the queue (`RLOCK.CANCEL`,
-        /// and a grant that raced it is released); the module must support `NOTIFY` (its
-        /// docs/notify.md).
-        pub fn wait(self, limit: std::time::Duration) -> Self {
-            Self {
-                core: self.core.wait(limit),
-            }
-        }
-
-        /// Wait in the queue until granted (`WAIT 0`).
-        pub fn wait_forever(self) -> Self {
-            Self {
-                core: self.core.wait_forever(),
-            }
-        }
-
-        #[doc = concat!("On by default: the server renews the ", $what, " while this ")]
-        #[doc = "handle's connection lives, and ends the holding at once when it closes"]
-        #[doc = "(`WATCHDOG`). The client `PING`s that connection and re-binds from a new one"]
-        #[doc = "if it drops."]
-        pub fn watchdog(self, on: bool) -> Self {
-            Self {
-                core: self.core.watchdog(on),
-            }
-        }
-
-        /// Cap the holding at its grant time + `cap` however it is renewed (`MAXHOLD`): the
-        /// watchdog cannot keep a holding whose holder hangs on a busy connection for ever.
-        pub fn max_hold(self, cap: std::time::Duration) -> Self {
-            Self {
-                core: self.core.max_hold(cap),
-            }
-        }
-
-        /// Use `owner` as this handle's owner id instead of a fresh one. An owner is one
-        /// thread of control: give the handles of the different keys one task takes the same
-        /// id, so that the server sees which locks that task holds while it waits for
-        /// another, and refuses a wait that would close a cycle at once
-        /// ([`Error::Deadlock`](crate::Error::Deadlock)) rather than let it run out. Handles
-        /// sharing an id re-enter each other's holdings of the same key, so give different
-        /// tasks different ids (for example [`Lock::owner`](crate::Lock::owner) of one
-        /// handle each).
-        pub fn owner_id(self, owner: impl Into<String>) -> Self {
-            Self {
-                core: self.core.owner_id(owner.into()),
-            }
-        }
-
-        /// How long a reply may take (beyond a `wait`) before the call counts as failed and
-        /// is retried once on a fresh connection. Default 2 s.
-        pub fn response_timeout(self, timeout: std::time::Duration) -> Self {
-            Self {
-                core: self.core.response_timeout(timeout),
-            }
-        }
-
-        /// This handle's owner id, as the server's `INFO` commands show it.
-        pub fn owner(&self) -> &str {
-            self.core.owner()
-        }
-    };
-}
-pub(crate) use builder_methods;

@@ -1,25 +1,22 @@
 //! Leader election with etcd's verbs over one lock key (the server's docs/election.md):
 //! candidates queue for a watchdog lock under their candidate id (FIFO), the holder leads, and
-//! its fencing token is its term. Observers follow the leader through the key's keyspace
+//! its fencing token is its term. Observers (`observer`) follow the leader through the key's keyspace
 //! events (module class `d`), reading `RLOCK.LEADER` at each event and after every reconnect.
 
+use crate::confirm::settle_write;
 use crate::core::DEFAULT_RESPONSE_TIMEOUT;
 use crate::error::{Error, Result};
 use crate::guard::LockGuard;
-use crate::link::{is_connection_error, within, BoxFuture, Hooks, Link};
+use crate::link::Link;
 use crate::lock::Lock;
-use crate::watchdog::RECONNECT_PAUSE;
-use redis::aio::{AsyncPushSender, MultiplexedConnection};
-use redis::{Client, PushInfo, PushKind, RedisResult, Value};
+use crate::observer::Observer;
+use crate::servers::Servers;
+use redis::{RedisResult, Value};
 use std::collections::HashMap;
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 use std::time::Duration;
-use tokio::sync::mpsc;
-use tokio::task::AbortHandle;
 
 /// Who leads an election now, as `RLOCK.LEADER` answers it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -53,7 +50,7 @@ pub struct Leader {
 /// # async fn lead(_term: u64) {}
 /// ```
 pub struct Election {
-    client: Client,
+    servers: Servers,
     name: String,
     lock: Lock,
     plain: Link,
@@ -72,16 +69,20 @@ struct Term {
 impl Election {
     /// A candidate `candidate` in the election `name` on the server `client` points to.
     /// Nothing is sent until it campaigns or asks.
-    pub fn new(client: &Client, name: impl Into<String>, candidate: impl Into<String>) -> Self {
-        let name = name.into();
-        let lock = Lock::new(client, name.clone())
+    pub fn new(
+        servers: impl Into<Servers>,
+        name: impl Into<String>,
+        candidate: impl Into<String>,
+    ) -> Self {
+        let (servers, name) = (servers.into(), name.into());
+        let lock = Lock::new(&servers, name.clone())
             .wait_forever()
             .owner_id(candidate);
         Election {
-            client: client.clone(),
+            plain: Link::new(servers.endpoint(&name), DEFAULT_RESPONSE_TIMEOUT),
+            servers,
             name,
             lock,
-            plain: Link::new(client, DEFAULT_RESPONSE_TIMEOUT),
             response_timeout: DEFAULT_RESPONSE_TIMEOUT,
             campaigning: tokio::sync::Mutex::new(()),
             term: Mutex::default(),
@@ -168,12 +169,15 @@ impl Election {
     /// Runs one write command only while this candidate leads in its current term
     /// ([`LockGuard::guarded`]); [`Error::Lost`] when it does not (nothing was run).
     pub async fn guarded<T: redis::FromRedisValue>(&self, command: &redis::Cmd) -> Result<T> {
-        let cmd = {
+        let (cmd, confirm) = {
             let term = self.term.lock().expect("term lock");
             let term = term.as_ref().ok_or(Error::Lost)?;
-            term.guard.guard_command(command)
+            let confirm = term.guard.confirmation().clone();
+            (term.guard.guard_command(command), confirm)
         };
-        Ok(self.plain.call_once(&cmd, Duration::ZERO).await?)
+        let (reply, shortfall) = self.plain.call_once(&cmd, &confirm).await?;
+        settle_write(shortfall, &confirm)?;
+        Ok(reply)
     }
 
     /// The current leader (`RLOCK.LEADER`), or `None` while nobody leads.
@@ -189,168 +193,13 @@ impl Election {
     /// reconnect reads the leader again, so a change missed while disconnected is reported
     /// late, never lost for good. Dropping the [`Observer`] closes its connection.
     pub fn observe(&self) -> Observer {
-        let (tx, rx) = mpsc::unbounded_channel();
-        let (pushes_tx, pushes) = mpsc::unbounded_channel();
-        let db = self.client.get_connection_info().redis_settings().db();
-        let hooks = Keyspace {
-            channel: format!("__keyspace@{db}__:{}", self.name),
-            pushes: pushes_tx,
-            response_timeout: self.response_timeout,
-        };
-        let link = Link::with_hooks(&self.client, self.response_timeout, Arc::new(hooks));
-        let task = tokio::spawn(follow(link, self.name.clone(), pushes, tx));
-        Observer {
-            rx,
-            task: task.abort_handle(),
-        }
+        Observer::start(&self.servers, &self.name, self.response_timeout)
     }
-}
-
-/// A stream of leader changes ([`Election::observe`]). Read it with
-/// `futures::StreamExt::next`, or [`Observer::next`] without the `futures` crate.
-pub struct Observer {
-    rx: mpsc::UnboundedReceiver<Result<Option<Leader>>>,
-    task: AbortHandle,
-}
-
-impl Observer {
-    /// The next leader change: `None` when the stream has ended.
-    pub async fn next(&mut self) -> Option<Result<Option<Leader>>> {
-        self.rx.recv().await
-    }
-}
-
-impl futures_core::Stream for Observer {
-    type Item = Result<Option<Leader>>;
-
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        self.rx.poll_recv(cx)
-    }
-}
-
-impl Drop for Observer {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
-/// The hooks of an observer's connection: each one subscribes to the key's keyspace channel
-/// before it is used, and its pushes go to the observer's task, tagged with its generation.
-struct Keyspace {
-    channel: String,
-    pushes: mpsc::UnboundedSender<(u64, PushInfo)>,
-    response_timeout: Duration,
-}
-
-impl Hooks for Keyspace {
-    fn push_sender(&self, generation: u64) -> Arc<dyn AsyncPushSender> {
-        let pushes = self.pushes.clone();
-        Arc::new(move |info: PushInfo| {
-            let _ = pushes.send((generation, info));
-            Ok::<(), ()>(())
-        })
-    }
-
-    fn setup<'a>(
-        &'a self,
-        conn: &'a mut MultiplexedConnection,
-        _generation: u64,
-    ) -> BoxFuture<'a, RedisResult<()>> {
-        Box::pin(async move {
-            let what = "while subscribing to keyspace events";
-            within(self.response_timeout, what, conn.subscribe(&self.channel)).await
-        })
-    }
-}
-
-/// The observer's task: on each connection (subscribed first), read the leader, then again at
-/// every event of the key, sending each change; when the connection drops, a fresh one
-/// catches up the same way.
-async fn follow(
-    link: Link,
-    key: String,
-    mut pushes: mpsc::UnboundedReceiver<(u64, PushInfo)>,
-    tx: mpsc::UnboundedSender<Result<Option<Leader>>>,
-) {
-    if let Err(err) = events_enabled(&link).await {
-        let _ = tx.send(Err(err));
-        return;
-    }
-    let mut last: Option<Option<(String, Option<u64>)>> = None;
-    let mut emit = |leader: Option<Leader>| {
-        let seen = leader.as_ref().map(|l| (l.owner.clone(), l.term));
-        if last.as_ref() == Some(&seen) {
-            return true;
-        }
-        last = Some(seen);
-        tx.send(Ok(leader)).is_ok()
-    };
-    loop {
-        let generation = match link.current().await {
-            Ok((_, generation)) => generation,
-            Err(_) => {
-                tokio::time::sleep(RECONNECT_PAUSE).await;
-                continue;
-            }
-        };
-        // Subscribed before reading: a change after this read comes as an event.
-        let mut event = true;
-        while event {
-            match query_leader(&link, &key).await {
-                Ok(leader) if link.generation().await == generation => {
-                    if !emit(leader) {
-                        return;
-                    }
-                }
-                // Read on a newer connection: catch up on it from the start.
-                Ok(_) => break,
-                Err(err) if is_connection_error(&err) => break,
-                Err(err) => {
-                    let _ = tx.send(Err(err.into()));
-                    return;
-                }
-            }
-            event = loop {
-                match pushes.recv().await {
-                    None => return,
-                    Some((from, _)) if from != generation => {}
-                    Some((_, info)) => match info.kind {
-                        PushKind::Message => break true,
-                        PushKind::Disconnection => break false,
-                        _ => {}
-                    },
-                }
-            };
-        }
-        if link.replace(generation).await.is_err() {
-            tokio::time::sleep(RECONNECT_PAUSE).await;
-        }
-    }
-}
-
-/// An error unless the server publishes keyspace events of the module class (`K` and `d`;
-/// `A` includes `d`). A server that does not let us read the setting is trusted.
-async fn events_enabled(link: &Link) -> Result<()> {
-    let mut cmd = redis::cmd("CONFIG");
-    cmd.arg("GET").arg("notify-keyspace-events");
-    let config: RedisResult<HashMap<String, String>> = link.call(&cmd, Some(Duration::ZERO)).await;
-    let Some(flags) = config.ok().and_then(|config| config.into_values().next()) else {
-        return Ok(());
-    };
-    if flags.contains('K') && (flags.contains('d') || flags.contains('A')) {
-        return Ok(());
-    }
-    let detail = format!(
-        "notify-keyspace-events is {flags:?}: observing an election needs K and d (Kd, or Kdgx)"
-    );
-    Err(Error::Redis(
-        (redis::ErrorKind::Client, "no keyspace events", detail).into(),
-    ))
 }
 
 /// `RLOCK.LEADER key`: a map of `owner`, `token`, `ttl` (RESP3), or the same as a flat array
 /// (RESP2); nil when free.
-async fn query_leader(link: &Link, key: &str) -> RedisResult<Option<Leader>> {
+pub(crate) async fn query_leader(link: &Link, key: &str) -> RedisResult<Option<Leader>> {
     let mut cmd = redis::cmd("RLOCK.LEADER");
     cmd.arg(key);
     let reply: Value = link.call(&cmd, Some(Duration::ZERO)).await?;

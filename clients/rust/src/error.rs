@@ -28,6 +28,24 @@ pub enum Error {
     /// hold, back off and try again. The text is the server's description of the cycle
     /// (`o2 waits for a held by o1; o1 waits for b held by o2`).
     Deadlock(String),
+    /// Fewer replicas than required confirmed the write within the confirmation timeout
+    /// ([`Confirm`](crate::Confirm)). For an acquisition (`undone`), it was released again and
+    /// is not held: a failover could have given it to another. For a release, a count-down or
+    /// a setting, the write stands on the primary but may be lost in a failover.
+    NotConfirmed {
+        /// Replicas that confirmed in time.
+        confirmed: u32,
+        /// Replicas required.
+        required: u32,
+        /// The confirmation timeout.
+        timeout: std::time::Duration,
+        /// True for an acquisition, which was released again.
+        undone: bool,
+    },
+    /// Redis Cluster refused a call on keys of different hash slots (`CROSSSLOT`): put the
+    /// keys of a [`MultiLock`](crate::MultiLock) in one slot with a hash tag. The text says
+    /// how.
+    CrossSlot(String),
     /// A Redlock handle does not re-enter: release its guard before acquiring again.
     AlreadyHeld,
     /// The server answered with an error, or could not be reached (after the one retry on a
@@ -48,6 +66,25 @@ impl fmt::Display for Error {
             ),
             Error::Lost => f.write_str("the lock was lost before it was released"),
             Error::Deadlock(cycle) => write!(f, "deadlock: {cycle}"),
+            Error::NotConfirmed {
+                confirmed,
+                required,
+                timeout,
+                undone,
+            } => {
+                let ms = timeout.as_millis();
+                write!(
+                    f,
+                    "confirmed by {confirmed} of {required} replicas within {ms} ms: "
+                )?;
+                match undone {
+                    true => f.write_str("the acquisition was released, it is not held"),
+                    false => {
+                        f.write_str("the write stands on the primary but a failover may lose it")
+                    }
+                }
+            }
+            Error::CrossSlot(detail) => f.write_str(detail),
             Error::AlreadyHeld => f.write_str("this Redlock handle already holds the lock"),
             Error::Redis(err) => write!(f, "redis: {err}"),
         }
@@ -77,6 +114,11 @@ impl From<redis::RedisError> for Error {
             }
             // `RLOCK.GUARD`'s refusal: the guard's holding is no longer there.
             Some("NOTOWNER") => Error::Lost,
+            Some("CROSSSLOT") => Error::CrossSlot(
+                "the keys are in different hash slots of the Cluster: put the keys in one hash \
+                 slot with a hash tag, e.g. {order}:1 {order}:2"
+                    .to_string(),
+            ),
             _ => Error::Redis(err),
         }
     }

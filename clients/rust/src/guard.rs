@@ -1,6 +1,7 @@
 //! The guard of a holding (of any lock type): its fencing token, its release, its loss.
 
 use crate::commands::{self, Kind};
+use crate::confirm::{settle_write, Confirm};
 use crate::error::{Error, Result};
 use crate::link::Link;
 use crate::notify::Holding;
@@ -58,6 +59,8 @@ pub struct Guard<K> {
     expires: Option<Instant>,
     /// Keeps the holding's hold cap known to its handle (see `Core::expiry`).
     _era: Arc<()>,
+    /// How the replicas confirm its release (and its guarded writes).
+    confirm: Confirm,
     _held: PhantomData<fn() -> K>,
 }
 
@@ -112,8 +115,22 @@ impl<K> Guard<K> {
             route: Some(route),
             expires,
             _era: era,
+            confirm: Confirm::default(),
             _held: PhantomData,
         }
+    }
+
+    /// The guard, whose release (and guarded writes) `confirm` confirms.
+    pub(crate) fn confirmed_by(mut self, confirm: &Confirm) -> Guard<K> {
+        self.confirm = confirm.clone();
+        self
+    }
+
+    /// Gives the hold back without asking the replicas: undoing an acquisition they did not
+    /// confirm (they may be the reason).
+    pub(crate) async fn undo(mut self) -> Result<()> {
+        self.confirm = Confirm::off();
+        self.release().await
     }
 
     /// The fencing token of this holding: larger than every token issued before for this key
@@ -186,7 +203,8 @@ impl<K> Guard<K> {
     pub async fn release(mut self) -> Result<()> {
         let known_lost = self.is_lost();
         let route = self.route.take().expect("released only once");
-        release(&route, self.kind, &self.key, &self.owner, known_lost).await
+        let (kind, confirm) = (self.kind, &self.confirm);
+        release(&route, kind, &self.key, &self.owner, known_lost, confirm).await
     }
 
     /// Takes the holding out of the guard, whose drop then gives nothing back: its key, its
@@ -221,7 +239,14 @@ impl Guard<Exclusive> {
     pub async fn guarded<T: redis::FromRedisValue>(&self, command: &redis::Cmd) -> Result<T> {
         let route = self.route.as_ref().expect("a live guard has its route");
         let cmd = self.guard_command(command);
-        Ok(route.link().call_once(&cmd, Duration::ZERO).await?)
+        let (reply, shortfall) = route.link().call_once(&cmd, &self.confirm).await?;
+        settle_write(shortfall, &self.confirm)?;
+        Ok(reply)
+    }
+
+    /// How the replicas confirm this guard's release.
+    pub(crate) fn confirmation(&self) -> &Confirm {
+        &self.confirm
     }
 
     /// `RLOCK.GUARD` of `command` under this holding.
@@ -245,8 +270,9 @@ impl<K> Drop for Guard<K> {
         let known_lost = self.is_lost();
         if let Some(route) = self.route.take() {
             let (kind, key, owner) = (self.kind, self.key.clone(), self.owner.clone());
+            let confirm = self.confirm.clone();
             spawn_if_runtime(async move {
-                let _ = release(&route, kind, &key, &owner, known_lost).await;
+                let _ = release(&route, kind, &key, &owner, known_lost, &confirm).await;
             });
         }
     }
@@ -254,44 +280,59 @@ impl<K> Drop for Guard<K> {
 
 /// Sends the release, unless the holding is known lost: `RELEASE` names the owner, not the
 /// holding, so a late release could take a hold off a newer holding of the same handle.
+/// [`Error::NotConfirmed`] when the replicas did not confirm it (it stands on the primary).
 async fn release(
     route: &Route,
     kind: Kind,
     key: &str,
     owner: &str,
     known_lost: bool,
+    confirm: &Confirm,
 ) -> Result<()> {
-    let remaining: redis::RedisResult<Option<i64>> = if known_lost {
-        Ok(None)
+    let remaining = if known_lost {
+        Ok((None, None))
     } else {
         let cmd = commands::release(kind, key, owner, &commands::request_id());
-        route.link().call(&cmd, Some(Duration::ZERO)).await
+        route
+            .link()
+            .call_confirmed(&cmd, Some(Duration::ZERO), confirm)
+            .await
     };
     route.released();
-    remaining?.map(drop).ok_or(Error::Lost)
+    let (remaining, shortfall): (Option<i64>, _) = remaining?;
+    remaining.ok_or(Error::Lost)?;
+    settle_write(shortfall, confirm)
 }
 
 /// Gives back plain locks of `owner` detached from their guards with one
 /// `RLOCK.RELEASEALL`, those not known lost (see [`release`]). `Err(Error::Lost)` when any
 /// was no longer ours.
-pub(crate) async fn release_all(owner: &str, held: Vec<(String, Route, bool)>) -> Result<()> {
+pub(crate) async fn release_all(
+    owner: &str,
+    held: Vec<(String, Route, bool)>,
+    confirm: &Confirm,
+) -> Result<()> {
     let live: Vec<&str> = held
         .iter()
         .filter(|(_, _, known_lost)| !known_lost)
         .map(|(key, _, _)| key.as_str())
         .collect();
-    let answers: redis::RedisResult<Vec<Option<i64>>> = match held.first() {
+    let answers = match held.first() {
         Some((_, route, _)) if !live.is_empty() => {
             let cmd = commands::release_all(&live, owner, &commands::request_id());
-            route.link().call(&cmd, Some(Duration::ZERO)).await
+            let link = route.link();
+            link.call_confirmed(&cmd, Some(Duration::ZERO), confirm)
+                .await
         }
-        _ => Ok(Vec::new()),
+        _ => Ok((Vec::new(), None)),
     };
     for (_, route, _) in &held {
         route.released();
     }
-    let all_ours = live.len() == held.len() && answers?.iter().all(Option::is_some);
-    all_ours.then_some(()).ok_or(Error::Lost)
+    let (answers, shortfall): (Vec<Option<i64>>, _) = answers?;
+    let all_ours = live.len() == held.len() && answers.iter().all(Option::is_some);
+    all_ours.then_some(()).ok_or(Error::Lost)?;
+    settle_write(shortfall, confirm)
 }
 
 /// Runs `work` on the current tokio runtime, if there is one: what a `Drop` can do.

@@ -1,11 +1,12 @@
 //! The count-down latch (`RLATCH.*`).
 
 use crate::commands::{self, AcquireOptions, Kind, Wait};
+use crate::confirm::{settle_write, Confirm};
 use crate::core::DEFAULT_RESPONSE_TIMEOUT;
 use crate::error::Result;
 use crate::link::Link;
 use crate::notify::{self, NotifierSlot};
-use redis::Client;
+use crate::servers::{Endpoint, Servers};
 use std::time::Duration;
 
 /// One count-down latch (a key): set a count, count it down from anywhere, and everyone
@@ -27,29 +28,40 @@ use std::time::Duration;
 /// dropped wait leaves the server's queue.
 pub struct CountDownLatch {
     key: String,
+    endpoint: Endpoint,
     plain: Link,
     notifier: NotifierSlot,
+    confirm: Confirm,
 }
 
 impl CountDownLatch {
     /// A handle on the latch at `key` on the server `client` points to. Nothing is sent
     /// until it is used.
-    pub fn new(client: &Client, key: impl Into<String>) -> CountDownLatch {
+    pub fn new(servers: impl Into<Servers>, key: impl Into<String>) -> CountDownLatch {
+        let (servers, key) = (servers.into(), key.into());
+        let endpoint = servers.endpoint(&key);
         CountDownLatch {
-            key: key.into(),
-            plain: Link::new(client, DEFAULT_RESPONSE_TIMEOUT),
-            notifier: NotifierSlot::new(client, DEFAULT_RESPONSE_TIMEOUT),
+            key,
+            plain: Link::new(endpoint.clone(), DEFAULT_RESPONSE_TIMEOUT),
+            notifier: NotifierSlot::new(endpoint.clone(), DEFAULT_RESPONSE_TIMEOUT),
+            confirm: servers.default_confirm().clone(),
+            endpoint,
         }
+    }
+
+    /// How the replicas confirm the latch's count and count-downs (default: the servers',
+    /// [`Confirm::auto`]). Waiting is not an acquisition: nothing to confirm.
+    pub fn confirm(self, confirm: Confirm) -> Self {
+        CountDownLatch { confirm, ..self }
     }
 
     /// How long a reply may take (beyond a wait) before the call counts as failed. Default
     /// 2 s.
     pub fn response_timeout(self, timeout: Duration) -> Self {
-        let client = self.plain.client().clone();
         CountDownLatch {
-            key: self.key,
-            plain: Link::new(&client, timeout),
-            notifier: NotifierSlot::new(&client, timeout),
+            plain: Link::new(self.endpoint.clone(), timeout),
+            notifier: NotifierSlot::new(self.endpoint.clone(), timeout),
+            ..self
         }
     }
 
@@ -64,7 +76,8 @@ impl CountDownLatch {
     pub async fn try_set_count(&self, count: u64) -> Result<bool> {
         let mut cmd = redis::cmd("RLATCH.SET");
         cmd.arg(&self.key).arg(count);
-        let set: i64 = self.plain.call_once(&cmd, Duration::ZERO).await?;
+        let (set, shortfall): (i64, _) = self.plain.call_once(&cmd, &self.confirm).await?;
+        settle_write(shortfall, &self.confirm)?;
         Ok(set == 1)
     }
 
@@ -74,7 +87,13 @@ impl CountDownLatch {
     pub async fn count_down(&self) -> Result<u64> {
         let mut cmd = redis::cmd("RLATCH.COUNTDOWN");
         cmd.arg(&self.key).arg("ID").arg(commands::request_id());
-        Ok(self.plain.call(&cmd, Some(Duration::ZERO)).await?)
+        let confirm = &self.confirm;
+        let (left, shortfall) = self
+            .plain
+            .call_confirmed(&cmd, Some(Duration::ZERO), confirm)
+            .await?;
+        settle_write(shortfall, confirm)?;
+        Ok(left)
     }
 
     /// The remaining count (0 when the latch is open or was never set).
@@ -98,8 +117,9 @@ impl CountDownLatch {
 
     async fn await_open(&self, wait: Wait) -> Result<bool> {
         let options = AcquireOptions::unwatched(Duration::ZERO, wait);
-        let notifier = self.notifier.get();
-        let opened = notify::acquire(&notifier, Kind::Latch, &self.key, "", &options).await?;
+        let notifier = self.notifier.get().await?;
+        let off = Confirm::off();
+        let opened = notify::acquire(&notifier, Kind::Latch, &self.key, "", &options, &off).await?;
         Ok(opened.is_some())
     }
 }

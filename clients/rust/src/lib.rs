@@ -60,8 +60,10 @@
 //!   broken connection is sent once more, with the same id, on a fresh connection: the server
 //!   answers a repeated acquire or release as it answered the first, so a retry never counts
 //!   twice.
-//! - **Connections.** A handle talks to the one server its `redis::Client` names (no Cluster
-//!   routing). Plain calls of a handle share one multiplexed connection, and every watchdog
+//! - **Connections.** A handle talks to the primary that owns its key: the server a
+//!   `redis::Client` names, or through [`Servers::sentinel`] / [`Servers::cluster`] the
+//!   primary that Sentinel or the Cluster's slot map names, followed through failovers
+//!   (docs/availability.md). Plain calls of a handle share one multiplexed connection, and every watchdog
 //!   holding taken without a `wait` gets its own. Watchdog connections speak RESP3, the
 //!   protocol in which redis-rs reports a dropped connection the moment it happens.
 //! - **Waiting.** Handles with a [`wait`](Lock::wait) block no connection: all those of one
@@ -76,6 +78,10 @@
 //!   reconnect, and the server's `lost` message (force release, expiry) reports a loss. A
 //!   wait whose connection drops is sent again, with its id, from a new one. The module must
 //!   support `NOTIFY`.
+//! - **Confirmation.** Where the primary has replicas, every acquisition, release and other
+//!   write is pipelined with `WAIT n 1000` for the `n` replicas connected ([`Confirm`]): an
+//!   acquisition they do not confirm in time is released and fails with
+//!   [`Error::NotConfirmed`], so a failover right after it cannot give the lock to another.
 //! - **Release on drop.** Dropping a guard releases in a background task when a tokio runtime
 //!   is running. Call [`LockGuard::release`] to learn whether the lock was still yours.
 //!
@@ -183,7 +189,10 @@
 
 #![warn(missing_docs)]
 
+mod builder;
+mod cluster;
 mod commands;
+mod confirm;
 mod core;
 mod election;
 mod error;
@@ -193,18 +202,24 @@ mod link;
 mod lock;
 mod multilock;
 mod notify;
+mod observer;
 mod redlock;
 mod rwlock;
 mod semaphore;
+mod sentinel;
+mod servers;
 mod timing;
 mod watchdog;
 
-pub use election::{Election, Leader, Observer};
+pub use confirm::Confirm;
+pub use election::{Election, Leader};
 pub use error::{Error, Result};
 pub use guard::{Exclusive, Guard, LockGuard, Permit, Permits, Read, ReadGuard, Write, WriteGuard};
 pub use latch::CountDownLatch;
 pub use lock::Lock;
 pub use multilock::{MultiGuard, MultiLock};
+pub use observer::Observer;
 pub use redlock::{Redlock, RedlockGuard};
 pub use rwlock::RwLock;
 pub use semaphore::Semaphore;
+pub use servers::Servers;

@@ -1,13 +1,18 @@
-//! A link to one server: one multiplexed connection, opened on first use and replaced by a
-//! fresh one when it breaks, with the crate's retry rule: a call that fails on a broken
-//! connection is sent once more, unchanged (same request id), on a fresh connection.
+//! A link to the primary that owns a key: one multiplexed connection, opened on first use
+//! (to the node the [`Endpoint`] names now) and replaced by a fresh one when it breaks, with
+//! the crate's retry rule: a call that fails on a broken connection is sent again, unchanged
+//! (same request id), on a fresh connection: once for one server; under Sentinel or Cluster,
+//! also after `READONLY`, `MOVED` and the like, until the failover timeout, each time to the
+//! primary named anew.
 
+use crate::confirm::{self, Confirm, ReplicaCount, Shortfall};
+use crate::servers::Endpoint;
 use redis::aio::{AsyncPushSender, MultiplexedConnection};
-use redis::{AsyncConnectionConfig, Client, Cmd, FromRedisValue, RedisResult};
+use redis::{AsyncConnectionConfig, Client, Cmd, FromRedisValue, RedisError, RedisResult, Value};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::Mutex;
 
 pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -28,12 +33,14 @@ pub(crate) trait Hooks: Send + Sync + 'static {
 }
 
 pub(crate) struct Link {
-    client: Client,
+    endpoint: Endpoint,
     /// How long a reply may take beyond the time a `WAIT` asks for. The connections are opened
     /// without redis-rs's own response timeout so that a long `WAIT` is not cut short.
     response_timeout: Duration,
     hooks: Option<Arc<dyn Hooks>>,
     slot: Mutex<Slot>,
+    /// The primary's replicas, as this link's connection last learnt them (confirmation).
+    replicas: std::sync::Mutex<Option<ReplicaCount>>,
 }
 
 #[derive(Default)]
@@ -45,30 +52,31 @@ struct Slot {
 }
 
 impl Link {
-    /// A link for plain calls.
-    pub(crate) fn new(client: &Client, response_timeout: Duration) -> Link {
+    /// A link for plain calls to the primary of `endpoint`.
+    pub(crate) fn new(endpoint: Endpoint, response_timeout: Duration) -> Link {
         Link {
-            client: client.clone(),
+            endpoint,
             response_timeout,
             hooks: None,
             slot: Mutex::default(),
+            replicas: std::sync::Mutex::default(),
         }
     }
 
     /// A RESP3 link whose every connection is prepared by `hooks` before it is used.
     pub(crate) fn with_hooks(
-        client: &Client,
+        endpoint: Endpoint,
         response_timeout: Duration,
         hooks: Arc<dyn Hooks>,
     ) -> Link {
         Link {
             hooks: Some(hooks),
-            ..Link::new(&resp3(client), response_timeout)
+            ..Link::new(endpoint, response_timeout)
         }
     }
 
-    pub(crate) fn client(&self) -> &Client {
-        &self.client
+    pub(crate) fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
     }
 
     pub(crate) fn response_timeout(&self) -> Duration {
@@ -81,33 +89,70 @@ impl Link {
         cmd: &Cmd,
         extra: Option<Duration>,
     ) -> RedisResult<T> {
-        let (mut conn, generation) = self.current().await?;
-        match self.send(&mut conn, cmd, extra).await {
-            Err(err) if is_connection_error(&err) => {
-                let (mut conn, _) = self.replace(generation).await?;
-                self.send(&mut conn, cmd, extra).await
-            }
-            reply => reply,
-        }
+        self.retrying(|mut conn, _| async move { self.send(&mut conn, cmd, extra).await })
+            .await
     }
 
-    /// Sends `cmd` once, for calls without a request id, which the server could not tell from
-    /// a second call if retried. After a connection error the next call opens a fresh
-    /// connection; the error is returned (whether the call took effect is unknown).
+    /// Sends `cmd` pipelined with the confirmation `confirm` asks for (see `confirm`), retried
+    /// as [`call`](Link::call): the reply, and the shortfall when fewer replicas than required
+    /// confirmed in time. A reply that wrote nothing (nil) needs no confirmation.
+    pub(crate) async fn call_confirmed<T: FromRedisValue>(
+        &self,
+        cmd: &Cmd,
+        extra: Option<Duration>,
+        confirm: &Confirm,
+    ) -> RedisResult<(T, Option<Shortfall>)> {
+        self.retrying(|mut conn, generation| async move {
+            self.send_confirmed(&mut conn, generation, cmd, extra, confirm)
+                .await
+        })
+        .await
+    }
+
+    /// Sends `cmd` once (with its confirmation), for calls without a request id, which the
+    /// server could not tell from a second call if retried. After a connection error the next
+    /// call opens a fresh connection; the error is returned (whether the call took effect is
+    /// unknown).
     pub(crate) async fn call_once<T: FromRedisValue>(
         &self,
         cmd: &Cmd,
-        extra: Duration,
-    ) -> RedisResult<T> {
+        confirm: &Confirm,
+    ) -> RedisResult<(T, Option<Shortfall>)> {
         let (mut conn, generation) = self.current().await?;
-        let reply = self.send(&mut conn, cmd, Some(extra)).await;
-        if reply.as_ref().is_err_and(is_connection_error) {
-            let mut slot = self.slot.lock().await;
-            if slot.generation == generation {
-                slot.conn = None;
+        let reply = self
+            .send_confirmed(&mut conn, generation, cmd, Some(Duration::ZERO), confirm)
+            .await;
+        if let Err(err) = &reply {
+            if is_connection_error(err) || self.primary_moved(err) {
+                self.endpoint.forget_primary(err.redirect_node());
+                self.discard(generation).await;
             }
         }
         reply
+    }
+
+    /// `send` (on a connection of `generation`) until it answers, or fails in a way a retry
+    /// cannot mend: after a connection error (or, following failovers, a node that is no
+    /// longer the key's primary) the same call goes to a fresh connection (see [`Retry`]).
+    async fn retrying<T, F, Fut>(&self, mut send: F) -> RedisResult<T>
+    where
+        F: FnMut(MultiplexedConnection, u64) -> Fut,
+        Fut: Future<Output = RedisResult<T>>,
+    {
+        let mut retry = Retry::new(self);
+        loop {
+            let (reply, generation) = match self.current().await {
+                Ok((conn, generation)) => (send(conn, generation).await, Some(generation)),
+                Err(err) => (Err(err), None),
+            };
+            let err = match reply {
+                Ok(reply) => return Ok(reply),
+                Err(err) => err,
+            };
+            if !retry.again(&err, generation).await {
+                return Err(err);
+            }
+        }
     }
 
     /// Sends `cmd` on `conn` once, bounded by the response timeout plus `extra`.
@@ -129,6 +174,55 @@ impl Link {
         .await
     }
 
+    /// Sends `cmd` and, when `confirm` asks for replicas, `WAIT` in the same round trip.
+    pub(crate) async fn send_confirmed<T: FromRedisValue>(
+        &self,
+        conn: &mut MultiplexedConnection,
+        generation: u64,
+        cmd: &Cmd,
+        extra: Option<Duration>,
+        confirm: &Confirm,
+    ) -> RedisResult<(T, Option<Shortfall>)> {
+        let required = confirm::required(confirm, &self.replicas, conn, generation).await?;
+        if required == 0 {
+            return Ok((self.send(conn, cmd, extra).await?, None));
+        }
+        let mut pipe = redis::pipe();
+        pipe.ignore_errors()
+            .add_command(cmd.clone())
+            .add_command(confirm.command(required));
+        let extra = extra.map(|extra| extra + confirm.wait_time());
+        let limit = extra.map_or(Duration::MAX, |extra| self.response_timeout + extra);
+        let replies: Vec<Value> = within(
+            limit,
+            "(rlock-client response timeout)",
+            pipe.query_async(conn),
+        )
+        .await?;
+        let mut replies = replies.into_iter();
+        let reply = replies.next().unwrap_or(Value::Nil).extract_error()?;
+        let shortfall = match (&reply, replies.next()) {
+            (Value::Nil, _) => None,
+            (_, Some(wait)) => {
+                // A refused WAITAOF (no `appendonly` on the primary) confirms nothing; the
+                // write was made, so it is reported as a shortfall, which undoes an
+                // acquisition, rather than an error, which would leave it held.
+                let wait = wait.extract_error().unwrap_or_else(|err| {
+                    log::warn!("rlock: the confirmation failed: {err}");
+                    Value::Int(0)
+                });
+                let confirmed = confirm.confirmed(&wait);
+                (confirmed < required).then_some(Shortfall {
+                    confirmed,
+                    required,
+                    timeout: confirm.wait_time(),
+                })
+            }
+            (_, None) => None,
+        };
+        Ok((T::from_redis_value(reply)?, shortfall))
+    }
+
     /// The current connection (opened when there is none) and its generation.
     pub(crate) async fn current(&self) -> RedisResult<(MultiplexedConnection, u64)> {
         let mut slot = self.slot.lock().await;
@@ -146,14 +240,23 @@ impl Link {
 
     /// Replaces the connection of generation `failed`, unless another caller already did.
     pub(crate) async fn replace(&self, failed: u64) -> RedisResult<(MultiplexedConnection, u64)> {
+        self.discard(failed).await;
+        self.current().await
+    }
+
+    /// Drops the connection of generation `failed` (the next use opens a fresh one), unless
+    /// another caller replaced it already.
+    async fn discard(&self, failed: u64) {
         let mut slot = self.slot.lock().await;
-        match &slot.conn {
-            Some(conn) if slot.generation != failed => Ok((conn.clone(), slot.generation)),
-            _ => {
-                let conn = self.open(&mut slot).await?;
-                Ok((conn, slot.generation))
-            }
+        if slot.generation == failed {
+            slot.conn = None;
         }
+    }
+
+    /// Whether `err` says the node is not (or no longer) the key's primary, where the link
+    /// follows failovers (Sentinel, Cluster).
+    pub(crate) fn primary_moved(&self, err: &RedisError) -> bool {
+        self.endpoint.follows_failover() && moved_code(err.code())
     }
 
     async fn open(&self, slot: &mut Slot) -> RedisResult<MultiplexedConnection> {
@@ -165,10 +268,21 @@ impl Link {
         if let Some(hooks) = &self.hooks {
             config = config.set_push_sender(hooks.push_sender(generation));
         }
-        let mut conn = self
-            .client
-            .get_multiplexed_async_connection_with_config(&config)
-            .await?;
+        let mut client = self.endpoint.client().await?;
+        if self.hooks.is_some() {
+            client = resp3(&client);
+        }
+        let connecting = client.get_multiplexed_async_connection_with_config(&config);
+        let mut conn = within(self.response_timeout, "(connecting)", connecting).await?;
+        // The sentinels or the slot map may still name a node that is no longer primary.
+        if self.endpoint.follows_failover() && !is_primary(&mut conn).await? {
+            self.endpoint.forget_primary(None);
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::ConnectionRefused,
+                "the node named primary is not (yet) primary",
+            )
+            .into());
+        }
         if let Some(hooks) = &self.hooks {
             hooks.setup(&mut conn, generation).await?;
         }
@@ -176,6 +290,75 @@ impl Link {
         slot.conn = Some(conn.clone());
         Ok(conn)
     }
+}
+
+/// How often a failed call is sent again: where the link follows failovers, until the
+/// failover timeout (every 100 ms after the first retry); else once, after a connection
+/// error only. Each retry forgets the primary where the error says it moved.
+pub(crate) struct Retry<'a> {
+    link: &'a Link,
+    retries: u32,
+    since: Instant,
+}
+
+impl<'a> Retry<'a> {
+    pub(crate) fn new(link: &'a Link) -> Retry<'a> {
+        Retry {
+            link,
+            retries: 0,
+            since: Instant::now(),
+        }
+    }
+
+    /// Whether to send again after `err` on the connection `generation` (`None`: none
+    /// could be opened); drops that connection and pauses first as needed.
+    pub(crate) async fn again(&mut self, err: &RedisError, generation: Option<u64>) -> bool {
+        let endpoint = &self.link.endpoint;
+        let busy = matches!(err.code(), Some("TRYAGAIN" | "LOADING" | "CLUSTERDOWN"));
+        let moved = is_connection_error(err) || self.link.primary_moved(err);
+        let follows = endpoint.follows_failover();
+        let allowed = match follows {
+            true => (moved || busy) && self.since.elapsed() < endpoint.failover_timeout(),
+            false => is_connection_error(err) && self.retries == 0,
+        };
+        if !allowed {
+            return false;
+        }
+        if moved {
+            endpoint.forget_primary(err.redirect_node());
+            if let Some(generation) = generation {
+                self.link.discard(generation).await;
+            }
+        }
+        if self.retries > 0 || busy {
+            tokio::time::sleep(RETRY_PAUSE).await;
+        }
+        self.retries += 1;
+        true
+    }
+}
+
+/// Pause between attempts to reach a primary.
+const RETRY_PAUSE: Duration = Duration::from_millis(100);
+
+/// Error codes that say the node does not (or no longer) serve the key as its primary.
+pub(crate) fn moved_code(code: Option<&str>) -> bool {
+    matches!(
+        code,
+        Some("MOVED" | "ASK" | "READONLY" | "MASTERDOWN" | "UNBLOCKED" | "CLUSTERDOWN")
+    )
+}
+
+/// `ROLE` says `master`.
+async fn is_primary(conn: &mut MultiplexedConnection) -> RedisResult<bool> {
+    let role: Value = redis::cmd("ROLE").query_async(conn).await?;
+    Ok(match role {
+        Value::Array(fields) => matches!(
+            fields.first(),
+            Some(Value::BulkString(word)) if word == b"master"
+        ),
+        _ => false,
+    })
 }
 
 /// What `work` answers, or after `limit` a timed-out I/O error (a connection error: the

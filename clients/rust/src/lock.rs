@@ -1,10 +1,11 @@
 //! The plain lock (`RLOCK.*`): a thin layer over the core.
 
+use crate::builder::builder_methods;
 use crate::commands::Kind;
-use crate::core::{builder_methods, Core};
+use crate::core::Core;
 use crate::error::Result;
 use crate::guard::LockGuard;
-use redis::Client;
+use crate::servers::Servers;
 
 /// One lock (a key) as seen by one owner.
 ///
@@ -33,9 +34,9 @@ pub struct Lock {
 impl Lock {
     /// A handle on the lock at `key` on the server `client` points to. Defaults: 30 s lease,
     /// watchdog on, no wait, no hold cap. Nothing is sent until [`acquire`](Lock::acquire).
-    pub fn new(client: &Client, key: impl Into<String>) -> Lock {
+    pub fn new(servers: impl Into<Servers>, key: impl Into<String>) -> Lock {
         Lock {
-            core: Core::new(client, key.into()),
+            core: Core::new(servers.into(), key.into()),
         }
     }
 

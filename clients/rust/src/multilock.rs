@@ -1,11 +1,13 @@
 //! Several plain locks taken all at once or none (`RLOCK.ACQUIREALL`): a thin layer over the
 //! core, and the guard that gives them all back (`RLOCK.RELEASEALL`).
 
+use crate::builder::builder_methods;
 use crate::commands::Wait;
-use crate::core::{builder_methods, Core};
+use crate::confirm::Confirm;
+use crate::core::Core;
 use crate::error::Result;
 use crate::guard::{self, spawn_if_runtime, LockGuard};
-use redis::Client;
+use crate::servers::Servers;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::Poll;
@@ -50,14 +52,14 @@ impl MultiLock {
     /// A handle on the locks at `keys` (1 to 1000 distinct keys; the server refuses others),
     /// on the server `client` points to. Defaults: 30 s lease, watchdog on, no wait, no hold
     /// cap. Nothing is sent until it is locked.
-    pub fn new<I>(client: &Client, keys: I) -> MultiLock
+    pub fn new<I>(servers: impl Into<Servers>, keys: I) -> MultiLock
     where
         I: IntoIterator,
         I::Item: Into<String>,
     {
         let keys = keys.into_iter().map(Into::into).collect();
         MultiLock {
-            core: Core::new_all(client, keys),
+            core: Core::new_all(servers.into(), keys),
         }
     }
 
@@ -160,13 +162,20 @@ impl MultiGuard {
     /// Gives every key back in one call (`RLOCK.RELEASEALL`). `Err(Error::Lost)` when any of
     /// them was no longer ours (the others are released all the same).
     pub async fn unlock(mut self) -> Result<()> {
+        let confirm = self.confirmation();
         let held = self.detach();
-        guard::release_all(&self.owner, held).await
+        guard::release_all(&self.owner, held, &confirm).await
     }
 
     /// The same as [`unlock`](MultiGuard::unlock).
     pub async fn release(self) -> Result<()> {
         self.unlock().await
+    }
+
+    fn confirmation(&self) -> Confirm {
+        self.guards
+            .first()
+            .map_or_else(Confirm::off, |guard| guard.confirmation().clone())
     }
 
     fn detach(&mut self) -> Vec<(String, crate::guard::Route, bool)> {
@@ -184,8 +193,9 @@ impl Drop for MultiGuard {
             return;
         }
         let owner = self.owner.clone();
+        let confirm = self.confirmation();
         spawn_if_runtime(async move {
-            let _ = guard::release_all(&owner, held).await;
+            let _ = guard::release_all(&owner, held, &confirm).await;
         });
     }
 }

@@ -45,18 +45,22 @@ impl Redlock {
     /// module, not replicas of one another). Defaults: 30 s lease, 50 ms per server, 3 retries
     /// up to 200 ms apart.
     pub fn new<'a>(servers: impl IntoIterator<Item = &'a Client>, key: impl Into<String>) -> Self {
+        let key = key.into();
         Redlock {
-            key: key.into(),
             owner: commands::owner_id(),
             servers: servers
                 .into_iter()
-                .map(|client| Arc::new(Link::new(client, CONNECT_LIMIT)))
+                .map(|client| {
+                    let endpoint = crate::servers::Servers::single(client).endpoint(&key);
+                    Arc::new(Link::new(endpoint, CONNECT_LIMIT))
+                })
                 .collect(),
             lease: DEFAULT_LEASE,
             server_timeout: DEFAULT_SERVER_TIMEOUT,
             retry_count: DEFAULT_RETRY_COUNT,
             retry_delay: DEFAULT_RETRY_DELAY,
             held: Arc::default(),
+            key,
         }
     }
 

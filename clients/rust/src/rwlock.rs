@@ -1,10 +1,11 @@
 //! The read-write lock (`RWLOCK.*`): a thin layer over the core.
 
+use crate::builder::builder_methods;
 use crate::commands::Kind;
-use crate::core::{builder_methods, Core};
+use crate::core::Core;
 use crate::error::Result;
 use crate::guard::{ReadGuard, WriteGuard};
-use redis::Client;
+use crate::servers::Servers;
 
 /// One read-write lock (a key) as seen by one owner: many readers or one writer, in the
 /// shape of `tokio::sync::RwLock`.
@@ -43,9 +44,9 @@ impl RwLock {
     /// A handle on the read-write lock at `key` on the server `client` points to. Defaults:
     /// 30 s lease, watchdog on, no wait, no hold cap. Nothing is sent until
     /// [`read`](RwLock::read) or [`write`](RwLock::write).
-    pub fn new(client: &Client, key: impl Into<String>) -> RwLock {
+    pub fn new(servers: impl Into<Servers>, key: impl Into<String>) -> RwLock {
         RwLock {
-            core: Core::new(client, key.into()),
+            core: Core::new(servers.into(), key.into()),
         }
     }
 

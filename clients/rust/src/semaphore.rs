@@ -1,10 +1,13 @@
 //! The semaphore (`RSEM.*`): a thin layer over the core, and the permit counts.
 
+use crate::builder::builder_methods;
 use crate::commands::Kind;
-use crate::core::{builder_methods, Core};
+use crate::confirm::settle_write;
+use crate::core::Core;
 use crate::error::Result;
 use crate::guard::Permit;
-use redis::{Client, Value};
+use crate::servers::Servers;
+use redis::Value;
 use std::time::Duration;
 
 /// One semaphore (a key) as seen by one owner, in the shape of `tokio::sync::Semaphore`:
@@ -35,9 +38,9 @@ impl Semaphore {
     /// A handle on the semaphore at `key` on the server `client` points to. Defaults: 30 s
     /// lease, watchdog on, no wait, no hold cap. A semaphore that does not exist has no
     /// permits: set them with [`try_set_permits`](Semaphore::try_set_permits).
-    pub fn new(client: &Client, key: impl Into<String>) -> Semaphore {
+    pub fn new(servers: impl Into<Servers>, key: impl Into<String>) -> Semaphore {
         Semaphore {
-            core: Core::new(client, key.into()),
+            core: Core::new(servers.into(), key.into()),
         }
     }
 
@@ -61,7 +64,9 @@ impl Semaphore {
     pub async fn try_set_permits(&self, n: u32) -> Result<bool> {
         let mut cmd = redis::cmd("RSEM.SETPERMITS");
         cmd.arg(self.core.key()).arg(n);
-        let set: i64 = self.core.plain().call_once(&cmd, Duration::ZERO).await?;
+        let confirm = self.core.confirmation();
+        let (set, shortfall): (i64, _) = self.core.plain().call_once(&cmd, confirm).await?;
+        settle_write(shortfall, confirm)?;
         Ok(set == 1)
     }
 
@@ -71,7 +76,10 @@ impl Semaphore {
     pub async fn add_permits(&self, n: i64) -> Result<i64> {
         let mut cmd = redis::cmd("RSEM.ADDPERMITS");
         cmd.arg(self.core.key()).arg(n);
-        Ok(self.core.plain().call_once(&cmd, Duration::ZERO).await?)
+        let confirm = self.core.confirmation();
+        let (available, shortfall) = self.core.plain().call_once(&cmd, confirm).await?;
+        settle_write(shortfall, confirm)?;
+        Ok(available)
     }
 
     /// The permits available now (`RSEM.INFO`'s `available`; 0 when the semaphore does not

@@ -12,8 +12,9 @@
 
 use crate::commands::{self, Kind};
 use crate::link::{BoxFuture, Hooks, Link};
+use crate::servers::Endpoint;
 use redis::aio::{AsyncPushSender, MultiplexedConnection};
-use redis::{Client, PushInfo, RedisResult};
+use redis::{PushInfo, RedisResult};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -100,7 +101,7 @@ pub(crate) struct Binding {
 
 impl Binding {
     pub(crate) fn new(
-        client: &Client,
+        endpoint: Endpoint,
         kind: Kind,
         keys: &[String],
         owner: &str,
@@ -122,7 +123,11 @@ impl Binding {
             rebind: rebind.clone(),
         };
         Binding {
-            link: Arc::new(Link::with_hooks(client, response_timeout, Arc::new(hooks))),
+            link: Arc::new(Link::with_hooks(
+                endpoint,
+                response_timeout,
+                Arc::new(hooks),
+            )),
             rebind,
             lost,
             disconnects: Mutex::new(Some(disconnects)),

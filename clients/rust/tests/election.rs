@@ -42,7 +42,7 @@ async fn candidates(redis: &Server, names: &[&str]) -> (Vec<Proxy>, Vec<Arc<Elec
     let mut elections = Vec::new();
     for name in names {
         let proxy = Proxy::start(redis.port).await;
-        elections.push(Arc::new(Election::new(&client_at(proxy.port), NAME, *name)));
+        elections.push(Arc::new(Election::new(client_at(proxy.port), NAME, *name)));
         proxies.push(proxy);
     }
     (proxies, elections)
@@ -86,7 +86,7 @@ async fn a_dropped_leader_is_followed_by_the_next_and_observers_see_it_at_once()
     let second = campaign(&redis, &elections[1], 0);
     let third = campaign(&redis, &elections[2], 1);
 
-    let watcher = Election::new(&client(&redis), NAME, "watcher");
+    let watcher = Election::new(client(&redis), NAME, "watcher");
     let mut observer = watcher.observe();
     let first = seen(&mut observer, "c1", Instant::now(), Duration::from_secs(2)).await;
     assert_eq!(first.term, Some(term));
@@ -129,8 +129,8 @@ async fn a_leader_process_killed_9_is_followed_within_50_ms_and_every_observer_s
     let second = campaign(&redis, &elections[0], 0);
     let third = campaign(&redis, &elections[1], 1);
     let watchers = [
-        Election::new(&client(&redis), NAME, "w1"),
-        Election::new(&client(&redis), NAME, "w2"),
+        Election::new(client(&redis), NAME, "w1"),
+        Election::new(client(&redis), NAME, "w2"),
     ];
     let mut observers: Vec<Observer> = watchers.iter().map(Election::observe).collect();
     for observer in &mut observers {
@@ -204,7 +204,7 @@ async fn an_observer_back_from_a_dropped_connection_reports_the_current_leader()
     let second = campaign(&redis, &elections[1], 0);
 
     let path = Proxy::start(redis.port).await;
-    let watcher = Election::new(&client_at(path.port), NAME, "watcher");
+    let watcher = Election::new(client_at(path.port), NAME, "watcher");
     let mut observer = watcher.observe();
     seen(&mut observer, "c1", Instant::now(), Duration::from_secs(2)).await;
 
@@ -223,7 +223,7 @@ async fn an_observer_back_from_a_dropped_connection_reports_the_current_leader()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn observing_without_keyspace_events_is_an_error() {
     let redis = server();
-    let watcher = Election::new(&client(&redis), NAME, "watcher");
+    let watcher = Election::new(client(&redis), NAME, "watcher");
     let mut observer = watcher.observe();
     let first = tokio::time::timeout(Duration::from_secs(2), observer.next()).await;
     assert!(matches!(first, Ok(Some(Err(Error::Redis(_))))), "{first:?}");

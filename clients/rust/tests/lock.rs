@@ -285,7 +285,7 @@ async fn a_holder_cut_off_for_300_ms_keeps_its_lock_within_the_grace() -> Result
             &grace_ms.to_string(),
         ]);
         let path = Proxy::start(redis.port).await;
-        let lock = Lock::new(&client_at(path.port), "k");
+        let lock = Lock::new(client_at(path.port), "k");
         let guard = lock.acquire().await?;
         let first_binding = bound_to(&redis, "k").expect("bound");
 

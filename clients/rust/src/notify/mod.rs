@@ -52,7 +52,8 @@ use self::connection::{maintain, Subscriber};
 use self::holding::HoldingState;
 use crate::commands::Kind;
 use crate::link::Link;
-use redis::Client;
+use crate::servers::{addr_name, Endpoint};
+use redis::RedisResult;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
@@ -78,15 +79,18 @@ pub(crate) struct Notifier {
 }
 
 impl Notifier {
-    /// The notifier of the server `client` names, in the current tokio runtime (a connection
-    /// lives in the runtime that opened it); made on first use, dropped with its last user.
-    fn shared(client: &Client, response_timeout: Duration) -> Arc<Notifier> {
+    /// The notifier of the primary that owns the endpoint's key now, in the current tokio
+    /// runtime (a connection lives in the runtime that opened it); made on first use, dropped
+    /// with its last user. Its connection follows that primary through failovers (in a
+    /// Cluster, the keys of one primary move together to its promoted replica).
+    async fn shared(endpoint: &Endpoint, response_timeout: Duration) -> RedisResult<Arc<Notifier>> {
         let runtime = tokio::runtime::Handle::current().id();
+        let client = endpoint.client().await?;
         let info = client.get_connection_info();
         let settings = info.redis_settings();
         let name = format!(
-            "{runtime}|{:?}|{}|{:?}|{:?}|{}",
-            info.addr(),
+            "{runtime}|{}|{}|{:?}|{:?}|{}",
+            addr_name(info.addr()),
             settings.db(),
             settings.username(),
             settings.password(),
@@ -99,14 +103,18 @@ impl Notifier {
             .filter(|(known, _)| *known == name)
             .find_map(|(_, notifier)| notifier.upgrade());
         if let Some(notifier) = found {
-            return notifier;
+            return Ok(notifier);
         }
-        let notifier = Arc::new(Notifier::new(client, response_timeout, runtime));
+        let notifier = Arc::new(Notifier::new(endpoint, response_timeout, runtime));
         all.push((name, Arc::downgrade(&notifier)));
-        notifier
+        Ok(notifier)
     }
 
-    fn new(client: &Client, response_timeout: Duration, runtime: tokio::runtime::Id) -> Notifier {
+    fn new(
+        endpoint: &Endpoint,
+        response_timeout: Duration,
+        runtime: tokio::runtime::Id,
+    ) -> Notifier {
         let (chores, chores_rx) = mpsc::unbounded_channel();
         let state = Arc::new(State {
             inner: Mutex::default(),
@@ -116,7 +124,8 @@ impl Notifier {
             state: state.clone(),
             response_timeout,
         };
-        let link = Arc::new(Link::with_hooks(client, response_timeout, Arc::new(hooks)));
+        let hooks = Arc::new(hooks);
+        let link = Arc::new(Link::with_hooks(endpoint.clone(), response_timeout, hooks));
         let maintenance = tokio::spawn(maintain(link.clone(), state.clone(), chores_rx));
         Notifier {
             link,
@@ -130,29 +139,31 @@ impl Notifier {
 /// The notifier a handle waits through: its client's in the current runtime, kept while the
 /// handle lives (a handle used from another runtime looks that runtime's up).
 pub(crate) struct NotifierSlot {
-    client: Client,
+    endpoint: Endpoint,
     response_timeout: Duration,
     cached: Mutex<Option<Arc<Notifier>>>,
 }
 
 impl NotifierSlot {
-    pub(crate) fn new(client: &Client, response_timeout: Duration) -> NotifierSlot {
+    pub(crate) fn new(endpoint: Endpoint, response_timeout: Duration) -> NotifierSlot {
         NotifierSlot {
-            client: client.clone(),
+            endpoint,
             response_timeout,
             cached: Mutex::default(),
         }
     }
 
-    pub(crate) fn get(&self) -> Arc<Notifier> {
-        let mut cached = self.cached.lock().expect("notifier lock");
+    pub(crate) async fn get(&self) -> RedisResult<Arc<Notifier>> {
         let runtime = tokio::runtime::Handle::current().id();
-        if let Some(notifier) = cached.as_ref().filter(|n| n.runtime == runtime) {
-            return notifier.clone();
+        {
+            let cached = self.cached.lock().expect("notifier lock");
+            if let Some(notifier) = cached.as_ref().filter(|n| n.runtime == runtime) {
+                return Ok(notifier.clone());
+            }
         }
-        let notifier = Notifier::shared(&self.client, self.response_timeout);
-        *cached = Some(notifier.clone());
-        notifier
+        let notifier = Notifier::shared(&self.endpoint, self.response_timeout).await?;
+        *self.cached.lock().expect("notifier lock") = Some(notifier.clone());
+        Ok(notifier)
     }
 }
 

@@ -5,9 +5,10 @@
 use super::connection::release;
 use super::{Chore, Event, Notifier, Target};
 use crate::commands::{self, AcquireOptions, Kind, Wait};
-use crate::error::{Error, Result};
+use crate::confirm::{Confirm, Shortfall};
+use crate::error::Result;
 use crate::guard::spawn_if_runtime;
-use crate::link::is_connection_error;
+use crate::link::{is_connection_error, moved_code, Link, Retry};
 use redis::aio::MultiplexedConnection;
 use redis::{RedisError, RedisResult, Value};
 use std::sync::Arc;
@@ -26,9 +27,12 @@ struct Ticket {
     places: Vec<Place>,
     /// The acquire's reply while it is on its way: sent from a task of its own, so that a
     /// cancelled acquire still learns whether it held at once.
-    reply: Option<JoinHandle<RedisResult<Value>>>,
+    reply: Option<JoinHandle<RedisResult<Reply>>>,
     armed: bool,
 }
+
+/// An acquire's reply and the replicas' shortfall confirming it.
+type Reply = (Value, Option<Shortfall>);
 
 /// One key's place in the dispatcher, and the event it was told (once read).
 struct Place {
@@ -71,15 +75,20 @@ impl Ticket {
         }
     }
 
-    /// Sends the acquire on `conn` (registered first, so that no message can miss it).
+    /// Sends the acquire on `conn` of `generation` (registered first, so that no message can
+    /// miss it), pipelined with the replicas' confirmation of a grant at once.
     async fn send(
         &mut self,
         mut conn: MultiplexedConnection,
+        generation: u64,
         cmd: redis::Cmd,
-    ) -> RedisResult<Value> {
+        confirm: &Confirm,
+    ) -> RedisResult<Reply> {
         let link = self.notifier.link.clone();
+        let confirm = confirm.clone();
         let reply = self.reply.insert(tokio::spawn(async move {
-            link.send::<Value>(&mut conn, &cmd, Some(Duration::ZERO))
+            let extra = Some(Duration::ZERO);
+            link.send_confirmed::<Value>(&mut conn, generation, &cmd, extra, &confirm)
                 .await
         }));
         let reply = reply.await;
@@ -143,7 +152,7 @@ impl Drop for Ticket {
             if let Some(reply) = reply {
                 match reply.await {
                     // Held at once (or re-entered): give that hold back. (An open latch.)
-                    Ok(Ok(Value::Int(_) | Value::Array(_))) => {
+                    Ok(Ok((Value::Int(_) | Value::Array(_), _))) => {
                         unregister(&places);
                         if kind.holds() {
                             for place in places {
@@ -154,7 +163,7 @@ impl Drop for Ticket {
                         return;
                     }
                     // Not queued: nothing to cancel.
-                    Ok(Ok(Value::Nil)) => {
+                    Ok(Ok((Value::Nil, _))) => {
                         unregister(&places);
                         return;
                     }
@@ -198,11 +207,13 @@ impl Drop for Ticket {
 }
 
 /// An acquire that holds: its tokens (one per key, in order), whether it was granted by a
-/// message (after a wait) rather than at once, and the connection that answered.
+/// message (after a wait) rather than at once, the connection that answered, and (granted at
+/// once) the replicas' shortfall.
 pub(crate) struct Held {
     pub(crate) tokens: Vec<u64>,
     pub(crate) granted: bool,
     pub(crate) generation: u64,
+    pub(crate) shortfall: Option<Shortfall>,
 }
 
 /// `<P>.ACQUIRE ... WAIT ms NOTIFY` on the shared connection, and the wait for its message.
@@ -217,6 +228,7 @@ pub(crate) async fn acquire(
     key: &str,
     owner: &str,
     options: &AcquireOptions,
+    confirm: &Confirm,
 ) -> Result<Option<Held>> {
     let (asked, slack) = match kind {
         Kind::Latch => (Wait::Forever, Duration::ZERO),
@@ -229,7 +241,7 @@ pub(crate) async fn acquire(
     };
     let cmd = commands::acquire(kind, key, owner, &options, &commands::request_id(), true);
     let target = Target::new(kind, key, owner);
-    wait_for(notifier, kind, &[target], cmd, until).await
+    wait_for(notifier, kind, &[target], cmd, until, confirm).await
 }
 
 /// `RLOCK.ACQUIREALL ... WAIT ms NOTIFY` on the shared connection, and the wait for its
@@ -239,6 +251,7 @@ pub(crate) async fn acquire_all(
     keys: &[String],
     owner: &str,
     options: &AcquireOptions,
+    confirm: &Confirm,
 ) -> Result<Option<Held>> {
     let cmd = commands::acquire_all(keys, owner, options, &commands::request_id(), true);
     let targets: Vec<Target> = keys
@@ -247,7 +260,7 @@ pub(crate) async fn acquire_all(
         .collect();
     let slack = notifier.link.response_timeout();
     let until = deadline(options.wait, slack);
-    wait_for(notifier, Kind::Lock, &targets, cmd, until).await
+    wait_for(notifier, Kind::Lock, &targets, cmd, until, confirm).await
 }
 
 fn deadline(wait: Wait, slack: Duration) -> Option<Instant> {
@@ -270,29 +283,35 @@ fn tokens(reply: &Value) -> Option<Vec<u64>> {
 }
 
 /// Sends `cmd`, a waiting acquire with `NOTIFY` of `targets`, and waits for its outcome.
+/// After its connection drops (or, following failovers, the node turns replica: `failed
+/// READONLY`), it is sent again, with its id, to the primary of now: its place in line is the
+/// new primary's last.
 async fn wait_for(
     notifier: &Arc<Notifier>,
     kind: Kind,
     targets: &[Target],
     cmd: redis::Cmd,
     deadline: Option<Instant>,
+    confirm: &Confirm,
 ) -> Result<Option<Held>> {
     let link = &notifier.link;
-    let (mut conn, mut generation) = link.current().await?;
-    let mut retried = false;
+    let mut retry = Retry::new(link);
+    let (mut conn, mut generation) = reconnect(link, &mut retry, None).await?;
     loop {
         let mut ticket = Ticket::new(notifier, kind, targets, generation);
-        let reply = match ticket.send(conn.clone(), cmd.clone()).await {
-            Err(err) if is_connection_error(&err) && !retried => {
+        let send = ticket.send(conn.clone(), generation, cmd.clone(), confirm);
+        let (reply, shortfall) = match send.await {
+            Err(err) if is_connection_error(&err) || link.primary_moved(&err) => {
                 // The same request id on a fresh connection: it takes over its queue entry,
                 // or answers as the first send did.
+                if !retry.again(&err, Some(generation)).await {
+                    // Dropped armed on a connection error: it may have queued.
+                    return Err(err.into());
+                }
                 ticket.forget(false);
-                retried = true;
-                (conn, generation) = link.replace(generation).await?;
+                (conn, generation) = reconnect(link, &mut retry, None).await?;
                 continue;
             }
-            // Dropped armed on a connection error: it may have queued.
-            Err(err) if is_connection_error(&err) => return Err(err.into()),
             Err(err) => {
                 ticket.forget(false);
                 return Err(err.into());
@@ -312,6 +331,7 @@ async fn wait_for(
                     tokens,
                     granted: false,
                     generation,
+                    shortfall,
                 }));
             }
         }
@@ -332,30 +352,51 @@ async fn wait_for(
                     tokens,
                     granted: true,
                     generation,
+                    shortfall: None,
                 }));
             }
             Err(event) => event,
         };
         ticket.forget(false);
-        match event {
+        let err = match event {
             Event::Granted(_) | Event::Timeout => return Ok(None),
+            Event::Failed(code) if link.primary_moved(&failed(&code)) => failed(&code),
             Event::Failed(code) => return Err(failed(&code).into()),
             Event::Requeue => {
-                (conn, generation) = link.current().await?;
+                (conn, generation) = reconnect(link, &mut retry, None).await?;
+                continue;
             }
-            Event::Disconnected if !retried => {
-                retried = true;
-                (conn, generation) = link.replace(generation).await?;
+            Event::Disconnected => std::io::Error::new(
+                std::io::ErrorKind::ConnectionReset,
+                "the connection dropped while waiting",
+            )
+            .into(),
+        };
+        (conn, generation) = reconnect(link, &mut retry, Some((err, generation))).await?;
+    }
+}
+
+/// The link's connection, after `failed` (an error on a connection of that generation) when
+/// there was one and a retry is allowed; connecting itself is retried the same way.
+async fn reconnect(
+    link: &Link,
+    retry: &mut Retry<'_>,
+    mut failed: Option<(RedisError, u64)>,
+) -> RedisResult<(MultiplexedConnection, u64)> {
+    loop {
+        if let Some((err, generation)) = failed.take() {
+            if !retry.again(&err, Some(generation)).await {
+                return Err(err);
             }
-            Event::Disconnected => {
-                return Err(Error::Redis(
-                    std::io::Error::new(
-                        std::io::ErrorKind::ConnectionReset,
-                        "the connection dropped twice while waiting",
-                    )
-                    .into(),
-                ));
+        }
+        match link.current().await {
+            Ok(current) => return Ok(current),
+            Err(err) if is_connection_error(&err) || moved_code(err.code()) => {
+                if !retry.again(&err, None).await {
+                    return Err(err);
+                }
             }
+            Err(err) => return Err(err),
         }
     }
 }

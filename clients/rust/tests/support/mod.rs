@@ -3,8 +3,10 @@
 //! that breaks connections on cue.
 #![allow(dead_code)]
 
+pub mod failover;
 pub mod holder;
 pub mod proxy;
+pub mod topology;
 
 use crate::common::{Server, ServerBuilder, Value};
 use std::path::PathBuf;
@@ -12,7 +14,7 @@ use std::sync::Once;
 
 /// The fixture finds the module through `RLOCK_MODULE`, or else builds it relative to the
 /// crate under test, which here is the client. Point it at the workspace's module instead.
-fn use_workspace_module() {
+pub fn use_workspace_module() {
     static SET: Once = Once::new();
     SET.call_once(|| {
         if std::env::var_os("RLOCK_MODULE").is_some() {
