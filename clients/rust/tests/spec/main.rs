@@ -21,8 +21,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::task::JoinHandle;
 
-/// Capabilities this runner has (README: `requires`); "confirmation" once the helper has it.
-const SUPPORTED: &[&str] = &["cancel"];
+/// Capabilities this runner has (README: `requires`).
+const SUPPORTED: &[&str] = &["cancel", "confirmation"];
 /// Known drifts (README): scenario -> what the helper does instead.
 const DRIFTS: &[(&str, &str)] = &[];
 const AWAIT_DEFAULT_MS: i64 = 5000;

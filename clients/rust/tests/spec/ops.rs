@@ -3,8 +3,8 @@
 
 use crate::json::Json;
 use rlock_client::{
-    CountDownLatch, Election, Error, Lock, LockGuard, MultiGuard, MultiLock, Permit, ReadGuard,
-    RwLock, Semaphore, WriteGuard,
+    Confirm, CountDownLatch, Election, Error, Lock, LockGuard, MultiGuard, MultiLock, Permit,
+    ReadGuard, RwLock, Semaphore, WriteGuard,
 };
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -23,7 +23,8 @@ pub struct Actor {
     client: redis::Client,
     /// Handles by place and wait; the lease (and watchdog) each place's first step fixed.
     handles: Mutex<HashMap<(Place, Option<i64>), Handle>>,
-    options: Mutex<HashMap<Place, (Option<i64>, bool)>>,
+    /// Each place's lease, watchdog and confirmation, fixed by its first step.
+    options: Mutex<HashMap<Place, (Option<i64>, bool, Option<Confirm>)>>,
     held: Mutex<HashMap<Place, Vec<Held>>>,
     elections: Mutex<HashMap<String, Arc<Election>>>,
 }
@@ -49,10 +50,21 @@ pub fn kind_of(error: Error) -> String {
         Error::NotAcquired => "NotAcquired".into(),
         Error::Lost => "NotHeld".into(),
         Error::Deadlock(_) => "Deadlock".into(),
+        Error::NotConfirmed { .. } => "NotConfirmed".into(),
         Error::Redis(e) if e.code() == Some("WRONGTYPE") => "WrongType".into(),
         Error::Redis(e) if e.to_string().contains("upgrade") => "UpgradeRefused".into(),
         other => format!("unexpected error: {other}"),
     }
+}
+
+/// A step's `confirm: {replicas, timeout_ms}` as the helper's setting.
+fn confirm_of(step: &Json) -> Option<Confirm> {
+    let confirm = step.get("confirm")?;
+    let replicas = confirm.int("replicas").expect("confirm.replicas") as u32;
+    Some(
+        Confirm::replicas(replicas)
+            .timeout(ms(confirm.int("timeout_ms").expect("confirm.timeout_ms"))),
+    )
 }
 
 fn ms(value: i64) -> Duration {
@@ -85,12 +97,19 @@ impl Actor {
         } else {
             kind
         };
-        let (lease, watchdog) = *self
+        let (lease, watchdog, confirm) = self
             .options
             .lock()
             .unwrap()
             .entry((family.into(), key.clone()))
-            .or_insert_with(|| (step.int("lease_ms"), step.get("lease_ms").is_none()));
+            .or_insert_with(|| {
+                (
+                    step.int("lease_ms"),
+                    step.get("lease_ms").is_none(),
+                    confirm_of(step),
+                )
+            })
+            .clone();
         let wait = step.int("wait_ms");
         let mut handles = self.handles.lock().unwrap();
         let made = handles
@@ -101,6 +120,10 @@ impl Actor {
                         let handle = $handle.owner_id(self.owner.clone()).watchdog(watchdog);
                         let handle = match lease {
                             Some(l) => handle.lease(ms(l)),
+                            None => handle,
+                        };
+                        let handle = match confirm.clone() {
+                            Some(c) => handle.confirm(c),
                             None => handle,
                         };
                         match wait {
@@ -155,10 +178,6 @@ impl Actor {
 
     /// Runs the actor op `op` of `step`.
     pub async fn run(&self, op: &str, step: &Json) -> Outcome {
-        if step.get("confirm").is_some() {
-            // Once the helper confirms by replicas: pass it to the builder in `handle`.
-            return Err("the Rust runner does not pass `confirm` to the helper yet".into());
-        }
         let key = || step.str("key").expect("key").to_string();
         let token = |t: u64| Json::Int(t as i64);
         let kind = step.str("type").unwrap_or_default();
