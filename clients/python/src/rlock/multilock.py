@@ -20,7 +20,7 @@ from redis.exceptions import LockError, RedisError, ResponseError
 from ._base import LockBase, logger, not_a_lock
 from ._confirm import NotConfirmedError, Unconfirmed
 from ._connections import is_cluster
-from ._routing import slot_of
+from ._router import slot_of
 from ._commands import Command, cancel_command, new_request_id, to_ms
 from ._core import Hold, Managed, wait_with_notify
 from ._notify import GRANTED, NotifyUnavailable
@@ -153,7 +153,7 @@ class MultiLockBase:
         first = self._first = self._keys[0]
         for key in self._keys[1:]:
             key._id = first._id  # one owner id for every key: the server sees one owner
-        self._channels = first._channels
+        self._session = first._session
 
     @property
     def tokens(self) -> list:
@@ -255,22 +255,22 @@ class MultiLock(Managed, MultiLockBase):
         owner = self._owner(token)
         command = self._acquire_command(owner, blocking, blocking_timeout)
         try:
-            if notifies(self._channels, command):
+            if notifies(self._session, command):
                 try:
-                    return wait_with_notify(self._channels, self._request(owner, command), self.release)
+                    return wait_with_notify(self._session, self._request(owner, command), self.release)
                 except NotifyUnavailable:
                     pass  # wait blocked in WAIT, as rlock.Lock does
-            reply, _ = self._channels.call(command)
+            reply, _ = self._session.call(command)
         except ResponseError as error:
             reply = self._refused(error)
         except Unconfirmed as unconfirmed:
             try:
-                self._channels.call(self._undo_command(owner))
+                self._session.call(self._undo_command(owner))
             except RedisError as error:
                 logger.warning("rlock: giving back the unconfirmed acquisition of %r failed: %r", self.names, error)
             raise self._unconfirmed(unconfirmed, "acquiring") from None
         for binding in self._settle_acquire(owner, reply):
-            self._channels.keep_alive(None, binding)
+            self._session.keep_alive(None, binding)
         return reply is not None
 
     def release(self) -> None:
