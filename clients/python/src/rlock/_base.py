@@ -22,7 +22,7 @@ from ._family import LOCK, Family
 from ._confirm import as_confirm
 from ._connections import check_client
 from ._holding import Binding, Holding
-from ._replies import TAKEN, DeadlockError, _decoded, not_a_lock  # noqa: F401 (re-exported)
+from ._replies import TAKEN, DeadlockError, WrongTypeError, _decoded, acquire_refused, not_a_lock  # noqa: F401 (re-exported)
 
 logger = logging.getLogger("rlock")
 

@@ -15,7 +15,7 @@ from typing import Literal
 
 from redis.exceptions import LockError, RedisError, ResponseError
 
-from ._base import TAKEN, HoldBase, logger, not_a_lock, thread_serial
+from ._base import TAKEN, HoldBase, acquire_refused, logger, not_a_lock, thread_serial
 from ._commands import NO_RETRIES, READ_GRACE_S, to_ms
 from ._confirm import Unconfirmed
 from ._notify import NotifyUnavailable
@@ -167,7 +167,7 @@ class Hold(Managed, Blocking, HoldBase):
                     pass  # logged once per client: wait blocked in WAIT, as before NOTIFY
             reply, channel = self._session.call(command, keep=self.watchdog)
         except ResponseError as error:
-            reply, channel = not_a_lock(error), None
+            reply, channel = acquire_refused(error, self.name), None
         except Unconfirmed as unconfirmed:
             self._undo(owner, amount, unconfirmed)
             raise unconfirmed.error(self.name, "acquiring") from None

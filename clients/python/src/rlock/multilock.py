@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable, Optional
 
 from redis.exceptions import LockError, RedisError, ResponseError
 
-from ._base import LockBase, logger, not_a_lock
+from ._base import LockBase, acquire_refused, logger
 from ._confirm import NotConfirmedError, Unconfirmed
 from ._connections import is_cluster
 from ._router import slot_of
@@ -179,11 +179,10 @@ class MultiLockBase:
     def _request(self, owner: bytes, command: Command) -> AllRequest:
         return AllRequest(self, owner, command)
 
-    @staticmethod
-    def _refused(error: ResponseError):
-        """DEADLOCK raises DeadlockError; WRONGTYPE (a key of another type) reads as not
-        acquired, as for the single lock."""
-        return not_a_lock(error)
+    def _refused(self, error: ResponseError):
+        """DEADLOCK raises DeadlockError; WRONGTYPE (a key of another type) WrongTypeError, as
+        for the single lock."""
+        return acquire_refused(error, self.names)
 
     def _settle_acquire(self, owner: bytes, reply) -> list:
         """Records the keys' holdings; returns the watchdog bindings to keep alive."""

@@ -8,7 +8,7 @@ from typing import Awaitable, Literal
 
 from redis.exceptions import LockError, RedisError, ResponseError
 
-from .._base import TAKEN, HoldBase, not_a_lock
+from .._base import TAKEN, HoldBase, acquire_refused, not_a_lock
 from .._base import logger
 from .._commands import NO_RETRIES, to_ms
 from .._confirm import Unconfirmed
@@ -74,7 +74,7 @@ class Hold(Managed, Asynchronous, HoldBase):
                     pass  # logged once per client: wait blocked in WAIT, as before NOTIFY
             reply, channel = await self._session.call(command, keep=self.watchdog)
         except ResponseError as error:
-            reply, channel = not_a_lock(error), None
+            reply, channel = acquire_refused(error, self.name), None
         except Unconfirmed as unconfirmed:
             await self._undo(owner, amount, unconfirmed)
             raise unconfirmed.error(self.name, "acquiring") from None
