@@ -199,13 +199,15 @@ async def test_a_key_turned_another_type_fails_the_wait(variant, admin, protocol
 @protocols
 async def test_a_watchdog_grant_is_confirmed_and_renewed(variant, new_server, protocol):
     """A watchdog grant told by message is renewed only once confirmed (RENEW ... WATCHDOG),
-    and stays bound to the subscriber, which must PING to count as alive: with a 300 ms lease
-    and a 1 s idle bound, the lock lives through 2.5 s only if both happen."""
+    and stays bound to the subscriber, which must PING to count as alive: with a 1 s lease and a
+    1 s idle bound (unconfirmed it would end after 1 s, unPINGed after at most 2 s + the lease),
+    the lock lives through 3.5 s only if both happen. The lease leaves a loaded server 0.67 s to
+    renew it in."""
     server = new_server("watchdog-idle-ms", 1000)
     admin = server.client()
     client = variant.client(port=server.port, protocol=protocol)
     hold(admin, "k")
-    lock = rlock.asyncio.Lock(client, "k", watchdog_lease=0.3)
+    lock = rlock.asyncio.Lock(client, "k", watchdog_lease=1.0)
     waiting = await queue(admin, lock, "k", 1)
     assert admin.execute_command("RLOCK.RELEASE", "k", "holder") == 0
     assert await asyncio.wait_for(waiting, 5)
@@ -219,10 +221,10 @@ async def test_a_watchdog_grant_is_confirmed_and_renewed(variant, new_server, pr
         info = lock_info(admin, "k")
         assert info is not None, "the lock ended"
         assert (info["token"], info["watchdog"]) == (lock.fence, bound)
-        assert info["ttl"] <= 300
-        return info["held"] >= 2500
+        assert info["ttl"] <= 1000
+        return info["held"] >= 3500
 
-    await eventually(renewed_for_long, timeout=10, what="2.5 s of holding")
+    await eventually(renewed_for_long, timeout=15, what="3.5 s of holding")
     assert await lock.owned()
     await lock.release()
     assert lock_info(admin, "k") is None
