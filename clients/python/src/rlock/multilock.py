@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable, Optional
 
 from redis.exceptions import LockError, RedisError, ResponseError
 
-from ._base import LockBase, acquire_refused, logger
+from ._base import LockBase, acquire_refused, logger, not_a_lock
 from ._confirm import NotConfirmedError, Unconfirmed
 from ._connections import is_cluster
 from ._router import slot_of
@@ -221,6 +221,16 @@ class MultiLockBase:
         if error is not None:
             raise error
 
+    def _released_unconfirmed(self, holdings, unconfirmed: Unconfirmed) -> NotConfirmedError:
+        """A release that stands on the primary though the replicas did not confirm it: each
+        name is settled by the server's reply (a re-entered name keeps the holds it has left),
+        and the error to raise is returned."""
+        try:
+            self._settle_release(holdings, unconfirmed.reply, None)
+        except LockError:  # a name already lost: said after the confirmation, which matters more
+            pass
+        return self._unconfirmed(unconfirmed, "released on the primary, but the release is")
+
     def _not_acquired(self) -> LockError:
         return LockError(f"Unable to acquire all of {self.names!r} within the time specified")
 
@@ -280,10 +290,11 @@ class MultiLock(Managed, MultiLockBase):
             for _, holding in holdings:
                 guards.enter_context(holding.guard)
             try:
-                answers = self._first._run(self._release_command(holdings))
-            except NotConfirmedError as unconfirmed:  # released on the primary all the same
-                self._settle_release(holdings, [0] * len(holdings), None)
-                raise unconfirmed
+                answers = self._first._session.call(self._release_command(holdings))[0]
+            except ResponseError as refused:
+                answers = not_a_lock(refused)
+            except Unconfirmed as unconfirmed:  # released on the primary all the same
+                raise self._released_unconfirmed(holdings, unconfirmed) from None
             self._settle_release(holdings, answers, error)
 
     def locked(self) -> bool:

@@ -7,8 +7,8 @@ from typing import Optional
 
 from redis.exceptions import RedisError, ResponseError
 
-from .._base import LockBase, logger
-from .._confirm import NotConfirmedError, Unconfirmed
+from .._base import LockBase, logger, not_a_lock
+from .._confirm import Unconfirmed
 from .._notify import NotifyUnavailable
 from .._waiting import notifies
 from ..multilock import MultiLockBase
@@ -58,10 +58,11 @@ class MultiLock(Managed, MultiLockBase):
             for _, holding in holdings:
                 await guards.enter_async_context(holding.guard)
             try:
-                answers = await self._first._run(self._release_command(holdings))
-            except NotConfirmedError as unconfirmed:  # released on the primary all the same
-                self._settle_release(holdings, [0] * len(holdings), None)
-                raise unconfirmed
+                answers = (await self._first._session.call(self._release_command(holdings)))[0]
+            except ResponseError as refused:
+                answers = not_a_lock(refused)
+            except Unconfirmed as unconfirmed:  # released on the primary all the same
+                raise self._released_unconfirmed(holdings, unconfirmed) from None
             self._settle_release(holdings, answers, error)
 
     async def locked(self) -> bool:
