@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import math
-import os
-import queue
 import threading
 import time
 import weakref
@@ -230,28 +228,21 @@ class _Life:
 
 
 class _Orphans:
-    """One thread per process that gives back what ended threads held (their semaphores'
-    permits), so a finalizer run by a dying thread only hands over the holding."""
+    """Gives back what ended threads held (their semaphores' permits), each in a short thread of
+    its own, so a finalizer run by a dying thread only hands over the holding, and one give-back
+    that waits (its binding being re-bound for up to a lease, its server gone) holds up no
+    other."""
 
-    def __init__(self):
-        self._queue = queue.SimpleQueue()
-        self._mutex = threading.Lock()
-        self._pid = None
+    @staticmethod
+    def put(holding) -> None:
+        threading.Thread(target=_Orphans._give_back, args=(holding,), name="rlock-orphan", daemon=True).start()
 
-    def put(self, holding) -> None:
-        self._queue.put(holding)
-        with self._mutex:
-            if self._pid != os.getpid():  # after a fork, the parent's thread is not there
-                self._pid = os.getpid()
-                threading.Thread(target=self._serve, name="rlock-orphans", daemon=True).start()
-
-    def _serve(self) -> None:
-        while True:
-            holding = self._queue.get()
-            try:
-                holding.lock._give_back(holding)
-            except Exception:
-                logger.exception("rlock: giving back what an ended thread held failed")
+    @staticmethod
+    def _give_back(holding) -> None:
+        try:
+            holding.lock._give_back(holding)
+        except Exception:
+            logger.exception("rlock: giving back what an ended thread held failed")
 
 
 _orphans = _Orphans()
