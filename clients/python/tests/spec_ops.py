@@ -8,7 +8,7 @@ from __future__ import annotations
 import inspect
 import threading
 
-from redis.exceptions import LockError, LockNotOwnedError, ResponseError
+from redis.exceptions import LockError, LockNotOwnedError
 
 import rlock
 
@@ -23,6 +23,8 @@ def kind_of(error: Exception):
     """The spec's error kind of an exception rlock raised, or None (not a kind: the step fails)."""
     if isinstance(error, rlock.DeadlockError):
         return "Deadlock"
+    if isinstance(error, rlock.WrongTypeError):
+        return "WrongType"
     if type(error).__name__ == "NotConfirmedError":
         return "NotConfirmed"
     if isinstance(error, LockNotOwnedError):
@@ -33,8 +35,6 @@ def kind_of(error: Exception):
             return "NotHeld"
         if "upgrade" in message:
             return "UpgradeRefused"
-    if isinstance(error, ResponseError) and message.startswith("WRONGTYPE"):
-        return "WrongType"
     return None
 
 

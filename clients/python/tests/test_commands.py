@@ -6,18 +6,8 @@ import math
 
 import pytest
 
-from rlock._commands import (
-    SOCKET_TIMEOUT,
-    Command,
-    LOCK,
-    PERMITS,
-    READ,
-    WRITE,
-    Retries,
-    keepalive_interval,
-    parse_info,
-    wait_until,
-)
+from rlock._commands import SOCKET_TIMEOUT, Command, Retries, keepalive_interval, parse_info, wait_until
+from rlock._family import LOCK, PERMITS, READ, WRITE
 
 
 def test_a_retry_waits_only_for_the_time_left_and_keeps_its_id():

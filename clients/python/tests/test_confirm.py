@@ -146,3 +146,40 @@ async def test_with_the_replica_stopped_no_asyncio_acquisition_is_held(replicate
         await asyncio.wait_for(waiting, WITHIN_S + 2)
     nothing_held(admin)
     await r.aclose()
+
+
+def holds(admin, names) -> list:
+    return [int(topologies.fields(admin.execute_command("RLOCK.INFO", name))["holds"]) for name in names]
+
+
+@pytest.mark.parametrize("asyncio_client", [False, True], ids=["blocking", "asyncio"])
+async def test_an_unconfirmed_multilock_release_keeps_what_is_still_held(replicated, asyncio_client):
+    """A MultiLock re-entered (two holds of each name) gives one hold back while the replica
+    acknowledges nothing: NotConfirmedError, and each name is settled by the server's reply
+    (one hold left, still owned), not recorded as fully released. The second release ends it."""
+    admin = topologies.admin_for(replicated, "{m}:1")
+    admin.flushall()
+    assert admin.execute_command("WAIT", 1, 5000) == 1, "the replica acknowledges (resumed by a test before)"
+    module = rlock.asyncio if asyncio_client else rlock
+    r = topologies.user_client(replicated, asyncio_client=asyncio_client)
+    names = ["{m}:1", "{m}:2"]
+    both = module.MultiLock(r, names, confirm=rlock.Confirm(timeout=1.0))  # a loaded machine's acquire
+
+    async def call(result):
+        return await result if asyncio_client else result
+
+    assert await call(both.acquire(blocking=False)) and await call(both.acquire(blocking=False))
+    assert holds(admin, names) == [2, 2]
+    replica = replicated.describe()["replicas"][0]["port"]
+    replicated.pause(replica)
+    try:
+        with pytest.raises(rlock.NotConfirmedError, match="confirmed by 0 of 1 replicas"):
+            await call(both.release())
+    finally:
+        replicated.resume(replica)
+    assert holds(admin, names) == [1, 1]
+    assert await call(both.owned())
+    assert both.tokens[0] is not None and both.tokens[1] is not None
+    await call(both.release())
+    nothing_held(admin)
+    await call(r.aclose()) if asyncio_client else r.close()

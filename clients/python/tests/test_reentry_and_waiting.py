@@ -6,9 +6,9 @@ from __future__ import annotations
 import time
 
 import pytest
-from redis.exceptions import LockError
+from redis.exceptions import LockError, ResponseError
 
-from support import eventually, holding_process, lock_info, waiters
+from support import eventually, holding_process, lock_info, side, waiters
 
 async def test_a_thread_reenters_and_counts_its_holds(variant, admin):
     lock = variant.lock("k")
@@ -24,6 +24,7 @@ async def test_a_thread_reenters_and_counts_its_holds(variant, admin):
     assert await lock.owned()
     await lock.release()
     assert lock_info(admin, "k") is None
+    assert await lock.get(lambda lock: lock.fence) is None  # no holding: no fence
     with pytest.raises(LockError):
         await lock.release()
 
@@ -66,29 +67,6 @@ async def test_thread_local_false_shares_the_holding_like_redis_py(variant, admi
     assert lock_info(admin, "k") is None
 
 
-async def test_a_new_holding_gets_a_larger_fence(variant, admin):
-    lock = variant.lock("k")
-    assert await lock.acquire()
-    first = await lock.get(lambda lock: lock.fence)
-    assert lock_info(admin, "k")["token"] == first
-    await lock.release()
-    assert await lock.get(lambda lock: lock.fence) is None
-    assert await lock.acquire()
-    assert await lock.get(lambda lock: lock.fence) > first
-    await lock.release()
-
-
-async def test_a_waiter_is_granted_as_the_holder_releases(variant, admin):
-    holder, waiter = variant.lock("k"), variant.lock("k")
-    assert await holder.acquire()
-    waiting = waiter.start("acquire")  # blocking, no timeout: WAIT 0
-    await eventually(lambda: waiters(admin, "k") == 1, what="the waiter to queue")
-    await holder.release()
-    assert await waiting
-    assert await waiter.owned()
-    await waiter.release()
-
-
 async def test_blocking_timeout_gives_up_in_time(variant, admin):
     holder, waiter = variant.lock("k"), variant.lock("k")
     assert await holder.acquire()
@@ -115,16 +93,36 @@ async def test_processes_exclude_each_other(variant, admin, redis_server):
         await lock.release()
 
 
-async def test_a_key_of_another_type_reads_as_taken_by_someone_else(variant, admin):
-    """As with redis-py's lock when another writer took the name: not acquired (at once, also
-    when waiting), locked, not owned; nothing raises ResponseError and the value stays."""
-    admin.set("k", "not a lock")
-    lock = variant.lock("k")
-    assert not await lock.acquire(blocking=False)
-    assert not await lock.acquire(blocking_timeout=0.1)
-    assert await lock.locked()
-    assert not await lock.owned()
-    assert admin.get("k") == "not a lock"
+@pytest.mark.parametrize("kind", ["lock", "read", "write", "permits", "multilock"])
+async def test_a_key_of_another_type_raises_wrong_type(variant, admin, kind):
+    """A name that holds a string is not this type: acquire() raises rlock.WrongTypeError (a
+    LockError, as redis-py's lock raises for a name it cannot take, and the server's WRONGTYPE),
+    at once and when it would wait, rather than reading as held by someone else
+    (lock.acquire_on_another_type_is_wrong_type). locked() and owned() read the name as
+    redis-py's do (taken, not ours), and the value stays. (A semaphore's name holds a list: RSEM
+    reads a string as its count of permits, and says so when it is not a number.)"""
+    if kind == "permits":
+        admin.rpush("k", "not a lock")
+    else:
+        admin.set("k", "not a lock")
+    if kind == "multilock":
+        mine = variant.worker(variant.module.MultiLock(variant.client(), ["j", "k"]))
+    else:
+        mine = side(variant, kind, "k")
+    for kwargs in ({"blocking": False}, {"blocking_timeout": 0.1}):
+        with pytest.raises(variant.module.WrongTypeError) as raised:
+            await mine.acquire(**kwargs)
+        assert isinstance(raised.value, LockError) and isinstance(raised.value, ResponseError)
+        assert str(raised.value).startswith("WRONGTYPE"), raised.value
+    if kind != "multilock":
+        assert raised.value.lock_name == "k"
+        assert await mine.locked()
+    assert not await mine.owned()
+    if kind == "permits":
+        assert admin.lrange("k", 0, -1) == ["not a lock"]
+    else:
+        assert admin.get("k") == "not a lock"
+    assert admin.exists("j") == 0
 
 
 @pytest.mark.parametrize("protocol", [2, 3])

@@ -17,7 +17,7 @@
 rlock.asyncio has the same names for redis.asyncio.
 """
 
-from ._base import DeadlockError
+from ._base import DeadlockError, WrongTypeError
 from ._confirm import Confirm, NotConfirmedError
 from ._connections import CrossSlotError
 from .election import Election, Leader, NoKeyspaceEvents, Observer
@@ -29,6 +29,7 @@ from .semaphore import Semaphore
 
 __all__ = [
     "Confirm", "CountDownLatch", "CrossSlotError", "DeadlockError", "Election", "Leader", "Lock", "MultiLock", "NoKeyspaceEvents",
-    "NotConfirmedError", "Observer", "ReadWriteLock", "Semaphore", "close_idle_connections", "configure",
+    "NotConfirmedError", "Observer", "ReadWriteLock", "Semaphore", "WrongTypeError", "close_idle_connections",
+    "configure",
 ]
 __version__ = "0.1.0"

@@ -1,7 +1,7 @@
 """The core every rlock type stands on, blocking and asyncio alike: owner ids, holdings and their
 bindings, which command each method sends and what each reply means. The blocking core
 (_core.py) and the asyncio one (asyncio/_core.py) add only the I/O; a lock type (Lock, a
-ReadWriteLock's sides, Semaphore) adds only its Kind and its method names.
+ReadWriteLock's sides, Semaphore) adds only its Family and its method names.
 """
 
 from __future__ import annotations
@@ -17,11 +17,12 @@ from typing import Any, Callable, Optional
 
 from redis.exceptions import LockError, LockNotOwnedError, ResponseError
 
-from ._commands import LOCK, Command, Kind, to_ms, wait_until
+from ._commands import Command, to_ms, wait_until
+from ._family import LOCK, Family
 from ._confirm import as_confirm
 from ._connections import check_client
 from ._holding import Binding, Holding
-from ._replies import TAKEN, DeadlockError, _decoded, not_a_lock  # noqa: F401 (re-exported)
+from ._replies import TAKEN, DeadlockError, WrongTypeError, _decoded, acquire_refused, not_a_lock  # noqa: F401 (re-exported)
 
 logger = logging.getLogger("rlock")
 
@@ -87,9 +88,9 @@ class Options:
         self._id = str(uuid.uuid4())
         self._encoder = pool.get_encoder()
         self._key = self._encoder.encode(name)  # the key as the server names it in messages
-        self._channels = self._channels_for(pool, name)
+        self._session = self._channels_for(pool, name)
         # None: the client's setting (rlock.configure), AUTO unless changed.
-        self._confirm = self._channels.confirm if confirm is None else as_confirm(confirm)
+        self._confirm = self._session.confirm if confirm is None else as_confirm(confirm)
 
     # Set by the blocking and the asyncio core.
     want_async: bool  # the redis-py client it takes
@@ -141,9 +142,9 @@ class Options:
 
 class HoldBase(Options):
     """A type whose holdings have owners, leases and fencing tokens: the plain lock, a side of
-    a read-write lock, a semaphore's permits. `kind` says which commands it sends."""
+    a read-write lock, a semaphore's permits. `family` says which commands it sends."""
 
-    kind: Kind = LOCK
+    family: Family = LOCK
     local_class = PerThread  # where a thread's (task's) holding is kept
     raise_on_release_error = True
     #: Whether an owner asking again while it holds is answered at once (a re-entry), so that
@@ -178,7 +179,7 @@ class HoldBase(Options):
     def _acquire_command(self, owner: bytes, blocking, blocking_timeout, amount: int = 1):
         max_hold_ms = None if self.max_hold is None else to_ms(self.max_hold)
         deadline = self._wait_until(blocking, blocking_timeout)
-        return self._confirmed(self.kind.acquire(self.name, owner, self.lease_ms, self.watchdog, max_hold_ms, deadline, amount))
+        return self._confirmed(self.family.acquire(self.name, owner, self.lease_ms, self.watchdog, max_hold_ms, deadline, amount))
 
     def _settle_acquire(self, owner: bytes, reply) -> Optional[Holding]:
         """Records ACQUIRE's reply; returns the holding it created or added to (a semaphore's
@@ -263,17 +264,17 @@ class HoldBase(Options):
             raise
 
     def _release_command(self, holding: Holding, amount: int = 1):
-        return self._confirmed(self.kind.release(self.name, holding.owner, amount))
+        return self._confirmed(self.family.release(self.name, holding.owner, amount))
 
     def _undo_command(self, owner: bytes, amount: int = 1) -> Command:
         """Gives back an acquisition the replicas did not confirm (not itself confirmed)."""
-        return self.kind.release(self.name, owner, amount)
+        return self.family.release(self.name, owner, amount)
 
     def _grant_confirm_command(self, holding: Holding) -> Optional[Command]:
         """For a grant told by message (written by another connection, which our WAIT does not
         cover): RENEW, which writes, pipelined with WAIT; with WATCHDOG it also starts the
         server's renewals. A lease holding sends it only when there are replicas to wait for."""
-        renew = self.kind.renew(self.name, holding.owner, self.lease_ms, watchdog=self.watchdog)
+        renew = self.family.renew(self.name, holding.owner, self.lease_ms, watchdog=self.watchdog)
         if self._confirm is None:
             return renew if self.watchdog else None
         return dataclasses.replace(renew, confirm=self._confirm, only_to_confirm=not self.watchdog)
@@ -298,10 +299,10 @@ class HoldBase(Options):
         return holding
 
     def _info_command(self):
-        return self.kind.info(self.name)
+        return self.family.info(self.name)
 
     def _renew_command(self, holding: Holding, lease_ms: int):
-        return self._confirmed(self.kind.renew(self.name, holding.owner, lease_ms))
+        return self._confirmed(self.family.renew(self.name, holding.owner, lease_ms))
 
     def _ttl_ms(self, holding: Holding, info_reply) -> int:
         """The lease left, for extend(replace_ttl=False), which adds to it."""
@@ -325,11 +326,11 @@ class HoldBase(Options):
         return self._entry(holding, info_reply) is not None
 
     def _settle_locked(self, info_reply) -> bool:
-        return info_reply is TAKEN or bool(self.kind.holders(info_reply))
+        return info_reply is TAKEN or bool(self.family.holders(info_reply))
 
     def _entry(self, holding: Holding, info_reply) -> Optional[dict]:
         """INFO's entry for this holding, None when the server knows it no more."""
-        entry = self.kind.holder(info_reply, holding.owner)
+        entry = self.family.holder(info_reply, holding.owner)
         return entry if entry is not None and entry["token"] == holding.fence else None
 
     # -- context manager and losses ------------------------------------------------------------
@@ -346,7 +347,7 @@ class HoldBase(Options):
         """Called by a keeper or a subscriber: the holding ended without a release of ours.
         Returns what on_lost returned (the asyncio core awaits an awaitable)."""
         holding.lost = True
-        return self._on_lost(self, f"{self.kind.message_type} {self.name!r} (owner {holding.owner!r})")
+        return self._on_lost(self, f"{self.family.message_type} {self.name!r} (owner {holding.owner!r})")
 
 
 class LockBase(HoldBase):

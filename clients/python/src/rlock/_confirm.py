@@ -1,7 +1,7 @@
 """Confirmation by the replicas (docs/availability.md): a write rlock makes is pipelined with
 ``WAIT n timeout`` (or ``WAITAOF 1 n timeout``) on the same connection, so a failover right
 after an acquisition cannot hand the lock to a second holder unnoticed. Pure code: what to
-send and what the replies mean; the blocking and the asyncio channels do the I/O.
+send and what the replies mean; the blocking and the asyncio Session do the I/O.
 
 Redis sets a connection's replication offset after each of its commands (7.2+ also for a
 module-blocked client when it is unblocked), so the WAIT after a command counts the replicas

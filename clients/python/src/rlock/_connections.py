@@ -74,7 +74,7 @@ def check_client(redis, want_async: bool):
 
 def node_source(node):
     """A cluster node's connection settings in a pool's shape (connection_class and
-    connection_kwargs with its host and port), for Channels."""
+    connection_kwargs with its host and port), for its Session."""
     pool = getattr(getattr(node, "redis_connection", None), "connection_pool", None)
     if pool is not None:  # the blocking client's node has a Redis of its own
         return SimpleNamespace(connection_class=pool.connection_class, connection_kwargs=dict(pool.connection_kwargs))

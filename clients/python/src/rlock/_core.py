@@ -1,6 +1,6 @@
 """The blocking client's core: the I/O under every blocking type (rlock.Lock, ReadWriteLock's
 sides, Semaphore, CountDownLatch). What is sent and what replies mean is in _base.py; the
-waiting flow in _waiting.py; the connections in channels.py and subscriber.py."""
+waiting flow in _waiting.py; the connections in session.py and subscriber.py."""
 
 from __future__ import annotations
 
@@ -13,12 +13,12 @@ from typing import Literal
 
 from redis.exceptions import LockError, RedisError, ResponseError
 
-from ._base import TAKEN, HoldBase, logger, not_a_lock, thread_serial
+from ._base import TAKEN, HoldBase, acquire_refused, logger, not_a_lock, thread_serial
 from ._commands import NO_RETRIES, READ_GRACE_S, to_ms
 from ._confirm import Unconfirmed
 from ._notify import NotifyUnavailable
 from ._waiting import Acquisition, HoldRequest, drive, notifies
-from .channels import channels_for
+from .session import session_for
 
 
 #: A waiting main thread looks for signals (Ctrl-C) this often: a signal may be taken by another
@@ -29,8 +29,8 @@ SIGNAL_CHECK_S = 0.1
 class BlockingIO:
     """The blocking client's steps of the waiting flow: each runs when the flow yields it."""
 
-    def __init__(self, channels):
-        self.channels = channels
+    def __init__(self, session):
+        self.session = session
         self.abandoned = False
         self.interrupt = None  # a KeyboardInterrupt (say) that came while waiting: raised after leaving
 
@@ -38,17 +38,17 @@ class BlockingIO:
         self.abandoned, self.interrupt = True, interrupt
 
     def subscriber(self):
-        return self.channels.subscriber()
+        return self.session.subscriber()
 
     def send(self, subscriber, request):
         try:
-            return self.channels.call(request.command, keep=request.keep, notify=subscriber.client_id)
+            return self.session.call(request.command, keep=request.keep, notify=subscriber.client_id)
         except (RedisError, Unconfirmed):
             raise
         except BaseException as interrupt:
             self._interrupted(interrupt)
         # Interrupted mid-call: the same call (its ID) tells whether the server carried it out.
-        return self.channels.call(request.command, keep=request.keep, notify=subscriber.client_id)
+        return self.session.call(request.command, keep=request.keep, notify=subscriber.client_id)
 
     def calls_on(self, subscriber) -> bool:
         return False  # the calls go over rlock's other connections and name the subscriber
@@ -57,10 +57,10 @@ class BlockingIO:
         time.sleep(seconds)
 
     def checkin(self, channel) -> None:
-        self.channels.checkin(channel)
+        self.session.checkin(channel)
 
     def keep_alive(self, channel, binding) -> None:
-        self.channels.keep_alive(channel, binding)
+        self.session.keep_alive(channel, binding)
 
     def outcome(self, wait, give_up_at: float):
         """The message that ends the wait; None when it is given up (interrupted, or nothing
@@ -83,7 +83,7 @@ class BlockingIO:
         return None
 
     def cancel(self, subscriber, wait, command) -> None:
-        removed, _ = self.channels.call(command)
+        removed, _ = self.session.call(command)
         if not removed:  # the entry ended meanwhile: its message is on its way
             try:
                 wait.future.result(READ_GRACE_S)
@@ -91,15 +91,15 @@ class BlockingIO:
                 pass
 
     def call(self, subscriber, command):
-        return self.channels.call(command)[0]
+        return self.session.call(command)[0]
 
 
-def wait_with_notify(channels, request, give_back=None):
+def wait_with_notify(session, request, give_back=None):
     """Runs a waiting call as a NOTIFY queue entry: True/False, or NotifyUnavailable when the
     server cannot tell waiters by message (the caller then waits blocked in WAIT). Interrupted
     (Ctrl-C), it leaves the queue, gives back with `give_back()` what it got meanwhile, and
     raises the interrupt."""
-    io = BlockingIO(channels)
+    io = BlockingIO(session)
     result = drive(Acquisition(io, request).run())
     if io.interrupt is not None:
         if result and give_back is not None:
@@ -112,13 +112,13 @@ class Blocking:
     """The blocking client's hooks for _base.Options."""
 
     want_async = False
-    _channels_for = staticmethod(channels_for)
+    _channels_for = staticmethod(session_for)
     _caller_serial = staticmethod(thread_serial)
     _new_guard = staticmethod(threading.Lock)
 
     def _run(self, command, otherwise=None, retries=None):
         try:
-            return self._channels.call(command, retries=retries)[0]
+            return self._session.call(command, retries=retries)[0]
         except ResponseError as error:
             return not_a_lock(error, otherwise)
         except Unconfirmed as unconfirmed:  # carried out on the primary: it stands there
@@ -157,26 +157,26 @@ class Hold(Managed, Blocking, HoldBase):
         told its grant by message; without NOTIFY it waits blocked in WAIT."""
         command = self._acquire_command(owner, blocking, blocking_timeout, amount)
         try:
-            if notifies(self._channels, command):
+            if notifies(self._session, command):
                 try:
                     request = HoldRequest(self, owner, command, amount)
-                    return wait_with_notify(self._channels, request, lambda: self._release(amount))
+                    return wait_with_notify(self._session, request, lambda: self._release(amount))
                 except NotifyUnavailable:
                     pass  # logged once per client: wait blocked in WAIT, as before NOTIFY
-            reply, channel = self._channels.call(command, keep=self.watchdog)
+            reply, channel = self._session.call(command, keep=self.watchdog)
         except ResponseError as error:
-            reply, channel = not_a_lock(error), None
+            reply, channel = acquire_refused(error, self.name), None
         except Unconfirmed as unconfirmed:
             self._undo(owner, amount, unconfirmed)
             raise unconfirmed.error(self.name, "acquiring") from None
-        self._channels.keep_alive(channel, self._to_bind(self._settle_acquire(owner, reply)))
+        self._session.keep_alive(channel, self._to_bind(self._settle_acquire(owner, reply)))
         return reply is not None
 
     def _undo(self, owner: bytes, amount: int, unconfirmed: Unconfirmed) -> None:
         """Gives back an acquisition the replicas did not confirm: RELEASE (with an ID), and the
         connection it was bound to closed (which alone would release a new watchdog holding)."""
         try:
-            self._channels.call(self._undo_command(owner, amount))
+            self._session.call(self._undo_command(owner, amount))
         except (RedisError, Unconfirmed) as error:
             logger.warning("rlock: giving back the unconfirmed acquisition of %r failed: %r", self.name, error)
         if unconfirmed.channel is not None:
@@ -187,7 +187,7 @@ class Hold(Managed, Blocking, HoldBase):
         try:
             with holding.guard:
                 try:
-                    reply = self._channels.call(self._release_command(holding, amount))[0]
+                    reply = self._session.call(self._release_command(holding, amount))[0]
                 except ResponseError as error:
                     reply = not_a_lock(error)
                 except Unconfirmed as unconfirmed:  # released on the primary all the same
@@ -228,13 +228,14 @@ class _Life:
 
 
 class _Orphans:
-    """Gives back what ended threads held (their semaphores' permits), each on a thread of its
-    own: a finalizer run by a dying thread only hands over the holding, and one give-back stuck
-    on an unreachable server (resent through a failover for up to its retry time) must not hold
-    up another server's."""
+    """Gives back what ended threads held (their semaphores' permits), each in a short thread of
+    its own, so a finalizer run by a dying thread only hands over the holding, and one give-back
+    that waits (its binding being re-bound for up to a lease, its server gone) holds up no
+    other."""
 
-    def put(self, holding) -> None:
-        threading.Thread(target=self._give_back, args=(holding,), name="rlock-orphan", daemon=True).start()
+    @staticmethod
+    def put(holding) -> None:
+        threading.Thread(target=_Orphans._give_back, args=(holding,), name="rlock-orphan", daemon=True).start()
 
     @staticmethod
     def _give_back(holding) -> None:

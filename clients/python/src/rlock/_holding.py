@@ -1,5 +1,6 @@
-"""What one owner holds of one key, and the watchdog binding that keeps it (shared by every
-type, blocking and asyncio alike)."""
+"""A Holding (one granted hold: key, owner, token, family, lost notice) and the watchdog Binding
+that ties an owner's holdings of one key to one connection of a Session (shared by every type,
+blocking and asyncio alike)."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ class Binding:
 
     def rebind_command(self):
         lock = self.lock
-        return lock.kind.renew(lock.name, self.owner, lock.lease_ms, watchdog=True)
+        return lock.family.renew(lock.name, self.owner, lock.lease_ms, watchdog=True)
 
     def rebind_retries(self):
         return rebind_retries(self.lock.lease_ms, time.monotonic())
@@ -38,8 +39,10 @@ class Binding:
 
 @dataclass(eq=False)
 class Holding:
-    """One holding of one kind by one owner: from the acquire that created it (its fencing
-    token) to its full release. Re-entries share it; a semaphore's later grants add to it."""
+    """One granted hold of one family by one owner: from the acquire that created it (its
+    fencing token) to its full release. Re-entries share it; a semaphore's later grants add to
+    it. `lock` gives its key, family and Session; `binding`, the connection it is bound to;
+    `lost` and the subscriber that tells it so, its lost notice."""
 
     lock: "HoldBase"
     owner: bytes

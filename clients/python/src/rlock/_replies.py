@@ -15,12 +15,26 @@ class DeadlockError(LockError):
     Release what this owner holds, then try again."""
 
 
+class WrongTypeError(LockError, ResponseError):
+    """The name holds another type (a string, another rlock type's key): nothing was acquired.
+    A LockError, as redis-py's Lock raises for a name it cannot take, and a ResponseError whose
+    message starts with the server's WRONGTYPE."""
+
+
+def acquire_refused(error: ResponseError, name) -> None:
+    """An acquire's error reply: WRONGTYPE (at once, or told by message while waiting) raises
+    WrongTypeError rather than reading as a name held by someone else; the rest as not_a_lock."""
+    if str(error).startswith("WRONGTYPE"):
+        raise WrongTypeError(f"{error} ({name!r} holds another type: nothing was acquired)", lock_name=name) from error
+    return not_a_lock(error)
+
+
 def not_a_lock(error: ResponseError, otherwise: Any = None) -> Any:
-    """A WRONGTYPE reply means the name holds something that is not an rlock lock (another
-    writer took the name): redis-py's lock reports that as not acquired, or not owned any more,
-    so it reads as the reply for "not yours" (None), or as ``otherwise`` where redis-py sees a
-    taken name (locked()). A release of more permits than the owner holds is a LockError.
-    Anything else is raised again."""
+    """A WRONGTYPE reply to anything but an acquire means the name holds something that is not
+    this type (another writer took the name): redis-py's lock reports that as not owned any
+    more, so it reads as the reply for "not yours" (None), or as ``otherwise`` where redis-py
+    sees a taken name (locked()). A release of more permits than the owner holds is a
+    LockError. Anything else is raised again."""
     message = str(error)
     if message.startswith("DEADLOCK"):
         raise DeadlockError(message) from error

@@ -10,10 +10,6 @@ from redis.exceptions import LockError
 
 from ._base import HoldBase, Options, logger
 from ._commands import (
-    PERMITS,
-    READ,
-    WRITE,
-    Kind,
     parse_info,
     add_permits_command,
     await_command,
@@ -22,6 +18,7 @@ from ._commands import (
     set_count_command,
     set_permits_command,
 )
+from ._family import PERMITS, READ, WRITE, Family
 
 
 class TypeBase(HoldBase):
@@ -52,18 +49,18 @@ class SideBase(TypeBase):
     sides of one ReadWriteLock share its owner id, so a thread that holds the write side may
     take the read side (a downgrade: releasing the write side then leaves it reading)."""
 
-    def __init__(self, *args, kind: Kind, **kwargs):
+    def __init__(self, *args, family: Family, **kwargs):
         super().__init__(*args, **kwargs)
-        self.kind = kind
+        self.family = family
 
     def _refuse_upgrade(self, owner: bytes) -> None:
         """A reader asking for the write side would wait for itself: refused at once, as the
         server refuses it."""
-        if self.kind is not WRITE:
+        if self.family is not WRITE:
             return
         for side in self._siblings:
             holding = side._live_holding()
-            if side.kind is READ and holding is not None and holding.owner == owner:
+            if side.family is READ and holding is not None and holding.owner == owner:
                 raise LockError(
                     "this thread holds the read lock: release it before asking for the write lock"
                     " (an upgrade would wait for itself)",
@@ -81,8 +78,8 @@ class ReadWriteLockBase:
         """Arguments as Semaphore's: ``timeout=None`` (the watchdog), ``blocking_timeout=None``,
         ``thread_local=True``, and the keywords ``on_lost``, ``watchdog_lease``, ``max_hold``."""
         self.name = name
-        self._read = self.side_class(redis, name, *args, kind=READ, **kwargs)
-        self._write = self.side_class(redis, name, *args, kind=WRITE, **kwargs)
+        self._read = self.side_class(redis, name, *args, family=READ, **kwargs)
+        self._write = self.side_class(redis, name, *args, family=WRITE, **kwargs)
         self._write._id = self._read._id  # one owner id: the thread's holdings of both sides
         self._read._siblings = self._write._siblings = (self._read, self._write)
 
@@ -102,7 +99,7 @@ class SemaphoreBase(TypeBase):
     server sees the connection close), or the thread (task) itself, when it ends holding them
     (the core gives them back for it)."""
 
-    kind = PERMITS
+    family = PERMITS
     reenters_at_once = False  # an owner may wait for more permits
 
     def _settle_acquire(self, owner: bytes, reply):
@@ -118,11 +115,11 @@ class SemaphoreBase(TypeBase):
 
     def _orphaned(self, holding, info_reply):
         """RELEASE of all the permits of a holding whose thread ended, or None."""
-        entry = self.kind.holder(info_reply, holding.owner) if holding.live else None
+        entry = self.family.holder(info_reply, holding.owner) if holding.live else None
         if entry is None:
             return None
         logger.warning("rlock: giving back %s permits of %r: the thread (task) holding them ended", entry["permits"], self.name)
-        return self.kind.release(self.name, holding.owner, entry["permits"])
+        return self.family.release(self.name, holding.owner, entry["permits"])
 
     def _not_acquired(self) -> LockError:
         return LockError("Unable to acquire a permit within the time specified", lock_name=self.name)

@@ -31,7 +31,7 @@ from redis.exceptions import ConnectionError, RedisError, ResponseError, Timeout
 from ._commands import CALL_RETRIES, Command, cancel_command, failover_retries
 from ._confirm import Unconfirmed
 from ._notify import FAILED, GRANTED, LATCH_TYPE, TIMEOUT, WAITING, Message
-from ._routing import Moved
+from ._router import Moved
 
 #: What a `failed` message says when the wait's node stopped serving its key (it turned replica
 #: in a failover, or the slot moved): the wait joins the queue again where the key is now.
@@ -54,9 +54,9 @@ def drive(flow):
         return done.value
 
 
-def notifies(channels, command) -> bool:
+def notifies(session, command) -> bool:
     """Whether a call waits, and may wait by message."""
-    return command.waits(time.monotonic()) and channels.notify_unavailable is None
+    return command.waits(time.monotonic()) and session.notify_unavailable is None
 
 
 class Request:
@@ -75,7 +75,7 @@ class HoldRequest(Request):
     def __init__(self, lock, owner: bytes, command: Command, amount: int = 1):
         self.lock, self.owner, self.command, self.amount = lock, owner, command, amount
         self.name = lock.name
-        self.subject = (lock.kind.message_type, lock._key, owner)
+        self.subject = (lock.family.message_type, lock._key, owner)
         self.keep = lock.watchdog  # the connection that takes a watchdog holding is its binding
 
     def settle(self, reply):
@@ -89,7 +89,7 @@ class HoldRequest(Request):
         return cancel_command(self.name, self.owner)
 
     def release_command(self) -> Command:
-        return self.lock.kind.release(self.name, self.owner, self.amount)
+        return self.lock.family.release(self.name, self.owner, self.amount)
 
 
 class LatchRequest(Request):
@@ -116,7 +116,7 @@ class Acquisition:
     def _retries(self):
         """How long asking goes on through failures: through a failover (until the wait's
         deadline) on a client that follows the primary (Sentinel, Cluster)."""
-        if getattr(self.io.channels, "follows_failover", False):
+        if getattr(self.io.session, "follows_failover", False):
             return failover_retries(time.monotonic(), self.request.command.wait_until)
         return CALL_RETRIES
 

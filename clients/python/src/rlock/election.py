@@ -79,7 +79,7 @@ class Observer(ObserverBase):
 
     def __init__(self, election: Election):
         self._election = election
-        self._channels = election._lock._channels
+        self._session = election._lock._session
         self._items = queue.SimpleQueue()
         self._closing = threading.Event()
         self._listener = None
@@ -103,13 +103,13 @@ class Observer(ObserverBase):
         return self._closing.is_set()
 
     def call(self, command):
-        return self._channels.call(command)[0]
+        return self._session.call(command)[0]
 
     def listen(self, channel: bytes) -> None:
         """A new connection subscribed to the key's keyspace channel."""
         self._disconnect()
-        connection = self._channels._connect(protocol=2, client_name=OBSERVER_NAME)
-        self._listener = Listener(connection, self._channels.keepalive_interval())
+        connection = self._session._connect(protocol=2, client_name=OBSERVER_NAME)
+        self._listener = Listener(connection, self._session.keepalive_interval())
         if self.closed:  # close() came meanwhile, and did not see this connection
             raise ConnectionError("rlock: the observer was closed")
         connection.send_command("SUBSCRIBE", channel, check_health=False)

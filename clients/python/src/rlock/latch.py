@@ -40,9 +40,9 @@ class CountDownLatch(Blocking, LatchBase):
         """Waits until the latch opens (True) or ``timeout`` seconds pass (False); None: no
         limit, 0: only looks. A latch never set counts as open."""
         command = self._await_command(timeout)
-        if notifies(self._channels, command):
+        if notifies(self._session, command):
             try:
-                return wait_with_notify(self._channels, LatchRequest(self, command))
+                return wait_with_notify(self._session, LatchRequest(self, command))
             except NotifyUnavailable:
                 pass
         return self._run(command) == 1

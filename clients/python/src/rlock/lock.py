@@ -8,7 +8,7 @@ from ._base import LockBase
 from ._confirm import as_confirm
 from ._connections import check_client
 from ._core import Hold
-from .channels import channels_for
+from .session import session_for
 
 
 class Lock(Hold, LockBase):
@@ -85,10 +85,10 @@ def configure(redis, *, confirm) -> None:
     """Sets how the writes of rlock objects made from now on for this client are confirmed by
     the replicas (each object's ``confirm=`` overrides it): a rlock.Confirm, ``"auto"`` (the
     default), ``"aof"``, a replica count, or False (no confirmation)."""
-    channels_for(check_client(redis, want_async=False)).confirm = as_confirm(confirm)
+    session_for(check_client(redis, want_async=False)).confirm = as_confirm(confirm)
 
 
 def close_idle_connections(redis) -> None:
     """Closes the idle dedicated connections rlock keeps for this client (those of held
     watchdog locks stay open until the lock is released)."""
-    channels_for(check_client(redis, want_async=False)).close_idle()
+    session_for(check_client(redis, want_async=False)).close_idle()

@@ -17,10 +17,10 @@ from typing import Any, Callable, Iterable, Optional
 
 from redis.exceptions import LockError, RedisError, ResponseError
 
-from ._base import LockBase, logger, not_a_lock
+from ._base import LockBase, acquire_refused, logger, not_a_lock
 from ._confirm import NotConfirmedError, Unconfirmed
 from ._connections import is_cluster
-from ._routing import slot_of
+from ._router import slot_of
 from ._commands import Command, cancel_command, new_request_id, to_ms
 from ._core import Hold, Managed, wait_with_notify
 from ._notify import GRANTED, NotifyUnavailable
@@ -153,7 +153,7 @@ class MultiLockBase:
         first = self._first = self._keys[0]
         for key in self._keys[1:]:
             key._id = first._id  # one owner id for every key: the server sees one owner
-        self._channels = first._channels
+        self._session = first._session
 
     @property
     def tokens(self) -> list:
@@ -179,11 +179,10 @@ class MultiLockBase:
     def _request(self, owner: bytes, command: Command) -> AllRequest:
         return AllRequest(self, owner, command)
 
-    @staticmethod
-    def _refused(error: ResponseError):
-        """DEADLOCK raises DeadlockError; WRONGTYPE (a key of another type) reads as not
-        acquired, as for the single lock."""
-        return not_a_lock(error)
+    def _refused(self, error: ResponseError):
+        """DEADLOCK raises DeadlockError; WRONGTYPE (a key of another type) WrongTypeError, as
+        for the single lock."""
+        return acquire_refused(error, self.names)
 
     def _settle_acquire(self, owner: bytes, reply) -> list:
         """Records the keys' holdings; returns the watchdog bindings to keep alive."""
@@ -222,6 +221,16 @@ class MultiLockBase:
         if error is not None:
             raise error
 
+    def _released_unconfirmed(self, holdings, unconfirmed: Unconfirmed) -> NotConfirmedError:
+        """A release that stands on the primary though the replicas did not confirm it: each
+        name is settled by the server's reply (a re-entered name keeps the holds it has left),
+        and the error to raise is returned."""
+        try:
+            self._settle_release(holdings, unconfirmed.reply, None)
+        except LockError:  # a name already lost: said after the confirmation, which matters more
+            pass
+        return self._unconfirmed(unconfirmed, "released on the primary, but the release is")
+
     def _not_acquired(self) -> LockError:
         return LockError(f"Unable to acquire all of {self.names!r} within the time specified")
 
@@ -255,22 +264,22 @@ class MultiLock(Managed, MultiLockBase):
         owner = self._owner(token)
         command = self._acquire_command(owner, blocking, blocking_timeout)
         try:
-            if notifies(self._channels, command):
+            if notifies(self._session, command):
                 try:
-                    return wait_with_notify(self._channels, self._request(owner, command), self.release)
+                    return wait_with_notify(self._session, self._request(owner, command), self.release)
                 except NotifyUnavailable:
                     pass  # wait blocked in WAIT, as rlock.Lock does
-            reply, _ = self._channels.call(command)
+            reply, _ = self._session.call(command)
         except ResponseError as error:
             reply = self._refused(error)
         except Unconfirmed as unconfirmed:
             try:
-                self._channels.call(self._undo_command(owner))
+                self._session.call(self._undo_command(owner))
             except RedisError as error:
                 logger.warning("rlock: giving back the unconfirmed acquisition of %r failed: %r", self.names, error)
             raise self._unconfirmed(unconfirmed, "acquiring") from None
         for binding in self._settle_acquire(owner, reply):
-            self._channels.keep_alive(None, binding)
+            self._session.keep_alive(None, binding)
         return reply is not None
 
     def release(self) -> None:
@@ -281,10 +290,11 @@ class MultiLock(Managed, MultiLockBase):
             for _, holding in holdings:
                 guards.enter_context(holding.guard)
             try:
-                answers = self._first._run(self._release_command(holdings))
-            except NotConfirmedError as unconfirmed:  # released on the primary all the same
-                self._settle_release(holdings, [0] * len(holdings), None)
-                raise unconfirmed
+                answers = self._first._session.call(self._release_command(holdings))[0]
+            except ResponseError as refused:
+                answers = not_a_lock(refused)
+            except Unconfirmed as unconfirmed:  # released on the primary all the same
+                raise self._released_unconfirmed(holdings, unconfirmed) from None
             self._settle_release(holdings, answers, error)
 
     def locked(self) -> bool:

@@ -23,22 +23,23 @@ import time
 from redis.exceptions import ConnectionError, ResponseError
 
 from ._commands import READ_GRACE_S
-from ._notify import Dispatch, NotifyUnavailable, check_subscribed, is_message, word
+from ._dispatcher import Dispatcher
+from ._notify import NotifyUnavailable, check_subscribed, is_message, word
 
 __all__ = ["NotifyUnavailable", "Subscriber"]
 
 
-class Subscriber(Dispatch):
-    def __init__(self, channels, connection):
+class Subscriber(Dispatcher):
+    def __init__(self, session, connection):
         super().__init__()
-        self.channels = channels
+        self.session = session
         self.connection = connection
         self.channel = None
         self._reader = None
 
     @classmethod
-    def open(cls, channels, connection) -> "Subscriber":
-        subscriber = cls(channels, connection)
+    def open(cls, session, connection) -> "Subscriber":
+        subscriber = cls(session, connection)
         try:
             subscriber._start()
         except BaseException as error:
@@ -57,7 +58,7 @@ class Subscriber(Dispatch):
         self.channel = word(self._execute("RLOCK.CHANNEL"))
         confirmation = self._execute("SUBSCRIBE", self.channel)
         check_subscribed(confirmation)
-        interval = self.channels.keepalive_interval()
+        interval = self.session.keepalive_interval()
         self._reader = threading.Thread(target=self._read, args=(interval,), name="rlock-subscriber", daemon=True)
         self._reader.start()
 
@@ -79,7 +80,7 @@ class Subscriber(Dispatch):
         finally:
             self.connection.disconnect()
 
-    # -- Dispatch's hooks -----------------------------------------------------------------------
+    # -- Dispatcher's hooks -----------------------------------------------------------------------
 
     def _new_future(self):
         return concurrent.futures.Future()
@@ -88,10 +89,10 @@ class Subscriber(Dispatch):
         threading.Thread(target=holding.lock._report_lost, args=(holding,), name="rlock-lost", daemon=True).start()
 
     def _rebind(self, binding) -> None:
-        threading.Thread(target=binding.lock._channels.rebind_elsewhere, args=(binding,), name="rlock-rebind", daemon=True).start()
+        threading.Thread(target=binding.lock._session.rebind_elsewhere, args=(binding,), name="rlock-rebind", daemon=True).start()
 
     def _ended(self) -> None:
-        self.channels.subscriber_closed(self)
+        self.session.subscriber_closed(self)
         if threading.current_thread() is not self._reader:
             self.connection.disconnect()  # wakes the reader thread, which ends
 

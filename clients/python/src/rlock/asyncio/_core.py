@@ -8,13 +8,13 @@ from typing import Awaitable, Literal
 
 from redis.exceptions import LockError, RedisError, ResponseError
 
-from .._base import TAKEN, HoldBase, not_a_lock
+from .._base import TAKEN, HoldBase, acquire_refused, not_a_lock
 from .._base import logger
 from .._commands import NO_RETRIES, to_ms
 from .._confirm import Unconfirmed
 from .._notify import NotifyUnavailable
 from .._waiting import HoldRequest, notifies
-from .channels import channels_for
+from .session import session_for
 from ._tasks import TaskLocal, current_unit, task_serial
 from .notified import wait_with_notify
 
@@ -22,13 +22,13 @@ class Asynchronous:
     """The asyncio client's hooks for _base.Options."""
 
     want_async = True
-    _channels_for = staticmethod(channels_for)
+    _channels_for = staticmethod(session_for)
     _caller_serial = staticmethod(task_serial)
     _new_guard = staticmethod(asyncio.Lock)
 
     async def _run(self, command, otherwise=None, retries=None):
         try:
-            return (await self._channels.call(command, retries=retries))[0]
+            return (await self._session.call(command, retries=retries))[0]
         except ResponseError as error:
             return not_a_lock(error, otherwise)
         except Unconfirmed as unconfirmed:  # carried out on the primary: it stands there
@@ -66,25 +66,25 @@ class Hold(Managed, Asynchronous, HoldBase):
     async def _acquire(self, owner: bytes, blocking, blocking_timeout, amount: int = 1) -> bool:
         command = self._acquire_command(owner, blocking, blocking_timeout, amount)
         try:
-            if notifies(self._channels, command):
+            if notifies(self._session, command):
                 request = HoldRequest(self, owner, command, amount)
                 try:
-                    return await wait_with_notify(self._channels, request, lambda: self._release(amount))
+                    return await wait_with_notify(self._session, request, lambda: self._release(amount))
                 except NotifyUnavailable:
                     pass  # logged once per client: wait blocked in WAIT, as before NOTIFY
-            reply, channel = await self._channels.call(command, keep=self.watchdog)
+            reply, channel = await self._session.call(command, keep=self.watchdog)
         except ResponseError as error:
-            reply, channel = not_a_lock(error), None
+            reply, channel = acquire_refused(error, self.name), None
         except Unconfirmed as unconfirmed:
             await self._undo(owner, amount, unconfirmed)
             raise unconfirmed.error(self.name, "acquiring") from None
-        await self._channels.keep_alive(channel, self._to_bind(self._settle_acquire(owner, reply)))
+        await self._session.keep_alive(channel, self._to_bind(self._settle_acquire(owner, reply)))
         return reply is not None
 
     async def _undo(self, owner: bytes, amount: int, unconfirmed: Unconfirmed) -> None:
         """As rlock._core.Hold._undo."""
         try:
-            await self._channels.call(self._undo_command(owner, amount))
+            await self._session.call(self._undo_command(owner, amount))
         except (RedisError, Unconfirmed) as error:
             logger.warning("rlock: giving back the unconfirmed acquisition of %r failed: %r", self.name, error)
         if unconfirmed.channel is not None:
@@ -95,7 +95,7 @@ class Hold(Managed, Asynchronous, HoldBase):
         try:
             async with holding.guard:
                 try:
-                    reply = (await self._channels.call(self._release_command(holding, amount)))[0]
+                    reply = (await self._session.call(self._release_command(holding, amount)))[0]
                 except ResponseError as error:
                     reply = not_a_lock(error)
                 except Unconfirmed as unconfirmed:  # released on the primary all the same
@@ -139,7 +139,7 @@ class OwnedByTask:
     def _when_owner_ends(self, holding) -> None:
         task = current_unit()
         if task is not None:
-            task.add_done_callback(lambda _: self._channels.track(asyncio.ensure_future(self._give_back(holding))))
+            task.add_done_callback(lambda _: self._session.track(asyncio.ensure_future(self._give_back(holding))))
 
     async def _give_back(self, holding) -> None:
         if not holding.live:

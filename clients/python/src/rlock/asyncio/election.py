@@ -66,7 +66,7 @@ class Observer(ObserverBase):
 
     def __init__(self, election: Election):
         self._election = election
-        self._channels = election._lock._channels
+        self._session = election._lock._session
         self._items = asyncio.Queue()
         self.connection = None
         self._task = asyncio.get_running_loop().create_task(self._run())
@@ -85,12 +85,12 @@ class Observer(ObserverBase):
     closed = False
 
     async def call(self, command):
-        return (await self._channels.call(command))[0]
+        return (await self._session.call(command))[0]
 
     async def listen(self, channel: bytes) -> None:
         await self._disconnect()
-        self._interval = await self._channels.keepalive_interval()
-        self.connection = await self._channels._connect(protocol=2, client_name=OBSERVER_NAME)
+        self._interval = await self._session.keepalive_interval()
+        self.connection = await self._session._connect(protocol=2, client_name=OBSERVER_NAME)
         await self.connection.send_command("SUBSCRIBE", channel, check_health=False)
         check_subscribed(await self.connection.read_response())
         self._last_sent = time.monotonic()

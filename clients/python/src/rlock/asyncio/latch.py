@@ -33,9 +33,9 @@ class CountDownLatch(Asynchronous, LatchBase):
 
     async def wait(self, timeout: Optional[float] = None) -> bool:
         command = self._await_command(timeout)
-        if notifies(self._channels, command):
+        if notifies(self._session, command):
             try:
-                return await wait_with_notify(self._channels, LatchRequest(self, command))
+                return await wait_with_notify(self._session, LatchRequest(self, command))
             except NotifyUnavailable:
                 pass
         return await self._run(command) == 1

@@ -8,7 +8,7 @@ from .._base import LockBase, PerThread
 from .._confirm import as_confirm
 from .._connections import check_client
 from ._core import Hold, task_serial
-from .channels import channels_for
+from .session import session_for
 
 __all__ = ["Lock", "close_idle_connections", "configure", "task_serial"]
 
@@ -61,10 +61,10 @@ class Lock(Hold, LockBase):
 
 def configure(redis, *, confirm) -> None:
     """As rlock.configure, for a redis.asyncio client (or RedisCluster)."""
-    channels_for(check_client(redis, want_async=True)).confirm = as_confirm(confirm)
+    session_for(check_client(redis, want_async=True)).confirm = as_confirm(confirm)
 
 
 async def close_idle_connections(redis) -> None:
     """As rlock.close_idle_connections, for a redis.asyncio client; the subscriber connection
     of the running event loop too, when nothing waits on it and no held lock is bound to it."""
-    await channels_for(check_client(redis, want_async=True)).close_idle()
+    await session_for(check_client(redis, want_async=True)).close_idle()

@@ -7,8 +7,8 @@ from typing import Optional
 
 from redis.exceptions import RedisError, ResponseError
 
-from .._base import LockBase, logger
-from .._confirm import NotConfirmedError, Unconfirmed
+from .._base import LockBase, logger, not_a_lock
+from .._confirm import Unconfirmed
 from .._notify import NotifyUnavailable
 from .._waiting import notifies
 from ..multilock import MultiLockBase
@@ -34,22 +34,22 @@ class MultiLock(Managed, MultiLockBase):
         owner = self._owner(token)
         command = self._acquire_command(owner, blocking, blocking_timeout)
         try:
-            if notifies(self._channels, command):
+            if notifies(self._session, command):
                 try:
-                    return await wait_with_notify(self._channels, self._request(owner, command), self.release)
+                    return await wait_with_notify(self._session, self._request(owner, command), self.release)
                 except NotifyUnavailable:
                     pass
-            reply, _ = await self._channels.call(command)
+            reply, _ = await self._session.call(command)
         except ResponseError as error:
             reply = self._refused(error)
         except Unconfirmed as unconfirmed:
             try:
-                await self._channels.call(self._undo_command(owner))
+                await self._session.call(self._undo_command(owner))
             except RedisError as error:
                 logger.warning("rlock: giving back the unconfirmed acquisition of %r failed: %r", self.names, error)
             raise self._unconfirmed(unconfirmed, "acquiring") from None
         for binding in self._settle_acquire(owner, reply):
-            await self._channels.keep_alive(None, binding)
+            await self._session.keep_alive(None, binding)
         return reply is not None
 
     async def release(self) -> None:
@@ -58,10 +58,11 @@ class MultiLock(Managed, MultiLockBase):
             for _, holding in holdings:
                 await guards.enter_async_context(holding.guard)
             try:
-                answers = await self._first._run(self._release_command(holdings))
-            except NotConfirmedError as unconfirmed:  # released on the primary all the same
-                self._settle_release(holdings, [0] * len(holdings), None)
-                raise unconfirmed
+                answers = (await self._first._session.call(self._release_command(holdings)))[0]
+            except ResponseError as refused:
+                answers = not_a_lock(refused)
+            except Unconfirmed as unconfirmed:  # released on the primary all the same
+                raise self._released_unconfirmed(holdings, unconfirmed) from None
             self._settle_release(holdings, answers, error)
 
     async def locked(self) -> bool:

@@ -38,8 +38,8 @@ async def drive(flow):
 class AsyncIO:
     """The asyncio client's steps of the waiting flow."""
 
-    def __init__(self, channels):
-        self.channels = channels
+    def __init__(self, session):
+        self.session = session
         self._abandoned = asyncio.get_running_loop().create_future()
 
     @property
@@ -51,12 +51,12 @@ class AsyncIO:
             self._abandoned.set_result(None)
 
     async def subscriber(self):
-        return await self.channels.subscriber()
+        return await self.session.subscriber()
 
     async def send(self, subscriber, request):
         if subscriber.resp3:  # on the subscriber itself: the reply comes before any message
-            return await subscriber.call_routed(request.command, self.channels), None
-        return await self.channels.call(request.command, keep=request.keep, notify=subscriber.client_id)
+            return await subscriber.call_routed(request.command, self.session), None
+        return await self.session.call(request.command, keep=request.keep, notify=subscriber.client_id)
 
     def calls_on(self, subscriber) -> bool:
         return subscriber.resp3
@@ -65,10 +65,10 @@ class AsyncIO:
         await asyncio.sleep(seconds)
 
     async def checkin(self, channel) -> None:
-        await self.channels.checkin(channel)
+        await self.session.checkin(channel)
 
     async def keep_alive(self, channel, binding) -> None:
-        await self.channels.keep_alive(channel, binding)
+        await self.session.keep_alive(channel, binding)
 
     async def outcome(self, wait, give_up_at: float):
         """The message that ends the wait, or None when it is given up first (cancelled, or
@@ -81,30 +81,30 @@ class AsyncIO:
         if subscriber.resp3:  # the reply comes after every message sent before it
             await subscriber.call(command.args(time.monotonic()))
             return
-        removed, _ = await self.channels.call(command)
+        removed, _ = await self.session.call(command)
         if not removed:  # the entry ended meanwhile: its message is on its way
             await subscriber.sync()
 
     async def call(self, subscriber, command):
         if subscriber.resp3:
             return await subscriber.call_command(command)
-        return (await self.channels.call(command))[0]
+        return (await self.session.call(command))[0]
 
 
-async def wait_with_notify(channels, request, give_back=None) -> bool:
+async def wait_with_notify(session, request, give_back=None) -> bool:
     """Runs the waiting call in a task of its own, so that cancelling the caller interrupts the
     wait but never a call on the wire. A cancelled caller waits until the wait is given up (its
     queue entry gone, a holding taken meanwhile given back with `give_back()`) before
     CancelledError goes on."""
-    io = AsyncIO(channels)
+    io = AsyncIO(session)
     task = spawn_for_caller(drive(Acquisition(io, request).run()))
-    channels.track(task)
+    session.track(task)
     try:
         return await asyncio.shield(task)
     except asyncio.CancelledError:
         io.abandon()
         giving_up = spawn_for_caller(_give_up(request, task, give_back))
-        channels.track(giving_up)
+        session.track(giving_up)
         await asyncio.shield(giving_up)  # cancelled again: it goes on in the background
         raise
 

@@ -34,8 +34,9 @@ from redis.exceptions import AskError, ConnectionError, RedisError, ResponseErro
 from .._commands import READ_GRACE_S
 from .._commands import FailoverError, is_failover_reply
 from .._confirm import settle_wait
-from .._routing import Moved
-from .._notify import Dispatch, NotifyUnavailable, check_subscribed, is_message, word
+from .._router import Moved
+from .._dispatcher import Dispatcher
+from .._notify import NotifyUnavailable, check_subscribed, is_message, word
 
 __all__ = ["NotifyUnavailable", "Subscriber"]
 
@@ -59,10 +60,10 @@ def _retrieved(future: asyncio.Future) -> None:
         future.exception()
 
 
-class Subscriber(Dispatch):
-    def __init__(self, channels, connection):
+class Subscriber(Dispatcher):
+    def __init__(self, session, connection):
         super().__init__()
-        self.channels = channels
+        self.session = session
         self.connection = connection
         self.resp3 = int(getattr(connection, "protocol", 2) or 2) == 3
         self.channel: Optional[bytes] = None
@@ -76,8 +77,8 @@ class Subscriber(Dispatch):
     # -- opening and closing --------------------------------------------------------------------
 
     @classmethod
-    async def open(cls, channels, connection) -> "Subscriber":
-        subscriber = cls(channels, connection)
+    async def open(cls, session, connection) -> "Subscriber":
+        subscriber = cls(session, connection)
         try:
             await subscriber._start()
         except BaseException as error:
@@ -98,7 +99,7 @@ class Subscriber(Dispatch):
         self.channel = word(await self.call(("RLOCK.CHANNEL",)))
         confirmation = await self.call(("SUBSCRIBE", self.channel))
         check_subscribed(confirmation)
-        self._pinger = self._spawn(self._keep_alive(await self.channels.keepalive_interval()))
+        self._pinger = self._spawn(self._keep_alive(await self.session.keepalive_interval()))
 
     @property
     def idle(self) -> bool:
@@ -117,7 +118,7 @@ class Subscriber(Dispatch):
         await self.connection.disconnect(nowait=True)
 
     def _ended(self) -> None:
-        self.channels.subscriber_closed(self)
+        self.session.subscriber_closed(self)
         replies, self._replies = self._replies, collections.deque()
         for future in replies:
             if not future.done():
@@ -167,7 +168,7 @@ class Subscriber(Dispatch):
         """A Command on the subscriber, pipelined with WAIT when it is to be confirmed
         (rlock._confirm.Unconfirmed when too few replicas acknowledged it)."""
         args = command.args(time.monotonic(), notify=self.client_id)
-        then = await self.channels.wait_words(command, run=lambda probe: self.call(probe.words))
+        then = await self.session.wait_words(command, run=lambda probe: self.call(probe.words))
         if then is None:
             return 1 if command.only_to_confirm else await self.call(args)
         first, second = asyncio.ensure_future(self.call(args)), asyncio.ensure_future(self.call(then))
@@ -244,7 +245,7 @@ class Subscriber(Dispatch):
         if word(frame[1]) == self.channel:
             self.deliver(frame[2])
 
-    # -- Dispatch's hooks -----------------------------------------------------------------------
+    # -- Dispatcher's hooks -----------------------------------------------------------------------
 
     def _new_future(self):
         future = asyncio.get_running_loop().create_future()
@@ -255,7 +256,7 @@ class Subscriber(Dispatch):
         self._spawn(_report_lost(holding))
 
     def _rebind(self, binding) -> None:
-        self._spawn(binding.lock._channels.rebind_elsewhere(binding))
+        self._spawn(binding.lock._session.rebind_elsewhere(binding))
 
     # -- keep-alive -----------------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""rlock.cluster for redis.asyncio's RedisCluster: the same routing, awaited."""
+"""The Router for redis.asyncio's RedisCluster: rlock.router's routing, awaited."""
 
 from __future__ import annotations
 
@@ -14,30 +14,30 @@ from redis.exceptions import (
 from .._commands import CALL_RETRIES, failover_retries
 from .._confirm import AUTO
 from .._connections import PerPool, cross_slot, node_source
-from .._routing import REFRESH_EVERY_S, redirected, slot_of
-from .channels import Binder, Channels
+from .._router import REFRESH_EVERY_S, redirected, slot_of
+from .session import Binder, Session
 
 
-class ClusterChannels:
-    """As rlock.cluster.ClusterChannels."""
+class ClusterRouter:
+    """As rlock.router.ClusterRouter."""
 
     def __init__(self, cluster):
         self._cluster = weakref.ref(cluster)
         self.confirm = AUTO
-        self._nodes = {}  # node name -> Channels
-        self._routes = weakref.WeakValueDictionary()  # slot -> KeyRoute
+        self._nodes = {}  # node name -> Session
+        self._routes = weakref.WeakValueDictionary()  # slot -> SlotSession
         self._refreshed_at = 0.0
         self._keepers = set()
 
-    def route(self, names) -> "KeyRoute":
+    def route(self, names) -> "SlotSession":
         slot = slot_of(self._cluster(), names)
         route = self._routes.get(slot)
         if route is None:
-            route = self._routes[slot] = KeyRoute(self, slot)
+            route = self._routes[slot] = SlotSession(self, slot)
         return route
 
-    def node(self, slot: int) -> Channels:
-        """The Channels of the slot's primary; ConnectionError (retried) while redis-py's slot
+    def node(self, slot: int) -> Session:
+        """The Session of the slot's primary; ConnectionError (retried) while redis-py's slot
         map has none (it is being read again, or the cluster is reconfiguring)."""
         try:
             return self.at(self._cluster().nodes_manager.get_node_from_slot(slot))
@@ -51,19 +51,19 @@ class ClusterChannels:
         if getattr(cluster, "_initialize", False):
             await cluster.initialize()
 
-    def at(self, node) -> Channels:
-        channels = self._nodes.get(node.name)
-        if channels is None:
-            channels = self._nodes[node.name] = Channels(node_source(node))
-            channels.follows_failover = True
-        return channels
+    def at(self, node) -> Session:
+        session = self._nodes.get(node.name)
+        if session is None:
+            session = self._nodes[node.name] = Session(node_source(node))
+            session.follows_failover = True
+        return session
 
     def named(self, host, port):
         node = self._cluster().nodes_manager.get_node(host, port)
         return None if node is None else self.at(node)
 
     async def refresh(self) -> None:
-        """As rlock.cluster.ClusterChannels.refresh."""
+        """As rlock.router.ClusterRouter.refresh."""
         if time.monotonic() - self._refreshed_at < REFRESH_EVERY_S:
             return
         self._refreshed_at = time.monotonic()
@@ -73,16 +73,16 @@ class ClusterChannels:
             pass
 
     async def close_idle(self) -> None:
-        for channels in list(self._nodes.values()):
-            await channels.close_idle()
+        for session in list(self._nodes.values()):
+            await session.close_idle()
 
 
-class KeyRoute(Binder):
-    """As rlock.cluster.KeyRoute."""
+class SlotSession(Binder):
+    """As rlock.router.SlotSession."""
 
     follows_failover = True
 
-    def __init__(self, cluster: ClusterChannels, slot: int):
+    def __init__(self, cluster: ClusterRouter, slot: int):
         self.cluster, self.slot = cluster, slot
 
     @property
@@ -128,7 +128,7 @@ class KeyRoute(Binder):
         return await self.cluster.node(self.slot)._connect(**overrides)
 
     async def call(self, command, *, keep: bool = False, retries=None, notify=None, names=None):
-        """As rlock.cluster.KeyRoute.call."""
+        """As rlock.router.SlotSession.call."""
         await self.cluster.ready()
         retries = retries or (failover_retries(time.monotonic()) if self.follows_failover else CALL_RETRIES)
         node, asking, redirects = None, False, 0
@@ -152,5 +152,5 @@ class KeyRoute(Binder):
             node, asking = None, False
 
 
-#: One ClusterChannels per RedisCluster client.
-clusters = PerPool(ClusterChannels)
+#: One ClusterRouter per RedisCluster client.
+clusters = PerPool(ClusterRouter)

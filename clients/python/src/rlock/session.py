@@ -1,5 +1,8 @@
-"""The dedicated connections the blocking client runs its commands on (see _connections.py for
-why), and the one subscriber connection its waits are told on (subscriber.py).
+"""The blocking client's Session: the connections it keeps to one server node. Its own command
+connections (Channels; _connections.py says why not redis-py's pool), the one subscriber
+connection its waits are told on (subscriber.py), the keep-alive PING of each watchdog
+connection (a Keeper) and the re-binding after a reconnect. Which node's Session serves a key
+is the Router's (session_for; router.py for a cluster).
 
 A Channel is one connection for one TCP session: when it fails it is closed, never reconnected,
 because a reconnected socket is a new client to the server and has lost its watchdog bindings.
@@ -36,7 +39,7 @@ logger = logging.getLogger("rlock")
 class Channel:
     def __init__(self, connection, home=None):
         self.connection = connection
-        self.home = home  # the Channels that made it (a cluster node's), where it goes back
+        self.home = home  # the Session that made it (a cluster node's), where it goes back
 
     def _read(self, read_timeout):
         if read_timeout is SOCKET_TIMEOUT:
@@ -84,7 +87,7 @@ class Channel:
 
 
 class Binder:
-    """Keeping and re-binding watchdog bindings, over `self.call` (a node's Channels, or a
+    """Keeping and re-binding watchdog bindings, over `self.call` (a node's Session, or a
     cluster key's route, which follows the key to whichever node owns it)."""
 
     def keep_alive(self, channel, binding) -> None:
@@ -93,13 +96,13 @@ class Binder:
         channel (one of several keys taken on one connection) is moved to one of its own."""
         if channel is None:
             if binding is not None:
-                binding.lock._channels.rebind_elsewhere(binding)
+                binding.lock._session.rebind_elsewhere(binding)
             return
         if binding is None:
             channel.home.checkin(channel)
             return
         binding.bound = True
-        Keeper(binding.lock._channels, channel, binding).start()
+        Keeper(binding.lock._session, channel, binding).start()
 
     def rebind(self, binding) -> Optional[Channel]:
         """A watchdog binding whose connection closed: binds it from a new connection
@@ -131,8 +134,8 @@ class Binder:
             self.keep_alive(channel, binding)
 
 
-class Channels(Binder):
-    """The dedicated connections of one redis-py connection pool (a Sentinel-managed pool's
+class Session(Binder):
+    """The Session of one redis-py connection pool: its dedicated connections (a Sentinel-managed pool's
     connect to the primary the sentinels name at that moment)."""
 
     def __init__(self, pool):
@@ -294,31 +297,32 @@ class Channels(Binder):
 class Keeper(threading.Thread):
     """Keeps one watchdog connection, and the binding on it, alive."""
 
-    def __init__(self, channels: Channels, channel: Channel, binding):
+    def __init__(self, session: Session, channel: Channel, binding):
         super().__init__(name=f"rlock-keeper {binding.lock.name!r}", daemon=True)
-        self.channels, self.channel, self.binding = channels, channel, binding
+        self.session, self.channel, self.binding = session, channel, binding
 
     def run(self) -> None:
-        interval = self.channels.keepalive_interval()
+        interval = self.session.keepalive_interval()
         while self.binding.live:
             if self.channel.stays_open(interval):
                 continue
             self.channel.close()
-            self.channel = self.channels.rebind(self.binding)
+            self.channel = self.session.rebind(self.binding)
             if self.channel is None:
                 return
         self.channel.home.checkin(self.channel)
 
 
-_per_pool = PerPool(Channels)
+_per_pool = PerPool(Session)
 
 
-def channels_for(source, names=None):
-    """A pool's Channels; for a RedisCluster, the route to the node that owns `names`' slot
-    (without names: the cluster's ClusterChannels)."""
+def session_for(source, names=None):
+    """The Router's answer for `names`: a pool's one Session (one server, or the primary the
+    sentinels name); for a RedisCluster, the SlotSession of `names`' slot, which follows it
+    from node to node (without names: the cluster's ClusterRouter)."""
     if not is_cluster(source):
         return _per_pool.get(source)
-    from .cluster import clusters  # noqa: PLC0415 (cluster.py builds on this module)
+    from .router import clusters  # noqa: PLC0415 (router.py builds on this module)
 
     cluster = clusters.get(source)
     return cluster if names is None else cluster.route(names)

@@ -1,4 +1,4 @@
-"""What the blocking and the asyncio cluster routes share: a key's hash slot, and the error a
+"""What the blocking and the asyncio cluster Routers share: a key's hash slot, and the error a
 call that names a subscriber raises when its key's slot moved to another node."""
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def slot_of(cluster, names) -> int:
 
 def redirected(cluster, error: Exception, notify, redirects: int):
     """After a failed attempt of a cluster key's call (its slot map already read again where
-    that helps): (redirects so far, the node's Channels to send it to at once, or None to retry
+    that helps): (redirects so far, the node's Session to send it to at once, or None to retry
     after a pause). A call that names a subscriber (`notify`) raises Moved instead: the wait
     asks again through the subscriber of the node named now. Too many redirections raise."""
     if notify is not None:

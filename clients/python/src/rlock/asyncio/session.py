@@ -1,6 +1,6 @@
-"""rlock.channels for redis.asyncio: the same dedicated connections, with one keeper task per
-watchdog connection instead of a thread, and the one subscriber connection per event loop that
-blocking acquires wait on (subscriber.py)."""
+"""rlock.session for redis.asyncio: the Session of one server node, with the same dedicated
+connections, one keeper task per watchdog connection instead of a thread, and the one
+subscriber connection per event loop that waiting acquires are told on (subscriber.py)."""
 
 from __future__ import annotations
 
@@ -30,10 +30,10 @@ logger = logging.getLogger("rlock")
 class Channel:
     def __init__(self, connection, home=None):
         self.connection = connection
-        self.home = home  # the Channels that made it (a cluster node's), where it goes back
+        self.home = home  # the Session that made it (a cluster node's), where it goes back
 
     async def execute(self, args, read_timeout=SOCKET_TIMEOUT, then=None, asking=False):
-        """As rlock.channels.Channel.execute."""
+        """As rlock.session.Channel.execute."""
         if not self.connection.is_connected:  # redis-py would quietly connect a new socket
             raise ConnectionError("rlock: this lock connection was closed")
         commands = [("ASKING",)] * asking + [args] + ([then] if then is not None else [])
@@ -92,22 +92,22 @@ class Channel:
 
 
 class Binder:
-    """As rlock.channels.Binder, for redis.asyncio."""
+    """As rlock.session.Binder, for redis.asyncio."""
 
     async def keep_alive(self, channel, binding) -> None:
-        """As rlock.channels.Binder.keep_alive, with a keeper task."""
+        """As rlock.session.Binder.keep_alive, with a keeper task."""
         if channel is None:
             if binding is not None:
-                await binding.lock._channels.rebind_elsewhere(binding)
+                await binding.lock._session.rebind_elsewhere(binding)
             return
         if binding is None:
             await channel.home.checkin(channel)
             return
         binding.bound = True
-        self.track(asyncio.get_running_loop().create_task(Keeper(binding.lock._channels, channel, binding).run()))
+        self.track(asyncio.get_running_loop().create_task(Keeper(binding.lock._session, channel, binding).run()))
 
     async def rebind(self, binding) -> Optional[Channel]:
-        """As rlock.channels.Binder.rebind."""
+        """As rlock.session.Binder.rebind."""
         async with binding.guard:
             if not binding.live:  # released meanwhile: nothing to keep
                 return None
@@ -136,7 +136,7 @@ class Binder:
             await self.keep_alive(channel, binding)
 
 
-class Channels(Binder):
+class Session(Binder):
     """The dedicated connections of one redis.asyncio connection pool (a Sentinel-managed
     pool's connect to the primary the sentinels name at that moment)."""
 
@@ -230,7 +230,7 @@ class Channels(Binder):
         return failover_retries(time.monotonic()) if self.follows_failover else CALL_RETRIES
 
     async def wait_words(self, command, run=None):
-        """As rlock.channels.Channels.wait_words; `run(probe)` reads (the subscriber reads on
+        """As rlock.session.Session.wait_words; `run(probe)` reads (the subscriber reads on
         itself, opening no other connection)."""
         confirm = command.confirm
         if confirm is None:
@@ -250,7 +250,7 @@ class Channels(Binder):
         return wait_words(confirm, self.replicas)
 
     async def call(self, command, *, keep: bool = False, retries=None, notify: Optional[int] = None):
-        """As rlock.channels.Channels.call. With `notify` (a subscriber's client id), a call
+        """As rlock.session.Session.call. With `notify` (a subscriber's client id), a call
         that waits is told by message on that connection, and its reply comes at once."""
         retries = retries or self.default_retries()
         for attempt in itertools.count():
@@ -312,17 +312,17 @@ class Channels(Binder):
 class Keeper:
     """Keeps one watchdog connection, and the binding on it, alive."""
 
-    def __init__(self, channels: Channels, channel: Channel, binding):
-        self.channels, self.channel, self.binding = channels, channel, binding
+    def __init__(self, session: Session, channel: Channel, binding):
+        self.session, self.channel, self.binding = session, channel, binding
 
     async def run(self) -> None:
         try:
-            interval = await self.channels.keepalive_interval()
+            interval = await self.session.keepalive_interval()
             while self.binding.live:
                 if await self.channel.stays_open(interval):
                     continue
                 await self.channel.close()
-                self.channel = await self.channels.rebind(self.binding)
+                self.channel = await self.session.rebind(self.binding)
                 if self.channel is None:
                     return
             await self.channel.home.checkin(self.channel)
@@ -332,14 +332,14 @@ class Keeper:
             raise
 
 
-_per_pool = PerPool(Channels)
+_per_pool = PerPool(Session)
 
 
-def channels_for(source, names=None):
-    """As rlock.channels.channels_for."""
+def session_for(source, names=None):
+    """As rlock.session.session_for."""
     if not is_cluster(source):
         return _per_pool.get(source)
-    from .cluster import clusters  # noqa: PLC0415 (cluster.py builds on this module)
+    from .router import clusters  # noqa: PLC0415 (router.py builds on this module)
 
     cluster = clusters.get(source)
     return cluster if names is None else cluster.route(names)

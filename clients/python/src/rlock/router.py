@@ -1,9 +1,8 @@
-"""The blocking client on a RedisCluster: every call for a key goes to the primary that owns
-its hash slot, on rlock's own connections to that node (a node's Channels, as for a single
-server); MOVED and a node that fails refresh redis-py's slot map and send the call again, with
+"""The blocking client's Router on a RedisCluster: every call for a key goes to the primary
+that owns its hash slot, through that node's Session (as for a single server); MOVED and a node that fails refresh redis-py's slot map and send the call again, with
 the same ID, to the node named now; ASK sends it once to the node named, after ASKING.
 
-A lock object's `_channels` is a KeyRoute: the Channels interface for one hash slot, always
+A lock object's `_session` is a SlotSession: the Session interface for one hash slot, always
 talking to whichever node owns that slot now. Its watchdog holdings are re-bound through it
 (so after a failover, on the new primary), and its waits are told on the subscriber of the
 node that owns the key (a NOTIFY channel names the node: RLOCK.CHANNEL there).
@@ -23,47 +22,48 @@ from redis.exceptions import (
 from ._commands import CALL_RETRIES, failover_retries
 from ._confirm import AUTO
 from ._connections import PerPool, cross_slot, node_source
-from ._routing import REFRESH_EVERY_S, redirected, slot_of
-from .channels import Binder, Channels
+from ._router import REFRESH_EVERY_S, redirected, slot_of
+from .session import Binder, Session
 
 
-class ClusterChannels:
-    """The Channels of each node of one RedisCluster client, and the slot map it reads."""
+class ClusterRouter:
+    """The Router of one RedisCluster client: which node serves a key (redis-py's slot map,
+    read again after MOVED or a failure), and the Session of each node."""
 
     def __init__(self, cluster):
         self._cluster = weakref.ref(cluster)  # kept per client: must not keep the client alive
         self.confirm = AUTO
-        self._nodes = {}  # node name -> Channels
-        self._routes = weakref.WeakValueDictionary()  # slot -> KeyRoute
+        self._nodes = {}  # node name -> Session
+        self._routes = weakref.WeakValueDictionary()  # slot -> SlotSession
         self._mutex = threading.Lock()
         self._refreshed_at = 0.0
 
-    def route(self, names) -> "KeyRoute":
+    def route(self, names) -> "SlotSession":
         slot = slot_of(self._cluster(), names)
         with self._mutex:
             route = self._routes.get(slot)
             if route is None:
-                route = self._routes[slot] = KeyRoute(self, slot)
+                route = self._routes[slot] = SlotSession(self, slot)
             return route
 
-    def node(self, slot: int) -> Channels:
-        """The Channels of the slot's primary; ConnectionError (retried) while redis-py's slot
+    def node(self, slot: int) -> Session:
+        """The Session of the slot's primary; ConnectionError (retried) while redis-py's slot
         map has none (it is being read again, or the cluster is reconfiguring)."""
         try:
             return self.at(self._cluster().nodes_manager.get_node_from_slot(slot))
         except (KeyError, IndexError, RedisClusterException) as error:
             raise ConnectionError(f"rlock: no primary known for slot {slot} yet ({error!r})") from error
 
-    def at(self, node) -> Channels:
+    def at(self, node) -> Session:
         with self._mutex:
-            channels = self._nodes.get(node.name)
-            if channels is None:
-                channels = self._nodes[node.name] = Channels(node_source(node))
-                channels.follows_failover = True
-            return channels
+            session = self._nodes.get(node.name)
+            if session is None:
+                session = self._nodes[node.name] = Session(node_source(node))
+                session.follows_failover = True
+            return session
 
     def named(self, host, port):
-        """The Channels of the node a redirection names (None if redis-py does not know it)."""
+        """The Session of the node a redirection names (None if redis-py does not know it)."""
         node = self._cluster().nodes_manager.get_node(host, port)
         return None if node is None else self.at(node)
 
@@ -80,16 +80,17 @@ class ClusterChannels:
             pass  # no node answers yet: the next attempt tries again
 
     def close_idle(self) -> None:
-        for channels in list(self._nodes.values()):
-            channels.close_idle()
+        for session in list(self._nodes.values()):
+            session.close_idle()
 
 
-class KeyRoute(Binder):
-    """The Channels interface for the keys of one hash slot."""
+class SlotSession(Binder):
+    """The Session interface for the keys of one hash slot: each call goes to the Session of
+    the node that serves the slot now (MOVED and ASK followed)."""
 
     follows_failover = True
 
-    def __init__(self, cluster: ClusterChannels, slot: int):
+    def __init__(self, cluster: ClusterRouter, slot: int):
         self.cluster, self.slot = cluster, slot
 
     @property
@@ -122,7 +123,7 @@ class KeyRoute(Binder):
         return self.cluster.node(self.slot)._connect(**overrides)
 
     def call(self, command, *, keep: bool = False, retries=None, notify=None, names=None):
-        """As Channels.call, on the node that owns the slot now. A call that names a subscriber
+        """As Session.call, on the node that owns the slot now. A call that names a subscriber
         (`notify`) is not sent elsewhere: it raises Moved, and the wait asks again through the
         subscriber of the node named now."""
         retries = retries or (failover_retries(time.monotonic()) if self.follows_failover else CALL_RETRIES)
@@ -147,5 +148,5 @@ class KeyRoute(Binder):
             node, asking = None, False
 
 
-#: One ClusterChannels per RedisCluster client.
-clusters = PerPool(ClusterChannels)
+#: One ClusterRouter per RedisCluster client.
+clusters = PerPool(ClusterRouter)
