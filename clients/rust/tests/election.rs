@@ -154,45 +154,6 @@ async fn a_leader_process_killed_9_is_followed_within_50_ms_and_every_observer_s
     Ok(())
 }
 
-/// `resign` hands over at once and is not a loss; a force release is.
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn resign_hands_over_and_a_force_release_is_reported_lost() -> Result<(), Error> {
-    let redis = with_events();
-    let (_proxies, elections) = candidates(&redis, &["c1", "c2"]).await;
-    let first = elections[0].campaign().await?;
-    assert_eq!(
-        elections[0].campaign().await?,
-        first,
-        "leading: the term at once"
-    );
-    assert_eq!(support::holds(&redis, NAME), Some(1), "not a second hold");
-    let second = campaign(&redis, &elections[1], 0);
-
-    let lost = elections[0].lost();
-    elections[0].resign().await?;
-    let term = tokio::time::timeout(Duration::from_secs(2), second)
-        .await
-        .expect("c2 leads")
-        .expect("task")?;
-    assert_eq!(elections[1].term(), Some(term));
-    assert!(elections[0].term().is_none());
-    assert!(
-        tokio::time::timeout(Duration::from_millis(300), lost)
-            .await
-            .is_err(),
-        "a resign is no loss"
-    );
-
-    let lost = elections[1].lost();
-    assert_eq!(redis.conn().cmd(&["RLOCK.FORCERELEASE", NAME]).int(), 1);
-    tokio::time::timeout(Duration::from_secs(2), lost)
-        .await
-        .expect("c2 is told");
-    assert!(!elections[1].is_leader());
-    assert_eq!(elections[1].leader().await?, None);
-    Ok(())
-}
-
 /// An observer cut off while the leader changes (its connection severed, new ones refused)
 /// reports the new leader once it is back, by reading `RLOCK.LEADER` again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

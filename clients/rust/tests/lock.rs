@@ -30,64 +30,6 @@ async fn three_lines_take_and_give_back_a_lock() -> Result<(), Error> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_handles_exclude_each_other_and_one_handle_re_enters() -> Result<(), Error> {
-    let redis = server();
-    let client = client(&redis);
-    let (first, second) = (Lock::new(&client, "k"), Lock::new(&client, "k"));
-    assert_ne!(first.owner(), second.owner());
-
-    let outer = first.acquire().await?;
-    assert!(matches!(second.acquire().await, Err(Error::NotAcquired)));
-    let inner = first.acquire().await?;
-    assert_eq!(inner.token(), outer.token(), "a re-entry keeps the token");
-    assert_eq!(holds(&redis, "k"), Some(2));
-
-    inner.release().await?;
-    assert_eq!(holds(&redis, "k"), Some(1));
-    let outer_token = outer.token();
-    outer.release().await?;
-    let taken = second.acquire().await?;
-    assert!(
-        taken.token() > outer_token,
-        "a new holding gets a larger token"
-    );
-    taken.release().await
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_waiter_is_granted_on_release_and_gives_up_after_its_wait() -> Result<(), Error> {
-    let redis = server();
-    let client = client(&redis);
-    let holder = Lock::new(&client, "k").watchdog(false);
-    let held = holder.acquire().await?;
-
-    let waiter = Lock::new(&client, "k").wait(10 * SECOND);
-    let waiting = tokio::spawn(async move {
-        let guard = waiter.acquire().await?;
-        let token = guard.token();
-        guard.release().await?;
-        Ok::<u64, Error>(token)
-    });
-    // The waiter queues without blocking a connection (`NOTIFY`): watch the queue.
-    support::wait_waiters(&redis, "k", 1);
-    let first_token = held.token();
-    held.release().await?;
-    let second_token = waiting.await.expect("task")?;
-    assert!(second_token > first_token, "tokens never go back");
-
-    let _held = holder.acquire().await?;
-    let impatient = Lock::new(&client, "k").wait(Duration::from_millis(200));
-    let start = Instant::now();
-    assert!(matches!(impatient.acquire().await, Err(Error::NotAcquired)));
-    let waited = start.elapsed();
-    assert!(
-        waited >= Duration::from_millis(200) && waited < SECOND,
-        "{waited:?}"
-    );
-    Ok(())
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_watchdog_keeps_a_lock_past_its_lease_and_idle_bound() -> Result<(), Error> {
     // The server stops renewing a binding whose connection was silent for 1.5 s: only the
     // client's PING (every 500 ms) keeps this lock past 1.5 s + 1 s + its 300 ms lease.
@@ -176,30 +118,6 @@ async fn a_watchdog_lock_re_binds_when_only_the_client_saw_its_connection_drop()
     assert_eq!(holds(&redis, "k"), Some(1));
     assert!(!guard.is_lost());
     guard.release().await
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_lock_whose_connection_the_server_closed_is_reported_lost() -> Result<(), Error> {
-    let redis = server();
-    let client = client(&redis);
-    let lock = Lock::new(&client, "k");
-    let guard = lock.acquire().await?;
-    let bound = bound_to(&redis, "k").expect("bound");
-
-    // The server ends the holding as the connection closes: re-binding finds nothing.
-    support::kill_client(&redis, bound);
-    tokio::time::timeout(SECOND, guard.lost())
-        .await
-        .expect("the loss is reported at once");
-    assert!(guard.is_lost());
-
-    // The handle takes the lock again, on a new connection, while the lost guard still
-    // exists; releasing that guard then reports the loss and leaves the new holding alone.
-    let again = lock.acquire().await?;
-    assert!(!again.is_lost());
-    assert!(matches!(guard.release().await, Err(Error::Lost)));
-    assert_eq!(holds(&redis, "k"), Some(1));
-    again.release().await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

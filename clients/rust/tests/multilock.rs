@@ -7,7 +7,7 @@ mod common;
 mod support;
 
 use rlock_client::{Error, Lock, LockGuard, MultiLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use support::{
     bound_to, client, holds, lock_info, notified_waiters, refused_at_once, server, wait_waiters,
 };
@@ -33,58 +33,6 @@ async fn b_held_elsewhere() -> Result<(common::Server, redis::Client, LockGuard,
 /// Whether nobody holds any of `keys`.
 fn all_free(redis: &common::Server, keys: &[&str]) -> bool {
     keys.iter().all(|key| held_by(redis, key).is_none())
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn takes_every_key_and_gives_them_all_back() -> Result<(), Error> {
-    let redis = server();
-    let client = client(&redis);
-    let both = MultiLock::new(&client, ["a", "b"]);
-    assert_eq!(both.keys(), ["a", "b"]);
-
-    let held = both.try_lock().await?;
-    let tokens = held.tokens();
-    assert_eq!(held.keys(), ["a", "b"]);
-    assert_eq!(tokens.len(), 2);
-    assert!(tokens.iter().all(|&token| token > 0));
-    for key in ["a", "b"] {
-        assert_eq!(held_by(&redis, key), Some((both.owner().to_string(), 1)));
-        assert!(bound_to(&redis, key).is_some(), "watchdog on by default");
-    }
-    assert_eq!(
-        bound_to(&redis, "a"),
-        bound_to(&redis, "b"),
-        "one connection"
-    );
-
-    held.unlock().await?;
-    assert!(all_free(&redis, &["a", "b"]));
-
-    // Dropping the guard gives them back too.
-    let held = both.lease(WAIT).watchdog(false).try_lock().await?;
-    assert!(bound_to(&redis, "a").is_none());
-    drop(held);
-    common::wait_until("both released", || all_free(&redis, &["a", "b"]));
-    Ok(())
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn one_key_held_elsewhere_takes_nothing() -> Result<(), Error> {
-    let (redis, _client, other, both) = b_held_elsewhere().await?;
-
-    assert!(matches!(both.try_lock().await, Err(Error::NotAcquired)));
-    assert_eq!(held_by(&redis, "a"), None, "all or none");
-
-    let started = Instant::now();
-    let timed_out = both.try_lock_for(Duration::from_millis(200)).await;
-    assert!(
-        matches!(timed_out, Err(Error::NotAcquired)),
-        "{timed_out:?}"
-    );
-    assert!(started.elapsed() >= Duration::from_millis(200));
-    assert_eq!(held_by(&redis, "a"), None, "nothing held after the timeout");
-    assert_eq!(holds(&redis, "b"), Some(1));
-    other.release().await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -10,7 +10,7 @@ mod support;
 
 use rlock_client::{Error, Lock, LockGuard};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use support::proxy::Proxy;
 use support::{bound_to, client, client_at, holds, lock_info, server, wait_waiters, waiters};
 use tokio::task::JoinHandle;
@@ -170,48 +170,6 @@ async fn a_hundred_waits_share_one_connection_and_are_granted_in_order() -> Resu
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn dropping_a_waiting_acquire_leaves_the_queue() -> Result<(), Error> {
-    let redis = server();
-    let client = client(&redis);
-    let (_holder, held) = hold(&client, "k").await?;
-
-    // Three waiters: the first is aborted (its future dropped), the second times out by the
-    // caller's own `timeout`, the third gets the lock.
-    let aborted = Lock::new(&client, "k").wait_forever();
-    let aborted_task = tokio::spawn(async move { aborted.acquire().await.map(drop) });
-    wait_waiters(&redis, "k", 1);
-
-    let impatient = Lock::new(&client, "k").wait_forever();
-    let impatient_task = tokio::spawn(async move {
-        tokio::time::timeout(Duration::from_millis(300), impatient.acquire())
-            .await
-            .is_err()
-    });
-    wait_waiters(&redis, "k", 2);
-
-    let patient = Lock::new(&client, "k").wait(30 * SECOND);
-    let patient_owner = patient.owner().to_string();
-    let patient_task = queue(&redis, patient, 3);
-
-    aborted_task.abort();
-    assert!(aborted_task.await.expect_err("aborted").is_cancelled());
-    wait_waiters(&redis, "k", 2);
-    assert!(
-        impatient_task.await.expect("task"),
-        "the caller's timeout fired"
-    );
-    wait_waiters(&redis, "k", 1);
-
-    let (guard, _patient) = release_to(held, patient_task, "granted on release").await?;
-    let (owner, count, _) = lock_info(&redis, "k").expect("held");
-    assert_eq!((owner, count), (patient_owner, 1));
-    assert_eq!(waiters(&redis, "k"), 0);
-    guard.release().await?;
-    assert_eq!(lock_info(&redis, "k"), None);
-    Ok(())
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancel_that_races_the_grant_leaves_nothing_held() -> Result<(), Error> {
     let redis = server();
     let client = client(&redis);
@@ -231,29 +189,6 @@ async fn a_cancel_that_races_the_grant_leaves_nothing_held() -> Result<(), Error
         }
     }
     Ok(())
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_wait_that_runs_out_is_not_acquired() -> Result<(), Error> {
-    let redis = server();
-    let client = client(&redis);
-    let (_holder, held) = hold(&client, "k").await?;
-
-    let waiter = Lock::new(&client, "k").wait(Duration::from_millis(300));
-    let start = Instant::now();
-    assert!(matches!(waiter.acquire().await, Err(Error::NotAcquired)));
-    let waited = start.elapsed();
-    assert!(
-        waited >= Duration::from_millis(300) && waited < 2 * SECOND,
-        "{waited:?}"
-    );
-    assert_eq!(waiters(&redis, "k"), 0);
-
-    // The same handle, once the lock is free, takes it at once.
-    held.release().await?;
-    let guard = waiter.acquire().await?;
-    assert_eq!(holds(&redis, "k"), Some(1));
-    guard.release().await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -299,44 +234,6 @@ async fn a_watchdog_grant_is_confirmed_and_renewed_past_its_lease() -> Result<()
     immediate.release().await?;
     assert_eq!(lock_info(&redis, "k"), None);
     assert_eq!(lock_info(&redis, "free"), None);
-    Ok(())
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_force_released_lock_is_reported_lost() -> Result<(), Error> {
-    let redis = server();
-    let client = client(&redis);
-    let mut admin = redis.conn();
-    for watchdog in [true, false] {
-        // Granted after a wait ...
-        let (_holder, held) = hold(&client, "k").await?;
-        let waiter = Lock::new(&client, "k").wait(30 * SECOND).watchdog(watchdog);
-        let task = queue(&redis, waiter, 1);
-        let (granted, _waiter) = release_to(held, task, "granted on release").await?;
-        assert!(!granted.is_lost());
-        assert_eq!(admin.cmd(&["RLOCK.FORCERELEASE", "k"]).int(), 1);
-        tokio::time::timeout(SECOND, granted.lost())
-            .await
-            .expect("the lost notice arrives");
-        assert!(granted.is_lost());
-        assert!(matches!(granted.release().await, Err(Error::Lost)));
-
-        // ... and held at once through a waiting handle.
-        let at_once = Lock::new(&client, "k").wait(SECOND).watchdog(watchdog);
-        let immediate = at_once.acquire().await?;
-        let token = immediate.token().to_string();
-        assert_eq!(
-            admin
-                .cmd(&["RLOCK.FORCERELEASE", "k", "TOKEN", &token])
-                .int(),
-            1
-        );
-        tokio::time::timeout(SECOND, immediate.lost())
-            .await
-            .expect("the lost notice arrives");
-        assert!(matches!(immediate.release().await, Err(Error::Lost)));
-        assert_eq!(lock_info(&redis, "k"), None);
-    }
     Ok(())
 }
 

@@ -8,12 +8,9 @@ mod common;
 mod support;
 
 use rlock_client::{Error, RwLock};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use support::proxy::Proxy;
 use support::{client, client_at, retries_answered, rw_holders, rw_waiting, server};
-
-const SECOND: Duration = Duration::from_secs(1);
 
 /// The holders as (owner, mode, holds), sorted by owner.
 fn holders(redis: &common::Server, key: &str) -> Vec<(String, String, i64)> {
@@ -59,107 +56,6 @@ async fn readers_share_a_writer_excludes_and_three_lines_do_it() -> Result<(), E
     assert!(matches!(second.write().await, Err(Error::NotAcquired)));
     w.release().await?;
     assert!(holders(&redis, "doc:7").is_empty());
-    Ok(())
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_writer_downgrades_and_a_reader_cannot_upgrade() -> Result<(), Error> {
-    let redis = server();
-    let client = client(&redis);
-    let (owner, other) = (RwLock::new(&client, "k"), RwLock::new(&client, "k"));
-
-    let write = owner.write().await?;
-    let read = owner.read().await?;
-    let again = owner.write().await?;
-    assert_eq!(again.token(), write.token(), "a re-entry keeps the token");
-    assert!(
-        read.token() > write.token(),
-        "the read holding has its own token"
-    );
-    assert_eq!(
-        holders(&redis, "k"),
-        vec![
-            held(owner.owner(), "read", 1),
-            held(owner.owner(), "write", 2)
-        ]
-    );
-    again.release().await?;
-    write.release().await?;
-    // Downgraded: still reading, and another reader may join now.
-    assert_eq!(holders(&redis, "k"), vec![held(owner.owner(), "read", 1)]);
-    let joined = other.read().await?;
-    joined.release().await?;
-
-    // Holding only the read lock, asking for the write lock fails at once.
-    let started = std::time::Instant::now();
-    let upgrade = owner.write().await;
-    match upgrade {
-        Err(Error::Redis(err)) => assert!(err.to_string().contains("holds the read lock"), "{err}"),
-        other => panic!("expected the upgrade error, got {other:?}"),
-    }
-    // The same at once from a waiting handle: it must not wait for itself.
-    let waiting = RwLock::new(&client, "k2").wait(10 * SECOND);
-    let r = waiting.read().await?;
-    assert!(matches!(waiting.write().await, Err(Error::Redis(_))));
-    assert!(started.elapsed() < SECOND, "{:?}", started.elapsed());
-    r.release().await?;
-    read.release().await?;
-    assert!(holders(&redis, "k").is_empty() && holders(&redis, "k2").is_empty());
-    Ok(())
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn readers_that_come_after_a_waiting_writer_queue_behind_it() -> Result<(), Error> {
-    let redis = server();
-    let client = client(&redis);
-    let first_reader = RwLock::new(&client, "k").watchdog(false);
-    let reading = first_reader.read().await?;
-
-    // Grants in the order they happen, as the client sees them.
-    let order = Arc::new(Mutex::new(Vec::new()));
-    let take = |name: &'static str, write: bool| {
-        let lock = RwLock::new(&client, "k").wait(30 * SECOND);
-        let order = order.clone();
-        tokio::spawn(async move {
-            if write {
-                let guard = lock.write().await?;
-                order.lock().unwrap().push(name);
-                tokio::time::sleep(Duration::from_millis(50)).await;
-                guard.release().await
-            } else {
-                let guard = lock.read().await?;
-                order.lock().unwrap().push(name);
-                tokio::time::sleep(Duration::from_millis(50)).await;
-                guard.release().await
-            }
-        })
-    };
-    let writer = take("writer", true);
-    common::wait_until("the writer queued", || rw_waiting(&redis, "k") == (0, 1));
-    // The lock is only read-held, but a writer waits: a new reader queues behind it ...
-    let late_reader = take("late reader", false);
-    common::wait_until("the reader queued", || rw_waiting(&redis, "k") == (1, 1));
-    // ... and one that does not wait is refused (no barging), though readers share.
-    let impatient = RwLock::new(&client, "k");
-    assert!(matches!(impatient.read().await, Err(Error::NotAcquired)));
-    let second_writer = take("second writer", true);
-    common::wait_until("the second writer queued", || {
-        rw_waiting(&redis, "k") == (1, 2)
-    });
-    assert!(order.lock().unwrap().is_empty());
-
-    reading.release().await?;
-    for task in [writer, late_reader, second_writer] {
-        tokio::time::timeout(10 * SECOND, task)
-            .await
-            .expect("granted in time")
-            .expect("task")?;
-    }
-    assert_eq!(
-        *order.lock().unwrap(),
-        ["writer", "late reader", "second writer"]
-    );
-    assert!(holders(&redis, "k").is_empty());
     Ok(())
 }
 

@@ -7,8 +7,7 @@
 mod common;
 mod support;
 
-use rlock_client::{Error, Permit, Semaphore};
-use std::sync::{Arc, Mutex};
+use rlock_client::{Error, Semaphore};
 use std::time::Duration;
 use support::proxy::Proxy;
 use support::{client, client_at, retries_answered, sem_info, server, SemInfo};
@@ -83,57 +82,6 @@ fn holders_of(redis: &common::Server, key: &str, owner: &str) -> i64 {
         .flat_map(|info| info.holders)
         .find(|(holder, _)| holder == owner)
         .map_or(0, |(_, permits)| permits)
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_large_request_at_the_head_is_not_passed_by_smaller_ones() -> Result<(), Error> {
-    let redis = server();
-    let client = client(&redis);
-    let holder = Semaphore::new(&client, "s").watchdog(false);
-    assert!(holder.try_set_permits(3).await?);
-    let all = holder.acquire_many(3).await?;
-
-    let order = Arc::new(Mutex::new(Vec::new()));
-    let take = |name: &'static str, n: u32| {
-        let sem = Semaphore::new(&client, "s").wait(30 * SECOND);
-        let order = order.clone();
-        tokio::spawn(async move {
-            let permit: Permit = sem.acquire_many(n).await?;
-            order.lock().unwrap().push(name);
-            tokio::time::sleep(Duration::from_millis(50)).await;
-            permit.release().await
-        })
-    };
-    let big = take("three", 3);
-    common::wait_until("three queued", || waiters(&redis, "s") == [3]);
-    let small = take("one", 1);
-    common::wait_until("one queued", || waiters(&redis, "s") == [3, 1]);
-
-    // One permit comes free: it would fit the second request, but the first waits for three.
-    holder.add_permits(1).await?;
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    assert!(
-        order.lock().unwrap().is_empty(),
-        "{:?}",
-        order.lock().unwrap()
-    );
-    assert_eq!(waiters(&redis, "s"), [3, 1]);
-    // Nor does a newcomer take it while anyone waits.
-    let newcomer = Semaphore::new(&client, "s");
-    assert!(matches!(newcomer.acquire().await, Err(Error::NotAcquired)));
-
-    // Taken back, so that after the release only the three fit, and the one waits for them.
-    assert_eq!(holder.add_permits(-1).await?, 0);
-    all.release().await?;
-    for task in [big, small] {
-        tokio::time::timeout(10 * SECOND, task)
-            .await
-            .expect("granted in time")
-            .expect("task")?;
-    }
-    assert_eq!(*order.lock().unwrap(), ["three", "one"]);
-    assert_eq!(available(&redis, "s"), 3);
-    Ok(())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
