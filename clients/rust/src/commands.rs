@@ -54,7 +54,7 @@ impl AcquireOptions {
 /// for a semaphore the permits. It names the commands to send and the `type` word of the
 /// server's messages (docs/notify.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum Kind {
+pub(crate) enum Family {
     /// `RLOCK.*`
     Lock,
     /// `RWLOCK.* READ`
@@ -67,13 +67,13 @@ pub(crate) enum Kind {
     Latch,
 }
 
-impl Kind {
+impl Family {
     fn prefix(self) -> &'static str {
         match self {
-            Kind::Lock => "RLOCK",
-            Kind::Read | Kind::Write => "RWLOCK",
-            Kind::Permits(_) => "RSEM",
-            Kind::Latch => "RLATCH",
+            Family::Lock => "RLOCK",
+            Family::Read | Family::Write => "RWLOCK",
+            Family::Permits(_) => "RSEM",
+            Family::Latch => "RLATCH",
         }
     }
 
@@ -84,37 +84,37 @@ impl Kind {
     /// The arguments that follow key and owner: the mode, or the permits.
     fn add_mode(self, cmd: &mut Cmd) {
         match self {
-            Kind::Read => {
+            Family::Read => {
                 cmd.arg("READ");
             }
-            Kind::Write => {
+            Family::Write => {
                 cmd.arg("WRITE");
             }
-            Kind::Permits(n) => {
+            Family::Permits(n) => {
                 cmd.arg("PERMITS").arg(n);
             }
-            Kind::Lock | Kind::Latch => {}
+            Family::Lock | Family::Latch => {}
         }
     }
 
     /// The `type` word of the messages about this kind of wait or holding.
     pub(crate) fn word(self) -> &'static [u8] {
         match self {
-            Kind::Lock => b"lock",
-            Kind::Read => b"read",
-            Kind::Write => b"write",
-            Kind::Permits(_) => b"permits",
-            Kind::Latch => b"latch",
+            Family::Lock => b"lock",
+            Family::Read => b"read",
+            Family::Write => b"write",
+            Family::Permits(_) => b"permits",
+            Family::Latch => b"latch",
         }
     }
 
     /// The kind a message's `type` word names, where the word says all of it (not for
     /// permits, whose number it does not give, nor a latch).
-    pub(crate) fn from_word(word: &[u8]) -> Option<Kind> {
+    pub(crate) fn from_word(word: &[u8]) -> Option<Family> {
         match word {
-            b"lock" => Some(Kind::Lock),
-            b"read" => Some(Kind::Read),
-            b"write" => Some(Kind::Write),
+            b"lock" => Some(Family::Lock),
+            b"read" => Some(Family::Read),
+            b"write" => Some(Family::Write),
             _ => None,
         }
     }
@@ -123,7 +123,7 @@ impl Kind {
     /// read-write lock names the mode of the owner's latest grant).
     pub(crate) fn same_family(self, word: &[u8]) -> bool {
         match self {
-            Kind::Read | Kind::Write => word == b"read" || word == b"write",
+            Family::Read | Family::Write => word == b"read" || word == b"write",
             _ => word == self.word(),
         }
     }
@@ -131,7 +131,7 @@ impl Kind {
     /// Whether a wait of this kind ends with something held (to give back when nobody takes
     /// it). A latch that opens holds nothing.
     pub(crate) fn holds(self) -> bool {
-        self != Kind::Latch
+        self != Family::Latch
     }
 }
 
@@ -145,14 +145,14 @@ pub(crate) fn millis(duration: Duration) -> u64 {
 /// blocking the connection, and the grant comes as a message on the caller's `__rlock__`
 /// channel (docs/notify.md). For a latch: `RLATCH.AWAIT key [WAIT ms [NOTIFY]]`.
 pub(crate) fn acquire(
-    kind: Kind,
+    kind: Family,
     key: &str,
     owner: &str,
     options: &AcquireOptions,
     id: &str,
     notify: bool,
 ) -> Cmd {
-    if kind == Kind::Latch {
+    if kind == Family::Latch {
         let mut cmd = kind.command("AWAIT");
         cmd.arg(key);
         add_wait(&mut cmd, options.wait, notify);
@@ -177,14 +177,14 @@ pub(crate) fn acquire_all(
 ) -> Cmd {
     let mut cmd = redis::cmd("RLOCK.ACQUIREALL");
     cmd.arg(keys.len()).arg(keys).arg(owner);
-    add_acquire_options(&mut cmd, Kind::Lock, options, id, notify);
+    add_acquire_options(&mut cmd, Family::Lock, options, id, notify);
     cmd
 }
 
 /// What follows key, owner and mode in an acquire.
 fn add_acquire_options(
     cmd: &mut Cmd,
-    kind: Kind,
+    kind: Family,
     options: &AcquireOptions,
     id: &str,
     notify: bool,
@@ -198,7 +198,7 @@ fn add_acquire_options(
     if let Some(cap) = options.max_hold {
         cmd.arg("MAXHOLD").arg(millis(cap));
     }
-    if let (Kind::Lock, Some(delay)) = (kind, options.lock_delay) {
+    if let (Family::Lock, Some(delay)) = (kind, options.lock_delay) {
         cmd.arg("LOCKDELAY").arg(delay.as_millis() as u64);
     }
 }
@@ -223,7 +223,12 @@ fn add_wait(cmd: &mut Cmd, wait: Wait, notify: bool) {
 
 /// `<P>.RELEASE key owner [READ|WRITE|PERMITS n] ID id`: the owner's remaining holds (or
 /// permits), nil when it held none.
-pub(crate) fn release(kind: Kind, key: impl AsRef<[u8]>, owner: impl AsRef<[u8]>, id: &str) -> Cmd {
+pub(crate) fn release(
+    kind: Family,
+    key: impl AsRef<[u8]>,
+    owner: impl AsRef<[u8]>,
+    id: &str,
+) -> Cmd {
     let mut cmd = kind.command("RELEASE");
     cmd.arg(key.as_ref()).arg(owner.as_ref());
     kind.add_mode(&mut cmd);
@@ -255,7 +260,7 @@ pub(crate) fn channel() -> Cmd {
 /// `<P>.RENEW key owner PX ms`: renews the owner's lease (a write of the expiry, which the
 /// replicas confirm for a grant that another connection wrote).
 pub(crate) fn renew(
-    kind: Kind,
+    kind: Family,
     key: impl AsRef<[u8]>,
     owner: impl AsRef<[u8]>,
     lease: Duration,
@@ -272,7 +277,7 @@ pub(crate) fn renew(
 /// the connection that sends it. `PX` keeps the lease we asked for (without it the server
 /// would fall back to `rlock.default-lease-ms`).
 pub(crate) fn rebind(
-    kind: Kind,
+    kind: Family,
     key: impl AsRef<[u8]>,
     owner: impl AsRef<[u8]>,
     lease: Duration,

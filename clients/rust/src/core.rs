@@ -1,14 +1,14 @@
 //! The core every lock type is a thin layer over: a handle (one key, one owner id) with the
-//! builder options, and the acquire itself, for any [`Kind`] of holding. It sends the acquire
+//! builder options, and the acquire itself, for any [`Family`] of holding. It sends the acquire
 //! with a fresh request id (retried once, unchanged, on a fresh connection), holds a watchdog
 //! holding on a connection of its own (kept alive and re-bound: `watchdog`) or, for a waiting
 //! handle, on the client's shared connection (`NOTIFY`, confirmed and re-bound: `notify`), and
 //! makes the [`Guard`] that releases it and reports its loss.
 
-use crate::commands::{self, AcquireOptions, Kind, Wait};
+use crate::commands::{self, AcquireOptions, Family, Wait};
 use crate::confirm::{kept_unconfirmed, Confirm, Shortfall};
 use crate::error::{Error, Result};
-use crate::guard::{Exclusive, Guard, Route};
+use crate::guard::{Exclusive, Guard, HoldingSession};
 use crate::link::Link;
 use crate::notify::{self, Holding, NotifierSlot};
 use crate::servers::Servers;
@@ -172,7 +172,7 @@ impl Core {
     /// Takes a holding of `kind` (or one more hold of it, when this handle holds it already)
     /// and returns its guard. [`Error::NotAcquired`] when it is not granted and the `wait` (if
     /// any) ran out.
-    pub(crate) async fn acquire<K>(&self, kind: Kind) -> Result<Guard<K>> {
+    pub(crate) async fn acquire<K>(&self, kind: Family) -> Result<Guard<K>> {
         let mut guards = self.take(kind, None).await?;
         Ok(guards.pop().expect("one key, one guard"))
     }
@@ -180,11 +180,11 @@ impl Core {
     /// Takes every one of the handle's keys or none (`RLOCK.ACQUIREALL`), waiting as `wait`
     /// says: a guard per key, in the keys' order.
     pub(crate) async fn acquire_all(&self, wait: Wait) -> Result<Vec<Guard<Exclusive>>> {
-        self.take(Kind::Lock, Some(wait)).await
+        self.take(Family::Lock, Some(wait)).await
     }
 
     /// The acquire of the handle's key, or (`all`: with that wait) of all its keys at once.
-    async fn take<K>(&self, kind: Kind, all: Option<Wait>) -> Result<Vec<Guard<K>>> {
+    async fn take<K>(&self, kind: Family, all: Option<Wait>) -> Result<Vec<Guard<K>>> {
         let options = AcquireOptions {
             wait: all.unwrap_or(self.options.wait),
             ..self.options.clone()
@@ -197,7 +197,7 @@ impl Core {
             return self.take_waiting(kind, keys, all.is_some(), &options).await;
         }
         let id = commands::request_id();
-        let route = self.route(kind);
+        let route = self.holding_session(kind);
         let sent = Instant::now();
         let extra = options.wait.extra_time();
         let confirm = &self.confirm;
@@ -214,7 +214,7 @@ impl Core {
         let era = Arc::new(());
         let expires = self.expiry(kind, tokens[0], sent, &era, options.wait);
         let guards = keys.iter().zip(tokens).map(|(key, token)| {
-            if let Route::Bound(binding) = &route {
+            if let HoldingSession::Bound(binding) = &route {
                 binding.held(self.ping_every.clone(), options.lease);
             }
             let route = route.clone();
@@ -248,7 +248,7 @@ impl Core {
     /// connection.
     async fn take_waiting<K>(
         &self,
-        kind: Kind,
+        kind: Family,
         keys: &[String],
         all: bool,
         options: &AcquireOptions,
@@ -271,7 +271,7 @@ impl Core {
             let holding = self.notified_holding(&notifier, kind, key, token);
             holding.held();
             // The guard exists from here on: if this future is dropped now, it releases.
-            let route = Route::Notified(holding.clone());
+            let route = HoldingSession::Notified(holding.clone());
             let guard = Guard::new(kind, key, &self.owner, token, route, expires, era.clone());
             guards.push(guard.confirmed_by(confirm));
             holdings.push(holding);
@@ -311,7 +311,7 @@ impl Core {
     fn notified_holding(
         &self,
         notifier: &Arc<notify::Notifier>,
-        kind: Kind,
+        kind: Family,
         key: &str,
         token: u64,
     ) -> Arc<Holding> {
@@ -339,13 +339,13 @@ impl Core {
     /// Where this acquire goes and its guard releases: the handle's plain link, or its
     /// watchdog holding. A new holding is registered before the call, so that concurrent
     /// acquires share it; one known lost is left to the guards that still have it.
-    fn route(&self, kind: Kind) -> Route {
+    fn holding_session(&self, kind: Family) -> HoldingSession {
         if !self.options.watchdog {
-            return Route::Plain(self.plain.clone());
+            return HoldingSession::Plain(self.plain.clone());
         }
         let mut current = self.binding.lock().expect("binding lock");
         if let Some(binding) = current.upgrade().filter(|binding| !binding.is_lost()) {
-            return Route::Bound(binding);
+            return HoldingSession::Bound(binding);
         }
         let binding = Arc::new(Binding::new(
             self.endpoint(),
@@ -356,7 +356,7 @@ impl Core {
             self.response_timeout,
         ));
         *current = Arc::downgrade(&binding);
-        Route::Bound(binding)
+        HoldingSession::Bound(binding)
     }
 
     /// Until when the holding is surely ours as far as its lease (without the watchdog) and
@@ -366,7 +366,7 @@ impl Core {
     /// downgrade (new tokens), the one whose guards still live.
     fn expiry(
         &self,
-        kind: Kind,
+        kind: Family,
         token: u64,
         sent: Instant,
         era: &Arc<()>,
@@ -383,7 +383,7 @@ impl Core {
         let cap_end = self.options.max_hold.map(|cap| {
             let mut known = self.cap.lock().expect("cap lock");
             let continued = known.as_ref().filter(|known| {
-                known.token == token || (kind != Kind::Lock && known.era.strong_count() > 0)
+                known.token == token || (kind != Family::Lock && known.era.strong_count() > 0)
             });
             let end = match continued {
                 Some(known) => known.end,

@@ -1,6 +1,6 @@
 //! The guard of a holding (of any lock type): its fencing token, its release, its loss.
 
-use crate::commands::{self, Kind};
+use crate::commands::{self, Family};
 use crate::confirm::{settle_write, Confirm};
 use crate::error::{Error, Result};
 use crate::link::Link;
@@ -15,27 +15,27 @@ use std::time::{Duration, Instant};
 /// connection (which must stay open until then, or the server ends the holding), or the
 /// connection shared by the client's waits, which a waiting handle's holdings live on.
 #[derive(Clone)]
-pub(crate) enum Route {
+pub(crate) enum HoldingSession {
     Plain(Arc<Link>),
     Bound(Arc<Binding>),
     Notified(Arc<Holding>),
 }
 
-impl Route {
+impl HoldingSession {
     pub(crate) fn link(&self) -> &Link {
         match self {
-            Route::Plain(link) => link,
-            Route::Bound(binding) => &binding.link,
-            Route::Notified(holding) => holding.link(),
+            HoldingSession::Plain(link) => link,
+            HoldingSession::Bound(binding) => &binding.link,
+            HoldingSession::Notified(holding) => holding.link(),
         }
     }
 
     /// A guard gave its hold back (or gave up on it).
     fn released(&self) {
         match self {
-            Route::Bound(binding) => binding.released(),
-            Route::Notified(holding) => holding.released(),
-            Route::Plain(_) => {}
+            HoldingSession::Bound(binding) => binding.released(),
+            HoldingSession::Notified(holding) => holding.released(),
+            HoldingSession::Plain(_) => {}
         }
     }
 }
@@ -49,12 +49,12 @@ impl Route {
 /// running), and a watchdog holding ends anyway when its connection closes.
 #[must_use = "dropping the guard releases it at once"]
 pub struct Guard<K> {
-    kind: Kind,
+    kind: Family,
     key: String,
     owner: String,
     token: u64,
     /// `None` once released.
-    route: Option<Route>,
+    route: Option<HoldingSession>,
     /// Until when the lease (without the watchdog) and the hold cap surely keep it ours.
     expires: Option<Instant>,
     /// Keeps the holding's hold cap known to its handle (see `Core::expiry`).
@@ -99,11 +99,11 @@ impl<K> std::fmt::Debug for Guard<K> {
 
 impl<K> Guard<K> {
     pub(crate) fn new(
-        kind: Kind,
+        kind: Family,
         key: &str,
         owner: &str,
         token: u64,
-        route: Route,
+        route: HoldingSession,
         expires: Option<Instant>,
         era: Arc<()>,
     ) -> Guard<K> {
@@ -162,8 +162,8 @@ impl<K> Guard<K> {
 
     fn binding_lost(&self) -> bool {
         match &self.route {
-            Some(Route::Bound(binding)) => binding.is_lost(),
-            Some(Route::Notified(holding)) => holding.is_lost(),
+            Some(HoldingSession::Bound(binding)) => binding.is_lost(),
+            Some(HoldingSession::Notified(holding)) => holding.is_lost(),
             _ => false,
         }
     }
@@ -172,8 +172,8 @@ impl<K> Guard<K> {
     /// ever while it stays ours. `select!` it against your work to stop as soon as it is.
     pub fn lost(&self) -> impl Future<Output = ()> + Send + 'static {
         let lost = match &self.route {
-            Some(Route::Bound(binding)) => Some(binding.lost()),
-            Some(Route::Notified(holding)) => Some(holding.lost()),
+            Some(HoldingSession::Bound(binding)) => Some(binding.lost()),
+            Some(HoldingSession::Notified(holding)) => Some(holding.lost()),
             _ => None,
         };
         let expires = self.expires;
@@ -209,7 +209,7 @@ impl<K> Guard<K> {
 
     /// Takes the holding out of the guard, whose drop then gives nothing back: its key, its
     /// route, and whether it is known lost. `None` once released.
-    pub(crate) fn detach(&mut self) -> Option<(String, Route, bool)> {
+    pub(crate) fn detach(&mut self) -> Option<(String, HoldingSession, bool)> {
         let known_lost = self.is_lost();
         let route = self.route.take()?;
         Some((self.key.clone(), route, known_lost))
@@ -259,7 +259,7 @@ impl Guard<Permits> {
     /// How many permits this guard holds.
     pub fn permits(&self) -> u32 {
         match self.kind {
-            Kind::Permits(n) => n,
+            Family::Permits(n) => n,
             _ => unreachable!("a permit guard holds permits"),
         }
     }
@@ -282,8 +282,8 @@ impl<K> Drop for Guard<K> {
 /// holding, so a late release could take a hold off a newer holding of the same handle.
 /// [`Error::NotConfirmed`] when the replicas did not confirm it (it stands on the primary).
 async fn release(
-    route: &Route,
-    kind: Kind,
+    route: &HoldingSession,
+    kind: Family,
     key: &str,
     owner: &str,
     known_lost: bool,
@@ -309,7 +309,7 @@ async fn release(
 /// was no longer ours.
 pub(crate) async fn release_all(
     owner: &str,
-    held: Vec<(String, Route, bool)>,
+    held: Vec<(String, HoldingSession, bool)>,
     confirm: &Confirm,
 ) -> Result<()> {
     let live: Vec<&str> = held

@@ -1,6 +1,6 @@
 //! The count-down latch (`RLATCH.*`).
 
-use crate::commands::{self, AcquireOptions, Kind, Wait};
+use crate::commands::{self, AcquireOptions, Family, Wait};
 use crate::confirm::{settle_write, Confirm};
 use crate::core::DEFAULT_RESPONSE_TIMEOUT;
 use crate::error::Result;
@@ -119,7 +119,8 @@ impl CountDownLatch {
         let options = AcquireOptions::unwatched(Duration::ZERO, wait);
         let notifier = self.notifier.get().await?;
         let off = Confirm::off();
-        let opened = notify::acquire(&notifier, Kind::Latch, &self.key, "", &options, &off).await?;
+        let opened =
+            notify::acquire(&notifier, Family::Latch, &self.key, "", &options, &off).await?;
         Ok(opened.is_some())
     }
 }

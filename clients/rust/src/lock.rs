@@ -1,7 +1,7 @@
 //! The plain lock (`RLOCK.*`): a thin layer over the core.
 
 use crate::builder::builder_methods;
-use crate::commands::Kind;
+use crate::commands::Family;
 use crate::core::Core;
 use crate::error::Result;
 use crate::guard::LockGuard;
@@ -67,6 +67,6 @@ impl Lock {
     /// together when one is dropped (the server's `RLOCK.CANCEL` names the owner): the others
     /// end at their `wait`.
     pub async fn acquire(&self) -> Result<LockGuard> {
-        self.core.acquire(Kind::Lock).await
+        self.core.acquire(Family::Lock).await
     }
 }

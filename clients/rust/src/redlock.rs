@@ -1,6 +1,6 @@
 //! Redlock over independent servers, with RLOCK commands instead of `SET NX` and a script.
 
-use crate::commands::{self, AcquireOptions, Kind, Wait};
+use crate::commands::{self, AcquireOptions, Family, Wait};
 use crate::error::{Error, Result};
 use crate::guard::spawn_if_runtime;
 use crate::link::Link;
@@ -122,7 +122,7 @@ impl Redlock {
             }
             let start = Instant::now();
             let id = commands::request_id();
-            let cmd = commands::acquire(Kind::Lock, &self.key, &self.owner, &options, &id, false);
+            let cmd = commands::acquire(Family::Lock, &self.key, &self.owner, &options, &id, false);
             let tokens: Vec<Option<u64>> = self
                 .on_every_server::<Option<u64>>(&cmd)
                 .await
@@ -249,7 +249,7 @@ async fn release_everywhere(
     owner: &str,
     timeout: Duration,
 ) -> usize {
-    let cmd = commands::release(Kind::Lock, key, owner, &commands::request_id());
+    let cmd = commands::release(Family::Lock, key, owner, &commands::request_id());
     on_every_server::<Option<i64>>(servers, &cmd, timeout)
         .await
         .into_iter()

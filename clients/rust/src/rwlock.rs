@@ -1,7 +1,7 @@
 //! The read-write lock (`RWLOCK.*`): a thin layer over the core.
 
 use crate::builder::builder_methods;
-use crate::commands::Kind;
+use crate::commands::Family;
 use crate::core::Core;
 use crate::error::Result;
 use crate::guard::{ReadGuard, WriteGuard};
@@ -56,13 +56,13 @@ impl RwLock {
     /// with a writer. [`Error::NotAcquired`](crate::Error::NotAcquired) when a writer holds it
     /// or waits, and the `wait` (if any) ran out. Dropping the future leaves the queue.
     pub async fn read(&self) -> Result<ReadGuard> {
-        self.core.acquire(Kind::Read).await
+        self.core.acquire(Family::Read).await
     }
 
     /// Takes the write hold (`RWLOCK.ACQUIRE key owner WRITE`): nobody else reads or writes.
     /// [`Error::NotAcquired`](crate::Error::NotAcquired) when others hold it and the `wait`
     /// (if any) ran out. Dropping the future leaves the queue.
     pub async fn write(&self) -> Result<WriteGuard> {
-        self.core.acquire(Kind::Write).await
+        self.core.acquire(Family::Write).await
     }
 }

@@ -1,7 +1,7 @@
 //! The semaphore (`RSEM.*`): a thin layer over the core, and the permit counts.
 
 use crate::builder::builder_methods;
-use crate::commands::Kind;
+use crate::commands::Family;
 use crate::confirm::settle_write;
 use crate::core::Core;
 use crate::error::Result;
@@ -55,7 +55,7 @@ impl Semaphore {
     /// gives all `n` back. [`Error::NotAcquired`](crate::Error::NotAcquired) when they are not
     /// available and the `wait` (if any) ran out. Dropping the future leaves the queue.
     pub async fn acquire_many(&self, n: u32) -> Result<Permit> {
-        self.core.acquire(Kind::Permits(n)).await
+        self.core.acquire(Family::Permits(n)).await
     }
 
     /// Sets the available permits to `n` when the semaphore does not exist yet (`true`), else

@@ -10,7 +10,7 @@
 //! 1 means the server had not noticed the drop and the holding is still ours; 0 means it is
 //! lost.
 
-use crate::commands::{self, Kind};
+use crate::commands::{self, Family};
 use crate::link::{BoxFuture, Hooks, Link};
 use crate::servers::Endpoint;
 use redis::aio::{AsyncPushSender, MultiplexedConnection};
@@ -29,7 +29,7 @@ pub(crate) const RECONNECT_PAUSE: Duration = Duration::from_millis(100);
 
 /// What a fresh connection of a watchdog link does first: move the binding onto itself.
 pub(crate) struct Rebind {
-    kind: Kind,
+    kind: Family,
     /// The keys held (several for a [`MultiLock`](crate::MultiLock)'s, all bound together).
     keys: Vec<String>,
     owner: String,
@@ -102,7 +102,7 @@ pub(crate) struct Binding {
 impl Binding {
     pub(crate) fn new(
         endpoint: Endpoint,
-        kind: Kind,
+        kind: Family,
         keys: &[String],
         owner: &str,
         lease: Duration,

@@ -3,7 +3,7 @@
 //! keeps the connection alive and gives back grants that no waiter claimed.
 
 use super::{Chore, State};
-use crate::commands::{self, Kind};
+use crate::commands::{self, Family};
 use crate::link::{within, BoxFuture, Hooks, Link};
 use crate::watchdog;
 use redis::aio::{AsyncPushSender, MultiplexedConnection};
@@ -118,7 +118,7 @@ pub(super) async fn maintain(
 }
 
 /// The release of one grant, its answer ignored: for grants nobody is waiting for.
-pub(super) async fn release(link: Arc<Link>, kind: Kind, key: Vec<u8>, owner: Vec<u8>) {
+pub(super) async fn release(link: Arc<Link>, kind: Family, key: Vec<u8>, owner: Vec<u8>) {
     let cmd = commands::release(kind, &key, &owner, &commands::request_id());
     let _: RedisResult<Option<i64>> = link.call(&cmd, Some(Duration::ZERO)).await;
 }

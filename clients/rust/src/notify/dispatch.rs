@@ -6,7 +6,7 @@
 use super::holding::HoldingState;
 use super::message::{parse, parse_token, Message};
 use super::{Chore, Event, Inner, State, Target, Waiter, UNCLAIMED_LOST_LIMIT};
-use crate::commands::Kind;
+use crate::commands::Family;
 use redis::{PushInfo, PushKind, Value};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -68,7 +68,8 @@ impl State {
         for waiter in told {
             unclaimed = waiter.tx.send(event.clone()).err().or(unclaimed);
         }
-        if let (Some(Event::Granted(_)), Some(kind)) = (unclaimed, Kind::from_word(&target.kind)) {
+        if let (Some(Event::Granted(_)), Some(kind)) = (unclaimed, Family::from_word(&target.kind))
+        {
             let _ = self.chores.send(Chore::Release {
                 kind,
                 key: target.key,

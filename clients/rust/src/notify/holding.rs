@@ -2,7 +2,7 @@
 //! its loss and to re-bind it), and the [`Holding`] that the guards of one lock handle share.
 
 use super::Notifier;
-use crate::commands::Kind;
+use crate::commands::Family;
 use crate::link::Link;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -12,7 +12,7 @@ use tokio::sync::watch;
 /// What the dispatcher keeps of a holding: enough to report its loss and to re-bind it.
 pub(crate) struct HoldingState {
     id: u64,
-    pub(super) kind: Kind,
+    pub(super) kind: Family,
     pub(super) key: Vec<u8>,
     pub(super) owner: Vec<u8>,
     pub(super) token: u64,
@@ -50,7 +50,7 @@ pub(crate) struct Holding {
 impl Holding {
     pub(crate) fn new(
         notifier: &Arc<Notifier>,
-        kind: Kind,
+        kind: Family,
         key: &str,
         owner: &str,
         token: u64,

@@ -50,7 +50,7 @@ pub(crate) use ticket::{acquire, acquire_all};
 
 use self::connection::{maintain, Subscriber};
 use self::holding::HoldingState;
-use crate::commands::Kind;
+use crate::commands::Family;
 use crate::link::Link;
 use crate::servers::{addr_name, Endpoint};
 use redis::RedisResult;
@@ -200,7 +200,7 @@ struct Target {
 }
 
 impl Target {
-    fn new(kind: Kind, key: &str, owner: &str) -> Target {
+    fn new(kind: Family, key: &str, owner: &str) -> Target {
         Target {
             kind: kind.word().to_vec(),
             key: key.as_bytes().to_vec(),
@@ -210,7 +210,7 @@ impl Target {
 
     /// A latch's messages are for every waiter of it: it opens for all at once.
     fn is_latch(&self) -> bool {
-        self.kind == Kind::Latch.word()
+        self.kind == Family::Latch.word()
     }
 }
 
@@ -238,7 +238,7 @@ enum Event {
 enum Chore {
     /// A grant that no waiter claimed: give it back.
     Release {
-        kind: Kind,
+        kind: Family,
         key: Vec<u8>,
         owner: Vec<u8>,
     },

@@ -4,7 +4,7 @@
 
 use super::connection::release;
 use super::{Chore, Event, Notifier, Target};
-use crate::commands::{self, AcquireOptions, Kind, Wait};
+use crate::commands::{self, AcquireOptions, Family, Wait};
 use crate::confirm::{Confirm, Shortfall};
 use crate::error::Result;
 use crate::guard::spawn_if_runtime;
@@ -23,7 +23,7 @@ use tokio::task::JoinHandle;
 /// of every queue), then a grant that raced in, or an acquire that held at once, is released.
 struct Ticket {
     notifier: Arc<Notifier>,
-    kind: Kind,
+    kind: Family,
     places: Vec<Place>,
     /// The acquire's reply while it is on its way: sent from a task of its own, so that a
     /// cancelled acquire still learns whether it held at once.
@@ -53,7 +53,7 @@ impl Place {
 }
 
 impl Ticket {
-    fn new(notifier: &Arc<Notifier>, kind: Kind, targets: &[Target], generation: u64) -> Ticket {
+    fn new(notifier: &Arc<Notifier>, kind: Family, targets: &[Target], generation: u64) -> Ticket {
         let places = targets
             .iter()
             .map(|target| {
@@ -179,7 +179,7 @@ impl Drop for Ticket {
             // An error means the connection is gone (its waits went with it) or the server
             // cannot be reached: the wait's own timeout or the connection's close ends it.
             let cancel = commands::cancel(&target.key, &target.owner);
-            if kind == Kind::Latch {
+            if kind == Family::Latch {
                 // A latch's `RLOCK.CANCEL` names no owner: it takes out every wait of the
                 // latch on this connection. So the last of them to leave sends it (the others
                 // keep this one's entry, harmless: the latch opens for all at once), and the
@@ -224,14 +224,14 @@ pub(crate) struct Held {
 /// apart, so it asks the server to wait for ever (`WAIT 0`) and keeps its own deadline.
 pub(crate) async fn acquire(
     notifier: &Arc<Notifier>,
-    kind: Kind,
+    kind: Family,
     key: &str,
     owner: &str,
     options: &AcquireOptions,
     confirm: &Confirm,
 ) -> Result<Option<Held>> {
     let (asked, slack) = match kind {
-        Kind::Latch => (Wait::Forever, Duration::ZERO),
+        Family::Latch => (Wait::Forever, Duration::ZERO),
         _ => (options.wait, notifier.link.response_timeout()),
     };
     let until = deadline(options.wait, slack);
@@ -256,11 +256,11 @@ pub(crate) async fn acquire_all(
     let cmd = commands::acquire_all(keys, owner, options, &commands::request_id(), true);
     let targets: Vec<Target> = keys
         .iter()
-        .map(|key| Target::new(Kind::Lock, key, owner))
+        .map(|key| Target::new(Family::Lock, key, owner))
         .collect();
     let slack = notifier.link.response_timeout();
     let until = deadline(options.wait, slack);
-    wait_for(notifier, Kind::Lock, &targets, cmd, until, confirm).await
+    wait_for(notifier, Family::Lock, &targets, cmd, until, confirm).await
 }
 
 fn deadline(wait: Wait, slack: Duration) -> Option<Instant> {
@@ -288,7 +288,7 @@ fn tokens(reply: &Value) -> Option<Vec<u64>> {
 /// new primary's last.
 async fn wait_for(
     notifier: &Arc<Notifier>,
-    kind: Kind,
+    kind: Family,
     targets: &[Target],
     cmd: redis::Cmd,
     deadline: Option<Instant>,
