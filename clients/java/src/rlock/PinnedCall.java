@@ -33,9 +33,17 @@ final class PinnedCall {
      * broke (its waiters are then unregistered: the server dropped their entries with it).
      */
     Object send(Node.Session session, Iterable<Waiter> waiters, Object[] args) {
-        Object reply;
+        return send(session, waiters, args, null);
+    }
+
+    /**
+     * As above, an acquire pipelined with its confirmation ({@link Node#exchange}): granted at
+     * once and not confirmed, {@link Confirm.Unconfirmed}.
+     */
+    Object send(Node.Session session, Iterable<Waiter> waiters, Object[] args, Confirm confirm) {
+        Object[] exchange;
         try {
-            reply = asking ? session.conn.callAsking(args) : session.conn.call(args);
+            exchange = node.exchange(session, asking, confirm, args);
         } catch (IOException e) {
             waiters.forEach(engine.dispatcher()::unregister);
             session.close();
@@ -47,7 +55,7 @@ final class PinnedCall {
         failures = 0;
         asked = asking;
         asking = false;
-        return reply;
+        return node.settle(exchange, confirm, args[0] + " " + key);
     }
 
     /** Whether {@code reply} sent the call to another node, which is then the one to send to. */

@@ -42,6 +42,16 @@ public final class RLockClient implements AutoCloseable {
         return new RLockClient(new Engine(RedisUri.parse(redisUri), options));
     }
 
+    /**
+     * This client (its connections, owner ids and holdings) with other confirmation by the
+     * replicas for the handles it gives out, e.g.
+     * {@code rlock.withConfirm(Confirm.replicas(1).timeout(Duration.ofSeconds(2))).getLock("k")}.
+     * Closing either closes both.
+     */
+    public RLockClient withConfirm(Confirm confirm) {
+        return new RLockClient(engine.with(confirm == null ? Confirm.off() : confirm));
+    }
+
     /** This client's id: the first part of its owner ids ({@code <id>:<thread id>}). */
     public String getId() {
         return engine.id;

@@ -11,6 +11,7 @@ public final class RLockOptions {
     Duration responseTimeout = Duration.ofSeconds(10);
     int protocol = 3;
     Duration watchdogLease = Duration.ofSeconds(30);
+    Confirm confirm = Confirm.auto();
 
     /** For {@code rediss://}: the factory of TLS sockets (default: the JDK's default one). */
     public RLockOptions sslSocketFactory(SSLSocketFactory factory) {
@@ -53,6 +54,15 @@ public final class RLockOptions {
             throw new IllegalArgumentException("a lease of at least 1 ms");
         }
         this.watchdogLease = lease;
+        return this;
+    }
+
+    /**
+     * Confirmation by the replicas of every acquisition and release (default {@link Confirm#auto()}:
+     * the replicas connected at the time, none on a server without replicas); see {@link Confirm}.
+     */
+    public RLockOptions confirm(Confirm confirm) {
+        this.confirm = confirm == null ? Confirm.off() : confirm;
         return this;
     }
 }

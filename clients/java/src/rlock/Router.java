@@ -70,8 +70,24 @@ final class Router {
 
     /** One call about {@code key} sent first to {@code node} (after {@code ASKING}), following redirections. */
     Reply call(Node node, boolean asking, String key, Object... args) {
+        return call(node, asking, null, key, args);
+    }
+
+    /** A write about {@code key}, confirmed by the replicas as {@code confirm} says (null: not), following redirections. */
+    Reply write(Confirm confirm, String key, Object... args) {
+        return call(nodeFor(key), false, confirm, key, args);
+    }
+
+    /** As {@link #call(Node, boolean, String, Object...)}, the write confirmed as {@code confirm} says (null: not). */
+    Reply call(Node node, boolean asking, Confirm confirm, String key, Object... args) {
         for (int hop = 0; hop <= MAX_REDIRECTS; hop++) {
-            Object reply = node.call(asking, args);
+            Object reply;
+            try {
+                reply = node.call(asking, confirm, args);
+            } catch (Confirm.Unconfirmed e) {
+                e.node = node;
+                throw e;
+            }
             Cluster.Redirect redirect = redirect(node, reply);
             if (redirect == null) {
                 return new Reply(node, reply);
