@@ -77,7 +77,7 @@ final class Acquire {
         boolean[] interrupted = {false};
         try {
             while (true) {
-                Node.Session session = engine.session(call.node);
+                Node.Session session = call.session();
                 long left = deadline == Long.MAX_VALUE ? 0 : deadline - System.nanoTime();
                 boolean over = deadline != Long.MAX_VALUE && left <= 0;
                 long waitArg = deadline == Long.MAX_VALUE ? 0 : over ? Family.NO_WAIT : Engine.ceilMillis(left);

@@ -47,7 +47,8 @@ final class Engine {
         this.holdings = new Holdings(this::background);
         this.dispatcher = new Dispatcher(this);
         this.waits = new WaitByMessage(this, options.responseTimeout.toNanos());
-        this.router = new Router(this, uri.host, uri.port);
+        this.router = uri.masterName != null ? new Router(this, new Sentinels(uri.masterName, uri.sentinels))
+                : new Router(this, uri.host, uri.port);
         try {
             router.seed().sessionWithin(connectTimeoutNanos());
         } catch (IOException e) {
@@ -131,6 +132,7 @@ final class Engine {
 
     private void maintain() {
         holdings.forgetExpired();
+        router.maintain();
         for (Node node : router.nodes()) {
             if (closed.get()) {
                 return;

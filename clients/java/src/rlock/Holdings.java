@@ -114,4 +114,10 @@ final class Holdings {
                 .filter(h -> h.node == node && h.watchdog && !h.isLost())
                 .collect(Collectors.toList());
     }
+
+    /** A failover: the holdings taken on {@code from} now live on {@code to} (to be re-bound there). */
+    void move(Node from, Node to) {
+        byTarget.replaceAll((target, h) -> h.node != from ? h
+                : new Holding(target, to, h.token, h.watchdog, h.leaseMs, h.count, h.expires));
+    }
 }

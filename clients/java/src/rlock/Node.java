@@ -155,7 +155,7 @@ final class Node {
                 s.close();
                 continue;
             }
-            return settle(exchange, confirm, String.valueOf(args[0]) + " " + args[1]);
+            return settle(exchange, confirm, args.length > 1 ? args[0] + " " + args[1] : String.valueOf(args[0]));
         }
         throw new RLockException("no reply from " + host + ":" + port + " to " + args[0]
                 + (failure != null ? ": " + failure.getMessage() : ""), failure);
@@ -286,6 +286,9 @@ final class Node {
             Target target = holding.target;
             Object[] renew = target.family().renew(target.key(), target.owner(), holding.leaseMs, true);
             Object reply = fresh.conn.call(renew);
+            if (reply instanceof RespError && ((RespError) reply).code().equals("READONLY")) {
+                throw new IOException("READONLY: " + this + " is a replica now (a failover)"); // the holdings wait for the new primary
+            }
             if (reply instanceof RespError && ((RespError) reply).code().matches("ASK|MOVED")) {
                 reply = fresh.conn.callAsking(renew); // a holding taken on this node while it imports the slot
             }
@@ -293,6 +296,23 @@ final class Node {
                 engine.holdings().lost(holding);
             }
         }
+    }
+
+    /** After a failover moved holdings here: re-binds them on the session (or reports them lost). */
+    void adopt() {
+        try {
+            Session s = sessionWithin(engine.connectTimeoutNanos());
+            synchronized (this) {
+                rebind(s);
+            }
+        } catch (IOException | RuntimeException e) {
+            close(); // the next session re-binds them
+        }
+    }
+
+    /** Whether its session is open. */
+    synchronized boolean isUp() {
+        return session != null && session.isOpen();
     }
 
     /** The maintenance thread's visit: keep-alive {@code PING}s, or a reconnect when needed. */

@@ -58,8 +58,29 @@ final class PinnedCall {
         return node.settle(exchange, confirm, args[0] + " " + key);
     }
 
+    /** The session to send on; Sentinel: the new primary's when this node cannot be reached. */
+    Node.Session session() {
+        try {
+            return engine.session(node);
+        } catch (RLockException e) {
+            if (!engine.router().isSentinel()) {
+                throw e;
+            }
+            node = engine.router().recover(node);
+            return engine.session(node);
+        }
+    }
+
     /** Whether {@code reply} sent the call to another node, which is then the one to send to. */
     boolean follow(Object reply) {
+        if (engine.router().isSentinel() && reply instanceof rlock.resp.RespError error && error.code().equals("READONLY")) {
+            if (++redirects > Router.MAX_REDIRECTS) {
+                throw new RLockException("READONLY", "no primary would take the call for " + key);
+            }
+            node = engine.router().recover(node); // a failover: the same call on the new primary
+            asking = false;
+            return true;
+        }
         Cluster.Redirect redirect = engine.router().redirect(node, reply);
         if (redirect == null) {
             return false;

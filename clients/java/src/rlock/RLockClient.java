@@ -29,13 +29,23 @@ public final class RLockClient implements AutoCloseable {
     /**
      * Connects to {@code redis://[[user]:password@]host[:port][/db]} ({@code rediss://} for TLS
      * with the JDK's default trust store). In Redis Cluster, any master: the others are found
-     * through redirections.
+     * through redirections. Redis Sentinel:
+     * {@code redis-sentinel://[[user]:password@]host:port[,host:port...]/mastername} (Lettuce's form;
+     * {@code #mastername} too): the primary the sentinels name, followed through failovers.
      *
      * @throws RLockException when the server cannot be reached, refuses the credentials, or
      *         has no rlock module
      */
     public static RLockClient create(String redisUri) {
         return create(redisUri, new RLockOptions());
+    }
+
+    /** Through Redis Sentinel, as {@link RLockOptions#sentinel(String, String...)} says. */
+    public static RLockClient create(RLockOptions options) {
+        if (options.masterName == null) {
+            throw new IllegalArgumentException("RLockOptions.sentinel(masterName, host:port...) or a URI");
+        }
+        return new RLockClient(new Engine(RedisUri.sentinel(options.masterName, options.sentinels, null, null, 0), options));
     }
 
     public static RLockClient create(String redisUri, RLockOptions options) {

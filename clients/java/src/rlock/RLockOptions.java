@@ -12,6 +12,8 @@ public final class RLockOptions {
     int protocol = 3;
     Duration watchdogLease = Duration.ofSeconds(30);
     Confirm confirm = Confirm.auto();
+    String masterName;
+    java.util.List<String> sentinels = java.util.List.of();
 
     /** For {@code rediss://}: the factory of TLS sockets (default: the JDK's default one). */
     public RLockOptions sslSocketFactory(SSLSocketFactory factory) {
@@ -63,6 +65,17 @@ public final class RLockOptions {
      */
     public RLockOptions confirm(Confirm confirm) {
         this.confirm = confirm == null ? Confirm.off() : confirm;
+        return this;
+    }
+
+    /**
+     * Connect through Redis Sentinel: {@code masterName} as the sentinels at {@code sentinels}
+     * ({@code host:port}) name its primary, following its failovers; for
+     * {@link RLockClient#create(RLockOptions)} (the URI form: {@code redis-sentinel://h1:p1,h2:p2/mastername}).
+     */
+    public RLockOptions sentinel(String masterName, String... sentinels) {
+        this.masterName = masterName;
+        this.sentinels = java.util.List.of(sentinels);
         return this;
     }
 }

@@ -104,7 +104,7 @@ final class WaitByMessage {
         PinnedCall call = new PinnedCall(engine, key);
         boolean[] interrupted = {false};
         while (true) {
-            Node.Session session = engine.session(call.node);
+            Node.Session session = call.session();
             long left = deadline == Long.MAX_VALUE ? 0 : deadline - System.nanoTime();
             if (deadline != Long.MAX_VALUE && left <= 0) {
                 return Long.valueOf(1).equals(engine.call(key, Family.LATCH.await(key, Family.NO_WAIT, 0)));
