@@ -51,6 +51,7 @@ final class Engine {
                 : new Router(this, uri.host, uri.port);
         try {
             router.seed().sessionWithin(connectTimeoutNanos());
+            router.start();
         } catch (IOException e) {
             close();
             throw new RLockException("cannot connect to " + uri + ": " + e.getMessage(), e);
@@ -297,6 +298,14 @@ final class Engine {
 
     static long ceilMillis(long nanos) {
         return Math.max(1, (nanos + 999_999) / 1_000_000);
+    }
+
+    static void sleepQuietly(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     static void pause(long ms) throws InterruptedException {

@@ -291,6 +291,9 @@ final class Node {
             }
             if (reply instanceof RespError && ((RespError) reply).code().matches("ASK|MOVED")) {
                 reply = fresh.conn.callAsking(renew); // a holding taken on this node while it imports the slot
+                if (reply instanceof RespError) {
+                    continue; // its slot is served elsewhere now: the Router moves it there (ClusterSlots)
+                }
             }
             if (!Long.valueOf(1).equals(reply)) {
                 engine.holdings().lost(holding);

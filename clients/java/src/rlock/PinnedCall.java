@@ -63,10 +63,10 @@ final class PinnedCall {
         try {
             return engine.session(node);
         } catch (RLockException e) {
-            if (!engine.router().isSentinel()) {
+            if (!engine.router().followsFailovers()) {
                 throw e;
             }
-            node = engine.router().recover(node);
+            node = engine.router().recover(node, key);
             return engine.session(node);
         }
     }

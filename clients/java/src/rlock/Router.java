@@ -54,8 +54,13 @@ final class Router {
      * are re-bound ({@code RENEW ... WATCHDOG}) or reported lost. Otherwise: {@code failed}.
      */
     Node recover(Node failed) {
+        return recover(failed, null);
+    }
+
+    /** As above; Cluster: reads the slots again until {@code key}'s has another primary than {@code failed}. */
+    Node recover(Node failed, String key) {
         if (sentinels == null) {
-            return failed;
+            return cluster && key != null ? ClusterSlots.recover(this, engine, failed, key) : failed;
         }
         synchronized (this) {
             if (seed != failed) {
@@ -105,6 +110,9 @@ final class Router {
      */
     void maintain() {
         if (sentinels == null) {
+            if (cluster) {
+                ClusterSlots.refresh(this, engine);
+            }
             return;
         }
         Node primary = seed;
@@ -117,6 +125,28 @@ final class Router {
 
     boolean isSentinel() {
         return sentinels != null;
+    }
+
+    /** After the seed answered: in Redis Cluster, the whole slot map at once. */
+    void start() {
+        if (sentinels == null && seed.call(false, "CLUSTER", "SLOTS") instanceof java.util.List<?> ranges && !ranges.isEmpty()) {
+            ClusterSlots.refresh(this, engine);
+        }
+    }
+
+    /** Whether it follows failovers (Sentinel, or Cluster once a redirection showed one). */
+    boolean followsFailovers() {
+        return sentinels != null || cluster;
+    }
+
+    boolean isCluster() {
+        return cluster;
+    }
+
+    /** Cluster: {@code slot}'s primary is {@code node} now. */
+    void assign(int slot, Node node) {
+        slots.set(slot, node);
+        cluster = true;
     }
 
     Node seed() {
@@ -177,10 +207,15 @@ final class Router {
                 e.node = node;
                 throw e;
             } catch (RLockException e) {
-                if (sentinels == null || e.code() != null) {
+                if (sentinels == null && !cluster || e.code() != null) {
                     throw e;
                 }
-                node = recover(node); // the same call (its same request id) on the primary now
+                node = recover(node, key); // the same call (its same request id) on the primary now
+                continue;
+            }
+            if (cluster && reply instanceof RespError error && error.code().matches("CLUSTERDOWN|TRYAGAIN")
+                    && hop < MAX_REDIRECTS) {
+                Engine.sleepQuietly(500); // a failover under way
                 continue;
             }
             if (sentinels != null && reply instanceof RespError error && error.code().equals("READONLY")) {

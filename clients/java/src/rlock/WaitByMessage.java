@@ -73,6 +73,9 @@ final class WaitByMessage {
             throws InterruptedException {
         switch (event.kind) {
             case DISCONNECTED:
+                if (engine.router().isCluster()) {
+                    call.reroute(); // a failover may have moved the slot
+                }
                 return true; // sent again with the same request id
             case CLOSED:
                 throw Engine.closedException();

@@ -81,14 +81,14 @@ class SentinelTest {
     @Order(1)
     @Timeout(120)
     void holderAndWaitersAcrossSentinelFailover() throws Exception {
-        acrossFailover("sentinel-failover", () -> topology.command("failover"));
+        acrossFailover(topology.sentinelUri(), "sentinel-failover", topology::primaryPort, () -> topology.command("failover"));
     }
 
     @Test
     @Order(2)
     @Timeout(120)
     void holderAndWaitersAcrossKillOfThePrimary() throws Exception {
-        acrossFailover("sentinel-kill", () -> {
+        acrossFailover(topology.sentinelUri(), "sentinel-kill", topology::primaryPort, () -> {
             topology.command("kill", "port", topology.primaryPort());
             topology.command("await_promotion");
         });
@@ -98,8 +98,12 @@ class SentinelTest {
         void run() throws Exception;
     }
 
-    static void acrossFailover(String key, Failover failover) throws Exception {
-        int oldPrimary = topology.primaryPort();
+    /**
+     * A holder and two waiters of {@code key} (clients of {@code uri}) across {@code failover}:
+     * see the class comment. {@code primaryOf} is the port of the key's primary now.
+     */
+    static void acrossFailover(String uri, String key, java.util.function.IntSupplier primaryOf, Failover failover) throws Exception {
+        int oldPrimary = primaryOf.getAsInt();
         List<RLockClient> clients = new ArrayList<>();
         ExecutorService threads = Executors.newFixedThreadPool(3);
         List<LostLock> lost = new CopyOnWriteArrayList<>();
@@ -107,7 +111,7 @@ class SentinelTest {
         Fence FENCE = new Fence();
         try {
             for (int i = 0; i < 3; i++) {
-                clients.add(RLockClient.create(topology.sentinelUri()));
+                clients.add(RLockClient.create(uri));
             }
             clients.get(0).addLockLostListener(lost::add);
             RLock held = clients.get(0).getLock(key);
@@ -140,7 +144,7 @@ class SentinelTest {
             }
 
             failover.run();
-            assertNotEquals(oldPrimary, topology.primaryPort(), "a new primary");
+            assertNotEquals(oldPrimary, primaryOf.getAsInt(), "a new primary");
 
             // The holder: still holding on the new primary (its confirmed holding re-bound), or told it lost it.
             threads.submit(() -> {
