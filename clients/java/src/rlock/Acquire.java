@@ -64,7 +64,12 @@ final class Acquire {
         String requestId = Engine.requestId();
         String first = keys.get(0);
         if (waitMs == 0) {
-            Router.Reply reply = engine.router().call(first, args(lease, watchdog, Family.NO_WAIT, 0, requestId));
+            Router.Reply reply;
+            try {
+                reply = engine.router().write(engine.confirm, first, args(lease, watchdog, Family.NO_WAIT, 0, requestId));
+            } catch (Confirm.Unconfirmed e) {
+                throw undo(e.node, e);
+            }
             return granted(reply.node(), reply.value(), watchdog, lease);
         }
         long deadline = Engine.deadline(waitMs);
@@ -72,12 +77,18 @@ final class Acquire {
         boolean[] interrupted = {false};
         try {
             while (true) {
-                Node.Session session = engine.session(call.node);
+                Node.Session session = call.session();
                 long left = deadline == Long.MAX_VALUE ? 0 : deadline - System.nanoTime();
                 boolean over = deadline != Long.MAX_VALUE && left <= 0;
                 long waitArg = deadline == Long.MAX_VALUE ? 0 : over ? Family.NO_WAIT : Engine.ceilMillis(left);
                 List<Waiter> waiters = over ? List.of() : register(call.node, session.generation, deadline);
-                Object reply = call.send(session, waiters, args(lease, watchdog, waitArg, session.notifyId, requestId));
+                Object reply;
+                try {
+                    reply = call.send(session, waiters, args(lease, watchdog, waitArg, session.notifyId, requestId), engine.confirm);
+                } catch (Confirm.Unconfirmed e) {
+                    drop(waiters, 0); // granted at once: no message comes
+                    throw undo(call.node, e);
+                }
                 if (reply == PinnedCall.RESEND) {
                     continue; // the same call, with its same request id, on a new connection
                 }
@@ -91,7 +102,7 @@ final class Acquire {
                     }
                     if (event.kind == Event.Kind.GRANTED) {
                         long[] tokens = tokens(event, waiters);
-                        if (watchdog && !confirm(call.node, call.asked, lease)) {
+                        if ((watchdog || call.node.confirms(engine.confirm)) && !confirm(call.node, call.asked, lease, watchdog)) {
                             requestId = Engine.requestId(); // it ended before we could confirm it: ask again
                             continue;
                         }
@@ -157,21 +168,45 @@ final class Acquire {
     }
 
     /**
-     * Confirm: a watchdog grant told by message starts its renewals once {@code RENEW ...
-     * WATCHDOG} binds it, key by key (docs/notify.md). When one ended meanwhile, the rest of
-     * an all-or-none grant is given back, and the caller asks again.
+     * Confirm: a grant told by message was written by another connection, so this one's
+     * {@code WAIT} would not cover it (Redis 8.2, Valkey: a connection's WAIT counts from its
+     * own last propagated command). {@code RENEW} writes (PEXPIREAT) on this connection, and the
+     * last key's is pipelined with the replicas' confirmation; a watchdog grant also starts its
+     * renewals once {@code RENEW ... WATCHDOG} binds it (docs/notify.md). When one ended
+     * meanwhile, the rest of an all-or-none grant is given back, and the caller asks again.
+     * Not confirmed: undone, {@link NotConfirmedException}.
      */
-    private boolean confirm(Node node, boolean asking, long lease) {
-        for (String key : keys) {
-            Object reply = engine.router().call(node, asking, key, family.renew(key, owner, lease, true)).value();
+    private boolean confirm(Node node, boolean asking, long lease, boolean watchdog) {
+        for (int i = 0; i < keys.size(); i++) {
+            String key = keys.get(i);
+            Confirm confirm = i == keys.size() - 1 ? engine.confirm : null;
+            Object reply;
+            try {
+                reply = engine.router().call(node, asking, confirm, key, family.renew(key, owner, lease, watchdog)).value();
+            } catch (Confirm.Unconfirmed e) {
+                if (Long.valueOf(1).equals(e.reply)) {
+                    throw undo(node, e);
+                }
+                reply = e.reply;
+            }
             if (!Long.valueOf(1).equals(Replies.check(reply))) {
                 if (all) {
-                    engine.releaseAll(keys, owner);
+                    engine.releaseAll(keys, owner, null);
                 }
                 return false;
             }
         }
         return true;
+    }
+
+    /** An acquisition not confirmed in time: given back (one hold, or the permits), and reported. */
+    private NotConfirmedException undo(Node node, Confirm.Unconfirmed unconfirmed) {
+        if (all) {
+            engine.releaseAll(keys, owner, null);
+        } else {
+            engine.releaseQuietly(node, new Target(family, keys.get(0), owner), permits);
+        }
+        return unconfirmed.report("the acquisition of " + family.type + " " + (all ? keys : keys.get(0)), true);
     }
 
     /** A call's answer to an acquire: the tokens (recorded), null for nil; errors raised. */

@@ -26,10 +26,14 @@ final class Engine {
     private final Dispatcher dispatcher;
     private final WaitByMessage waits;
     private final Router router;
-    private volatile boolean closed;
+    /** Confirmation of this engine's writes (a view made by {@link #with(Confirm)} has its own). */
+    final Confirm confirm;
+    private final java.util.concurrent.atomic.AtomicBoolean closed;
 
     Engine(RedisUri uri, RLockOptions options) {
         this.options = options;
+        this.confirm = options.confirm;
+        this.closed = new java.util.concurrent.atomic.AtomicBoolean();
         this.settings = new RespConnection.Settings().uri(uri, options.sslSocketFactory)
                 .verifyHostname(options.verifyHostname).protocol(options.protocol)
                 .connectTimeout(options.connectTimeout).responseTimeout(options.responseTimeout)
@@ -43,14 +47,33 @@ final class Engine {
         this.holdings = new Holdings(this::background);
         this.dispatcher = new Dispatcher(this);
         this.waits = new WaitByMessage(this, options.responseTimeout.toNanos());
-        this.router = new Router(this, uri.host, uri.port);
+        this.router = uri.masterName != null ? new Router(this, new Sentinels(uri.masterName, uri.sentinels))
+                : new Router(this, uri.host, uri.port);
         try {
             router.seed().sessionWithin(connectTimeoutNanos());
+            router.start();
         } catch (IOException e) {
             close();
             throw new RLockException("cannot connect to " + uri + ": " + e.getMessage(), e);
         }
         executor.scheduleWithFixedDelay(this::maintain, 1, 1, TimeUnit.SECONDS);
+    }
+
+    /** The same client (connections, holdings, owner ids) whose writes are confirmed as {@code confirm} says. */
+    private Engine(Engine base, Confirm confirm) {
+        this.options = base.options;
+        this.settings = base.settings;
+        this.executor = base.executor;
+        this.holdings = base.holdings;
+        this.dispatcher = base.dispatcher;
+        this.waits = base.waits;
+        this.router = base.router;
+        this.closed = base.closed;
+        this.confirm = confirm;
+    }
+
+    Engine with(Confirm confirm) {
+        return new Engine(this, confirm);
     }
 
     RespConnection.Settings settings() {
@@ -74,7 +97,7 @@ final class Engine {
     }
 
     boolean isClosed() {
-        return closed;
+        return closed.get();
     }
 
     long connectTimeoutNanos() {
@@ -110,8 +133,9 @@ final class Engine {
 
     private void maintain() {
         holdings.forgetExpired();
+        router.maintain();
         for (Node node : router.nodes()) {
-            if (closed) {
+            if (closed.get()) {
                 return;
             }
             try {
@@ -171,15 +195,33 @@ final class Engine {
      */
     long release(Family family, String key, String owner, int permits) {
         Target target = new Target(family, key, owner);
-        Router.Reply reply = router.call(key, family.release(key, owner, permits, requestId()));
-        Object value = Replies.check(reply.value());
+        Object value;
+        Confirm.Unconfirmed unconfirmed = null;
+        try {
+            value = Replies.check(router.write(confirm, key, family.release(key, owner, permits, requestId())).value());
+        } catch (Confirm.Unconfirmed e) {
+            unconfirmed = e;
+            value = e.reply;
+        }
         if (value == null) {
             holdings.released(target, null);
             return -1;
         }
         long remaining = Replies.number(value, 0);
         holdings.released(target, remaining);
+        if (unconfirmed != null) {
+            throw unconfirmed.report("the release of " + family.type + " " + key, false);
+        }
         return remaining;
+    }
+
+    /** A write about {@code key} (its errors raised), confirmed by the replicas: else {@link NotConfirmedException}. */
+    Object write(String key, Object... args) {
+        try {
+            return Replies.check(router.write(confirm, key, args).value());
+        } catch (Confirm.Unconfirmed e) {
+            throw e.report(args[0] + " " + key, false);
+        }
     }
 
     /**
@@ -187,7 +229,19 @@ final class Engine {
      * not hold (each key's holding is updated).
      */
     List<String> releaseAll(List<String> keys, String owner) {
-        Object reply = call(keys.get(0), Family.releaseAll(keys, owner, requestId()));
+        return releaseAll(keys, owner, confirm);
+    }
+
+    /** As above, confirmed as {@code confirm} says (null: not, as for an undo). */
+    List<String> releaseAll(List<String> keys, String owner, Confirm confirm) {
+        Object reply;
+        Confirm.Unconfirmed unconfirmed = null;
+        try {
+            reply = Replies.check(router.write(confirm, keys.get(0), Family.releaseAll(keys, owner, requestId())).value());
+        } catch (Confirm.Unconfirmed e) {
+            unconfirmed = e;
+            reply = e.reply;
+        }
         if (!(reply instanceof List) || ((List<?>) reply).size() != keys.size()) {
             throw new RLockException("ERR", "unexpected reply to RLOCK.RELEASEALL: " + text(reply));
         }
@@ -199,6 +253,9 @@ final class Engine {
                 notHeld.add(keys.get(i));
             }
             holdings.released(new Target(Family.LOCK, keys.get(i), owner), count == null ? null : Replies.number(count, 0));
+        }
+        if (unconfirmed != null) {
+            throw unconfirmed.report("the release of " + keys, false);
         }
         return notHeld;
     }
@@ -216,7 +273,7 @@ final class Engine {
         try {
             return node.sessionWithin(connectTimeoutNanos());
         } catch (IOException e) {
-            if (closed) {
+            if (closed.get()) {
                 throw closedException();
             }
             throw new RLockException("cannot connect to " + node + ": " + e.getMessage(), e);
@@ -243,12 +300,20 @@ final class Engine {
         return Math.max(1, (nanos + 999_999) / 1_000_000);
     }
 
+    static void sleepQuietly(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
     static void pause(long ms) throws InterruptedException {
         Thread.sleep(ms);
     }
 
     void close() {
-        closed = true;
+        closed.set(true);
         dispatcher.closeAll();
         router.close();
         executor.shutdownNow();

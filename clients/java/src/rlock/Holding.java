@@ -26,6 +26,11 @@ final class Holding {
         this.expires = watchdog ? Long.MAX_VALUE : System.nanoTime() + leaseMs * 1_000_000L;
     }
 
+    Holding(Target target, Node node, long token, boolean watchdog, long leaseMs, long count, long expires) {
+        this(target, node, token, watchdog, leaseMs, count);
+        this.expires = expires;
+    }
+
     boolean isLost() {
         return lost;
     }

@@ -114,4 +114,24 @@ final class Holdings {
                 .filter(h -> h.node == node && h.watchdog && !h.isLost())
                 .collect(Collectors.toList());
     }
+
+    /** A failover: the holdings taken on {@code from} now live on {@code to} (to be re-bound there). */
+    void move(Node from, Node to) {
+        byTarget.replaceAll((target, h) -> h.node != from ? h
+                : new Holding(target, to, h.token, h.watchdog, h.leaseMs, h.count, h.expires));
+    }
+
+    /** Cluster: every holding whose key {@code nodeFor} sends elsewhere moves there; the nodes it moved to. */
+    java.util.Set<Node> rehome(java.util.function.Function<String, Node> nodeFor) {
+        java.util.Set<Node> to = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        byTarget.replaceAll((target, h) -> {
+            Node node = nodeFor.apply(target.key());
+            if (h.node == node || h.isLost()) {
+                return h;
+            }
+            to.add(node);
+            return new Holding(target, node, h.token, h.watchdog, h.leaseMs, h.count, h.expires);
+        });
+        return to;
+    }
 }

@@ -12,12 +12,12 @@ final class LatchImpl extends Handle implements RCountDownLatch {
         if (count < 1) {
             throw new IllegalArgumentException("a count of at least 1");
         }
-        return Long.valueOf(1).equals(engine.call(name, "RLATCH.SET", name, count));
+        return Long.valueOf(1).equals(engine.write(name, "RLATCH.SET", name, count));
     }
 
     @Override
     public void countDown() {
-        engine.call(name, "RLATCH.COUNTDOWN", name, "ID", Engine.requestId());
+        engine.write(name, "RLATCH.COUNTDOWN", name, "ID", Engine.requestId());
     }
 
     @Override

@@ -44,7 +44,7 @@ final class LockImpl extends AcquiringLock {
         args[3] = known.token;
         System.arraycopy(command, 0, args, 4, command.length);
         try {
-            return engine.call(name, args);
+            return engine.write(name, args);
         } catch (RLockException e) {
             if (!"NOTOWNER".equals(e.code())) {
                 throw e;
@@ -126,7 +126,7 @@ final class LockImpl extends AcquiringLock {
 
     @Override
     public boolean forceUnlock() {
-        return Long.valueOf(1).equals(engine.call(name, family.prefix + ".FORCERELEASE", name));
+        return Long.valueOf(1).equals(engine.write(name, family.prefix + ".FORCERELEASE", name));
     }
 
     @Override

@@ -31,6 +31,8 @@ final class Node {
     private volatile long lastContact = System.nanoTime();
     private volatile long pingIntervalNanos = TimeUnit.SECONDS.toNanos(10);
     private boolean pingIntervalKnown;
+    /** The replicas connected to it, for {@link Confirm#auto()}. */
+    private final Replicas replicas = new Replicas();
 
     /** One connection (RESP3), or a command and a subscriber connection (RESP2). */
     final class Session {
@@ -100,6 +102,7 @@ final class Node {
                 throw e;
             }
             session = fresh;
+            replicas.invalidate();
             lastContact = System.nanoTime();
             return fresh;
         }
@@ -130,9 +133,10 @@ final class Node {
     /**
      * One call on this node: a connection failure sends the same command (with its same request
      * id) once more on a new connection; a second failure raises {@link RLockException}. An
-     * error reply is returned as a {@link RespError}.
+     * error reply is returned as a {@link RespError}. With {@code confirm}, a write pipelined
+     * with its confirmation ({@link #exchange}); not confirmed: {@link Confirm.Unconfirmed}.
      */
-    Object call(boolean asking, Object... args) {
+    Object call(boolean asking, Confirm confirm, Object... args) {
         IOException failure = null;
         for (int attempt = 0; attempt < 2; attempt++) {
             Session s;
@@ -142,17 +146,72 @@ final class Node {
                 failure = e;
                 break;
             }
+            Object[] exchange;
             try {
-                Object reply = asking ? s.conn.callAsking(args) : s.conn.call(args);
+                exchange = exchange(s, asking, confirm, args);
                 lastContact = System.nanoTime();
-                return reply;
             } catch (IOException e) {
                 failure = e;
                 s.close();
+                continue;
             }
+            return settle(exchange, confirm, args.length > 1 ? args[0] + " " + args[1] : String.valueOf(args[0]));
         }
         throw new RLockException("no reply from " + host + ":" + port + " to " + args[0]
                 + (failure != null ? ": " + failure.getMessage() : ""), failure);
+    }
+
+    Object call(boolean asking, Object... args) {
+        return call(asking, null, args);
+    }
+
+    /**
+     * {@code args} (after {@code ASKING} when {@code asking}) on {@code s}, pipelined with the
+     * {@code WAIT} of {@code confirm} when there are replicas to wait for: {reply, the WAIT
+     * command or null, its reply}.
+     */
+    Object[] exchange(Session s, boolean asking, Confirm confirm, Object[] args) throws IOException {
+        Object[] wait = confirm == null || confirm.off ? null : confirm.command(confirm.replicas == Confirm.AUTO ? replicas.count(s.conn) : 0);
+        if (wait == null) {
+            return new Object[] {asking ? s.conn.callAsking(args) : s.conn.call(args), null, null};
+        }
+        List<Object> replies = asking ? s.conn.pipeline(new Object[] {"ASKING"}, args, wait) : s.conn.pipeline(args, wait);
+        if (asking && replies.get(0) instanceof RespError) {
+            return new Object[] {replies.get(0), null, null};
+        }
+        return new Object[] {replies.get(replies.size() - 2), wait, replies.get(replies.size() - 1)};
+    }
+
+    /**
+     * The reply of an {@link #exchange}, once its confirmation is checked: a reply that wrote
+     * nothing (nil, an error, {@code WAITING}) needs none. Not confirmed: {@link Confirm.Unconfirmed}
+     * carrying the reply (and the replica count is read again next time).
+     */
+    Object settle(Object[] exchange, Confirm confirm, String what) {
+        Object reply = exchange[0];
+        if (exchange[1] == null || reply == null || reply instanceof RespError || "WAITING".equals(reply)) {
+            return reply;
+        }
+        try {
+            confirm.settle((Object[]) exchange[1], exchange[2], what);
+        } catch (Confirm.Unconfirmed e) {
+            replicas.invalidate();
+            e.reply = reply;
+            throw e;
+        }
+        return reply;
+    }
+
+    /** Whether a write here now waits for replicas under {@code confirm}. */
+    boolean confirms(Confirm confirm) {
+        if (confirm == null || confirm.off) {
+            return false;
+        }
+        try {
+            return confirm.command(confirm.replicas == Confirm.AUTO ? replicas.count(sessionWithin(engine.connectTimeoutNanos()).conn) : 0) != null;
+        } catch (IOException e) {
+            return true;
+        }
     }
 
     private Session open(long gen) throws IOException {
@@ -227,13 +286,36 @@ final class Node {
             Target target = holding.target;
             Object[] renew = target.family().renew(target.key(), target.owner(), holding.leaseMs, true);
             Object reply = fresh.conn.call(renew);
+            if (reply instanceof RespError && ((RespError) reply).code().equals("READONLY")) {
+                throw new IOException("READONLY: " + this + " is a replica now (a failover)"); // the holdings wait for the new primary
+            }
             if (reply instanceof RespError && ((RespError) reply).code().matches("ASK|MOVED")) {
                 reply = fresh.conn.callAsking(renew); // a holding taken on this node while it imports the slot
+                if (reply instanceof RespError) {
+                    continue; // its slot is served elsewhere now: the Router moves it there (ClusterSlots)
+                }
             }
             if (!Long.valueOf(1).equals(reply)) {
                 engine.holdings().lost(holding);
             }
         }
+    }
+
+    /** After a failover moved holdings here: re-binds them on the session (or reports them lost). */
+    void adopt() {
+        try {
+            Session s = sessionWithin(engine.connectTimeoutNanos());
+            synchronized (this) {
+                rebind(s);
+            }
+        } catch (IOException | RuntimeException e) {
+            close(); // the next session re-binds them
+        }
+    }
+
+    /** Whether its session is open. */
+    synchronized boolean isUp() {
+        return session != null && session.isOpen();
     }
 
     /** The maintenance thread's visit: keep-alive {@code PING}s, or a reconnect when needed. */

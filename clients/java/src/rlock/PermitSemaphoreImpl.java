@@ -60,7 +60,7 @@ final class PermitSemaphoreImpl extends PermitsHandle implements RPermitExpirabl
         if (lease < 0) {
             throw new IllegalArgumentException("a lease time is needed");
         }
-        boolean held = Long.valueOf(1).equals(engine.call(name, "RSEM.RENEW", name, permitId, "PX", lease));
+        boolean held = Long.valueOf(1).equals(engine.write(name, "RSEM.RENEW", name, permitId, "PX", lease));
         if (held) {
             engine.holdings().renewed(new Target(Family.PERMITS, name, permitId), lease);
         }

@@ -12,11 +12,11 @@ abstract class PermitsHandle extends Handle {
     }
 
     public boolean trySetPermits(int permits) {
-        return Long.valueOf(1).equals(engine.call(name, "RSEM.SETPERMITS", name, (long) permits));
+        return Long.valueOf(1).equals(engine.write(name, "RSEM.SETPERMITS", name, (long) permits));
     }
 
     public void addPermits(int permits) {
-        engine.call(name, "RSEM.ADDPERMITS", name, (long) permits);
+        engine.write(name, "RSEM.ADDPERMITS", name, (long) permits);
     }
 
     public int availablePermits() {

@@ -33,9 +33,17 @@ final class PinnedCall {
      * broke (its waiters are then unregistered: the server dropped their entries with it).
      */
     Object send(Node.Session session, Iterable<Waiter> waiters, Object[] args) {
-        Object reply;
+        return send(session, waiters, args, null);
+    }
+
+    /**
+     * As above, an acquire pipelined with its confirmation ({@link Node#exchange}): granted at
+     * once and not confirmed, {@link Confirm.Unconfirmed}.
+     */
+    Object send(Node.Session session, Iterable<Waiter> waiters, Object[] args, Confirm confirm) {
+        Object[] exchange;
         try {
-            reply = asking ? session.conn.callAsking(args) : session.conn.call(args);
+            exchange = node.exchange(session, asking, confirm, args);
         } catch (IOException e) {
             waiters.forEach(engine.dispatcher()::unregister);
             session.close();
@@ -47,11 +55,32 @@ final class PinnedCall {
         failures = 0;
         asked = asking;
         asking = false;
-        return reply;
+        return node.settle(exchange, confirm, args[0] + " " + key);
+    }
+
+    /** The session to send on; Sentinel: the new primary's when this node cannot be reached. */
+    Node.Session session() {
+        try {
+            return engine.session(node);
+        } catch (RLockException e) {
+            if (!engine.router().followsFailovers()) {
+                throw e;
+            }
+            node = engine.router().recover(node, key);
+            return engine.session(node);
+        }
     }
 
     /** Whether {@code reply} sent the call to another node, which is then the one to send to. */
     boolean follow(Object reply) {
+        if (engine.router().isSentinel() && reply instanceof rlock.resp.RespError error && error.code().equals("READONLY")) {
+            if (++redirects > Router.MAX_REDIRECTS) {
+                throw new RLockException("READONLY", "no primary would take the call for " + key);
+            }
+            node = engine.router().recover(node); // a failover: the same call on the new primary
+            asking = false;
+            return true;
+        }
         Cluster.Redirect redirect = engine.router().redirect(node, reply);
         if (redirect == null) {
             return false;

@@ -29,7 +29,9 @@ public final class RLockClient implements AutoCloseable {
     /**
      * Connects to {@code redis://[[user]:password@]host[:port][/db]} ({@code rediss://} for TLS
      * with the JDK's default trust store). In Redis Cluster, any master: the others are found
-     * through redirections.
+     * through redirections. Redis Sentinel:
+     * {@code redis-sentinel://[[user]:password@]host:port[,host:port...]/mastername} (Lettuce's form;
+     * {@code #mastername} too): the primary the sentinels name, followed through failovers.
      *
      * @throws RLockException when the server cannot be reached, refuses the credentials, or
      *         has no rlock module
@@ -38,8 +40,26 @@ public final class RLockClient implements AutoCloseable {
         return create(redisUri, new RLockOptions());
     }
 
+    /** Through Redis Sentinel, as {@link RLockOptions#sentinel(String, String...)} says. */
+    public static RLockClient create(RLockOptions options) {
+        if (options.masterName == null) {
+            throw new IllegalArgumentException("RLockOptions.sentinel(masterName, host:port...) or a URI");
+        }
+        return new RLockClient(new Engine(RedisUri.sentinel(options.masterName, options.sentinels, null, null, 0), options));
+    }
+
     public static RLockClient create(String redisUri, RLockOptions options) {
         return new RLockClient(new Engine(RedisUri.parse(redisUri), options));
+    }
+
+    /**
+     * This client (its connections, owner ids and holdings) with other confirmation by the
+     * replicas for the handles it gives out, e.g.
+     * {@code rlock.withConfirm(Confirm.replicas(1).timeout(Duration.ofSeconds(2))).getLock("k")}.
+     * Closing either closes both.
+     */
+    public RLockClient withConfirm(Confirm confirm) {
+        return new RLockClient(engine.with(confirm == null ? Confirm.off() : confirm));
     }
 
     /** This client's id: the first part of its owner ids ({@code <id>:<thread id>}). */

@@ -11,6 +11,9 @@ public final class RLockOptions {
     Duration responseTimeout = Duration.ofSeconds(10);
     int protocol = 3;
     Duration watchdogLease = Duration.ofSeconds(30);
+    Confirm confirm = Confirm.auto();
+    String masterName;
+    java.util.List<String> sentinels = java.util.List.of();
 
     /** For {@code rediss://}: the factory of TLS sockets (default: the JDK's default one). */
     public RLockOptions sslSocketFactory(SSLSocketFactory factory) {
@@ -53,6 +56,26 @@ public final class RLockOptions {
             throw new IllegalArgumentException("a lease of at least 1 ms");
         }
         this.watchdogLease = lease;
+        return this;
+    }
+
+    /**
+     * Confirmation by the replicas of every acquisition and release (default {@link Confirm#auto()}:
+     * the replicas connected at the time, none on a server without replicas); see {@link Confirm}.
+     */
+    public RLockOptions confirm(Confirm confirm) {
+        this.confirm = confirm == null ? Confirm.off() : confirm;
+        return this;
+    }
+
+    /**
+     * Connect through Redis Sentinel: {@code masterName} as the sentinels at {@code sentinels}
+     * ({@code host:port}) name its primary, following its failovers; for
+     * {@link RLockClient#create(RLockOptions)} (the URI form: {@code redis-sentinel://h1:p1,h2:p2/mastername}).
+     */
+    public RLockOptions sentinel(String masterName, String... sentinels) {
+        this.masterName = masterName;
+        this.sentinels = java.util.List.of(sentinels);
         return this;
     }
 }

@@ -53,6 +53,10 @@ final class Replies {
             if ("DEADLOCK".equals(error.code())) {
                 throw new DeadlockException(error.message());
             }
+            if ("CROSSSLOT".equals(error.code())) {
+                throw new RLockException(error.code(), error.message() + ": in Redis Cluster, put the keys in one hash slot"
+                        + " with a hash tag, e.g. {order}:1 {order}:2");
+            }
             throw new RLockException(error.code(), error.message());
         }
         return reply;

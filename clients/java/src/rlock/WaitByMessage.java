@@ -73,6 +73,9 @@ final class WaitByMessage {
             throws InterruptedException {
         switch (event.kind) {
             case DISCONNECTED:
+                if (engine.router().isCluster()) {
+                    call.reroute(); // a failover may have moved the slot
+                }
                 return true; // sent again with the same request id
             case CLOSED:
                 throw Engine.closedException();
@@ -104,7 +107,7 @@ final class WaitByMessage {
         PinnedCall call = new PinnedCall(engine, key);
         boolean[] interrupted = {false};
         while (true) {
-            Node.Session session = engine.session(call.node);
+            Node.Session session = call.session();
             long left = deadline == Long.MAX_VALUE ? 0 : deadline - System.nanoTime();
             if (deadline != Long.MAX_VALUE && left <= 0) {
                 return Long.valueOf(1).equals(engine.call(key, Family.LATCH.await(key, Family.NO_WAIT, 0)));

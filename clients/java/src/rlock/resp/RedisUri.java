@@ -18,8 +18,19 @@ public final class RedisUri {
     /** null when the URI names none. */
     public final String password;
     public final int db;
+    /** Sentinel ({@code redis-sentinel://}): the master name, else null. */
+    public final String masterName;
+    /** Sentinel: the sentinels' {@code host:port} addresses (empty otherwise). */
+    public final java.util.List<String> sentinels;
 
     private RedisUri(boolean tls, String host, int port, String user, String password, int db) {
+        this(tls, host, port, user, password, db, null, java.util.List.of());
+    }
+
+    private RedisUri(boolean tls, String host, int port, String user, String password, int db, String masterName,
+            java.util.List<String> sentinels) {
+        this.masterName = masterName;
+        this.sentinels = sentinels;
         this.tls = tls;
         this.host = host;
         this.port = port;
@@ -28,7 +39,61 @@ public final class RedisUri {
         this.db = db;
     }
 
+    /**
+     * A sentinel address list and master name, as Lettuce writes them:
+     * {@code redis-sentinel://[[user]:password@]host:port[,host:port...]/mastername} (or
+     * {@code #mastername}); the password is the data nodes' (the sentinels are asked without one).
+     */
+    public static RedisUri sentinel(String masterName, java.util.List<String> sentinels, String user, String password, int db) {
+        if (masterName == null || masterName.isEmpty() || sentinels.isEmpty()) {
+            throw new IllegalArgumentException("a master name and at least one sentinel host:port");
+        }
+        String[] first = sentinels.get(0).split(":");
+        return new RedisUri(false, first[0], first.length > 1 ? Integer.parseInt(first[1]) : 26379, user, password, db,
+                masterName, java.util.List.copyOf(sentinels));
+    }
+
+    private static RedisUri parseSentinel(String text) {
+        String rest = text.substring("redis-sentinel://".length());
+        String name = null;
+        int hash = rest.indexOf('#');
+        if (hash >= 0) {
+            name = rest.substring(hash + 1);
+            rest = rest.substring(0, hash);
+        }
+        int slash = rest.indexOf('/');
+        String path = slash < 0 ? "" : rest.substring(slash + 1);
+        String authority = slash < 0 ? rest : rest.substring(0, slash);
+        if (name == null) {
+            name = path;
+        }
+        String user = null;
+        String password = null;
+        int at = authority.lastIndexOf('@');
+        if (at >= 0) {
+            String info = authority.substring(0, at);
+            authority = authority.substring(at + 1);
+            int colon = info.indexOf(':');
+            password = decode(colon < 0 ? info : info.substring(colon + 1));
+            user = colon <= 0 ? null : decode(info.substring(0, colon));
+        }
+        java.util.List<String> sentinels = new java.util.ArrayList<>();
+        for (String address : authority.split(",")) {
+            if (!address.isEmpty()) {
+                sentinels.add(address.contains(":") ? address : address + ":26379");
+            }
+        }
+        try {
+            return sentinel(decode(name), sentinels, user, password, 0);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("redis-sentinel://[password@]host:port[,host:port]/mastername: " + text, e);
+        }
+    }
+
     public static RedisUri parse(String text) {
+        if (text.startsWith("redis-sentinel://")) {
+            return parseSentinel(text);
+        }
         URI uri;
         try {
             uri = new URI(text);
@@ -37,7 +102,7 @@ public final class RedisUri {
         }
         String scheme = uri.getScheme();
         if (!"redis".equals(scheme) && !"rediss".equals(scheme)) {
-            throw new IllegalArgumentException("a redis URI starts with redis:// or rediss://: " + text);
+            throw new IllegalArgumentException("a redis URI starts with redis://, rediss:// or redis-sentinel://: " + text);
         }
         String host = uri.getHost();
         if (host == null || host.isEmpty()) {
@@ -80,6 +145,9 @@ public final class RedisUri {
 
     @Override
     public String toString() {
+        if (masterName != null) {
+            return "redis-sentinel://" + String.join(",", sentinels) + "/" + masterName;
+        }
         return (tls ? "rediss://" : "redis://") + (password != null ? (user != null ? user : "") + ":***@" : "")
                 + host + ":" + port + "/" + db;
     }

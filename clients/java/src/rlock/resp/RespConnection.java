@@ -7,6 +7,7 @@ import java.io.OutputStream;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
@@ -236,7 +237,7 @@ public final class RespConnection implements AutoCloseable {
      * {@link IOException} (and leave the connection closed).
      */
     public Object call(Object... args) throws IOException {
-        return await(send(RespWriter.encode(args)));
+        return pipeline(new Object[][] {args}).get(0);
     }
 
     /**
@@ -244,21 +245,28 @@ public final class RespConnection implements AutoCloseable {
      * comes between them (Redis Cluster's {@code ASK} redirection). The command's reply.
      */
     public Object callAsking(Object... args) throws IOException {
-        CompletableFuture<Object> asking = new CompletableFuture<>();
-        CompletableFuture<Object> reply = new CompletableFuture<>();
-        byte[] both = RespWriter.concat(RespWriter.encode("ASKING"), RespWriter.encode(args));
+        List<Object> replies = pipeline(new Object[] {"ASKING"}, args);
+        return replies.get(0) instanceof RespError ? replies.get(0) : replies.get(1);
+    }
+
+    /** Commands written together (no other caller's command between them), and their replies. */
+    public List<Object> pipeline(Object[]... commands) throws IOException {
+        List<CompletableFuture<Object>> replies = new ArrayList<>(commands.length);
+        byte[] all = new byte[0];
+        for (Object[] command : commands) {
+            all = RespWriter.concat(all, RespWriter.encode(command));
+            replies.add(new CompletableFuture<>());
+        }
         synchronized (writeLock) {
             ensureOpen();
-            pending.add(asking);
-            pending.add(reply);
-            write(both);
+            pending.addAll(replies);
+            write(all);
         }
-        Object askingReply = await(asking);
-        if (askingReply instanceof RespError) {
-            await(reply);
-            return askingReply;
+        List<Object> values = new ArrayList<>(commands.length);
+        for (CompletableFuture<Object> reply : replies) {
+            values.add(await(reply));
         }
-        return await(reply);
+        return values;
     }
 
     /**
@@ -277,16 +285,6 @@ public final class RespConnection implements AutoCloseable {
         if (!confirmed) {
             throw new RespServerException("SUBSCRIBE " + channel, reply);
         }
-    }
-
-    private CompletableFuture<Object> send(byte[] command) throws IOException {
-        CompletableFuture<Object> reply = new CompletableFuture<>();
-        synchronized (writeLock) {
-            ensureOpen();
-            pending.add(reply);
-            write(command);
-        }
-        return reply;
     }
 
     private void ensureOpen() throws IOException {

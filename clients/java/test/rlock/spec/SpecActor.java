@@ -9,9 +9,11 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
+import rlock.Confirm;
 import rlock.DeadlockException;
 import rlock.Leader;
 import rlock.MultiLock;
+import rlock.NotConfirmedException;
 import rlock.RLock;
 import rlock.RLockClient;
 import rlock.RLockException;
@@ -99,6 +101,9 @@ final class SpecActor implements AutoCloseable {
         if (e instanceof DeadlockException) {
             return "Deadlock";
         }
+        if (e instanceof NotConfirmedException) {
+            return "NotConfirmed";
+        }
         if (e instanceof IllegalMonitorStateException) {
             return "NotHeld"; // LockLostException is one too
         }
@@ -177,8 +182,11 @@ final class SpecActor implements AutoCloseable {
         String type = (String) step.get("type");
         long waitMs = integer(step, "wait_ms", 0);
         long lease = lease(step, type + ":" + key);
-        if (step.containsKey("confirm")) {
-            throw new IllegalArgumentException("confirm is not supported by the Java helper");
+        RLockClient client = this.client;
+        if (step.get("confirm") instanceof Map<?, ?> confirm) {
+            // The same client (same owner) with the step's confirmation.
+            client = client.withConfirm(Confirm.replicas(((Number) confirm.get("replicas")).intValue())
+                    .timeout(java.time.Duration.ofMillis(((Number) confirm.get("timeout_ms")).longValue())));
         }
         if ("semaphore".equals(type)) {
             int permits = (int) integer(step, "permits", 1);
@@ -195,7 +203,7 @@ final class SpecActor implements AutoCloseable {
             RSemaphore semaphore = client.getSemaphore(key);
             return semaphore.tryAcquire(permits, waitMs, TimeUnit.MILLISECONDS) ? (Object) semaphore.getToken() : NOT_ACQUIRED;
         }
-        RLock lock = lock(type, key);
+        RLock lock = lock(client, type, key);
         return lock.tryLock(waitMs, lease, TimeUnit.MILLISECONDS) ? (Object) lock.getToken() : NOT_ACQUIRED;
     }
 
@@ -214,6 +222,10 @@ final class SpecActor implements AutoCloseable {
     }
 
     private RLock lock(String type, String key) {
+        return lock(client, type, key);
+    }
+
+    private static RLock lock(RLockClient client, String type, String key) {
         switch (type) {
             case "lock":
                 return client.getLock(key);

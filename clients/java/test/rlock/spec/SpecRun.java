@@ -35,6 +35,10 @@ final class SpecRun {
     private record Outcome(Object result, String error) {
     }
 
+    /** The harness's topology of a scenario that names one (pause_replicas, resume_replicas), else null. */
+    rlock.testing.Topology topology;
+    private final List<Integer> paused = new ArrayList<>();
+
     SpecRun(Map<String, Object> scenario, RespConnection admin, int port) {
         this.scenario = scenario;
         this.admin = admin;
@@ -69,6 +73,13 @@ final class SpecRun {
     }
 
     void finish() {
+        for (int replica : paused) {
+            try {
+                topology.resume(replica);
+            } catch (IOException e) {
+                // the harness is gone
+            }
+        }
         for (Background running : background.values()) {
             actors.get(running.actor).interrupt();
         }
@@ -240,8 +251,19 @@ final class SpecRun {
                 command("CLIENT", "KILL", "USER", user);
                 return null;
             }
+            case "pause_replicas":
+                paused.addAll(topology.replicaPorts()); // the harness lists only running replicas
+                for (int replica : paused) {
+                    topology.pause(replica);
+                }
+                return null;
+            case "resume_replicas":
+                for (int replica : paused) {
+                    topology.resume(replica);
+                }
+                paused.clear();
+                return null;
             default:
-                // pause_replicas/resume_replicas only occur in scenarios that require confirmation.
                 throw new AssertionError("unknown op " + op);
         }
     }

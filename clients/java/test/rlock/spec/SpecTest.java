@@ -1,5 +1,6 @@
 package rlock.spec;
 
+import rlock.testing.Json;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -16,6 +17,7 @@ import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
 import rlock.resp.RespConnection;
 import rlock.testing.RedisServer;
+import rlock.testing.Topology;
 
 /**
  * The shared behaviour specification (clients/spec): one dynamic test per scenario, named
@@ -26,13 +28,16 @@ import rlock.testing.RedisServer;
 class SpecTest {
     static final Path SPEC = Path.of(System.getProperty("rlock.spec",
             Path.of("").toAbsolutePath().resolve("../spec").normalize().toString()));
-    /** Capabilities of the Java helper; "confirmation" comes with a later issue. */
-    static final Set<String> SUPPORTED = Set.of("cancel");
+    /** Capabilities of the Java helper. */
+    static final Set<String> SUPPORTED = Set.of("cancel", "confirmation");
     /** Known drifts (clients/spec/README.md): scenario -> what the helper does instead. */
     static final Map<String, String> DRIFTS = Map.of();
 
     static RedisServer server;
     static RespConnection admin;
+    /** The harness's {@code replicated} topology, started for the first scenario naming it. */
+    static Topology replicated;
+    static RespConnection replicatedAdmin;
 
     @BeforeAll
     static void start() throws Exception {
@@ -44,6 +49,10 @@ class SpecTest {
 
     @AfterAll
     static void stop() {
+        if (replicated != null) {
+            replicatedAdmin.close();
+            replicated.close();
+        }
         if (admin != null) {
             admin.close();
         }
@@ -90,7 +99,17 @@ class SpecTest {
         Assumptions.assumeTrue(missing.isEmpty(),
                 () -> "SKIPPED " + name + ": the Java helper does not support " + String.join(", ", missing));
         Throwable failure = null;
-        SpecRun run = new SpecRun(scenario, admin, server.port);
+        SpecRun run;
+        if ("replicated".equals(scenario.get("topology"))) {
+            if (replicated == null) {
+                replicated = Topology.start("replicated");
+                replicatedAdmin = Topology.admin(replicated.primaryPort());
+            }
+            run = new SpecRun(scenario, replicatedAdmin, replicated.primaryPort());
+            run.topology = replicated;
+        } else {
+            run = new SpecRun(scenario, admin, server.port);
+        }
         try {
             run.start();
             run.steps();

@@ -1,4 +1,4 @@
-package rlock.spec;
+package rlock.testing;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -10,7 +10,7 @@ import java.util.Map;
  * objects as {@code LinkedHashMap<String, Object>}, arrays as {@code List<Object>}, integers as
  * {@code Long}, other numbers as {@code Double}, and strings, booleans and null as themselves.
  */
-final class Json {
+public final class Json {
     private final String text;
     private int at;
 
@@ -18,7 +18,7 @@ final class Json {
         this.text = text;
     }
 
-    static Object parse(String text) {
+    public static Object parse(String text) {
         Json json = new Json(text);
         Object value = json.value();
         json.space();
