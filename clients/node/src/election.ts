@@ -3,6 +3,7 @@
  * under their candidate id (FIFO), the holder leads, its fencing token is its term.
  */
 
+import type { ConfirmSetting } from './confirm';
 import { Arg } from './drivers/driver';
 import { LockLostError, NotOwnedError, publicError } from './errors';
 import { DEFAULT_RESPONSE_TIMEOUT } from './request';
@@ -19,6 +20,8 @@ export interface ElectionOptions {
   onLost?: (err: LockLostError) => void;
   /** How long a reply may take before the call is sent again on a new connection. Default 2000 ms. */
   responseTimeout?: number;
+  /** Confirmation by the replicas of the leadership and of `resign()` (as `LockOptions.confirm`). */
+  confirm?: ConfirmSetting;
 }
 
 export interface CampaignOptions {
@@ -50,6 +53,7 @@ export class Election {
     this.mutex = new Mutex(client, name, {
       identifier: candidate,
       responseTimeout: this.responseTimeout,
+      confirm: options.confirm,
       onLockLost: (err) => this.onLost?.(err),
     });
   }

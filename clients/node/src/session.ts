@@ -11,6 +11,7 @@
  *   `Dispatcher`, which settles the waits (`wait.ts`) and reports lost holdings.
  */
 
+import { Confirm, Replicas, Unconfirmed, confirmedCount } from './confirm';
 import { Arg, Connection, Driver } from './drivers/driver';
 import { driverFor } from './drivers';
 import { ConnectionError, ConnectionFailure, ServerReply } from './errors';
@@ -25,6 +26,8 @@ export interface Called {
   generation: number;
   /** Sent a second time on a new connection. */
   retried: boolean;
+  /** With a `Confirm`: the write (a non-nil reply) was acknowledged by too few replicas. */
+  unconfirmed?: Unconfirmed;
 }
 
 export interface Subscriber {
@@ -60,6 +63,8 @@ export class Session {
   private generation = 0;
   private lastContact = Date.now();
   private recovering = false;
+  /** The replica count of the node the command connection is on (Confirm). */
+  private readonly replicas = new Replicas();
 
   private sub: Subscriber | null = null;
   private subOpening: Promise<Subscriber> | null = null;
@@ -96,6 +101,7 @@ export class Session {
       throw err;
     }
     this.conn = conn;
+    this.replicas.invalidate();
     this.lastContact = Date.now();
     conn.onDown(() => this.commandDown(conn));
     return [conn, generation];
@@ -163,24 +169,52 @@ export class Session {
   }
 
   /**
+   * The command, and with `confirm` its `WAIT` (`WAITAOF`) pipelined after it on the same
+   * connection: the reply, and whether a write it made (a non-nil reply) was confirmed.
+   */
+  private async sendConfirmed(conn: Connection, args: Arg[], timeout: number, confirm: Confirm | null): Promise<[unknown, Unconfirmed | undefined]> {
+    const wait = confirm ? await this.replicas.words(confirm, (a) => this.sendOn(conn, a, timeout)) : null;
+    if (!wait || !confirm) return [await this.sendOn(conn, args, timeout), undefined];
+    const first = this.sendOn(conn, args, timeout + confirm.timeout);
+    const second = this.sendOn(conn, wait.words, timeout + confirm.timeout);
+    second.catch(() => {});
+    const reply = await first;
+    const waited = await second;
+    if (reply === null || reply === undefined) return [reply, undefined];
+    const confirmed = confirmedCount(wait.words, waited);
+    if (confirmed >= wait.required) return [reply, undefined];
+    return [reply, { confirmed, required: wait.required, timeoutMs: confirm.timeout, onFailure: confirm.onFailure }];
+  }
+
+  /**
    * One logical call with the retry rule; rejects with `ServerReply` or `ConnectionFailure`.
    * `retry` false: a call that is not safe to send twice (it has no `ID`) is not sent again.
+   * `confirm`: pipelined with its WAIT (`Called.unconfirmed`).
    */
-  async callEx(args: Arg[], timeout = this.responseTimeout, retry = true): Promise<Called> {
+  async callEx(args: Arg[], timeout = this.responseTimeout, retry = true, confirm: Confirm | null = null): Promise<Called> {
     let [conn, generation] = await this.current();
     try {
-      return { reply: await this.sendOn(conn, args, timeout), generation, retried: false };
+      const [reply, unconfirmed] = await this.sendConfirmed(conn, args, timeout, confirm);
+      return { reply, generation, retried: false, unconfirmed };
     } catch (err) {
       if (!(err instanceof ConnectionFailure)) throw err;
       if (this.conn === conn) conn.close();
+      this.replicas.invalidate();
       if (!retry) throw err;
       [conn, generation] = await this.current();
-      return { reply: await this.sendOn(conn, args, timeout), generation, retried: true };
+      const [reply, unconfirmed] = await this.sendConfirmed(conn, args, timeout, confirm);
+      return { reply, generation, retried: true, unconfirmed };
     }
   }
 
   async call(args: Arg[], timeout = this.responseTimeout, retry = true): Promise<unknown> {
     return (await this.callEx(args, timeout, retry)).reply;
+  }
+
+  /** A call confirmed by the replicas (`confirm`): its reply, and what was not confirmed. */
+  async confirmed(args: Arg[], confirm: Confirm | null, timeout = this.responseTimeout, retry = true): Promise<[unknown, Unconfirmed | undefined]> {
+    const called = await this.callEx(args, timeout, retry, confirm);
+    return [called.reply, called.unconfirmed];
   }
 
   /** Re-bound after a reconnect, reported lost by messages; watchdog ones keep the connection alive. */

@@ -6,6 +6,7 @@
  * `RLOCK.CANCEL`; a grant that raced it is given back.
  */
 
+import { Confirm, Unconfirmed } from './confirm';
 import { Arg } from './drivers/driver';
 import { ConnectionError, ConnectionFailure, ServerReply } from './errors';
 import { Outcome, Waiter, splitTarget } from './dispatcher';
@@ -27,6 +28,8 @@ export interface WaitSpec {
   cancel: Arg[] | null;
   release: Arg[] | null;
   timeout: number;
+  /** Confirmation of a grant in the call's own reply (pipelined WAIT). */
+  confirm?: Confirm | null;
 }
 
 export interface Waited {
@@ -36,6 +39,8 @@ export interface Waited {
   /** Granted by message after queueing (a watchdog grant is then bound to the subscriber). */
   queued: boolean;
   retried: boolean;
+  /** Granted in the call's reply, and acknowledged by too few replicas. */
+  unconfirmed?: Unconfirmed;
 }
 
 /** The outcomes of an all-or-none wait's keys: the first that is not a grant, else a grant once all are. */
@@ -69,7 +74,7 @@ export async function waitByMessage(session: Session, spec: WaitSpec): Promise<W
     const outcome = added.length === 1 ? added[0].outcome : allGranted(added.map((one) => one.outcome));
     let called: Called;
     try {
-      called = await session.callEx(spec.build(sub.clientId, waitMs), spec.timeout);
+      called = await session.callEx(spec.build(sub.clientId, waitMs), spec.timeout, true, spec.confirm ?? null);
     } catch (err) {
       dropAll();
       // The subscriber dropped between our look at it and the call: wait again on a new one.
@@ -81,7 +86,7 @@ export async function waitByMessage(session: Session, spec: WaitSpec): Promise<W
     if (typeof reply === 'number' || Array.isArray(reply)) {
       dropAll();
       const tokens = Array.isArray(reply) ? reply.map(Number) : [reply];
-      return { token: tokens[0], tokens, queued: false, retried };
+      return { token: tokens[0], tokens, queued: false, retried, unconfirmed: called.unconfirmed };
     }
     if (reply === null || reply === undefined) {
       dropAll();
