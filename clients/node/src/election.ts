@@ -113,7 +113,7 @@ export class Election {
   async leader(): Promise<Leader | null> {
     let reply: unknown;
     try {
-      reply = await Session.of(this.client).call(['RLOCK.LEADER', this.name], this.responseTimeout);
+      reply = await Session.of(this.client, this.name).call(['RLOCK.LEADER', this.name], this.responseTimeout);
     } catch (err) {
       throw publicError(err);
     }
@@ -127,7 +127,7 @@ export class Election {
    * connection of its own, closed by `return()` (a `break`), the signal, or the client closing.
    */
   observe(options: { signal?: AbortSignal } = {}): LeaderObserver {
-    return new LeaderObserver(Session.of(this.client), this.name, () => this.leader(), this.responseTimeout, options.signal);
+    return new LeaderObserver(Session.of(this.client, this.name), this.name, () => this.leader(), this.responseTimeout, options.signal);
   }
 
   /** A write run only while this candidate leads in its current term (`Mutex.guard`). */

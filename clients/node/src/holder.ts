@@ -114,7 +114,7 @@ export abstract class Holder implements Holding {
     private readonly family: Family,
     protected readonly options: LockOptions = {},
   ) {
-    Session.of(client); // an unknown client fails here, not at the first acquire
+    Session.of(client, key); // an unknown client fails here, not at the first acquire
     if (typeof key !== 'string' || !key) throw new TypeError('rlock: the key must be a non-empty string');
     this.target = targetOf(family.type, key, owner);
     this.watchdog = options.lockTimeout === undefined;
@@ -145,7 +145,7 @@ export abstract class Holder implements Holding {
   }
 
   protected currentSession(): Session {
-    return Session.of(this.client);
+    return Session.of(this.client, this.key);
   }
 
   /** Runs before each acquire (the semaphore sets its permits). */

@@ -15,7 +15,7 @@ export class CountDownLatch {
 
   /** `confirm`: confirmation by the replicas of `trySetCount` and `countDown` (as `LockOptions.confirm`). */
   constructor(private readonly client: unknown, readonly key: string, options: { responseTimeout?: number; confirm?: ConfirmSetting } = {}) {
-    Session.of(client);
+    Session.of(client, key);
     this.responseTimeout = options.responseTimeout ?? DEFAULT_RESPONSE_TIMEOUT;
     this.confirm = resolveConfirm(options.confirm);
   }
@@ -25,7 +25,7 @@ export class CountDownLatch {
     let reply: unknown;
     let unconfirmed;
     try {
-      [reply, unconfirmed] = await Session.of(this.client).confirmed(args, write ? this.confirm : null, this.responseTimeout);
+      [reply, unconfirmed] = await Session.of(this.client, this.key).confirmed(args, write ? this.confirm : null, this.responseTimeout);
     } catch (err) {
       throw publicError(err);
     }
@@ -58,7 +58,7 @@ export class CountDownLatch {
       return Number(await this.call(['RLATCH.AWAIT', this.key])) === 1;
     }
     try {
-      const waited = await Session.of(this.client).waitFor({
+      const waited = await Session.of(this.client, this.key).waitFor({
         target: targetOf('latch', this.key, ''),
         build: (clientId, ms) => ['RLATCH.AWAIT', this.key, 'WAIT', ms, 'NOTIFY', clientId],
         waitMs: timeoutMs,

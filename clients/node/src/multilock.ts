@@ -12,6 +12,7 @@ import { targetOf } from './dispatcher';
 import { acquire, acquireTail } from './holder';
 import { AcquireOptions, ownerOf } from './options';
 import { DEFAULT_RESPONSE_TIMEOUT, requestId } from './request';
+import { Router } from './router';
 import { Session } from './session';
 import { Mutex, MutexOptions } from './mutex';
 
@@ -45,6 +46,7 @@ export class MultiLock {
     }
     if (new Set(keys).size !== keys.length) throw new TypeError('rlock: a key is named more than once');
     this.keys = [...keys];
+    Router.of(client).checkOneSlot(keys, `the MultiLock [${keys.join(', ')}]`);
     this.owner = ownerOf(options);
     this.confirm = resolveConfirm(options.confirm);
     this.mutexes = this.keys.map((key) => new Mutex(client, key, { ...options, identifier: this.owner }));
@@ -91,7 +93,7 @@ export class MultiLock {
 
   /** The one core's acquire (holder.ts) over every key; each key's grant is adopted by its Mutex. */
   private async take(waiting: boolean, options: AcquireOptions = {}): Promise<boolean> {
-    const session = Session.of(this.client);
+    const session = Session.of(this.client, this.keys[0]);
     let granted;
     try {
       granted = await acquire(session, {
@@ -138,7 +140,7 @@ export class MultiLock {
   }
 
   private async releaseAll(mutexes: readonly Mutex[]): Promise<void> {
-    const session = Session.of(this.client);
+    const session = Session.of(this.client, this.keys[0]);
     const keys = mutexes.map((mutex) => mutex.key);
     let reply: unknown;
     let unconfirmed: Unconfirmed | undefined;

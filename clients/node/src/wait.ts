@@ -10,6 +10,7 @@ import { Confirm, Unconfirmed } from './confirm';
 import { Arg } from './drivers/driver';
 import { ConnectionError, ConnectionFailure, ServerReply } from './errors';
 import { Outcome, Waiter, splitTarget } from './dispatcher';
+import { RECONNECT_PAUSE_MS, isRedirect, sleep } from './request';
 import type { Called, Session } from './session';
 
 export interface WaitSpec {
@@ -63,6 +64,7 @@ export async function waitByMessage(session: Session, spec: WaitSpec): Promise<W
   const dispatcher = session.dispatcher;
   const deadline = spec.waitMs === undefined ? Infinity : Date.now() + spec.waitMs;
   let attempts = 0;
+  let redirects = 0;
   let retried = false;
   for (;;) {
     spec.signal?.throwIfAborted();
@@ -77,8 +79,13 @@ export async function waitByMessage(session: Session, spec: WaitSpec): Promise<W
       called = await session.callEx(spec.build(sub.clientId, waitMs), spec.timeout, true, spec.confirm ?? null);
     } catch (err) {
       dropAll();
-      // The subscriber dropped between our look at it and the call: wait again on a new one.
-      if (err instanceof ServerReply && /not subscribed/.test(err.message) && attempts++ < 3) continue;
+      // The subscriber dropped between our look at it, or is on another node than the command
+      // connection (a failover under way): both connect again, and the wait is sent again.
+      if (err instanceof ServerReply && /not subscribed/.test(err.message) && redirects++ < 50) {
+        session.redirect();
+        await sleep(RECONNECT_PAUSE_MS);
+        continue;
+      }
       throw err;
     }
     retried ||= called.retried;
@@ -107,6 +114,11 @@ export async function waitByMessage(session: Session, spec: WaitSpec): Promise<W
       case 'timeout':
         return null;
       case 'failed':
+        if (isRedirect(result.value) && redirects++ < 50) {
+          // The primary turned replica: wait again (the same id) in the new primary's queue.
+          session.redirect();
+          continue;
+        }
         throw new ServerReply(`${result.value} the wait failed when its turn came`);
       case 'closed':
         throw new ConnectionError('rlock: the client was closed');
