@@ -3,6 +3,7 @@
  * under their candidate id (FIFO), the holder leads, its fencing token is its term.
  */
 
+import type { ConfirmSetting } from './confirm';
 import { Arg } from './drivers/driver';
 import { LockLostError, NotOwnedError, publicError } from './errors';
 import { DEFAULT_RESPONSE_TIMEOUT } from './request';
@@ -19,6 +20,8 @@ export interface ElectionOptions {
   onLost?: (err: LockLostError) => void;
   /** How long a reply may take before the call is sent again on a new connection. Default 2000 ms. */
   responseTimeout?: number;
+  /** Confirmation by the replicas of the leadership and of `resign()` (as `LockOptions.confirm`). */
+  confirm?: ConfirmSetting;
 }
 
 export interface CampaignOptions {
@@ -50,6 +53,7 @@ export class Election {
     this.mutex = new Mutex(client, name, {
       identifier: candidate,
       responseTimeout: this.responseTimeout,
+      confirm: options.confirm,
       onLockLost: (err) => this.onLost?.(err),
     });
   }
@@ -109,7 +113,7 @@ export class Election {
   async leader(): Promise<Leader | null> {
     let reply: unknown;
     try {
-      reply = await Session.of(this.client).call(['RLOCK.LEADER', this.name], this.responseTimeout);
+      reply = await Session.of(this.client, this.name).call(['RLOCK.LEADER', this.name], this.responseTimeout);
     } catch (err) {
       throw publicError(err);
     }
@@ -123,7 +127,7 @@ export class Election {
    * connection of its own, closed by `return()` (a `break`), the signal, or the client closing.
    */
   observe(options: { signal?: AbortSignal } = {}): LeaderObserver {
-    return new LeaderObserver(Session.of(this.client), this.name, () => this.leader(), this.responseTimeout, options.signal);
+    return new LeaderObserver(Session.of(this.client, this.name), this.name, () => this.leader(), this.responseTimeout, options.signal);
   }
 
   /** A write run only while this candidate leads in its current term (`Mutex.guard`). */

@@ -4,6 +4,7 @@
  * watchdog or a refreshed lease, loss reports, and `using`.
  */
 
+import { Confirm, Unconfirmed, resolveConfirm, settleUnconfirmed } from './confirm';
 import { Arg } from './drivers/driver';
 import {
   ConnectionError,
@@ -33,6 +34,8 @@ export interface AcquireRequest {
   /** What gives back a grant that raced a cancel (null: the key's default release). */
   release: Arg[] | null;
   timeout: number;
+  /** Confirmation by the replicas of a grant in the call's reply. */
+  confirm: Confirm | null;
 }
 
 export interface Granted {
@@ -43,6 +46,8 @@ export interface Granted {
    * bound to the subscriber, a retried call's may be bound to the connection that broke.
    */
   confirm: boolean;
+  /** Granted in the call's reply and acknowledged by too few replicas (`confirm` false). */
+  unconfirmed?: Unconfirmed;
 }
 
 /** The options every acquire ends with: `PX lease [WAIT ms NOTIFY id] [WATCHDOG] ID id [MAXHOLD ms]`. */
@@ -64,10 +69,12 @@ export async function acquire(session: Session, request: AcquireRequest): Promis
   const { waitMs, signal } = request;
   if (waitMs !== undefined && waitMs <= 0) {
     signal?.throwIfAborted();
-    const called = await session.callEx(request.args(id), request.timeout);
+    const called = await session.callEx(request.args(id), request.timeout, true, request.confirm);
     const reply = called.reply;
     if (reply === null || reply === undefined) return null;
-    return { tokens: Array.isArray(reply) ? reply.map(Number) : [Number(reply)], confirm: called.retried };
+    const tokens = Array.isArray(reply) ? reply.map(Number) : [Number(reply)];
+    // A retried call's replayed reply wrote nothing on this connection: confirmed by RENEW.
+    return { tokens, confirm: called.retried, unconfirmed: called.retried ? undefined : called.unconfirmed };
   }
   const [target, ...more] = request.targets;
   const waited = await session.waitFor({
@@ -79,9 +86,11 @@ export async function acquire(session: Session, request: AcquireRequest): Promis
     cancel: request.cancel,
     release: request.release,
     timeout: request.timeout,
+    confirm: request.confirm,
   });
   if (!waited) return null;
-  return { tokens: waited.tokens, confirm: waited.queued || waited.retried };
+  const confirm = waited.queued || waited.retried;
+  return { tokens: waited.tokens, confirm, unconfirmed: confirm ? undefined : waited.unconfirmed };
 }
 
 export abstract class Holder implements Holding {
@@ -95,6 +104,8 @@ export abstract class Holder implements Holding {
   private refreshTimer: NodeJS.Timeout | null = null;
   private session: Session | null = null;
   private readonly signals = new Set<AbortController>();
+  /** Confirmation by the replicas of every acquisition and release (null: off). */
+  protected readonly confirm: Confirm | null;
 
   protected constructor(
     private readonly client: unknown,
@@ -103,7 +114,7 @@ export abstract class Holder implements Holding {
     private readonly family: Family,
     protected readonly options: LockOptions = {},
   ) {
-    Session.of(client); // an unknown client fails here, not at the first acquire
+    Session.of(client, key); // an unknown client fails here, not at the first acquire
     if (typeof key !== 'string' || !key) throw new TypeError('rlock: the key must be a non-empty string');
     this.target = targetOf(family.type, key, owner);
     this.watchdog = options.lockTimeout === undefined;
@@ -111,6 +122,7 @@ export abstract class Holder implements Holding {
     if (!(this.lease >= 1)) throw new RangeError('rlock: lockTimeout must be at least 1 ms');
     this.refreshInterval = this.watchdog ? 0 : options.refreshInterval ?? Math.floor(this.lease * 0.8);
     this.responseTimeout = options.responseTimeout ?? DEFAULT_RESPONSE_TIMEOUT;
+    this.confirm = resolveConfirm(options.confirm);
   }
 
   /** True while this object holds (at least one hold) and the holding is not known lost. */
@@ -133,7 +145,7 @@ export abstract class Holder implements Holding {
   }
 
   protected currentSession(): Session {
-    return Session.of(this.client);
+    return Session.of(this.client, this.key);
   }
 
   /** Runs before each acquire (the semaphore sets its permits). */
@@ -167,12 +179,13 @@ export abstract class Holder implements Holding {
         cancel: ['RLOCK.CANCEL', this.key, this.owner],
         release: this.family.release(this.key, this.owner, permits),
         timeout: this.responseTimeout,
+        confirm: this.confirm,
       });
     } catch (err) {
       throw publicError(err);
     }
     if (!granted) return false;
-    await this.adopt(session, permits, granted.tokens[0], granted.confirm);
+    await this.adopt(session, permits, granted.tokens[0], granted.confirm, granted.unconfirmed);
     return true;
   }
 
@@ -181,16 +194,23 @@ export abstract class Holder implements Holding {
    * registered for re-binding and loss reports, a watchdog grant confirmed when `confirm`
    * (told by message, or retried), the lease refreshed. Internal.
    */
-  async adopt(session: Session, permits: number, token: number, confirm: boolean): Promise<void> {
+  async adopt(session: Session, permits: number, token: number, confirm: boolean, unconfirmed?: Unconfirmed): Promise<void> {
     this.holds.push({ permits, token });
     this.session = session;
     session.register(this);
-    if (this.watchdog && confirm) {
+    // A grant by message (or a retried call's) was written by another connection: a RENEW of
+    // our own, pipelined with WAIT, is what the replicas can confirm (and binds the watchdog here).
+    if (confirm && (this.watchdog || this.confirm)) {
       let still: unknown;
+      const renew: Arg[] = [this.family.renew, this.key, this.owner, 'PX', this.lease, ...(this.watchdog ? ['WATCHDOG'] : [])];
       try {
-        still = await session.call([this.family.renew, this.key, this.owner, 'PX', this.lease, 'WATCHDOG'], this.responseTimeout);
-      } catch {
+        [still, unconfirmed] = await session.confirmed(renew, this.confirm, this.responseTimeout);
+      } catch (err) {
         // on a broken connection the new one re-binds every registered holding
+        if (this.confirm && !(err instanceof ServerReply)) {
+          await this.undo(session, permits);
+          throw publicError(err);
+        }
         still = 1;
       }
       if (Number(still) !== 1) {
@@ -201,7 +221,20 @@ export abstract class Holder implements Holding {
         throw err;
       }
     }
+    if (unconfirmed && unconfirmed.onFailure === 'raise') await this.undo(session, permits);
+    settleUnconfirmed(unconfirmed, `acquire ${this.family.noun} "${this.key}"`, false);
     this.startRefresh();
+  }
+
+  /** Gives back the hold just recorded (its acquisition was not confirmed). */
+  private async undo(session: Session, permits: number): Promise<void> {
+    this.holds.pop();
+    try {
+      await session.call([...this.family.release(this.key, this.owner, permits), 'ID', requestId()], this.responseTimeout);
+    } catch {
+      // the primary is out of reach: the lease (or the watchdog's connection) ends it
+    }
+    if (!this.holds.length) this.forget();
   }
 
   protected async takeOrThrow(permits: number, options?: AcquireOptions): Promise<void> {
@@ -223,12 +256,15 @@ export abstract class Holder implements Holding {
     }
     const session = this.session ?? this.currentSession();
     let reply: unknown;
+    let unconfirmed: Unconfirmed | undefined;
     try {
-      reply = await session.call([...this.family.release(this.key, this.owner, hold.permits), 'ID', requestId()], this.responseTimeout);
+      const args = [...this.family.release(this.key, this.owner, hold.permits), 'ID', requestId()];
+      [reply, unconfirmed] = await session.confirmed(args, this.confirm, this.responseTimeout);
     } catch (err) {
       throw publicError(err);
     }
     this.released(hold, reply);
+    settleUnconfirmed(unconfirmed, `release ${this.family.noun} "${this.key}"`, true);
   }
 
   /**
@@ -258,8 +294,10 @@ export abstract class Holder implements Holding {
     const token = this.token;
     if (token === null) throw new NotOwnedError(`the ${this.family.noun} "${this.key}" is not held by this object`);
     const session = this.session ?? this.currentSession();
+    let reply: unknown;
+    let unconfirmed: Unconfirmed | undefined;
     try {
-      return await session.call(['RLOCK.GUARD', this.key, this.owner, token, ...inner], this.responseTimeout, false);
+      [reply, unconfirmed] = await session.confirmed(['RLOCK.GUARD', this.key, this.owner, token, ...inner], this.confirm, this.responseTimeout, false);
     } catch (err) {
       if (err instanceof ServerReply && err.message.startsWith('NOTOWNER')) {
         this.markLost(`a guarded ${String(inner[0])} was refused (${err.message})`);
@@ -273,6 +311,8 @@ export abstract class Holder implements Holding {
       }
       throw publicError(err);
     }
+    settleUnconfirmed(unconfirmed, `guarded ${String(inner[0])} under ${this.family.noun} "${this.key}"`, true);
+    return reply;
   }
 
   /** Stops tracking: no holds, not registered, no timers. */
@@ -291,7 +331,8 @@ export abstract class Holder implements Holding {
       this.refreshTimer = null;
       if (!this.isAcquired || !this.session) return;
       try {
-        const still = await this.session.call([this.family.renew, this.key, this.owner, 'PX', this.lease], this.responseTimeout);
+        const [still, unconfirmed] = await this.session.confirmed([this.family.renew, this.key, this.owner, 'PX', this.lease], this.confirm, this.responseTimeout);
+        if (unconfirmed) settleUnconfirmed({ ...unconfirmed, onFailure: 'warn' }, `renew ${this.family.noun} "${this.key}"`, true);
         if (Number(still) !== 1) {
           this.markLost(`the lease of the ${this.family.noun} "${this.key}" ended before it was renewed`);
           return;

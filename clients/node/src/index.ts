@@ -12,6 +12,8 @@ export { LeaderObserver } from './observe';
 export type { Leader } from './observe';
 export type { RedlockSettings, RedlockAbortSignal, RedlockResult } from './redlock';
 export type { LockOptions, AcquireOptions } from './options';
+export { NotConfirmedError } from './confirm';
+export type { ConfirmSetting, ConfirmOptions } from './confirm';
 export type { Arg } from './drivers/driver';
 export {
   RLockError,

@@ -1,3 +1,4 @@
+import { Confirm, ConfirmSetting, resolveConfirm, settleUnconfirmed } from './confirm';
 import { publicError } from './errors';
 import { AcquireOptions } from './options';
 import { targetOf } from './dispatcher';
@@ -10,29 +11,37 @@ import { Session } from './session';
  */
 export class CountDownLatch {
   private readonly responseTimeout: number;
+  private readonly confirm: Confirm | null;
 
-  constructor(private readonly client: unknown, readonly key: string, options: { responseTimeout?: number } = {}) {
-    Session.of(client);
+  /** `confirm`: confirmation by the replicas of `trySetCount` and `countDown` (as `LockOptions.confirm`). */
+  constructor(private readonly client: unknown, readonly key: string, options: { responseTimeout?: number; confirm?: ConfirmSetting } = {}) {
+    Session.of(client, key);
     this.responseTimeout = options.responseTimeout ?? DEFAULT_RESPONSE_TIMEOUT;
+    this.confirm = resolveConfirm(options.confirm);
   }
 
-  private async call(args: Array<string | number>): Promise<unknown> {
+  /** `write`: confirmed by the replicas. */
+  private async call(args: Array<string | number>, write = false): Promise<unknown> {
+    let reply: unknown;
+    let unconfirmed;
     try {
-      return await Session.of(this.client).call(args, this.responseTimeout);
+      [reply, unconfirmed] = await Session.of(this.client, this.key).confirmed(args, write ? this.confirm : null, this.responseTimeout);
     } catch (err) {
       throw publicError(err);
     }
+    settleUnconfirmed(unconfirmed, `${args[0]} "${this.key}"`, true);
+    return reply;
   }
 
   /** Sets the count when the latch is not set (or already open): true; else false. */
   async trySetCount(count: number): Promise<boolean> {
     if (!Number.isInteger(count) || count < 1) throw new RangeError('rlock: count must be an integer >= 1');
-    return Number(await this.call(['RLATCH.SET', this.key, count])) === 1;
+    return Number(await this.call(['RLATCH.SET', this.key, count], true)) === 1;
   }
 
   /** Counts down by one (once, even when the call is retried after a dropped connection); the remaining count. */
   async countDown(): Promise<number> {
-    return Number(await this.call(['RLATCH.COUNTDOWN', this.key, 'ID', requestId()]));
+    return Number(await this.call(['RLATCH.COUNTDOWN', this.key, 'ID', requestId()], true));
   }
 
   /** The remaining count (0 when open or never set). */
@@ -49,7 +58,7 @@ export class CountDownLatch {
       return Number(await this.call(['RLATCH.AWAIT', this.key])) === 1;
     }
     try {
-      const waited = await Session.of(this.client).waitFor({
+      const waited = await Session.of(this.client, this.key).waitFor({
         target: targetOf('latch', this.key, ''),
         build: (clientId, ms) => ['RLATCH.AWAIT', this.key, 'WAIT', ms, 'NOTIFY', clientId],
         waitMs: timeoutMs,

@@ -5,12 +5,14 @@
  * holding of the MultiLock's owner.
  */
 
+import { Confirm, Unconfirmed, resolveConfirm, settleUnconfirmed } from './confirm';
 import { Arg } from './drivers/driver';
 import { LockLostError, LockTimeoutError, NotOwnedError, publicError } from './errors';
 import { targetOf } from './dispatcher';
 import { acquire, acquireTail } from './holder';
 import { AcquireOptions, ownerOf } from './options';
 import { DEFAULT_RESPONSE_TIMEOUT, requestId } from './request';
+import { Router } from './router';
 import { Session } from './session';
 import { Mutex, MutexOptions } from './mutex';
 
@@ -32,6 +34,7 @@ export class MultiLock {
   readonly owner: string;
   /** One Mutex per key, under this object's owner: what tracks each key's holding. */
   readonly mutexes: readonly Mutex[];
+  private readonly confirm: Confirm | null;
 
   constructor(
     private readonly client: unknown,
@@ -43,7 +46,9 @@ export class MultiLock {
     }
     if (new Set(keys).size !== keys.length) throw new TypeError('rlock: a key is named more than once');
     this.keys = [...keys];
+    Router.of(client).checkOneSlot(keys, `the MultiLock [${keys.join(', ')}]`);
     this.owner = ownerOf(options);
+    this.confirm = resolveConfirm(options.confirm);
     this.mutexes = this.keys.map((key) => new Mutex(client, key, { ...options, identifier: this.owner }));
   }
 
@@ -88,7 +93,7 @@ export class MultiLock {
 
   /** The one core's acquire (holder.ts) over every key; each key's grant is adopted by its Mutex. */
   private async take(waiting: boolean, options: AcquireOptions = {}): Promise<boolean> {
-    const session = Session.of(this.client);
+    const session = Session.of(this.client, this.keys[0]);
     let granted;
     try {
       granted = await acquire(session, {
@@ -99,18 +104,24 @@ export class MultiLock {
         cancel: ['RLOCK.CANCEL', this.keys[0], this.owner],
         release: null,
         timeout: this.options.responseTimeout ?? DEFAULT_RESPONSE_TIMEOUT,
+        confirm: this.confirm,
       });
     } catch (err) {
       throw publicError(err);
     }
     if (!granted) return false;
-    const { tokens, confirm } = granted;
+    const { tokens, confirm, unconfirmed } = granted;
+    if (unconfirmed && unconfirmed.onFailure === 'raise') {
+      // Not confirmed: given back all at once, nothing held.
+      await session.call(['RLOCK.RELEASEALL', this.keys.length, ...this.keys, this.owner, 'ID', requestId()]).catch(() => {});
+    }
+    settleUnconfirmed(unconfirmed, `acquire multi-lock [${this.keys.join(', ')}]`, false);
     const adopted = await Promise.allSettled(this.mutexes.map((mutex, i) => mutex.adopt(session, 1, tokens[i], confirm)));
     const failed = adopted.find((result) => result.status === 'rejected') as PromiseRejectedResult | undefined;
     if (failed) {
       // Part of it ended before it was confirmed: give back the rest, all or none.
       const held = this.mutexes.filter((_, i) => adopted[i].status === 'fulfilled');
-      await this.releaseAll(held).catch(() => {});
+      if (held.length) await this.releaseAll(held).catch(() => {});
       throw failed.reason;
     }
     return true;
@@ -129,11 +140,13 @@ export class MultiLock {
   }
 
   private async releaseAll(mutexes: readonly Mutex[]): Promise<void> {
-    const session = Session.of(this.client);
+    const session = Session.of(this.client, this.keys[0]);
     const keys = mutexes.map((mutex) => mutex.key);
     let reply: unknown;
+    let unconfirmed: Unconfirmed | undefined;
     try {
-      reply = await session.call(['RLOCK.RELEASEALL', keys.length, ...keys, this.owner, 'ID', requestId()], this.options.responseTimeout);
+      const args = ['RLOCK.RELEASEALL', keys.length, ...keys, this.owner, 'ID', requestId()];
+      [reply, unconfirmed] = await session.confirmed(args, this.confirm, this.options.responseTimeout);
     } catch (err) {
       throw publicError(err);
     }
@@ -147,6 +160,7 @@ export class MultiLock {
       }
     });
     if (lost) throw lost instanceof LockLostError ? lost : publicError(lost);
+    settleUnconfirmed(unconfirmed, `release multi-lock [${keys.join(', ')}]`, true);
   }
 
   /** Acquires, runs `fn`, and releases (also when `fn` throws). */

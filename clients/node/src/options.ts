@@ -5,6 +5,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { threadId } from 'node:worker_threads';
+import type { ConfirmSetting } from './confirm';
 import { Arg } from './drivers/driver';
 import { LockLostError } from './errors';
 
@@ -33,6 +34,12 @@ export interface LockOptions {
    * keys the server sees one thread of control, which is what its deadlock detection needs.
    */
   identifier?: string;
+  /**
+   * Confirmation by the replicas of every acquisition and release (`WAIT` pipelined after the
+   * write): `'auto'` (default: the replicas connected now; none, nothing is sent), a count,
+   * `'aof'`, `{ replicas, timeout, aof, onFailure }`, or `false`.
+   */
+  confirm?: ConfirmSetting;
 }
 
 export interface AcquireOptions {

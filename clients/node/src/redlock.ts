@@ -106,16 +106,15 @@ export class Redlock extends EventEmitter {
   /** Every resource on one server: its tokens, or null (what it granted is given back). */
   private async acquireOn(client: unknown, resources: string[], owner: string, duration: number, timeout: number): Promise<number[] | null> {
     const id = requestId();
-    let session: Session;
     try {
-      session = Session.of(client);
+      Session.of(client);
     } catch (err) {
       this.report(err);
       return null;
     }
     const replies = await Promise.all(
       resources.map((resource) =>
-        session.call(['RLOCK.ACQUIRE', resource, owner, 'PX', duration, 'ID', id], timeout).catch((err) => {
+        Session.of(client, resource).call(['RLOCK.ACQUIRE', resource, owner, 'PX', duration, 'ID', id], timeout).catch((err) => {
           this.report(err);
           return undefined;
         }),
@@ -149,10 +148,9 @@ export class Redlock extends EventEmitter {
   /** Releases every resource on one server: true when each was still held. */
   private async releaseOn(client: unknown, resources: string[], owner: string, timeout: number): Promise<boolean> {
     if (!resources.length) return true;
-    const session = Session.of(client);
     const replies = await Promise.all(
       resources.map((resource) =>
-        session.call(['RLOCK.RELEASE', resource, owner, 'ID', requestId()], timeout).catch((err) => {
+        Session.of(client, resource).call(['RLOCK.RELEASE', resource, owner, 'ID', requestId()], timeout).catch((err) => {
           this.report(err);
           return null;
         }),
@@ -162,10 +160,9 @@ export class Redlock extends EventEmitter {
   }
 
   private async renewOn(client: unknown, resources: string[], owner: string, duration: number, timeout: number): Promise<boolean> {
-    const session = Session.of(client);
     const replies = await Promise.all(
       resources.map((resource) =>
-        session.call(['RLOCK.RENEW', resource, owner, 'PX', duration], timeout).catch((err) => {
+        Session.of(client, resource).call(['RLOCK.RENEW', resource, owner, 'PX', duration], timeout).catch((err) => {
           this.report(err);
           return 0;
         }),

@@ -34,3 +34,8 @@ export function withTimeout<T>(promise: Promise<T>, ms: number, what: string, on
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
+
+/** An error reply that means: not this node (a primary turned replica; Cluster: the slot is served elsewhere). */
+export function isRedirect(message: string): boolean {
+  return message.startsWith('READONLY') || message.startsWith('MOVED ');
+}

@@ -1,3 +1,4 @@
+import { settleUnconfirmed } from './confirm';
 import { ReplyError, publicError } from './errors';
 import { Holder } from './holder';
 import { AcquireOptions, Family, LockOptions, ownerOf } from './options';
@@ -31,8 +32,8 @@ export class Semaphore extends Holder {
 
   protected override async prepare(session: Session): Promise<void> {
     if (!this.prepared) {
-      this.prepared = session.call(['RSEM.SETPERMITS', this.key, this.limit], this.responseTimeout).then(
-        () => undefined,
+      this.prepared = session.confirmed(['RSEM.SETPERMITS', this.key, this.limit], this.confirm, this.responseTimeout).then(
+        ([, unconfirmed]) => settleUnconfirmed(unconfirmed, `set the permits of semaphore "${this.key}"`, true),
         (err) => {
           this.prepared = null;
           throw err;
@@ -73,21 +74,26 @@ export class Semaphore extends Holder {
    */
   async trySetPermits(permits: number): Promise<boolean> {
     if (!Number.isInteger(permits) || permits < 0) throw new RangeError('rlock: permits must be an integer >= 0');
-    return Number(await this.adminCall(['RSEM.SETPERMITS', this.key, permits])) === 1;
+    return Number(await this.adminCall(['RSEM.SETPERMITS', this.key, permits], true)) === 1;
   }
 
   /** Adds `permits` (negative: removes) to the available ones and lets waiters in; the permits available now. */
   async addPermits(permits: number): Promise<number> {
     if (!Number.isInteger(permits)) throw new RangeError('rlock: permits must be an integer');
-    return Number(await this.adminCall(['RSEM.ADDPERMITS', this.key, permits]));
+    return Number(await this.adminCall(['RSEM.ADDPERMITS', this.key, permits], true));
   }
 
-  private async adminCall(args: Array<string | number>): Promise<unknown> {
+  /** `write`: confirmed by the replicas. */
+  private async adminCall(args: Array<string | number>, write = false): Promise<unknown> {
+    let reply: unknown;
+    let unconfirmed;
     try {
-      return await this.currentSession().call(args, this.responseTimeout);
+      [reply, unconfirmed] = await this.currentSession().confirmed(args, write ? this.confirm : null, this.responseTimeout);
     } catch (err) {
       throw publicError(err);
     }
+    settleUnconfirmed(unconfirmed, `${args[0]} "${this.key}"`, true);
+    return reply;
   }
 
   /** The permits available now (`RSEM.INFO`'s `available`; `limit` before the first acquire). */

@@ -11,13 +11,14 @@
  *   `Dispatcher`, which settles the waits (`wait.ts`) and reports lost holdings.
  */
 
+import { Confirm, Replicas, Unconfirmed, confirmedCount } from './confirm';
 import { Arg, Connection, Driver } from './drivers/driver';
-import { driverFor } from './drivers';
+import { Router } from './router';
 import { ConnectionError, ConnectionFailure, ServerReply } from './errors';
 import { Dispatcher, Holding } from './dispatcher';
 import { KeepAlive } from './keepalive';
 import { plain } from './reply';
-import { DEFAULT_RESPONSE_TIMEOUT, RECONNECT_PAUSE_MS, requestId, sleep, withTimeout } from './request';
+import { DEFAULT_RESPONSE_TIMEOUT, RECONNECT_PAUSE_MS, isRedirect, requestId, sleep, withTimeout } from './request';
 import { WaitSpec, Waited, waitByMessage } from './wait';
 
 export interface Called {
@@ -25,7 +26,15 @@ export interface Called {
   generation: number;
   /** Sent a second time on a new connection. */
   retried: boolean;
+  /** With a `Confirm`: the write (a non-nil reply) was acknowledged by too few replicas. */
+  unconfirmed?: Unconfirmed;
 }
+
+/** How long opening a connection is tried again where the driver finds the primary itself. */
+const FAILOVER_WINDOW_MS = 30_000;
+
+/** How many times a call follows a primary that turned replica before it fails. */
+const MAX_REDIRECTS = 50;
 
 export interface Subscriber {
   conn: Connection;
@@ -34,22 +43,14 @@ export interface Subscriber {
 }
 
 export class Session {
-  private static readonly sessions = new WeakMap<object, Session>();
-
-  /** The session of `client` (made at first use; a new one after the client was closed). */
-  static of(client: unknown): Session {
-    const existing = Session.sessions.get(client as object);
-    if (existing && !existing.closed) return existing;
-    const driver = driverFor(client);
-    const session = new Session(driver);
-    Session.sessions.set(client as object, session);
-    driver.onClientEnd(() => session.close());
-    return session;
+  /** The session of the node serving `key` for `client` (made at first use; a new one after the client was closed). */
+  static of(client: unknown, key?: string): Session {
+    return Router.of(client).session(key);
   }
 
   /** Closes the connections rlock opened for `client` (its holdings end). */
   static close(client: unknown): void {
-    Session.sessions.get(client as object)?.close();
+    Router.close(client);
   }
 
   closed = false;
@@ -60,6 +61,8 @@ export class Session {
   private generation = 0;
   private lastContact = Date.now();
   private recovering = false;
+  /** The replica count of the node the command connection is on (Confirm). */
+  private readonly replicas = new Replicas();
 
   private sub: Subscriber | null = null;
   private subOpening: Promise<Subscriber> | null = null;
@@ -82,8 +85,24 @@ export class Session {
     return this.opening;
   }
 
+  /**
+   * A new connection. Where the driver finds the primary itself (Sentinel), a failover under
+   * way is waited out: opening is tried again for up to `FAILOVER_WINDOW_MS`.
+   */
+  private async open(name?: string): Promise<Connection> {
+    const deadline = Date.now() + (this.driver.discovers ? FAILOVER_WINDOW_MS : 0);
+    for (;;) {
+      try {
+        return await withTimeout(this.driver.open(name), this.responseTimeout * 2, 'connect');
+      } catch (err) {
+        if (this.closed || Date.now() >= deadline) throw err;
+        await sleep(RECONNECT_PAUSE_MS);
+      }
+    }
+  }
+
   private async openCommand(): Promise<[Connection, number]> {
-    const conn = await withTimeout(this.driver.open(), this.responseTimeout * 2, 'connect');
+    const conn = await this.open();
     if (this.closed) {
       conn.close();
       throw new ConnectionError('rlock: the client was closed');
@@ -96,6 +115,7 @@ export class Session {
       throw err;
     }
     this.conn = conn;
+    this.replicas.invalidate();
     this.lastContact = Date.now();
     conn.onDown(() => this.commandDown(conn));
     return [conn, generation];
@@ -163,24 +183,74 @@ export class Session {
   }
 
   /**
+   * The command, and with `confirm` its `WAIT` (`WAITAOF`) pipelined after it on the same
+   * connection: the reply, and whether a write it made (a non-nil reply) was confirmed.
+   */
+  private async sendConfirmed(conn: Connection, args: Arg[], timeout: number, confirm: Confirm | null): Promise<[unknown, Unconfirmed | undefined]> {
+    const wait = confirm ? await this.replicas.words(confirm, (a) => this.sendOn(conn, a, timeout)) : null;
+    if (!wait || !confirm) return [await this.sendOn(conn, args, timeout), undefined];
+    const first = this.sendOn(conn, args, timeout + confirm.timeout);
+    const second = this.sendOn(conn, wait.words, timeout + confirm.timeout);
+    second.catch(() => {});
+    const reply = await first;
+    const waited = await second;
+    if (reply === null || reply === undefined) return [reply, undefined];
+    const confirmed = confirmedCount(wait.words, waited);
+    if (confirmed >= wait.required) return [reply, undefined];
+    return [reply, { confirmed, required: wait.required, timeoutMs: confirm.timeout, onFailure: confirm.onFailure }];
+  }
+
+  /**
    * One logical call with the retry rule; rejects with `ServerReply` or `ConnectionFailure`.
    * `retry` false: a call that is not safe to send twice (it has no `ID`) is not sent again.
+   * `confirm`: pipelined with its WAIT (`Called.unconfirmed`).
    */
-  async callEx(args: Arg[], timeout = this.responseTimeout, retry = true): Promise<Called> {
+  async callEx(args: Arg[], timeout = this.responseTimeout, retry = true, confirm: Confirm | null = null): Promise<Called> {
+    for (let redirects = 0; ; redirects++) {
+      try {
+        return await this.callOnce(args, timeout, retry, confirm);
+      } catch (err) {
+        // A primary that turned replica ran nothing: find the new one and send it there.
+        if (!(err instanceof ServerReply && isRedirect(err.message)) || redirects >= MAX_REDIRECTS) throw err;
+        this.redirect();
+        await sleep(RECONNECT_PAUSE_MS);
+      }
+    }
+  }
+
+  private async callOnce(args: Arg[], timeout: number, retry: boolean, confirm: Confirm | null): Promise<Called> {
     let [conn, generation] = await this.current();
     try {
-      return { reply: await this.sendOn(conn, args, timeout), generation, retried: false };
+      const [reply, unconfirmed] = await this.sendConfirmed(conn, args, timeout, confirm);
+      return { reply, generation, retried: false, unconfirmed };
     } catch (err) {
       if (!(err instanceof ConnectionFailure)) throw err;
       if (this.conn === conn) conn.close();
+      this.replicas.invalidate();
       if (!retry) throw err;
       [conn, generation] = await this.current();
-      return { reply: await this.sendOn(conn, args, timeout), generation, retried: true };
+      const [reply, unconfirmed] = await this.sendConfirmed(conn, args, timeout, confirm);
+      return { reply, generation, retried: true, unconfirmed };
     }
+  }
+
+  /**
+   * The node is no longer the primary (`READONLY`, a wait `failed` with it): the connections
+   * close, and the new ones find the new primary (the re-binding and the waits' resend follow).
+   */
+  redirect(): void {
+    this.conn?.close();
+    this.sub?.conn.close();
   }
 
   async call(args: Arg[], timeout = this.responseTimeout, retry = true): Promise<unknown> {
     return (await this.callEx(args, timeout, retry)).reply;
+  }
+
+  /** A call confirmed by the replicas (`confirm`): its reply, and what was not confirmed. */
+  async confirmed(args: Arg[], confirm: Confirm | null, timeout = this.responseTimeout, retry = true): Promise<[unknown, Unconfirmed | undefined]> {
+    const called = await this.callEx(args, timeout, retry, confirm);
+    return [called.reply, called.unconfirmed];
   }
 
   /** Re-bound after a reconnect, reported lost by messages; watchdog ones keep the connection alive. */
@@ -207,7 +277,7 @@ export class Session {
   }
 
   private async openSubscriber(): Promise<Subscriber> {
-    const conn = await withTimeout(this.driver.open(), this.responseTimeout * 2, 'connect');
+    const conn = await this.open();
     try {
       const t = this.responseTimeout;
       const channel = String(plain(await withTimeout(conn.send(['RLOCK.CHANNEL']), t, 'RLOCK.CHANNEL')));

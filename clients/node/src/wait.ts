@@ -6,9 +6,11 @@
  * `RLOCK.CANCEL`; a grant that raced it is given back.
  */
 
+import { Confirm, Unconfirmed } from './confirm';
 import { Arg } from './drivers/driver';
 import { ConnectionError, ConnectionFailure, ServerReply } from './errors';
 import { Outcome, Waiter, splitTarget } from './dispatcher';
+import { RECONNECT_PAUSE_MS, isRedirect, sleep } from './request';
 import type { Called, Session } from './session';
 
 export interface WaitSpec {
@@ -27,6 +29,8 @@ export interface WaitSpec {
   cancel: Arg[] | null;
   release: Arg[] | null;
   timeout: number;
+  /** Confirmation of a grant in the call's own reply (pipelined WAIT). */
+  confirm?: Confirm | null;
 }
 
 export interface Waited {
@@ -36,6 +40,8 @@ export interface Waited {
   /** Granted by message after queueing (a watchdog grant is then bound to the subscriber). */
   queued: boolean;
   retried: boolean;
+  /** Granted in the call's reply, and acknowledged by too few replicas. */
+  unconfirmed?: Unconfirmed;
 }
 
 /** The outcomes of an all-or-none wait's keys: the first that is not a grant, else a grant once all are. */
@@ -58,6 +64,7 @@ export async function waitByMessage(session: Session, spec: WaitSpec): Promise<W
   const dispatcher = session.dispatcher;
   const deadline = spec.waitMs === undefined ? Infinity : Date.now() + spec.waitMs;
   let attempts = 0;
+  let redirects = 0;
   let retried = false;
   for (;;) {
     spec.signal?.throwIfAborted();
@@ -69,11 +76,16 @@ export async function waitByMessage(session: Session, spec: WaitSpec): Promise<W
     const outcome = added.length === 1 ? added[0].outcome : allGranted(added.map((one) => one.outcome));
     let called: Called;
     try {
-      called = await session.callEx(spec.build(sub.clientId, waitMs), spec.timeout);
+      called = await session.callEx(spec.build(sub.clientId, waitMs), spec.timeout, true, spec.confirm ?? null);
     } catch (err) {
       dropAll();
-      // The subscriber dropped between our look at it and the call: wait again on a new one.
-      if (err instanceof ServerReply && /not subscribed/.test(err.message) && attempts++ < 3) continue;
+      // The subscriber dropped between our look at it, or is on another node than the command
+      // connection (a failover under way): both connect again, and the wait is sent again.
+      if (err instanceof ServerReply && /not subscribed/.test(err.message) && redirects++ < 50) {
+        session.redirect();
+        await sleep(RECONNECT_PAUSE_MS);
+        continue;
+      }
       throw err;
     }
     retried ||= called.retried;
@@ -81,7 +93,7 @@ export async function waitByMessage(session: Session, spec: WaitSpec): Promise<W
     if (typeof reply === 'number' || Array.isArray(reply)) {
       dropAll();
       const tokens = Array.isArray(reply) ? reply.map(Number) : [reply];
-      return { token: tokens[0], tokens, queued: false, retried };
+      return { token: tokens[0], tokens, queued: false, retried, unconfirmed: called.unconfirmed };
     }
     if (reply === null || reply === undefined) {
       dropAll();
@@ -102,6 +114,11 @@ export async function waitByMessage(session: Session, spec: WaitSpec): Promise<W
       case 'timeout':
         return null;
       case 'failed':
+        if (isRedirect(result.value) && redirects++ < 50) {
+          // The primary turned replica: wait again (the same id) in the new primary's queue.
+          session.redirect();
+          continue;
+        }
         throw new ServerReply(`${result.value} the wait failed when its turn came`);
       case 'closed':
         throw new ConnectionError('rlock: the client was closed');

@@ -11,6 +11,7 @@ import {
   LockTimeoutError,
   MultiLock,
   Mutex,
+  NotConfirmedError,
   NotOwnedError,
   ReadWriteLock,
   ReplyError,
@@ -35,6 +36,7 @@ export function kindOf(err: unknown, signal?: AbortSignal): string | null {
   // LockLostError is a NotOwnedError: both are "not held" (never held, or lost).
   if (err instanceof NotOwnedError || err instanceof LockLostError) return 'NotHeld';
   if (err instanceof DeadlockError) return 'Deadlock';
+  if (err instanceof NotConfirmedError) return 'NotConfirmed';
   if (err instanceof WrongTypeError) return 'WrongType';
   if (err instanceof ReplyError && /upgrade/.test(err.message)) return 'UpgradeRefused';
   // A wait given up by its timeout signal (campaign has no wait of its own) ran out.
@@ -58,7 +60,7 @@ export class Actor {
       const options: Record<string, any> = { identifier: this.owner, onLockLost: () => this.lost.add(id) };
       // A spec lease is a plain lease that ends unless released: never refreshed.
       if (step.lease_ms !== undefined) Object.assign(options, { lockTimeout: step.lease_ms, refreshInterval: 0 });
-      if (step.confirm !== undefined) throw new Kind('Unsupported', 'confirm is not supported by the Node helper');
+      if (step.confirm !== undefined) options.confirm = { replicas: step.confirm.replicas ?? 'auto', timeout: step.confirm.timeout_ms ?? 1000 };
       handle = make(options);
       this.handles.set(id, handle);
     }

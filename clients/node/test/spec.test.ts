@@ -13,10 +13,11 @@ import { createClient } from 'redis';
 import Redis from 'ioredis';
 import { ACTOR_OPS, Actor, Step, kindOf, lostKey } from './spec-ops';
 import { REPO, Server, sleep } from './support';
+import { Topology } from './topology';
 
 const SPEC = path.join(REPO, 'clients/spec');
-/** Capabilities of the Node helper; "confirmation" comes with a later issue. */
-const SUPPORTED = new Set(['cancel']);
+/** Capabilities of the Node helper. */
+const SUPPORTED = new Set(['cancel', 'confirmation']);
 /** Known drifts (clients/spec/README.md): scenario -> what the helper does instead. */
 const DRIFTS = new Map<string, string>();
 const AWAIT_DEFAULT_MS = 5000;
@@ -37,6 +38,12 @@ for (const file of readdirSync(SPEC).filter((f) => f.endsWith('.json') && f !== 
 }
 
 let users = 0;
+
+/** The `replicated` topology (a primary and one replica), started at the first scenario that needs it. */
+let replicated: Promise<Topology> | null = null;
+after(async () => {
+  if (replicated) await (await replicated).stop();
+});
 
 async function actorClient(lib: string, port: number, user: string): Promise<any> {
   if (lib === 'ioredis') {
@@ -69,9 +76,16 @@ class Failed extends Error {}
 class Run {
   readonly saved = new Map<string, unknown>();
   readonly actors = new Map<string, Actor>();
+  paused: number[] = [];
   readonly background = new Map<string, { promise: Promise<[unknown, string | null]>; started: number; controller: AbortController }>();
 
-  constructor(readonly scenario: Record<string, any>, readonly lib: string, readonly port: number, readonly admin: any) {}
+  constructor(
+    readonly scenario: Record<string, any>,
+    readonly lib: string,
+    readonly port: number,
+    readonly admin: any,
+    readonly topology: Topology | null = null,
+  ) {}
 
   async command(args: string[]): Promise<any> {
     const reply = await this.admin.sendCommand(args);
@@ -91,6 +105,7 @@ class Run {
   }
 
   async finish(): Promise<void> {
+    for (const port of this.paused.splice(0)) await this.topology!.resume(port);
     for (const { controller, promise } of this.background.values()) {
       controller.abort();
       await promise;
@@ -231,8 +246,19 @@ class Run {
         await this.command(['CLIENT', 'KILL', 'USER', user]);
         return null;
       }
+      case 'pause_replicas':
+      case 'resume_replicas': {
+        if (!this.topology) throw new Failed(`${step.op} needs the replicated topology`);
+        // The ports paused are kept: a stopped replica may be missing from the topology described meanwhile.
+        if (step.op === 'pause_replicas') {
+          this.paused = this.topology.described.replicas.map((replica) => replica.port);
+          for (const port of this.paused) await this.topology.pause(port);
+        } else {
+          for (const port of this.paused.splice(0)) await this.topology.resume(port);
+        }
+        return null;
+      }
       default:
-        // pause_replicas/resume_replicas only occur in scenarios that require confirmation.
         throw new Failed(`unknown op ${step.op}`);
     }
   }
@@ -277,7 +303,17 @@ for (const lib of LIBS) {
       const missing = (scenario.requires ?? []).filter((c: string) => !SUPPORTED.has(c));
       const skip = missing.length ? `${name}: the Node helper does not support ${missing.join(', ')}` : false;
       it(name, { skip, timeout: 60_000 }, async (t) => {
-        const run = new Run(scenario, lib, server.port, admin);
+        let run = new Run(scenario, lib, server.port, admin);
+        let replicaAdmin: any = null;
+        if (scenario.topology === 'replicated') {
+          replicated ??= Topology.start('replicated');
+          const topology = await replicated;
+          const port = topology.described.primary!.port;
+          replicaAdmin = createClient({ RESP: 3, socket: { port, host: '127.0.0.1' } });
+          replicaAdmin.on('error', () => {});
+          await replicaAdmin.connect();
+          run = new Run(scenario, lib, port, replicaAdmin, topology);
+        }
         let failure: unknown = null;
         try {
           await run.start();
@@ -286,6 +322,7 @@ for (const lib of LIBS) {
           failure = err;
         } finally {
           await run.finish();
+          await replicaAdmin?.close();
         }
         const drift = DRIFTS.get(name);
         if (drift) {

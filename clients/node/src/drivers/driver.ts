@@ -29,6 +29,8 @@ export interface Connection {
 
 export interface Driver {
   readonly library: 'ioredis' | 'node-redis';
+  /** True where `open()` finds the primary itself (Sentinel): a failed open is tried again for a while. */
+  readonly discovers: boolean;
   /** A new connection to the user's client's server, ready for commands, named `name` (`CLIENT SETNAME`). */
   open(name?: string): Promise<Connection>;
   /** Runs once when the user's client is closed for good (its `end`). */

@@ -1,13 +1,23 @@
+import { ClusterAccess, ioredisCluster, isIoRedisCluster, isNodeRedisCluster, nodeRedisCluster } from './cluster';
 import { Driver } from './driver';
 import { IoRedisDriver, isIoRedis } from './ioredis';
 import { NodeRedisDriver, isNodeRedis } from './node-redis';
 
-/** The adapter for the user's client: ioredis or node-redis v5 (one node, not a Cluster object). */
+/** The user's cluster client (ioredis `Redis.Cluster`, node-redis `createCluster`), or null. */
+export function clusterAccess(client: unknown): ClusterAccess | null {
+  if (isIoRedisCluster(client)) return ioredisCluster(client);
+  if (isNodeRedisCluster(client)) return nodeRedisCluster(client);
+  return null;
+}
+
+/** The adapter for the user's client of one node (or of Sentinel's primary, ioredis): ioredis or node-redis v5. */
 export function driverFor(client: unknown): Driver {
-  if ((client as any)?.isCluster) {
-    throw new TypeError('rlock: an ioredis Cluster is not supported; pass a client of one node');
+  if (typeof (client as any)?.getMasterNode === 'function' && typeof (client as any)?.duplicate !== 'function') {
+    throw new TypeError(
+      'rlock: a node-redis createSentinel() client is not supported; pass a createClient() client of the primary, or use ioredis with { sentinels, name }',
+    );
   }
   if (isIoRedis(client)) return new IoRedisDriver(client);
   if (isNodeRedis(client)) return new NodeRedisDriver(client);
-  throw new TypeError('rlock: expected an ioredis instance or a node-redis (v5) client');
+  throw new TypeError('rlock: expected an ioredis instance (or Redis.Cluster) or a node-redis (v5) client (or createCluster())');
 }

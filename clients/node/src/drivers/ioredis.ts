@@ -53,8 +53,15 @@ class IoRedisConnection extends LibraryConnection {
 
 export class IoRedisDriver implements Driver {
   readonly library = 'ioredis' as const;
+  readonly discovers: boolean;
 
-  constructor(private readonly client: IoRedisLike) {}
+  /** `node`: connections to that address instead of the client's (a cluster node). */
+  constructor(
+    private readonly client: IoRedisLike,
+    private readonly node?: { host: string; port: number },
+  ) {
+    this.discovers = Array.isArray(client.options.sentinels) && client.options.sentinels.length > 0;
+  }
 
   async open(name = 'rlock'): Promise<Connection> {
     const redis = this.client.duplicate({
@@ -66,6 +73,7 @@ export class IoRedisDriver implements Driver {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       connectionName: name,
+      ...(this.node ? { host: this.node.host, port: this.node.port, readOnly: false } : {}),
     });
     return connected(new IoRedisConnection(redis), () => redis.connect());
   }

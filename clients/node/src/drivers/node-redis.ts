@@ -52,13 +52,18 @@ class NodeRedisConnection extends LibraryConnection {
 
 export class NodeRedisDriver implements Driver {
   readonly library = 'node-redis' as const;
+  readonly discovers = false;
 
-  constructor(private readonly client: NodeRedisLike) {}
+  /** `node`: connections to that address instead of the client's (a cluster node). */
+  constructor(
+    private readonly client: NodeRedisLike,
+    private readonly node?: { host: string; port: number },
+  ) {}
 
   async open(name = 'rlock'): Promise<Connection> {
     const options = this.client.options ?? {};
     const redis = this.client.duplicate({
-      socket: { ...(options.socket ?? {}), reconnectStrategy: false },
+      socket: { ...(options.socket ?? {}), ...(this.node ?? {}), reconnectStrategy: false },
       disableOfflineQueue: true,
       name,
     });

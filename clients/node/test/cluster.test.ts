@@ -1,0 +1,169 @@
+/**
+ * Redis Cluster (the harness's `cluster` topology: three primaries with a replica each, started
+ * once for the file), with ioredis `Redis.Cluster` and node-redis `createCluster`: every type
+ * works on keys of every node (a MultiLock with a hash tag; without one, a clear error), and
+ * across `CLUSTER FAILOVER` and kill -9 of a primary (then promotion) a holder keeps its lock,
+ * its waiter re-joins the new primary's queue and is served after it.
+ */
+
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import Redis from 'ioredis';
+import { createCluster } from 'redis';
+import { CountDownLatch, Election, MultiLock, Mutex, ReadWriteLock, RLockError, Semaphore } from '../src';
+import { keySlot } from '../src/slot';
+import { record, unhandled } from './support';
+import { holderAndWaiterAcross } from './failover';
+import { Topology } from './topology';
+
+let topology: Topology;
+
+before(async () => {
+  topology = await Topology.start('cluster');
+  for (const node of topology.described.nodes) {
+    const admin = new Redis({ host: node.host, port: node.port });
+    await admin.call('CONFIG', 'SET', 'notify-keyspace-events', 'Kdgx');
+    admin.disconnect();
+  }
+});
+
+after(async () => {
+  await topology?.stop();
+  assert.deepEqual(unhandled, []);
+});
+
+/** A connection to the primary serving `key` now. */
+async function primaryFor(key: string): Promise<Redis> {
+  const slot = keySlot(key);
+  const node = topology.described.nodes.find((n) => n.role === 'primary' && n.slots!.some(([a, b]) => a <= slot && slot <= b));
+  if (!node) throw new Error(`no primary for slot ${slot}`);
+  return new Redis({ host: node.host, port: node.port });
+}
+
+/** A key served by a primary that has a replica now (every kill leaves its shard without one). */
+function keyWithReplica(prefix: string): string {
+  const { nodes } = topology.described;
+  const primary = nodes.find((n) => n.role === 'primary' && nodes.some((r) => r.role === 'replica' && r.primary_id === n.id))!;
+  for (let i = 0; ; i++) {
+    const key = `${prefix}:${i}`;
+    const slot = keySlot(key);
+    if (primary.slots!.some(([a, b]) => a <= slot && slot <= b)) return key;
+  }
+}
+
+/** Keys whose slots are served by three different primaries. */
+function keysOnEveryPrimary(prefix: string): string[] {
+  const primaries = topology.described.nodes.filter((n) => n.role === 'primary');
+  return primaries.map((node) => {
+    for (let i = 0; ; i++) {
+      const key = `${prefix}:${i}`;
+      const slot = keySlot(key);
+      if (node.slots!.some(([a, b]) => a <= slot && slot <= b)) return key;
+    }
+  });
+}
+
+const CLIENTS: Record<string, () => Promise<any>> = {
+  ioredis: async () => {
+    const nodes = topology.described.nodes.filter((n) => n.role === 'primary').map(({ host, port }) => ({ host, port }));
+    const client = new Redis.Cluster(nodes, { lazyConnect: true });
+    client.on('error', () => {});
+    await client.connect();
+    return client;
+  },
+  'node-redis': async () => {
+    const rootNodes = topology.described.nodes.map(({ host, port }) => ({ socket: { host, port } }));
+    const client = createCluster({ rootNodes });
+    client.on('error', () => {});
+    await client.connect();
+    return client;
+  },
+};
+
+for (const [lib, connect] of Object.entries(CLIENTS)) {
+  describe(`Cluster with ${lib}`, () => {
+    let client: any;
+    before(async () => {
+      client = await connect();
+    });
+    after(async () => {
+      if (lib === 'ioredis') client.disconnect();
+      else await client.close().catch(() => {});
+    });
+
+    it('every type works on keys of every primary', async () => {
+      for (const key of keysOnEveryPrimary(`cluster:${lib}:types`)) {
+        const a = new Mutex(client, key);
+        const b = new Mutex(client, key);
+        await a.acquire();
+        assert.equal(await b.tryAcquire(), false);
+        const waiting = b.acquire();
+        assert.equal(await a.guard('SET', `{${key}}:data`, 'a'), 'OK');
+        await a.release();
+        await waiting;
+        assert.ok(b.token! > 0);
+        await b.release();
+
+        const sem = new Semaphore(client, `${key}:sem`, 2);
+        await sem.acquire(2);
+        assert.equal(await sem.available(), 0);
+        await sem.release();
+        const rw = new ReadWriteLock(client, `${key}:rw`);
+        await rw.readLock().acquire();
+        await rw.readLock().release();
+        await rw.writeLock().acquire();
+        await rw.writeLock().release();
+        const latch = new CountDownLatch(client, `${key}:latch`);
+        assert.equal(await latch.trySetCount(1), true);
+        const opened = latch.wait(5000);
+        await latch.countDown();
+        assert.equal(await opened, true);
+      }
+    });
+
+    it('a MultiLock with a hash tag; without one, a clear error', async () => {
+      const keys = [`{cluster:${lib}}:a`, `{cluster:${lib}}:b`];
+      const multi = new MultiLock(client, keys);
+      await multi.acquire();
+      assert.equal(multi.tokens!.length, 2);
+      await multi.release();
+      assert.throws(
+        () => new MultiLock(client, [`cluster:${lib}:x`, `cluster:${lib}:y`]),
+        (err: unknown) => err instanceof RLockError && err.code === 'ERR_RLOCK_CROSSSLOT' && /hash tag, e\.g\. \{order\}:1 \{order\}:2/.test(err.message),
+      );
+    });
+
+    it('an election and its observer on the key\'s node', async () => {
+      const name = `cluster:${lib}:election`;
+      const first = new Election(client, name, 'first');
+      const second = new Election(client, name, 'second');
+      const seen = record(new Election(client, name, 'watcher').observe());
+      await first.campaign();
+      const next = second.campaign();
+      await seen.when('first');
+      await first.resign();
+      await next;
+      await seen.when('second');
+      await second.resign();
+      await seen.stop();
+    });
+
+    it('across CLUSTER FAILOVER: the holder keeps its lock, the waiter is served after it', async () => {
+      const key = keyWithReplica(`cluster:${lib}:failover`);
+      await holderAndWaiterAcross(client, key, () => primaryFor(key), async () => {
+        await topology.failover(key);
+      });
+    });
+
+    it('across kill -9 of the primary and promotion: the same', async () => {
+      const key = keyWithReplica(`cluster:${lib}:kill`);
+      await holderAndWaiterAcross(client, key, () => primaryFor(key), async () => {
+        const victim = await primaryFor(key);
+        const port = Number((victim.options as any).port);
+        victim.disconnect();
+        await topology.kill(port);
+        await topology.awaitPromotion(key);
+      });
+    });
+  });
+}
