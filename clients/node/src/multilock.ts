@@ -9,7 +9,7 @@ import { Confirm, Unconfirmed, resolveConfirm, settleUnconfirmed } from './confi
 import { Arg } from './drivers/driver';
 import { LockLostError, LockTimeoutError, NotOwnedError, publicError } from './errors';
 import { targetOf } from './dispatcher';
-import { acquire, acquireTail } from './holder';
+import { acquire, acquireTail } from './acquire';
 import { AcquireOptions, ownerOf } from './options';
 import { DEFAULT_RESPONSE_TIMEOUT, requestId } from './request';
 import { Router } from './router';

@@ -12,7 +12,7 @@ import Redis from 'ioredis';
 import { createCluster } from 'redis';
 import { CountDownLatch, Election, MultiLock, Mutex, ReadWriteLock, RLockError, Semaphore } from '../src';
 import { keySlot } from '../src/slot';
-import { record, unhandled } from './support';
+import { record, unhandled, until } from './support';
 import { holderAndWaiterAcross } from './failover';
 import { Topology } from './topology';
 
@@ -31,6 +31,15 @@ after(async () => {
   await topology?.stop();
   assert.deepEqual(unhandled, []);
 });
+
+/** `promise`, or a failure after 30 s (a hook has no timeout of its own). */
+function within<T>(promise: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout;
+  const limit = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no ${what} within 30 s`)), 30_000);
+  });
+  return Promise.race([promise, limit]).finally(() => clearTimeout(timer));
+}
 
 /** A connection to the primary serving `key` now. */
 async function primaryFor(key: string): Promise<Redis> {
@@ -84,14 +93,14 @@ for (const [lib, connect] of Object.entries(CLIENTS)) {
   describe(`Cluster with ${lib}`, () => {
     let client: any;
     before(async () => {
-      client = await connect();
+      client = await within(connect(), `${lib} cluster client connected`);
     });
     after(async () => {
-      if (lib === 'ioredis') client.disconnect();
-      else await client.close().catch(() => {});
+      if (lib === 'ioredis') client?.disconnect();
+      else await within(client?.close().catch(() => {}), `${lib} cluster client closed`);
     });
 
-    it('every type works on keys of every primary', async () => {
+    it('every type works on keys of every primary', { timeout: 60_000 }, async () => {
       for (const key of keysOnEveryPrimary(`cluster:${lib}:types`)) {
         const a = new Mutex(client, key);
         const b = new Mutex(client, key);
@@ -121,7 +130,7 @@ for (const [lib, connect] of Object.entries(CLIENTS)) {
       }
     });
 
-    it('a MultiLock with a hash tag; without one, a clear error', async () => {
+    it('a MultiLock with a hash tag; without one, a clear error', { timeout: 60_000 }, async () => {
       const keys = [`{cluster:${lib}}:a`, `{cluster:${lib}}:b`];
       const multi = new MultiLock(client, keys);
       await multi.acquire();
@@ -133,7 +142,7 @@ for (const [lib, connect] of Object.entries(CLIENTS)) {
       );
     });
 
-    it('an election and its observer on the key\'s node', async () => {
+    it('an election and its observer on the key\'s node', { timeout: 60_000 }, async () => {
       const name = `cluster:${lib}:election`;
       const first = new Election(client, name, 'first');
       const second = new Election(client, name, 'second');
@@ -148,14 +157,14 @@ for (const [lib, connect] of Object.entries(CLIENTS)) {
       await seen.stop();
     });
 
-    it('across CLUSTER FAILOVER: the holder keeps its lock, the waiter is served after it', async () => {
+    it('across CLUSTER FAILOVER: the holder keeps its lock, the waiter is served after it', { timeout: 60_000 }, async () => {
       const key = keyWithReplica(`cluster:${lib}:failover`);
       await holderAndWaiterAcross(client, key, () => primaryFor(key), async () => {
         await topology.failover(key);
       });
     });
 
-    it('across kill -9 of the primary and promotion: the same', async () => {
+    it('across kill -9 of the primary and promotion: the same', { timeout: 60_000 }, async () => {
       const key = keyWithReplica(`cluster:${lib}:kill`);
       await holderAndWaiterAcross(client, key, () => primaryFor(key), async () => {
         const victim = await primaryFor(key);
@@ -167,3 +176,44 @@ for (const [lib, connect] of Object.entries(CLIENTS)) {
     });
   });
 }
+
+describe('Cluster: a holding the new primary lacks', () => {
+  it('is reported lost after the failover (onLockLost and the using() signal)', { timeout: 60_000 }, async () => {
+    const client = await within(CLIENTS.ioredis(), 'ioredis cluster client connected');
+    try {
+      const key = keyWithReplica('cluster:lost');
+      const shardPrimary = await primaryFor(key);
+      const primaryPort = Number((shardPrimary.options as any).port);
+      shardPrimary.disconnect();
+      const { nodes } = topology.described;
+      const primaryId = nodes.find((n) => n.port === primaryPort)!.id;
+      const replicaPort = nodes.find((n) => n.role === 'replica' && n.primary_id === primaryId)!.port;
+      const lost: string[] = [];
+      // Unconfirmed on purpose (confirm: false), taken while the replica is stopped: the
+      // promoted replica never gets it.
+      const mutex = new Mutex(client, key, { confirm: false, onLockLost: (err) => lost.push(err.code) });
+      await topology.pause(replicaPort);
+      // 32 MB ahead of the lock in the replication stream: more than the sockets buffer, so the
+      // lock's write is still in the primary's output buffer when it dies.
+      const filler = await primaryFor(key);
+      await filler.set(`{${key}}:filler`, Buffer.alloc(32 << 20, 120));
+      filler.disconnect();
+      let aborted: unknown = null;
+      await mutex.using(async (signal) => {
+        await topology.kill(primaryPort);
+        await topology.resume(replicaPort);
+        await topology.awaitPromotion(key);
+        await until(() => signal.aborted, 20_000, 'the signal aborted');
+        aborted = signal.reason;
+      });
+      assert.deepEqual(lost, ['ERR_RLOCK_LOST']);
+      assert.equal((aborted as RLockError).code, 'ERR_RLOCK_LOST');
+      assert.equal(mutex.isAcquired, false);
+      const next = new Mutex(client, key);
+      await next.acquire();
+      await next.release();
+    } finally {
+      client.disconnect();
+    }
+  });
+});

@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import Redis from 'ioredis';
+import { createSentinel } from 'redis';
 import { Mutex, Semaphore } from '../src';
 import { unhandled } from './support';
 import { holderAndWaiterAcross } from './failover';
@@ -37,6 +38,11 @@ const CLIENTS: Record<string, () => Promise<any>> = {
     return client;
   },
 };
+
+it('node-redis createSentinel() is refused with a clear error (use ioredis, or a client of the primary)', () => {
+  const sentinel = createSentinel({ name: topology.described.master_name!, sentinelRootNodes: topology.described.sentinels });
+  assert.throws(() => new Mutex(sentinel, 'k'), (err: unknown) => err instanceof TypeError && /createSentinel\(\) client is not supported/.test(err.message));
+});
 
 for (const [lib, connect] of Object.entries(CLIENTS)) {
   describe(`Sentinel with ${lib}`, () => {
