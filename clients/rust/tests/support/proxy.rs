@@ -5,20 +5,22 @@
 use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::Notify;
+use tokio::sync::watch;
 
 pub struct Proxy {
     pub port: u16,
     state: Arc<State>,
 }
 
-#[derive(Default)]
 struct State {
     /// When a request containing this text passes, its reply is swallowed and both ends of
     /// that connection are closed. Fires once.
     drop_reply_to: Mutex<Option<String>>,
-    /// Wakes every connection to close its client end and keep the server end open.
-    sever: Notify,
+    /// Bumped to make every connection close its client end and keep the server end open. A
+    /// watch, not a `Notify`: a connection busy forwarding bytes when the sever comes still
+    /// sees it (`notify_waiters` wakes only those parked at that instant, and a missed sever
+    /// once left a connection working, which read as a client that did not re-bind).
+    sever: watch::Sender<u64>,
     /// Server ends kept open after a sever, until `close_kept`.
     kept: Mutex<Vec<TcpStream>>,
     /// While set, new connections are closed as soon as they are accepted.
@@ -29,7 +31,12 @@ impl Proxy {
     pub async fn start(server_port: u16) -> Proxy {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let port = listener.local_addr().expect("addr").port();
-        let state = Arc::new(State::default());
+        let state = Arc::new(State {
+            drop_reply_to: Mutex::default(),
+            sever: watch::Sender::new(0),
+            kept: Mutex::default(),
+            refusing: Default::default(),
+        });
         let shared = state.clone();
         tokio::spawn(async move {
             while let Ok((client, _)) = listener.accept().await {
@@ -54,7 +61,7 @@ impl Proxy {
 
     /// Closes the client end of every open connection; the server sees nothing.
     pub fn sever_client_ends(&self) {
-        self.state.sever.notify_waiters();
+        self.state.sever.send_modify(|epoch| *epoch += 1);
     }
 
     /// Closes new connections at once while `refuse` is true (a server out of reach).
@@ -86,6 +93,7 @@ impl State {
 async fn pump(mut client: TcpStream, mut server: TcpStream, state: Arc<State>) {
     let (mut from_client, mut from_server) = ([0u8; 16384], [0u8; 16384]);
     let mut swallow_reply = false;
+    let mut sever = state.sever.subscribe();
     loop {
         tokio::select! {
             read = client.read(&mut from_client) => {
@@ -104,7 +112,7 @@ async fn pump(mut client: TcpStream, mut server: TcpStream, state: Arc<State>) {
                     return;
                 }
             }
-            _ = state.sever.notified() => {
+            _ = sever.changed() => {
                 state.kept.lock().unwrap().push(server);
                 return;
             }
