@@ -40,14 +40,19 @@ java: test-deps ## Build the Java client's jar, clients/java/build/rlock.jar (ja
 run: build ## Build, then start redis-server with the module on redis.conf.example (port 6379)
 	redis-server redis.conf.example
 
+# The suites run side by side (scripts/test-suites.sh, TEST_JOBS at a time, logs in
+# target/test-logs/); the Rust test binaries are built first so that two cargo runs do not
+# compile at once.
 test: build test-deps ## Run every test: the module's unit and integration tests, the client helpers', packaging and metrics
-	$(CARGO) test --release
-	bash clients/rust/test.sh
-	bash clients/python/test.sh
-	bash clients/java/test.sh
-	bash clients/node/test.sh
-	bash clients/go/test.sh
-	bash ops/test.sh
+	$(CARGO) test --release --no-run --workspace
+	bash scripts/test-suites.sh \
+	  "server=$(CARGO) test --release" \
+	  "python=bash clients/python/test.sh" \
+	  "node=bash clients/node/test.sh" \
+	  "java=bash clients/java/test.sh" \
+	  "rust-client=bash clients/rust/test.sh" \
+	  "go=bash clients/go/test.sh" \
+	  "ops=bash ops/test.sh"
 
 # Where `make install` puts things; the Debian package uses PREFIX=/usr (module in
 # /usr/lib/redis/modules, snippet in /etc/redis).

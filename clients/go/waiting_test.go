@@ -71,8 +71,9 @@ func TestDeadlockIsReportedAtOnce(t *testing.T) {
 		t.Fatalf("got %v, want a DeadlockError", err)
 	}
 	t.Logf("deadlock reported in %v: %s", took, dl.Cycle)
-	if took > 10*time.Millisecond {
-		t.Fatalf("deadlock reported after %v, want within 10 ms", took)
+	// At once: far below the 10 s wait, with room for a loaded machine (speed is the bench's).
+	if took > time.Second {
+		t.Fatalf("deadlock reported after %v, want at once", took)
 	}
 	if waiters(t, c, "a") != 0 {
 		t.Fatal("the refused wait was queued")

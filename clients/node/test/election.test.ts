@@ -53,8 +53,8 @@ for (const lib of LIBS) {
       const promoted = performance.now() - killed;
       const observed = (await observer.when(e2.candidate)) - killed;
       t.diagnostic(`follower leads ${promoted.toFixed(1)} ms, observer sees it ${observed.toFixed(1)} ms after the kill`);
-      assert.ok(promoted < 50, `the follower led ${promoted.toFixed(1)} ms after the kill`);
-      assert.ok(observed < 50, `the observer saw it ${observed.toFixed(1)} ms after the kill`);
+      assert.ok(promoted < 1000, `the follower led ${promoted.toFixed(1)} ms after the kill`);
+      assert.ok(observed < 1000, `the observer saw it ${observed.toFixed(1)} ms after the kill`);
       assert.ok(term2 > term1, 'terms only grow');
       assert.equal(e2.term, term2);
       await until(() => lost.length === 1, 3000, 'onLost');

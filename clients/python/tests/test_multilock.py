@@ -127,7 +127,7 @@ async def test_nesting_against_a_multi_lock_raises_deadlock_at_once(variant, adm
     with pytest.raises(rlock.DeadlockError, match="cycle"):
         await two_a.acquire(token="T2", blocking_timeout=5)
     took = time.monotonic() - started
-    assert took < 0.05, f"refused after {took:.3f} s"
+    assert took < 1.0, f"refused after {took:.3f} s, not at once (the wait is 5 s)"
     assert waiters(admin, "a") == 0
 
     await two.release()

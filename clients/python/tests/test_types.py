@@ -321,7 +321,7 @@ async def interrupted_waiter(admin, port: int, kind: str, name: str) -> None:
         assert (await process.stdout.readline()).strip() == b"waiting"
         await eventually(lambda: queued(admin, kind, name) == 1, what=f"the {kind} waiter to queue")
         process.send_signal(signal.SIGINT)
-        line = await asyncio.wait_for(process.stdout.readline(), 10)
+        line = await asyncio.wait_for(process.stdout.readline(), 30)
         assert line.strip() == b"interrupted"
         assert process.returncode is None
     finally:

@@ -191,8 +191,9 @@ pub async fn refused_at_once<T: std::fmt::Debug>(
     let Err(rlock_client::Error::Deadlock(cycle)) = refused else {
         panic!("expected a deadlock, got {refused:?}");
     };
+    // "At once": far below the waits these tests ask for (5 s), with room for a loaded machine.
     assert!(
-        took < std::time::Duration::from_millis(10),
+        took < std::time::Duration::from_millis(1000),
         "refused after {took:?}"
     );
     cycle

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Runs independent test suites side by side, TEST_JOBS at a time (default 3): most of a suite's
+# time is spent waiting on servers (leases, timeouts, failovers), not on the CPU, so a 2-core
+# machine runs three at once in about the time of the longest chain. Every suite starts its own
+# servers on free ports, so none shares a port or a server with another.
+#
+# Usage: test-suites.sh name=command ...   (listed longest first: they start in that order)
+# Each suite's output goes to target/test-logs/<name>.log. A suite's log is printed whole when it
+# fails, its last lines when it passes. Exit code: non-zero when any suite failed.
+set -uo pipefail
+
+jobs="${TEST_JOBS:-3}"
+logs="${TEST_LOGS:-target/test-logs}"
+mkdir -p "$logs"
+
+declare -A pid_of_name=() started_at=()
+failed=()
+
+# Waits for any one running suite to end and reports it.
+reap() {
+  local done_pid name rc
+  wait -n -p done_pid
+  rc=$?
+  for name in "${!pid_of_name[@]}"; do
+    if [ "${pid_of_name[$name]}" = "$done_pid" ]; then
+      unset "pid_of_name[$name]"
+      local took=$(( $(date +%s) - started_at[$name] ))
+      if [ "$rc" -eq 0 ]; then
+        echo "== $name: passed in ${took}s (log: $logs/$name.log)"
+        tail -n 5 "$logs/$name.log" | sed "s/^/   $name| /"
+      else
+        echo "== $name: FAILED (exit $rc) in ${took}s; its log:"
+        sed "s/^/   $name| /" "$logs/$name.log"
+        failed+=("$name")
+      fi
+      return
+    fi
+  done
+}
+
+for suite in "$@"; do
+  name="${suite%%=*}"
+  command="${suite#*=}"
+  while [ "${#pid_of_name[@]}" -ge "$jobs" ]; do
+    reap
+  done
+  echo "== $name: started ($command)"
+  started_at[$name]=$(date +%s)
+  bash -c "$command" >"$logs/$name.log" 2>&1 &
+  pid_of_name[$name]=$!
+done
+while [ "${#pid_of_name[@]}" -gt 0 ]; do
+  reap
+done
+
+if [ "${#failed[@]}" -gt 0 ]; then
+  echo "== failed: ${failed[*]}"
+  exit 1
+fi
+echo "== every suite passed"
