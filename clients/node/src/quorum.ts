@@ -7,7 +7,7 @@
  * and `lock.attempts`): which members voted for, and the error of each that voted against.
  */
 
-import { publicError } from './errors';
+import { ConnectionFailure, publicError } from './errors';
 
 export interface ExecutionStats {
   readonly membershipSize: number;
@@ -29,6 +29,15 @@ export interface Round<T> {
   /** Per member, in order: what its ballot returned, or undefined where it voted against. */
   readonly results: Array<T | undefined>;
   readonly stats: ExecutionStats;
+}
+
+/**
+ * The error recorded for a vote against: where the server could not be reached, the driver's
+ * own error (as redlock records it, e.g. ioredis's "Connection is closed."), else rlock's.
+ */
+function voteError(reason: unknown): Error {
+  if (reason instanceof ConnectionFailure && reason.cause instanceof Error) return reason.cause;
+  return publicError(reason);
 }
 
 /** The majority of `members` members. */
@@ -58,7 +67,7 @@ export async function quorumRound<T>(
       stats.votesFor.add(members[index]);
       return outcome.value;
     }
-    stats.votesAgainst.set(members[index], publicError(outcome.reason));
+    stats.votesAgainst.set(members[index], voteError(outcome.reason));
     return undefined;
   });
   return { granted: stats.votesFor.size >= stats.quorumSize, results, stats };

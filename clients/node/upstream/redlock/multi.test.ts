@@ -1,7 +1,8 @@
 import { formatWithOptions } from "util";
 import test, { ExecutionContext } from "ava";
 import Redis, { Redis as Client, Cluster } from "ioredis";
-import Redlock, { ExecutionError, ResourceLockedError } from "./index.js";
+import { Redlock, ExecutionError, ResourceLockedError } from "../../src";
+import { endpoint, holderOf, unusedEndpoint } from "./servers";
 
 async function fail(
   t: ExecutionContext<unknown>,
@@ -101,17 +102,17 @@ function run(
       // Acquire a lock.
       let lock = await redlock.acquire(["{redlock}a"], duration);
       t.is(
-        await redisA.get("{redlock}a"),
+        await holderOf(redisA, "{redlock}a"),
         lock.value,
         "The lock value was incorrect."
       );
       t.is(
-        await redisB.get("{redlock}a"),
+        await holderOf(redisB, "{redlock}a"),
         lock.value,
         "The lock value was incorrect."
       );
       t.is(
-        await redisC.get("{redlock}a"),
+        await holderOf(redisC, "{redlock}a"),
         lock.value,
         "The lock value was incorrect."
       );
@@ -134,17 +135,17 @@ function run(
       // Extend the lock.
       lock = await lock.extend(3 * duration);
       t.is(
-        await redisA.get("{redlock}a"),
+        await holderOf(redisA, "{redlock}a"),
         lock.value,
         "The lock value was incorrect."
       );
       t.is(
-        await redisB.get("{redlock}a"),
+        await holderOf(redisB, "{redlock}a"),
         lock.value,
         "The lock value was incorrect."
       );
       t.is(
-        await redisC.get("{redlock}a"),
+        await holderOf(redisC, "{redlock}a"),
         lock.value,
         "The lock value was incorrect."
       );
@@ -166,9 +167,9 @@ function run(
 
       // Release the lock.
       await lock.release();
-      t.is(await redisA.get("{redlock}a"), null);
-      t.is(await redisB.get("{redlock}a"), null);
-      t.is(await redisC.get("{redlock}a"), null);
+      t.is(await holderOf(redisA, "{redlock}a"), null);
+      t.is(await holderOf(redisB, "{redlock}a"), null);
+      t.is(await holderOf(redisC, "{redlock}a"), null);
     } catch (error) {
       fail(t, error);
     }
@@ -186,17 +187,17 @@ function run(
       // Acquire a lock.
       let lock = await redlock.acquire(["{redlock}b"], duration);
       t.is(
-        await redisA.get("{redlock}b"),
+        await holderOf(redisA, "{redlock}b"),
         lock.value,
         "The lock value was incorrect."
       );
       t.is(
-        await redisB.get("{redlock}b"),
+        await holderOf(redisB, "{redlock}b"),
         lock.value,
         "The lock value was incorrect."
       );
       t.is(
-        await redisC.get("{redlock}b"),
+        await holderOf(redisC, "{redlock}b"),
         "other",
         "The lock value was changed."
       );
@@ -219,17 +220,17 @@ function run(
       // Extend the lock.
       lock = await lock.extend(3 * duration);
       t.is(
-        await redisA.get("{redlock}b"),
+        await holderOf(redisA, "{redlock}b"),
         lock.value,
         "The lock value was incorrect."
       );
       t.is(
-        await redisB.get("{redlock}b"),
+        await holderOf(redisB, "{redlock}b"),
         lock.value,
         "The lock value was incorrect."
       );
       t.is(
-        await redisC.get("{redlock}b"),
+        await holderOf(redisC, "{redlock}b"),
         "other",
         "The lock value was changed."
       );
@@ -251,9 +252,9 @@ function run(
 
       // Release the lock.
       await lock.release();
-      t.is(await redisA.get("{redlock}b"), null);
-      t.is(await redisB.get("{redlock}b"), null);
-      t.is(await redisC.get("{redlock}b"), "other");
+      t.is(await holderOf(redisA, "{redlock}b"), null);
+      t.is(await holderOf(redisB, "{redlock}b"), null);
+      t.is(await holderOf(redisC, "{redlock}b"), "other");
       await redisC.del("{redlock}b");
     } catch (error) {
       fail(t, error);
@@ -285,9 +286,9 @@ function run(
           "A failed acquisition must have the configured number of retries."
         );
 
-        t.is(await redisA.get("{redlock}c"), null);
-        t.is(await redisB.get("{redlock}c"), "other1");
-        t.is(await redisC.get("{redlock}c"), "other2");
+        t.is(await holderOf(redisA, "{redlock}c"), null);
+        t.is(await holderOf(redisB, "{redlock}c"), "other1");
+        t.is(await holderOf(redisC, "{redlock}c"), "other2");
 
         for (const e of await Promise.allSettled(error.attempts)) {
           t.is(e.status, "fulfilled");
@@ -316,14 +317,14 @@ function run(
 
 run(
   "instance",
-  new Redis({ host: "redis-multi-instance-a" }),
-  new Redis({ host: "redis-multi-instance-b" }),
-  new Redis({ host: "redis-multi-instance-c" })
+  new Redis(endpoint("multi-instance-a")),
+  new Redis(endpoint("multi-instance-b")),
+  new Redis(endpoint("multi-instance-c"))
 );
 
 run(
   "cluster",
-  new Cluster([{ host: "redis-multi-cluster-a-1" }]),
-  new Cluster([{ host: "redis-multi-cluster-b-1" }]),
-  new Cluster([{ host: "redis-multi-cluster-c-1" }])
+  new Cluster([endpoint("multi-cluster-a")]),
+  new Cluster([endpoint("multi-cluster-b")]),
+  new Cluster([endpoint("multi-cluster-c")])
 );

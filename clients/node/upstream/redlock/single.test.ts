@@ -1,7 +1,8 @@
 import { formatWithOptions } from "util";
 import test, { ExecutionContext } from "ava";
 import Redis, { Redis as Client, Cluster } from "ioredis";
-import Redlock, { ExecutionError, ResourceLockedError } from "./index.js";
+import { Redlock, ExecutionError, ResourceLockedError } from "../../src";
+import { endpoint, holderOf, unusedEndpoint } from "./servers";
 
 async function fail(
   t: ExecutionContext<unknown>,
@@ -104,7 +105,7 @@ function run(namespace: string, redis: Client | Cluster): void {
       // Acquire a lock.
       let lock = await redlock.acquire(["{redlock}a"], duration);
       t.is(
-        await redis.get("{redlock}a"),
+        await holderOf(redis, "{redlock}a"),
         lock.value,
         "The lock value was incorrect."
       );
@@ -117,7 +118,7 @@ function run(namespace: string, redis: Client | Cluster): void {
       // Extend the lock.
       lock = await lock.extend(3 * duration);
       t.is(
-        await redis.get("{redlock}a"),
+        await holderOf(redis, "{redlock}a"),
         lock.value,
         "The lock value was incorrect."
       );
@@ -129,7 +130,7 @@ function run(namespace: string, redis: Client | Cluster): void {
 
       // Release the lock.
       await lock.release();
-      t.is(await redis.get("{redlock}a"), null);
+      t.is(await holderOf(redis, "{redlock}a"), null);
     } catch (error) {
       fail(t, error);
     }
@@ -147,12 +148,12 @@ function run(namespace: string, redis: Client | Cluster): void {
         duration
       );
       t.is(
-        await redis.get("{redlock}a1"),
+        await holderOf(redis, "{redlock}a1"),
         lock.value,
         "The lock value was incorrect."
       );
       t.is(
-        await redis.get("{redlock}a2"),
+        await holderOf(redis, "{redlock}a2"),
         lock.value,
         "The lock value was incorrect."
       );
@@ -170,12 +171,12 @@ function run(namespace: string, redis: Client | Cluster): void {
       // Extend the lock.
       lock = await lock.extend(3 * duration);
       t.is(
-        await redis.get("{redlock}a1"),
+        await holderOf(redis, "{redlock}a1"),
         lock.value,
         "The lock value was incorrect."
       );
       t.is(
-        await redis.get("{redlock}a2"),
+        await holderOf(redis, "{redlock}a2"),
         lock.value,
         "The lock value was incorrect."
       );
@@ -192,8 +193,8 @@ function run(namespace: string, redis: Client | Cluster): void {
 
       // Release the lock.
       await lock.release();
-      t.is(await redis.get("{redlock}a1"), null);
-      t.is(await redis.get("{redlock}a2"), null);
+      t.is(await holderOf(redis, "{redlock}a1"), null);
+      t.is(await holderOf(redis, "{redlock}a2"), null);
     } catch (error) {
       fail(t, error);
     }
@@ -202,7 +203,7 @@ function run(namespace: string, redis: Client | Cluster): void {
   test(`${namespace} - locks fail when redis is unreachable`, async (t) => {
     try {
       const redis = new Redis({
-        host: "127.0.0.1",
+        ...unusedEndpoint(),
         maxRetriesPerRequest: 0,
         autoResendUnfulfilledCommands: false,
         autoResubscribe: false,
@@ -254,7 +255,7 @@ function run(namespace: string, redis: Client | Cluster): void {
       // Acquire a lock.
       const lock = await redlock.acquire(["{redlock}d"], duration);
       t.is(
-        await redis.get("{redlock}d"),
+        await holderOf(redis, "{redlock}d"),
         lock.value,
         "The lock value was incorrect."
       );
@@ -265,14 +266,14 @@ function run(namespace: string, redis: Client | Cluster): void {
       // Attempt to acquire another lock on the same resource.
       const lock2 = await redlock.acquire(["{redlock}d"], duration);
       t.is(
-        await redis.get("{redlock}d"),
+        await holderOf(redis, "{redlock}d"),
         lock2.value,
         "The lock value was incorrect."
       );
 
       // Release the lock.
       await lock2.release();
-      t.is(await redis.get("{redlock}d"), null);
+      t.is(await holderOf(redis, "{redlock}d"), null);
     } catch (error) {
       fail(t, error);
     }
@@ -287,7 +288,7 @@ function run(namespace: string, redis: Client | Cluster): void {
       // Acquire a lock.
       const lock = await redlock.acquire(["{redlock}c"], duration);
       t.is(
-        await redis.get("{redlock}c"),
+        await holderOf(redis, "{redlock}c"),
         lock.value,
         "The lock value was incorrect."
       );
@@ -327,7 +328,7 @@ function run(namespace: string, redis: Client | Cluster): void {
 
       // Release the lock.
       await lock.release();
-      t.is(await redis.get("{redlock}c"), null);
+      t.is(await holderOf(redis, "{redlock}c"), null);
     } catch (error) {
       fail(t, error);
     }
@@ -345,12 +346,12 @@ function run(namespace: string, redis: Client | Cluster): void {
         duration
       );
       t.is(
-        await redis.get("{redlock}c1"),
+        await holderOf(redis, "{redlock}c1"),
         lock.value,
         "The lock value was incorrect."
       );
       t.is(
-        await redis.get("{redlock}c2"),
+        await holderOf(redis, "{redlock}c2"),
         lock.value,
         "The lock value was incorrect."
       );
@@ -375,17 +376,17 @@ function run(namespace: string, redis: Client | Cluster): void {
         }
 
         t.is(
-          await redis.get("{redlock}c1"),
+          await holderOf(redis, "{redlock}c1"),
           lock.value,
           "The original lock value must not be changed."
         );
         t.is(
-          await redis.get("{redlock}c2"),
+          await holderOf(redis, "{redlock}c2"),
           lock.value,
           "The original lock value must not be changed."
         );
         t.is(
-          await redis.get("{redlock}c3"),
+          await holderOf(redis, "{redlock}c3"),
           null,
           "The new resource must remain unlocked."
         );
@@ -411,9 +412,9 @@ function run(namespace: string, redis: Client | Cluster): void {
 
       // Release the lock.
       await lock.release();
-      t.is(await redis.get("{redlock}c1"), null);
-      t.is(await redis.get("{redlock}c2"), null);
-      t.is(await redis.get("{redlock}c3"), null);
+      t.is(await holderOf(redis, "{redlock}c1"), null);
+      t.is(await holderOf(redis, "{redlock}c2"), null);
+      t.is(await holderOf(redis, "{redlock}c3"), null);
     } catch (error) {
       fail(t, error);
     }
@@ -432,7 +433,7 @@ function run(namespace: string, redis: Client | Cluster): void {
           automaticExtensionThreshold: 200,
         },
         async (signal) => {
-          const lockValue = await redis.get("{redlock}x");
+          const lockValue = await holderOf(redis, "{redlock}x");
           t.assert(
             typeof lockValue === "string",
             "The lock value was not correctly acquired."
@@ -445,7 +446,7 @@ function run(namespace: string, redis: Client | Cluster): void {
           t.is(signal.error, undefined, "The signal must not have an error.");
 
           t.is(
-            await redis.get("{redlock}x"),
+            await holderOf(redis, "{redlock}x"),
             lockValue,
             "The lock value should not have changed."
           );
@@ -456,7 +457,7 @@ function run(namespace: string, redis: Client | Cluster): void {
 
       await valueP;
 
-      t.is(await redis.get("{redlock}x"), null, "The lock was not released.");
+      t.is(await holderOf(redis, "{redlock}x"), null, "The lock was not released.");
     } catch (error) {
       fail(t, error);
     }
@@ -480,7 +481,7 @@ function run(namespace: string, redis: Client | Cluster): void {
             t.is(locked, false, "The resource must not already be locked.");
             locked = true;
 
-            const lockValue = await redis.get("{redlock}y");
+            const lockValue = await holderOf(redis, "{redlock}y");
             t.assert(
               typeof lockValue === "string",
               "The lock value was not correctly acquired."
@@ -493,7 +494,7 @@ function run(namespace: string, redis: Client | Cluster): void {
             t.is(signal.aborted, false, "The signal must not be aborted.");
 
             t.is(
-              await redis.get("{redlock}y"),
+              await holderOf(redis, "{redlock}y"),
               lockValue,
               "The lock value should not have changed."
             );
@@ -512,7 +513,7 @@ function run(namespace: string, redis: Client | Cluster): void {
             t.is(locked, false, "The resource must not already be locked.");
             locked = true;
 
-            const lockValue = await redis.get("{redlock}y");
+            const lockValue = await holderOf(redis, "{redlock}y");
             t.assert(
               typeof lockValue === "string",
               "The lock value was not correctly acquired."
@@ -525,7 +526,7 @@ function run(namespace: string, redis: Client | Cluster): void {
             t.is(signal.aborted, false, "The signal must not be aborted.");
 
             t.is(
-              await redis.get("{redlock}y"),
+              await holderOf(redis, "{redlock}y"),
               lockValue,
               "The lock value should not have changed."
             );
@@ -538,13 +539,13 @@ function run(namespace: string, redis: Client | Cluster): void {
 
       t.not(lock1, lock2, "The locks must be different.");
 
-      t.is(await redis.get("{redlock}y"), null, "The lock was not released.");
+      t.is(await holderOf(redis, "{redlock}y"), null, "The lock was not released.");
     } catch (error) {
       fail(t, error);
     }
   });
 }
 
-run("instance", new Redis({ host: "redis-single-instance" }));
+run("instance", new Redis(endpoint("single-instance")));
 
-run("cluster", new Cluster([{ host: "redis-single-cluster-1" }]));
+run("cluster", new Cluster([endpoint("single-cluster")]));
