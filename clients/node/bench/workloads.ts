@@ -4,6 +4,9 @@
  * - hot lock: `contenders` contenders, each on its own client, acquire then release at once in
  *   a loop (acquires/s, p99 wait, the most and fewest acquisitions of one contender).
  * A round lasts `roundMs`; a wait still unfinished when it ends counts with its time so far.
+ * The p99 is over acquisitions, so a contender that acquires again at once while others starve
+ * weighs in thousands of times and a starved one once: read it with the longest wait and the
+ * most and fewest acquisitions of one contender.
  */
 
 import { performance } from 'node:perf_hooks';
@@ -23,6 +26,8 @@ export interface Side {
 export interface HotFigures {
   acquires_per_s: number;
   p99_ms: number;
+  /** The longest wait, unfinished ones with their time so far: a starved contender shows here. */
+  max_wait_ms: number;
   max_per_contender: number;
   min_per_contender: number;
   unfinished_waits: number;
@@ -83,6 +88,7 @@ export async function hotLock(side: Side, key: string, contenders: number, round
   return {
     acquires_per_s: (waits.length * 1000) / (end - start),
     p99_ms: percentile(all, 0.99),
+    max_wait_ms: all.length ? all[all.length - 1] : NaN,
     max_per_contender: Math.max(...counts),
     min_per_contender: Math.min(...counts),
     unfinished_waits: unfinished.length,
