@@ -4,7 +4,7 @@ CARGO ?= cargo
 MODULE := target/release/librlock.so
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help deps test-deps build java run test test-compat bench clean install deb
+.PHONY: help deps test-deps build java run test test-compat bench bench-pairs clean install deb
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -107,6 +107,16 @@ $(VENV)/.chart-installed:
 bench: build $(VENV)/.chart-installed ## Benchmark RLOCK against the Redisson scripts and SET NX PX (table, target/bench.json, target/bench.svg)
 	$(CARGO) bench --bench lockbench
 	$(VENV)/bin/python benches/chart.py
+	$(MAKE) bench-pairs
+
+PY_CLIENT_VENV := clients/python/.venv
+
+bench-pairs: build ## Our Node and Python helpers beside the libraries they replace (target/bench-{node,python,pairs}.json)
+	cd clients/node && { [ -d node_modules ] || npm ci --no-audit --no-fund; } && npx tsc -p bench && node dist/bench/pairs.js
+	[ -x $(PY_CLIENT_VENV)/bin/python ] || python3 -m venv $(PY_CLIENT_VENV)
+	$(PY_CLIENT_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --editable clients/python
+	$(PY_CLIENT_VENV)/bin/python clients/python/bench/pairs.py
+	python3 benches/pairs.py
 
 clean: ## Remove build output
 	$(CARGO) clean

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # The Node client's tests: installs its npm dev dependencies when missing (package-lock.json),
 # then `npm test` (compiles the TypeScript, runs node --test against real redis-server
-# processes with the module at target/release/librlock.so; RLOCK_MODULE overrides it).
+# processes with the module at target/release/librlock.so; RLOCK_MODULE overrides it), then
+# the vendored suites of the libraries we replace (upstream/), each under a time limit.
 set -euo pipefail
 cd "$(dirname "$0")"
 if [ ! -d node_modules ]; then
   npm ci --no-audit --no-fund
 fi
 npm test
+# redlock's own ava suite against our Redlock (upstream/redlock/README.md); 24 tests in ~15 s.
+npx tsc -p upstream/redlock
+timeout --kill-after=10 240 node dist/upstream/redlock/run.js

@@ -3,6 +3,8 @@
  * `err.code === 'ERR_RLOCK_TIMEOUT'` as they test Node's own `err.code`.
  */
 
+import type { ExecutionStats } from './quorum';
+
 export class RLockError extends Error {
   readonly code: string;
   constructor(code: string, message: string, options?: { cause?: unknown }) {
@@ -72,12 +74,26 @@ export class ReplyError extends RLockError {
   }
 }
 
-/** Redlock: a quorum of the servers did not agree within the validity time. */
+/**
+ * Redlock: no quorum within the retries. `attempts` is redlock's: one promise per attempt of
+ * that attempt's `ExecutionStats` (which server voted for, which against and why), each
+ * resolved once every server answered or timed out.
+ */
 export class ExecutionError extends RLockError {
-  readonly attempts: number;
-  constructor(message: string, attempts: number) {
+  readonly attempts: ReadonlyArray<Promise<ExecutionStats>>;
+  constructor(message: string, attempts: ReadonlyArray<Promise<ExecutionStats>>) {
     super('ERR_RLOCK_QUORUM', message);
     this.attempts = attempts;
+  }
+}
+
+/**
+ * Redlock: one server's vote against, because another owner (or a key of another type, as
+ * redlock counts any existing key) holds a resource; in `ExecutionStats.votesAgainst`.
+ */
+export class ResourceLockedError extends RLockError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('ERR_RLOCK_LOCKED', message, options);
   }
 }
 

@@ -6,6 +6,8 @@ export { Semaphore } from './semaphore';
 export { ReadWriteLock, RWSide } from './rwlock';
 export { CountDownLatch } from './latch';
 export { Redlock, RedlockLock } from './redlock';
+export { quorumRound, quorumSize } from './quorum';
+export type { ExecutionStats, ExecutionResult, Round } from './quorum';
 export { Election } from './election';
 export type { ElectionOptions, CampaignOptions } from './election';
 export { LeaderObserver } from './observe';
@@ -26,6 +28,7 @@ export {
   ConnectionError,
   ReplyError,
   ExecutionError,
+  ResourceLockedError,
 } from './errors';
 
 import { Session } from './session';

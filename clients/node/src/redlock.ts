@@ -17,7 +17,9 @@
 
 import { EventEmitter } from 'node:events';
 import { randomUUID } from 'node:crypto';
-import { ExecutionError, publicError } from './errors';
+import { Arg } from './drivers/driver';
+import { ConnectionError, ExecutionError, ResourceLockedError, WrongTypeError, publicError } from './errors';
+import { ExecutionResult, ExecutionStats, quorumRound, quorumSize } from './quorum';
 import { requestId } from './request';
 import { Session } from './session';
 
@@ -57,10 +59,11 @@ export class RedlockLock {
     readonly tokens: Array<number[] | null>,
     /** ms since the epoch until which the lock is held (its validity). */
     public expiration: number,
-    readonly attempts: number,
+    /** As redlock's: the stats of each attempt it took. */
+    readonly attempts: ReadonlyArray<Promise<ExecutionStats>>,
   ) {}
 
-  release(): Promise<RedlockResult> {
+  release(): Promise<ExecutionResult> {
     return this.redlock.release(this);
   }
 
@@ -69,14 +72,27 @@ export class RedlockLock {
   }
 }
 
-export interface RedlockResult {
-  /** Servers that confirmed. */
-  readonly votesFor: number;
-  readonly quorum: number;
-}
+/** Kept for callers of rlock's earlier Redlock; redlock's own name is `ExecutionResult`. */
+export type RedlockResult = ExecutionResult;
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** redlock's check and message, for every duration it takes. */
+function checkDuration(duration: number): void {
+  if (Math.floor(duration) !== duration) throw new Error('Duration must be an integer value in milliseconds.');
+  if (!(duration >= 1)) throw new RangeError('rlock: duration must be at least 1 ms');
+}
+
+/** A server's refusal, worded as redlock's: on a refusal nothing stays applied on that server. */
+function locked(requested: number, cause?: unknown): ResourceLockedError {
+  return new ResourceLockedError(`The operation was applied to: 0 of the ${requested} requested resources.`, { cause });
+}
+
+/** True when an error reply means the resource is taken (by another owner, or by a key of another type). */
+function takenBy(reply: unknown): boolean {
+  return reply === null || publicError(reply) instanceof WrongTypeError;
 }
 
 export class Redlock extends EventEmitter {
@@ -85,14 +101,14 @@ export class Redlock extends EventEmitter {
 
   constructor(clients: Iterable<unknown>, settings: Partial<RedlockSettings> = {}) {
     super();
-    this.clients = [...clients];
+    this.clients = [...new Set(clients)];
     if (!this.clients.length) throw new TypeError('rlock: Redlock needs at least one client');
     for (const client of this.clients) Session.of(client);
     this.settings = { ...DEFAULTS, ...settings };
   }
 
   get quorum(): number {
-    return Math.floor(this.clients.length / 2) + 1;
+    return quorumSize(this.clients.length);
   }
 
   private report(err: unknown): void {
@@ -103,143 +119,166 @@ export class Redlock extends EventEmitter {
     return settings.responseTimeout ?? Math.min(2000, Math.max(50, Math.floor(duration / 5)));
   }
 
-  /** Every resource on one server: its tokens, or null (what it granted is given back). */
-  private async acquireOn(client: unknown, resources: string[], owner: string, duration: number, timeout: number): Promise<number[] | null> {
-    const id = requestId();
-    try {
-      Session.of(client);
-    } catch (err) {
-      this.report(err);
-      return null;
-    }
-    const replies = await Promise.all(
+  /** One command per resource on one server, at once: each reply, or the error (reported). */
+  private async eachResource(client: unknown, resources: string[], command: (resource: string) => Arg[], timeout: number): Promise<unknown[]> {
+    Session.of(client);
+    return Promise.all(
       resources.map((resource) =>
-        Session.of(client, resource).call(['RLOCK.ACQUIRE', resource, owner, 'PX', duration, 'ID', id], timeout).catch((err) => {
+        Session.of(client, resource).call(command(resource), timeout).catch((err) => {
           this.report(err);
-          return undefined;
+          return err as unknown;
         }),
       ),
     );
-    if (replies.every((reply) => typeof reply === 'number')) return replies as number[];
-    // What was granted, and what may have been (no answer), is given back.
-    await this.releaseOn(client, resources.filter((_, i) => replies[i] !== null), owner, timeout);
-    return null;
   }
 
   /**
-   * `acquireOn`, counted as no vote when it takes longer than two response timeouts (a server
-   * that does not even accept the connection); a grant that comes later is given back.
+   * Every resource on one server: its tokens; else what was granted is given back and the
+   * vote is against (a `ResourceLockedError` when another owner holds one).
    */
-  private boundedAcquireOn(client: unknown, resources: string[], owner: string, duration: number, timeout: number): Promise<number[] | null> {
-    return new Promise((resolve) => {
+  private async acquireOn(client: unknown, resources: string[], owner: string, duration: number, timeout: number): Promise<number[]> {
+    const id = requestId();
+    const replies = await this.eachResource(client, resources, (resource) => ['RLOCK.ACQUIRE', resource, owner, 'PX', duration, 'ID', id], timeout);
+    if (replies.every((reply) => typeof reply === 'number')) return replies as number[];
+    // What was granted, and what may have been (no answer), is given back.
+    await this.releaseOn(client, resources.filter((_, i) => replies[i] !== null), owner, timeout).catch(() => {});
+    const failure = replies.find((reply) => reply instanceof Error && !takenBy(reply));
+    if (failure) throw failure;
+    throw locked(resources.length, replies.find((reply) => reply instanceof Error));
+  }
+
+  /**
+   * `acquireOn`, counted as a vote against when it takes longer than two response timeouts
+   * (a server that does not even accept the connection); a grant that comes later is given back.
+   */
+  private boundedAcquireOn(client: unknown, resources: string[], owner: string, duration: number, timeout: number): Promise<number[]> {
+    return new Promise((resolve, reject) => {
       let late = false;
       const timer = setTimeout(() => {
         late = true;
-        resolve(null);
+        reject(new ConnectionError(`rlock: no answer from the server within ${timeout * 2} ms`));
       }, timeout * 2);
-      this.acquireOn(client, resources, owner, duration, timeout).then((tokens) => {
-        clearTimeout(timer);
-        if (!late) resolve(tokens);
-        else if (tokens) this.releaseOn(client, resources, owner, timeout).catch(() => {});
-      }, () => resolve(null));
+      this.acquireOn(client, resources, owner, duration, timeout).then(
+        (tokens) => {
+          clearTimeout(timer);
+          if (!late) resolve(tokens);
+          else this.releaseOn(client, resources, owner, timeout).catch(() => {});
+        },
+        (err) => {
+          clearTimeout(timer);
+          reject(err);
+        },
+      );
     });
   }
 
-  /** Releases every resource on one server: true when each was still held. */
-  private async releaseOn(client: unknown, resources: string[], owner: string, timeout: number): Promise<boolean> {
-    if (!resources.length) return true;
-    const replies = await Promise.all(
-      resources.map((resource) =>
-        Session.of(client, resource).call(['RLOCK.RELEASE', resource, owner, 'ID', requestId()], timeout).catch((err) => {
-          this.report(err);
-          return null;
-        }),
-      ),
-    );
-    return replies.every((reply) => typeof reply === 'number');
+  /** Releases every resource on one server; a vote against unless each was still held. */
+  private async releaseOn(client: unknown, resources: string[], owner: string, timeout: number): Promise<void> {
+    if (!resources.length) return;
+    const replies = await this.eachResource(client, resources, (resource) => ['RLOCK.RELEASE', resource, owner, 'ID', requestId()], timeout);
+    this.settle(replies, (reply) => typeof reply === 'number', resources.length);
   }
 
-  private async renewOn(client: unknown, resources: string[], owner: string, duration: number, timeout: number): Promise<boolean> {
-    const replies = await Promise.all(
-      resources.map((resource) =>
-        Session.of(client, resource).call(['RLOCK.RENEW', resource, owner, 'PX', duration], timeout).catch((err) => {
-          this.report(err);
-          return 0;
-        }),
-      ),
-    );
-    return replies.every((reply) => Number(reply) === 1);
+  private async renewOn(client: unknown, resources: string[], owner: string, duration: number, timeout: number): Promise<void> {
+    const replies = await this.eachResource(client, resources, (resource) => ['RLOCK.RENEW', resource, owner, 'PX', duration], timeout);
+    this.settle(replies, (reply) => Number(reply) === 1, resources.length);
+  }
+
+  /** A server's vote on release or renew: throws its first failure, or redlock's refusal. */
+  private settle(replies: unknown[], done: (reply: unknown) => boolean, requested: number): void {
+    if (replies.every(done)) return;
+    const failure = replies.find((reply) => reply instanceof Error && !takenBy(reply));
+    if (failure) throw failure;
+    throw locked(requested);
   }
 
   private validity(start: number, duration: number, settings: RedlockSettings): number {
     return start + duration - Math.round(duration * settings.driftFactor) - 2;
   }
 
+  private maxAttempts(settings: RedlockSettings): number {
+    return settings.retryCount === -1 ? Infinity : settings.retryCount + 1;
+  }
+
+  private retryPause(settings: RedlockSettings): Promise<void> {
+    const jitter = Math.floor((Math.random() * 2 - 1) * settings.retryJitter);
+    return sleep(Math.max(0, settings.retryDelay + jitter));
+  }
+
   async acquire(resources: string[], duration: number, overrides: Partial<RedlockSettings> = {}): Promise<RedlockLock> {
     const settings = { ...this.settings, ...overrides };
     if (!Array.isArray(resources) || !resources.length) throw new TypeError('rlock: resources must be a non-empty array');
-    if (!(Math.floor(duration) >= 1)) throw new RangeError('rlock: duration must be at least 1 ms');
-    duration = Math.floor(duration);
+    checkDuration(duration);
     const timeout = this.timeoutFor(duration, settings);
-    const maxAttempts = settings.retryCount === -1 ? Infinity : settings.retryCount + 1;
-    for (let attempt = 1; ; attempt++) {
+    const attempts: Array<Promise<ExecutionStats>> = [];
+    for (;;) {
       const owner = `${randomUUID()}:redlock`;
       const start = Date.now();
-      const tokens = await Promise.all(
-        this.clients.map((client) => this.boundedAcquireOn(client, resources, owner, duration, timeout)),
-      );
-      const votes = tokens.filter((t) => t !== null).length;
+      const round = await quorumRound(this.clients, (client) => this.boundedAcquireOn(client, resources, owner, duration, timeout));
+      attempts.push(Promise.resolve(round.stats));
       const expiration = this.validity(start, duration, settings);
-      if (votes >= this.quorum && expiration > Date.now()) {
-        return new RedlockLock(this, resources, owner, tokens, expiration, attempt);
+      if (round.granted && expiration > Date.now()) {
+        return new RedlockLock(this, resources, owner, round.results.map((t) => t ?? null), expiration, attempts);
       }
-      await Promise.all(this.clients.map((client, i) => (tokens[i] ? this.releaseOn(client, resources, owner, timeout) : null)));
-      if (attempt >= maxAttempts) {
+      await Promise.all(
+        this.clients.map((client, i) => (round.results[i] ? this.releaseOn(client, resources, owner, timeout).catch(() => {}) : null)),
+      );
+      if (attempts.length >= this.maxAttempts(settings)) {
         throw new ExecutionError(
-          `Redlock: the lock on ${resources.join(', ')} could not be acquired: ${votes} of ${this.clients.length} servers granted it, ${this.quorum} needed`,
-          attempt,
+          `Redlock: the lock on ${resources.join(', ')} could not be acquired: ${round.stats.votesFor.size} of ${this.clients.length} servers granted it, ${this.quorum} needed`,
+          attempts,
         );
       }
-      const jitter = Math.floor((Math.random() * 2 - 1) * settings.retryJitter);
-      await sleep(Math.max(0, settings.retryDelay + jitter));
+      await this.retryPause(settings);
+    }
+  }
+
+  /**
+   * `operation` on every server until a majority agrees, as redlock's: retried (up to
+   * `retryCount`) only while some server failed to answer, since a refusal by the holder's
+   * server does not change by asking again.
+   */
+  private async execute(what: string, settings: RedlockSettings, operation: (client: unknown) => Promise<void>): Promise<ExecutionResult> {
+    const attempts: Array<Promise<ExecutionStats>> = [];
+    for (;;) {
+      const round = await quorumRound(this.clients, operation);
+      attempts.push(Promise.resolve(round.stats));
+      if (round.granted) return { attempts };
+      const retryable = [...round.stats.votesAgainst.values()].some((err) => !(err instanceof ResourceLockedError));
+      if (!retryable || attempts.length >= this.maxAttempts(settings)) {
+        throw new ExecutionError(
+          `Redlock: ${what}: ${round.stats.votesFor.size} of ${this.clients.length} servers agreed, ${this.quorum} needed`,
+          attempts,
+        );
+      }
+      await this.retryPause(settings);
     }
   }
 
   /** Releases on every server; rejects with `ExecutionError` when fewer than a quorum still held it. */
-  async release(lock: RedlockLock, overrides: Partial<RedlockSettings> = {}): Promise<RedlockResult> {
+  async release(lock: RedlockLock, overrides: Partial<RedlockSettings> = {}): Promise<ExecutionResult> {
     const settings = { ...this.settings, ...overrides };
     const timeout = this.timeoutFor(Math.max(1, lock.expiration - Date.now()), settings);
     lock.expiration = 0;
-    const released = await Promise.all(this.clients.map((client) => this.releaseOn(client, lock.resources, lock.value, timeout)));
-    const votesFor = released.filter(Boolean).length;
-    if (votesFor < this.quorum) {
-      throw new ExecutionError(
-        `Redlock: the lock on ${lock.resources.join(', ')} was held on only ${votesFor} of ${this.clients.length} servers when released`,
-        1,
-      );
-    }
-    return { votesFor, quorum: this.quorum };
+    return this.execute(`the lock on ${lock.resources.join(', ')} could not be released`, settings, (client) =>
+      this.releaseOn(client, lock.resources, lock.value, timeout),
+    );
   }
 
   /** Sets every server's lease to `duration` again; a new lock with the new expiration. */
   async extend(lock: RedlockLock, duration: number, overrides: Partial<RedlockSettings> = {}): Promise<RedlockLock> {
     const settings = { ...this.settings, ...overrides };
-    duration = Math.floor(duration);
+    checkDuration(duration);
     if (lock.expiration < Date.now()) {
-      throw new ExecutionError(`Redlock: the lock on ${lock.resources.join(', ')} has already expired`, 0);
+      throw new ExecutionError('Cannot extend an already-expired lock.', []);
     }
     const timeout = this.timeoutFor(duration, settings);
     const start = Date.now();
-    const renewed = await Promise.all(this.clients.map((client) => this.renewOn(client, lock.resources, lock.value, duration, timeout)));
-    const votes = renewed.filter(Boolean).length;
-    const expiration = this.validity(start, duration, settings);
-    if (votes >= this.quorum && expiration > Date.now()) {
-      return new RedlockLock(this, lock.resources, lock.value, lock.tokens, expiration, 1);
-    }
-    throw new ExecutionError(
-      `Redlock: the lock on ${lock.resources.join(', ')} could not be extended: ${votes} of ${this.clients.length} servers renewed it`,
-      1,
+    const { attempts } = await this.execute(`the lock on ${lock.resources.join(', ')} could not be extended`, settings, (client) =>
+      this.renewOn(client, lock.resources, lock.value, duration, timeout),
     );
+    lock.expiration = 0;
+    return new RedlockLock(this, lock.resources, lock.value, lock.tokens, this.validity(start, duration, settings), attempts);
   }
 
   /**
@@ -262,26 +301,32 @@ export class Redlock extends EventEmitter {
     const overrides = typeof settingsOrRoutine === 'function' ? {} : settingsOrRoutine;
     const routine = typeof settingsOrRoutine === 'function' ? settingsOrRoutine : maybeRoutine!;
     const settings = { ...this.settings, ...overrides };
+    checkDuration(duration);
+    if (settings.automaticExtensionThreshold > duration - 100) {
+      throw new Error('A lock `duration` must be at least 100ms greater than the `automaticExtensionThreshold` setting.');
+    }
     let lock = await this.acquire(resources, duration, settings);
     const controller = new AbortController();
     const signal = controller.signal as RedlockAbortSignal;
     let timer: NodeJS.Timeout | null = null;
     let extending: Promise<void> | null = null;
     let done = false;
+    // A failed extension is tried again while the lock is still valid, as redlock does.
+    const extend = (): Promise<void> =>
+      this.extend(lock, duration, settings).then(
+        (extended) => {
+          lock = extended;
+          if (!done) schedule();
+        },
+        (err) => {
+          if (!done && lock.expiration > Date.now()) return sleep(settings.retryDelay).then(extend);
+          signal.error = err;
+          controller.abort(err);
+        },
+      );
     const schedule = () => {
       const wait = lock.expiration - Date.now() - settings.automaticExtensionThreshold;
-      timer = setTimeout(() => {
-        extending = this.extend(lock, duration, settings).then(
-          (extended) => {
-            lock = extended;
-            if (!done) schedule();
-          },
-          (err) => {
-            signal.error = err;
-            controller.abort(err);
-          },
-        );
-      }, Math.max(0, wait));
+      timer = setTimeout(() => (extending = extend()), Math.max(0, wait));
     };
     schedule();
     try {

@@ -1,0 +1,83 @@
+"""Sets each helper beside the library it replaces, from the figures `make bench-pairs` wrote
+(target/bench-node.json, target/bench-python.json): per pair and figure, both sides' medians and
+the ratio rlock / theirs, as the median and range of the per-round ratios (the two sides' rounds
+of one repetition ran back to back). Prints the table and writes target/bench-pairs.json.
+
+For the most/fewest acquisitions of one contender, the figure compared is their quotient per
+round (1 is perfectly even; inf when a contender got none).
+"""
+
+import json
+import math
+import statistics
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCES = [ROOT / "target" / "bench-node.json", ROOT / "target" / "bench-python.json"]
+OUT = ROOT / "target" / "bench-pairs.json"
+OURS = "rlock"
+
+
+def with_fairness(figures):
+    """Adds `<workload>.max_over_min` per round beside the max and min per contender."""
+    extra = {}
+    for name, maxima in figures.items():
+        if name.endswith(".max_per_contender"):
+            base = name[: -len(".max_per_contender")]
+            minima = figures[f"{base}.min_per_contender"]
+            extra[f"{base}.max_over_min"] = [hi / lo if lo else math.inf for hi, lo in zip(maxima, minima)]
+    return {**figures, **extra}
+
+
+def pairs(figures):
+    """{(language.lock, workload.figure): {side: [per round]}} for every figure both sides have."""
+    grouped = {}
+    for name, values in figures.items():
+        language, lock, side, workload, figure = name.split(".", 4)
+        grouped.setdefault((f"{language}.{lock}", f"{workload}.{figure}"), {})[side] = values
+    return {key: sides for key, sides in grouped.items() if OURS in sides and len(sides) == 2}
+
+
+def fmt(value):
+    if math.isnan(value):
+        return "n/a"
+    return "inf" if math.isinf(value) else f"{value:.3g}"
+
+
+def main():
+    rows, missing = [], []
+    for source in SOURCES:
+        if not source.exists():
+            missing.append(source.name)
+            continue
+        data = json.loads(source.read_text())
+        for (pair, figure), sides in sorted(pairs(with_fairness(data["figures"])).items()):
+            if figure.endswith(("max_per_contender", "min_per_contender", "unfinished_waits")):
+                continue
+            theirs_name = next(side for side in sides if side != OURS)
+            ours, theirs = sides[OURS], sides[theirs_name]
+            # A round where either side is infinite (a contender got nothing) or theirs is 0 has no ratio.
+            ratios = [o / t for o, t in zip(ours, theirs) if t and math.isfinite(o) and math.isfinite(t)]
+            rows.append({
+                "pair": pair, "theirs": theirs_name, "figure": figure,
+                "rlock": statistics.median(ours), "other": statistics.median(theirs),
+                "ratio_median": statistics.median(ratios) if ratios else math.nan,
+                "ratio_min": min(ratios, default=math.nan), "ratio_max": max(ratios, default=math.nan),
+                "rounds": len(ratios), "meta": data["meta"],
+            })
+    print(f"{'pair':<15} {'vs':<16} {'figure':<28} {'rlock':>9} {'theirs':>9}   ratio rlock/theirs: median [min .. max]")
+    for row in rows:
+        print(
+            f"{row['pair']:<15} {row['theirs']:<16} {row['figure']:<28} {fmt(row['rlock']):>9} {fmt(row['other']):>9}"
+            f"   {fmt(row['ratio_median'])} [{fmt(row['ratio_min'])} .. {fmt(row['ratio_max'])}] over {row['rounds']} rounds"
+        )
+    for name in missing:
+        print(f"{name}: not in this run")
+    # JSON has no inf or NaN: those figures are written as fmt() prints them.
+    plain = [{k: fmt(v) if isinstance(v, float) and not math.isfinite(v) else v for k, v in row.items()} for row in rows]
+    OUT.write_text(json.dumps(plain, indent=1) + "\n")
+    print(f"wrote {OUT}")
+
+
+if __name__ == "__main__":
+    main()

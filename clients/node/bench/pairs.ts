@@ -1,0 +1,138 @@
+/**
+ * `make bench`'s Node pairs: our Mutex beside redis-semaphore's Mutex, our Redlock beside
+ * redlock (over 3 servers), each on the same servers in the same run, rounds interleaved
+ * (the side that goes first alternates). Starts its own redis-server processes with the module,
+ * prints each figure's median and range, and writes every round's figures to
+ * target/bench-node.json (benches/pairs.py sets the pairs side by side, with ratios).
+ *
+ * Environment: BENCH_REPS (rounds per side and workload, 5), BENCH_ROUND_MS (2000),
+ * BENCH_CONTENDERS (16).
+ */
+
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import Redis from 'ioredis';
+import { Mutex as SemaphoreMutex } from 'redis-semaphore';
+import { Mutex, Redlock, RedlockLock, closeConnections } from '../src';
+import { REPO, Server } from '../test/support';
+import { Holder, Side, hotLock, uncontended } from './workloads';
+
+// redlock is an ES module with a CommonJS build whose default export is the class.
+// eslint-disable-next-line @typescript-eslint/no-var-requires
+const UpstreamRedlock = require('redlock').default;
+
+const REPS = Number(process.env.BENCH_REPS ?? 5);
+const ROUND_MS = Number(process.env.BENCH_ROUND_MS ?? 2000);
+const CONTENDERS = Number(process.env.BENCH_CONTENDERS ?? 16);
+/** Long enough that no wait of a round gives up, for both sides. */
+const ACQUIRE_TIMEOUT_MS = 120_000;
+const REDLOCK_LEASE_MS = 10_000;
+
+function connect(port: number): Redis {
+  const client = new Redis({ port, host: '127.0.0.1' });
+  client.on('error', () => {});
+  return client;
+}
+
+/** A lock whose acquire() returns a handle to release: a Redlock lock of either package. */
+function redlockHolder(redlock: { acquire(resources: string[], duration: number): Promise<{ release(): Promise<unknown> }> }, key: string): Holder {
+  let lock: { release(): Promise<unknown> } | null = null;
+  return {
+    async acquire() {
+      lock = await redlock.acquire([key], REDLOCK_LEASE_MS);
+    },
+    async release() {
+      await lock!.release();
+      lock = null;
+    },
+  };
+}
+
+interface Pair {
+  readonly name: string;
+  readonly sides: [Side, Side];
+}
+
+function pairs(single: Redis[], triples: Redis[][]): Pair[] {
+  const ours = triples.map((clients) => new Redlock(clients, { retryCount: -1 }));
+  const theirs = triples.map((clients) => new UpstreamRedlock(clients, { retryCount: -1 }));
+  return [
+    {
+      name: 'mutex',
+      sides: [
+        { name: 'rlock', holder: (i, key) => new Mutex(single[i], key, { acquireTimeout: ACQUIRE_TIMEOUT_MS }) },
+        { name: 'redis-semaphore', holder: (i, key) => new SemaphoreMutex(single[i], key, { acquireTimeout: ACQUIRE_TIMEOUT_MS }) },
+      ],
+    },
+    {
+      name: 'redlock',
+      sides: [
+        { name: 'rlock', holder: (i, key) => redlockHolder(ours[i], key) },
+        { name: 'redlock', holder: (i, key) => redlockHolder(theirs[i], key) },
+      ],
+    },
+  ];
+}
+
+type Figures = Record<string, number[]>;
+
+function record(figures: Figures, name: string, value: number): void {
+  (figures[name] ??= []).push(value);
+}
+
+async function measure(pair: Pair, figures: Figures): Promise<void> {
+  for (let rep = 0; rep < REPS; rep++) {
+    const order = rep % 2 === 0 ? pair.sides : [...pair.sides].reverse();
+    for (const side of order) {
+      const prefix = `node.${pair.name}.${side.name}`;
+      record(figures, `${prefix}.uncontended.pairs_per_s`, await uncontended(side, `bench:${prefix}:u${rep}`, ROUND_MS));
+      const hot = await hotLock(side, `bench:${prefix}:h${rep}`, CONTENDERS, ROUND_MS);
+      for (const [figure, value] of Object.entries(hot)) record(figures, `${prefix}.hot${CONTENDERS}.${figure}`, value);
+    }
+  }
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+function table(figures: Figures): string {
+  const rows = Object.entries(figures)
+    .filter(([, values]) => Array.isArray(values))
+    .map(([name, values]) => `${name.padEnd(62)} ${median(values).toFixed(1).padStart(10)}   [${Math.min(...values).toFixed(1)} .. ${Math.max(...values).toFixed(1)}]`);
+  return [`${'figure'.padEnd(62)} ${'median'.padStart(10)}   [min .. max] over ${REPS} rounds`, ...rows].join('\n');
+}
+
+async function main(): Promise<void> {
+  const servers = await Promise.all([0, 1, 2].map(() => Server.start()));
+  const single = Array.from({ length: CONTENDERS }, () => connect(servers[0].port));
+  const triples = Array.from({ length: CONTENDERS }, () => servers.map((s) => connect(s.port)));
+  const clients = [...single, ...triples.flat()];
+  try {
+    const figures: Figures = {};
+    for (const pair of pairs(single, triples)) await measure(pair, figures);
+    const version = String(await single[0].info('server')).match(/redis_version:(\S+)/)?.[1] ?? '?';
+    const out = path.join(REPO, 'target', 'bench-node.json');
+    mkdirSync(path.dirname(out), { recursive: true });
+    const meta = { redis_version: version, node_version: process.version, reps: REPS, round_ms: ROUND_MS, contenders: CONTENDERS };
+    writeFileSync(out, `${JSON.stringify({ meta, figures }, null, 1)}\n`);
+    console.log(table(figures));
+    console.log(`wrote ${out}`);
+  } finally {
+    for (const client of clients) {
+      closeConnections(client);
+      client.disconnect();
+    }
+    for (const server of servers) server.kill();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,154 @@
+"""`make bench`'s Python pair: rlock.Lock beside redis-py's own Lock, on one redis-server with
+the module that this script starts, in the same run with rounds interleaved (the side that goes
+first alternates). The workloads are the Node pairs' (clients/node/bench/workloads.ts):
+
+- uncontended: one thread, acquire then release as fast as it can (pairs/s);
+- hot lock: CONTENDERS threads, each with its own client and Lock object, acquire then release
+  at once in a loop (acquires/s, p99 wait, the most and fewest acquisitions of one thread); a
+  wait still unfinished when the round ends counts with its time so far; the longest wait too.
+
+redis-py's Lock gets a 10 s lease (timeout=10) and polls every 0.1 s (its default `sleep`);
+rlock.Lock runs with its defaults (the server's watchdog, FIFO queue). Prints each figure's
+median and range and writes every round's figures to target/bench-python.json
+(benches/pairs.py sets the pair side by side, with ratios).
+
+Environment: BENCH_REPS (5), BENCH_ROUND_MS (2000), BENCH_CONTENDERS (16).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import redis
+from redis.lock import Lock as RedisPyLock
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "tests"))
+
+import rlock  # noqa: E402
+from servers import REPO, RedisServer  # noqa: E402
+
+REPS = int(os.environ.get("BENCH_REPS", 5))
+ROUND_S = int(os.environ.get("BENCH_ROUND_MS", 2000)) / 1000
+CONTENDERS = int(os.environ.get("BENCH_CONTENDERS", 16))
+# Long enough that no wait of a round gives up, for both sides.
+BLOCKING_TIMEOUT_S = 120
+REDIS_PY_LEASE_S = 10
+
+SIDES = {
+    "rlock": lambda client, key: client.lock(key, lock_class=rlock.Lock, blocking_timeout=BLOCKING_TIMEOUT_S),
+    "redis-py": lambda client, key: client.lock(
+        key, lock_class=RedisPyLock, timeout=REDIS_PY_LEASE_S, blocking_timeout=BLOCKING_TIMEOUT_S
+    ),
+}
+
+
+def acquired(lock) -> None:
+    if not lock.acquire():
+        raise RuntimeError(f"{lock.name}: not acquired within {BLOCKING_TIMEOUT_S} s")
+
+
+def uncontended(make, client, key) -> float:
+    lock = make(client, key)
+    acquired(lock)  # one pair outside the clock: connections and scripts are set up by then
+    lock.release()
+    pairs = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < ROUND_S:
+        acquired(lock)
+        lock.release()
+        pairs += 1
+    return pairs / (time.perf_counter() - start)
+
+
+def hot_lock(make, clients, key) -> dict:
+    locks = [make(client, key) for client in clients]
+    for lock in locks:
+        acquired(lock)
+        lock.release()
+    waits, counts, pending = [], [0] * len(locks), [None] * len(locks)
+    running = threading.Event()
+    running.set()
+
+    def contend(i, lock):
+        while running.is_set():
+            asked = time.perf_counter()
+            pending[i] = asked
+            acquired(lock)
+            pending[i] = None
+            if not running.is_set():
+                lock.release()
+                break
+            waits.append(time.perf_counter() - asked)  # list.append is atomic under the GIL
+            counts[i] += 1
+            lock.release()
+
+    threads = [threading.Thread(target=contend, args=(i, lock)) for i, lock in enumerate(locks)]
+    start = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    time.sleep(ROUND_S)
+    running.clear()
+    end = time.perf_counter()
+    unfinished = [end - asked for asked in list(pending) if asked is not None]
+    for thread in threads:
+        thread.join()
+    every = sorted(waits + unfinished)
+    return {
+        "acquires_per_s": len(waits) / (end - start),
+        "p99_ms": 1000 * every[min(len(every) - 1, math.ceil(0.99 * len(every)) - 1)] if every else math.nan,
+        # The p99 is over acquisitions (a starved thread weighs once): the longest wait shows it.
+        "max_wait_ms": 1000 * every[-1] if every else math.nan,
+        "max_per_contender": max(counts),
+        "min_per_contender": min(counts),
+        "unfinished_waits": len(unfinished),
+    }
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory(prefix="rlock-bench-") as directory:
+        server = RedisServer(Path(directory))
+        clients = [redis.Redis(port=server.port) for _ in range(CONTENDERS)]
+        try:
+            figures: dict[str, list[float]] = {}
+            names = list(SIDES)
+            for rep in range(REPS):
+                for name in names if rep % 2 == 0 else names[::-1]:
+                    prefix = f"python.lock.{name}"
+                    figures.setdefault(f"{prefix}.uncontended.pairs_per_s", []).append(
+                        uncontended(SIDES[name], clients[0], f"bench:{prefix}:u{rep}")
+                    )
+                    hot = hot_lock(SIDES[name], clients, f"bench:{prefix}:h{rep}")
+                    for figure, value in hot.items():
+                        figures.setdefault(f"{prefix}.hot{CONTENDERS}.{figure}", []).append(value)
+            meta = {
+                "redis_version": clients[0].info("server")["redis_version"],
+                "python_version": sys.version.split()[0],
+                "redis_py_version": redis.__version__,
+                "reps": REPS,
+                "round_ms": ROUND_S * 1000,
+                "contenders": CONTENDERS,
+            }
+        finally:
+            for client in clients:
+                client.close()
+            server.stop()
+    out = REPO / "target" / "bench-python.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"meta": meta, "figures": figures}, indent=1) + "\n")
+    print(f"{'figure':<58} {'median':>10}   [min .. max] over {REPS} rounds")
+    for name, values in figures.items():
+        print(f"{name:<58} {statistics.median(values):>10.1f}   [{min(values):.1f} .. {max(values):.1f}]")
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
