@@ -75,6 +75,16 @@ export interface RedlockResult {
   readonly quorum: number;
 }
 
+/** A majority of `servers`. */
+export function quorumOf(servers: number): number {
+  return Math.floor(servers / 2) + 1;
+}
+
+/** Until when a lock granted with a lease of `duration` ms from `start` is held, less the clock drift. */
+export function validUntil(start: number, duration: number, driftFactor: number): number {
+  return start + duration - Math.round(duration * driftFactor) - 2;
+}
+
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
@@ -92,7 +102,7 @@ export class Redlock extends EventEmitter {
   }
 
   get quorum(): number {
-    return Math.floor(this.clients.length / 2) + 1;
+    return quorumOf(this.clients.length);
   }
 
   private report(err: unknown): void {
@@ -172,7 +182,7 @@ export class Redlock extends EventEmitter {
   }
 
   private validity(start: number, duration: number, settings: RedlockSettings): number {
-    return start + duration - Math.round(duration * settings.driftFactor) - 2;
+    return validUntil(start, duration, settings.driftFactor);
   }
 
   async acquire(resources: string[], duration: number, overrides: Partial<RedlockSettings> = {}): Promise<RedlockLock> {

@@ -1,10 +1,10 @@
 import { expect } from 'chai'
 import { Redis } from 'ioredis'
 import sinon from 'sinon'
-import LostLockError from '../../src/errors/LostLockError'
-import RedlockMutex from '../../src/RedlockMutex'
-import { TimeoutOptions } from '../../src/types'
-import { delay } from '../../src/utils/index'
+import { LostLockError } from '../../../../src'
+import { RedlockMutex } from '../../../../src'
+import { TimeoutOptions } from '../../../../src'
+import { setTimeout as delay } from 'node:timers/promises'
 import {
   allClientMocks,
   allClients,

@@ -1,10 +1,10 @@
 import { expect } from 'chai'
 import { Redis } from 'ioredis'
 import sinon from 'sinon'
-import LostLockError from '../../src/errors/LostLockError'
-import RedlockSemaphore from '../../src/RedlockSemaphore'
-import { TimeoutOptions } from '../../src/types'
-import { delay } from '../../src/utils/index'
+import { LostLockError } from '../../../../src'
+import { RedlockSemaphore } from '../../../../src'
+import { TimeoutOptions } from '../../../../src'
+import { setTimeout as delay } from 'node:timers/promises'
 import {
   allClientMocks,
   allClients,

@@ -7,7 +7,7 @@ import {
   RedlockMutex,
   RedlockSemaphore,
   Semaphore
-} from '../../src/index'
+} from '../../../../src'
 
 describe('index', () => {
   it('should export public API', () => {
