@@ -112,6 +112,8 @@ abstract class QuorumLock {
     if (holding >= this.quorum) return;
     this.acquired = false;
     this.stopRefresh();
+    // what the servers still hold is of no use without a majority: give it back
+    for (const server of this.servers) if (server.isAcquired) server.release().catch(() => {});
     const lost = new LockLostError(`${this.noun} "${this.key}" lost: ${holding} of ${this.servers.length} servers still hold it (${err.message})`);
     const onLockLost = this.options.onLockLost;
     if (!onLockLost) {
