@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # The Node client's tests: installs its npm dev dependencies when missing (package-lock.json),
 # then `npm test` (compiles the TypeScript, runs node --test against real redis-server
-# processes with the module at target/release/librlock.so; RLOCK_MODULE overrides it).
+# processes with the module at target/release/librlock.so; RLOCK_MODULE overrides it), then
+# redis-semaphore's own test suite against this package (upstream/redis-semaphore/README.md),
+# which ends itself after 3 minutes (it takes about 12 s); `timeout` is the backstop.
 set -euo pipefail
 cd "$(dirname "$0")"
 if [ ! -d node_modules ]; then
   npm ci --no-audit --no-fund
 fi
 npm test
+timeout --kill-after=10 240 npm run --silent test:redis-semaphore

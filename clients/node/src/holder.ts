@@ -218,11 +218,12 @@ export abstract class Holder implements Holding {
     } catch (err) {
       throw publicError(err);
     }
+    const toldAlready = this.lost !== null; // the server's lost message came while the release was under way
     try {
       this.released(hold, reply);
     } catch (err) {
       if (!(err instanceof LockLostError)) throw err;
-      this.tell(err);
+      if (!toldAlready) this.tell(err);
     }
     settleUnconfirmed(unconfirmed, `release ${this.family.noun} "${this.key}"`, true);
   }
