@@ -372,12 +372,7 @@ export abstract class Holder implements Holding {
       throw err;
     }
     this.signals.delete(controller);
-    try {
-      await this.give();
-    } catch (err) {
-      // A loss was already told to fn through the signal.
-      if (!(err instanceof LockLostError && controller.signal.aborted)) throw err;
-    }
+    await this.give(); // after a loss it resolves: fn was told through the signal
     return result;
   }
 }

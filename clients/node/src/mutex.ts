@@ -1,7 +1,7 @@
 import { Arg } from './drivers/driver';
 import { Holder } from './holder';
 import { field } from './reply';
-import { AcquireArg, AcquireOptions, Family, LockOptions, acquireOptionsOf, ownerOf } from './options';
+import { AcquireArg, Family, LockOptions, acquireOptionsOf, ownerOf } from './options';
 
 const LOCK: Family = {
   type: 'lock',
