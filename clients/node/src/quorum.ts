@@ -20,6 +20,8 @@ import { Semaphore } from './semaphore';
 const DRIFT_FACTOR = 0.01;
 /** redis-semaphore's default pause between attempts, ms. */
 const DEFAULT_RETRY_INTERVAL = 10;
+/** With the watchdog (no lease to refresh): how often a server that lost the lock is asked again, ms. */
+const WATCHDOG_RETAKE_INTERVAL = 1000;
 
 type PerServer = Holder & { tryAcquire(): Promise<boolean>; release(): Promise<void>; stopRefresh(): void };
 
@@ -27,6 +29,7 @@ abstract class QuorumLock {
   readonly identifier: string;
   private readonly servers: PerServer[];
   private acquired = false;
+  private retakeTimer: NodeJS.Timeout | null = null;
 
   protected constructor(
     clients: unknown,
@@ -89,6 +92,7 @@ abstract class QuorumLock {
     const lease = this.options.lockTimeout ?? WATCHDOG_LEASE;
     if (votes >= this.quorum && validUntil(start, lease, DRIFT_FACTOR) > Date.now()) {
       this.acquired = true;
+      this.startRetaking();
       return true;
     }
     await Promise.all(this.servers.map((server, i) => (granted[i] ? server.release().catch(() => {}) : null)));
@@ -98,12 +102,39 @@ abstract class QuorumLock {
   /** Gives back every server's holding; silent when the lock was lost meanwhile (as redis-semaphore). */
   async release(): Promise<void> {
     this.acquired = false;
+    this.stopRetaking();
     await Promise.all(this.servers.map((server) => (server.isAcquired ? server.release().catch(() => {}) : null)));
   }
 
   /** Stops renewing the leases: with `lockTimeout`, the lock ends when they do. */
   stopRefresh(): void {
+    this.stopRetaking();
     for (const server of this.servers) server.stopRefresh();
+  }
+
+  /**
+   * While held, a server that lost the lock (restarted, failed over, its lease ran out while
+   * unreachable) is asked for it again at each refresh, as redis-semaphore's refresh does, so
+   * that the lock survives the next server's failure too.
+   */
+  private startRetaking(): void {
+    const interval = this.options.lockTimeout === undefined ? WATCHDOG_RETAKE_INTERVAL : this.options.refreshInterval ?? Math.floor(this.options.lockTimeout * 0.8);
+    if (this.retakeTimer || interval <= 0) return;
+    const tick = async () => {
+      const retaken = await Promise.all(this.servers.map((server) => (server.isAcquired ? false : server.tryAcquire().catch(() => false))));
+      if (!this.acquired) {
+        // released or lost while asking: what was just taken goes back
+        await Promise.all(this.servers.map((server, i) => (retaken[i] ? server.release().catch(() => {}) : null)));
+        return;
+      }
+      if (this.retakeTimer) this.retakeTimer = setTimeout(tick, interval).unref();
+    };
+    this.retakeTimer = setTimeout(tick, interval).unref();
+  }
+
+  private stopRetaking(): void {
+    if (this.retakeTimer) clearTimeout(this.retakeTimer);
+    this.retakeTimer = null;
   }
 
   private serverLost(err: LockLostError): void {

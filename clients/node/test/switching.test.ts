@@ -159,17 +159,34 @@ describe('RedlockMutex and RedlockSemaphore over 3 servers', () => {
     await Promise.all([s2.release(), s3.release()]);
   });
 
-  it('losing the majority calls onLockLost and gives back what the last server held', async () => {
+  it('a server that lost the lock is asked again at the next refresh, as redis-semaphore does', async () => {
     const k = key();
     const lost: LockLostError[] = [];
     const a = new RedlockMutex(clients, k, { ...LEASE, onLockLost: (e) => lost.push(e) });
     await a.acquire();
     await admins[0].call('RLOCK.FORCERELEASE', k);
-    await sleep(200);
+    await until(async () => (await owners(k))[0] === a.identifier, 2000, 'server 0 to be taken again');
+    await admins[1].call('RLOCK.FORCERELEASE', k); // one server at a time: never below a majority
+    await until(async () => (await owners(k))[1] === a.identifier, 2000, 'server 1 to be taken again');
+    assert.equal(a.isAcquired, true);
+    assert.equal(lost.length, 0);
+    await a.release();
+    await sleep(LEASE.refreshInterval * 2); // a re-take racing the release would show here
+    assert.deepEqual(await owners(k), [null, null, null]);
+  });
+
+  // Last: it kills two of the servers.
+  it('losing the majority (two servers killed) calls onLockLost and gives back what the last server held', async () => {
+    const k = key();
+    const lost: LockLostError[] = [];
+    const a = new RedlockMutex(clients, k, { ...LEASE, onLockLost: (e) => lost.push(e) });
+    await a.acquire();
+    servers[0].kill();
+    await sleep(LEASE.lockTimeout + 200);
     assert.equal(a.isAcquired, true, 'two of three still hold it');
     assert.equal(lost.length, 0);
-    await admins[1].call('RLOCK.FORCERELEASE', k);
-    await until(() => lost.length === 1, 2000, 'the loss');
+    servers[1].kill();
+    await until(() => lost.length === 1, 3000, 'the loss');
     assert.equal(a.isAcquired, false);
     await until(async () => (await owners(k))[2] === null, 2000, 'the third server to be given back');
     await a.release();
