@@ -29,6 +29,8 @@ abstract class QuorumLock {
   readonly identifier: string;
   private readonly servers: PerServer[];
   private acquired = false;
+  /** Acquisitions by this object not yet released: acquiring again re-enters, as a `Mutex` does. */
+  private holds = 0;
   private retakeTimer: NodeJS.Timeout | null = null;
 
   protected constructor(
@@ -73,6 +75,10 @@ abstract class QuorumLock {
   }
 
   private async attempts(arg: AcquireArg): Promise<boolean> {
+    if (this.acquired) {
+      this.holds++;
+      return true;
+    }
     const { signal, acquireTimeout = this.options.acquireTimeout } = acquireOptionsOf(arg) ?? {};
     const deadline = acquireTimeout === undefined ? Infinity : Date.now() + acquireTimeout;
     const pause = this.options.retryInterval ?? DEFAULT_RETRY_INTERVAL;
@@ -92,6 +98,7 @@ abstract class QuorumLock {
     const lease = this.options.lockTimeout ?? WATCHDOG_LEASE;
     if (votes >= this.quorum && validUntil(start, lease, DRIFT_FACTOR) > Date.now()) {
       this.acquired = true;
+      this.holds = 1;
       this.startRetaking();
       return true;
     }
@@ -101,6 +108,7 @@ abstract class QuorumLock {
 
   /** Gives back every server's holding; silent when the lock was lost meanwhile (as redis-semaphore). */
   async release(): Promise<void> {
+    if (this.acquired && --this.holds > 0) return;
     this.acquired = false;
     this.stopRetaking();
     await Promise.all(this.servers.map((server) => (server.isAcquired ? server.release().catch(() => {}) : null)));

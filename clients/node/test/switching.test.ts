@@ -141,6 +141,9 @@ describe('RedlockMutex and RedlockSemaphore over 3 servers', () => {
     await assert.rejects(b.acquire(), LockTimeoutError);
     await sleep(400); // past the lease: renewed on every server
     assert.deepEqual(await owners(k), [a.identifier, a.identifier, a.identifier]);
+    await a.acquire(); // re-enters: one release is not enough
+    await a.release();
+    assert.deepEqual(await owners(k), [a.identifier, a.identifier, a.identifier]);
     await a.release();
     assert.deepEqual(await owners(k), [null, null, null]);
     await b.acquire();
