@@ -12,3 +12,5 @@ npm test
 # redlock's own ava suite against our Redlock (upstream/redlock/README.md); 24 tests in ~15 s.
 npx tsc -p upstream/redlock
 timeout --kill-after=10 240 node dist/upstream/redlock/run.js
+# redis-semaphore's own mocha suite (upstream/redis-semaphore/README.md); ends itself after 3 min.
+timeout --kill-after=10 240 npm run --silent test:redis-semaphore

@@ -17,7 +17,7 @@ import {
 } from './errors';
 import { Holding, targetOf } from './dispatcher';
 import { Granted, acquire, acquireTail } from './acquire';
-import { AcquireOptions, Family, Hold, LockOptions, WATCHDOG_LEASE } from './options';
+import { AcquireOptions, Family, Hold, LockOptions, WATCHDOG_LEASE, adoptsExternally } from './options';
 import { DEFAULT_RESPONSE_TIMEOUT, requestId } from './request';
 import { Session } from './session';
 
@@ -32,6 +32,8 @@ export abstract class Holder implements Holding {
   private refreshTimer: NodeJS.Timeout | null = null;
   private session: Session | null = null;
   private readonly signals = new Set<AbortController>();
+  /** `acquiredExternally`: the next acquire adopts the holding taken elsewhere under our owner id. */
+  private adoptPending: boolean;
   /** Confirmation by the replicas of every acquisition and release (null: off). */
   protected readonly confirm: Confirm | null;
 
@@ -42,8 +44,8 @@ export abstract class Holder implements Holding {
     private readonly family: Family,
     protected readonly options: LockOptions = {},
   ) {
+    checkClientAndKey(client, key);
     Session.of(client, key); // an unknown client fails here, not at the first acquire
-    if (typeof key !== 'string' || !key) throw new TypeError('rlock: the key must be a non-empty string');
     this.target = targetOf(family.type, key, owner);
     this.watchdog = options.lockTimeout === undefined;
     this.lease = options.lockTimeout ?? WATCHDOG_LEASE;
@@ -51,6 +53,8 @@ export abstract class Holder implements Holding {
     this.refreshInterval = this.watchdog ? 0 : options.refreshInterval ?? Math.floor(this.lease * 0.8);
     this.responseTimeout = options.responseTimeout ?? DEFAULT_RESPONSE_TIMEOUT;
     this.confirm = resolveConfirm(options.confirm);
+    this.adoptPending = adoptsExternally(options);
+    if (this.adoptPending && !family.heldBy) throw new TypeError(`rlock: acquiredExternally is not supported by this ${family.noun}`);
   }
 
   /** True while this object holds (at least one hold) and the holding is not known lost. */
@@ -96,6 +100,7 @@ export abstract class Holder implements Holding {
   protected async take(permits: number, waiting: boolean, options: AcquireOptions = {}): Promise<boolean> {
     if (this.lost) this.forget();
     const session = this.currentSession();
+    if (this.adoptPending) return this.adoptExternal(session, options.signal);
     let granted: Granted | null;
     try {
       await this.prepare(session);
@@ -165,22 +170,44 @@ export abstract class Holder implements Holding {
     if (!this.holds.length) this.forget();
   }
 
+  /**
+   * `acquiredExternally`: the holding our owner id has (taken by another object or process) is
+   * renewed with our lease and becomes this object's, as it stands: not re-entered.
+   */
+  private async adoptExternal(session: Session, signal?: AbortSignal): Promise<boolean> {
+    signal?.throwIfAborted();
+    const renew: Arg[] = [this.family.renew, this.key, this.owner, 'PX', this.lease, ...(this.watchdog ? ['WATCHDOG'] : [])];
+    let hold: Hold | null = null;
+    try {
+      const [still] = await session.confirmed(renew, null, this.responseTimeout);
+      if (Number(still) === 1) hold = this.family.heldBy!(await session.call([this.family.info!, this.key], this.responseTimeout), this.owner);
+    } catch (err) {
+      throw publicError(err);
+    }
+    if (!hold) return false;
+    this.adoptPending = false;
+    await this.adopt(session, hold.permits, hold.token, false);
+    return true;
+  }
+
   protected async takeOrThrow(permits: number, options?: AcquireOptions): Promise<void> {
     if (!(await this.take(permits, true, options))) {
-      throw new LockTimeoutError(
-        `acquire ${this.family.noun} "${this.key}" timed out after ${options?.acquireTimeout ?? this.options.acquireTimeout ?? 0} ms`,
-      );
+      const waited = options?.acquireTimeout ?? this.options.acquireTimeout ?? 0;
+      // redis-semaphore's message, which its users match on
+      throw new LockTimeoutError(`Acquire ${this.family.noun} ${this.key} timeout (waited ${waited} ms)`);
     }
   }
 
-  /** Gives back the last hold (its permits). */
+  /**
+   * Gives back the last hold (its permits). A holding that was lost meanwhile resolves, as
+   * redis-semaphore's `release()` does: the loss is told by `onLockLost` (or a warning).
+   */
   protected async give(): Promise<void> {
     const hold = this.holds[this.holds.length - 1];
     if (!hold) throw new NotOwnedError(`the ${this.family.noun} "${this.key}" is not held by this object`);
     if (this.lost) {
-      const err = this.lost;
       this.forget();
-      throw err;
+      return;
     }
     const session = this.session ?? this.currentSession();
     let reply: unknown;
@@ -191,7 +218,13 @@ export abstract class Holder implements Holding {
     } catch (err) {
       throw publicError(err);
     }
-    this.released(hold, reply);
+    const toldAlready = this.lost !== null; // the server's lost message came while the release was under way
+    try {
+      this.released(hold, reply);
+    } catch (err) {
+      if (!(err instanceof LockLostError)) throw err;
+      if (!toldAlready) this.tell(err);
+    }
     settleUnconfirmed(unconfirmed, `release ${this.family.noun} "${this.key}"`, true);
   }
 
@@ -277,7 +310,11 @@ export abstract class Holder implements Holding {
     this.refreshTimer = setTimeout(tick, this.refreshInterval).unref();
   }
 
-  private stopRefresh(): void {
+  /**
+   * Stops renewing the lease (redis-semaphore's `stopRefresh`): with `lockTimeout`, the
+   * holding ends when its lease does. A watchdog holding is not affected.
+   */
+  stopRefresh(): void {
     if (this.refreshTimer) clearTimeout(this.refreshTimer);
     this.refreshTimer = null;
   }
@@ -300,10 +337,18 @@ export abstract class Holder implements Holding {
     this.stopRefresh();
     this.session?.unregister(this);
     for (const controller of this.signals) controller.abort(err);
+    this.tell(err);
+  }
+
+  /** Tells the user of a loss: `onLockLost`, else (and unless a `using()` signal did) a process warning. */
+  private tell(err: LockLostError): void {
     const onLockLost = this.options.onLockLost;
-    if (onLockLost) {
+    if (!onLockLost) {
+      // release() no longer rejects for a loss: without a callback, say it here
+      if (!this.signals.size) process.emitWarning(err);
+    } else {
       try {
-        const result: unknown = onLockLost(err);
+        const result: unknown = onLockLost.call(this, err);
         if (result instanceof Promise) result.catch((e) => warn(e));
       } catch (e) {
         warn(e);
@@ -327,14 +372,16 @@ export abstract class Holder implements Holding {
       throw err;
     }
     this.signals.delete(controller);
-    try {
-      await this.give();
-    } catch (err) {
-      // A loss was already told to fn through the signal.
-      if (!(err instanceof LockLostError && controller.signal.aborted)) throw err;
-    }
+    await this.give(); // after a loss it resolves: fn was told through the signal
     return result;
   }
+}
+
+/** redis-semaphore's checks and messages. */
+function checkClientAndKey(client: unknown, key: unknown): void {
+  if (!client) throw new TypeError('rlock: "client" is required');
+  if (key === '' || key === undefined || key === null) throw new TypeError('rlock: "key" is required');
+  if (typeof key !== 'string') throw new TypeError('rlock: "key" must be a string');
 }
 
 function warn(err: unknown): void {

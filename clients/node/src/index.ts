@@ -3,6 +3,8 @@ export type { MutexOptions } from './mutex';
 export { MultiLock } from './multilock';
 export type { MultiLockOptions } from './multilock';
 export { Semaphore } from './semaphore';
+export { MultiSemaphore } from './multisemaphore';
+export { RedlockMutex, RedlockSemaphore, RedlockMultiSemaphore } from './quorumlock';
 export { ReadWriteLock, RWSide } from './rwlock';
 export { CountDownLatch } from './latch';
 export { Redlock, RedlockLock } from './redlock';
@@ -13,7 +15,8 @@ export type { ElectionOptions, CampaignOptions } from './election';
 export { LeaderObserver } from './observe';
 export type { Leader } from './observe';
 export type { RedlockSettings, RedlockAbortSignal, RedlockResult } from './redlock';
-export type { LockOptions, AcquireOptions } from './options';
+export type { LockOptions, AcquireOptions, TimeoutOptions } from './options';
+export { defaultTimeoutOptions } from './options';
 export { NotConfirmedError } from './confirm';
 export type { ConfirmSetting, ConfirmOptions } from './confirm';
 export type { Arg } from './drivers/driver';
@@ -29,6 +32,9 @@ export {
   ReplyError,
   ExecutionError,
   ResourceLockedError,
+  // redis-semaphore's names for the same classes
+  LockLostError as LostLockError,
+  LockTimeoutError as TimeoutError,
 } from './errors';
 
 import { Session } from './session';

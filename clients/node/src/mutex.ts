@@ -1,6 +1,7 @@
 import { Arg } from './drivers/driver';
 import { Holder } from './holder';
-import { AcquireOptions, Family, LockOptions, ownerOf } from './options';
+import { field } from './reply';
+import { AcquireArg, Family, LockOptions, acquireOptionsOf, ownerOf } from './options';
 
 const LOCK: Family = {
   type: 'lock',
@@ -8,6 +9,8 @@ const LOCK: Family = {
   acquire: (key, owner) => ['RLOCK.ACQUIRE', key, owner],
   release: (key, owner) => ['RLOCK.RELEASE', key, owner],
   renew: 'RLOCK.RENEW',
+  info: 'RLOCK.INFO',
+  heldBy: (info, owner) => (info && field(info, 'owner') === owner ? { permits: 1, token: Number(field(info, 'token')) } : null),
 };
 
 export interface MutexOptions extends LockOptions {
@@ -40,14 +43,17 @@ export class Mutex extends Holder {
     return delay === undefined ? [] : ['LOCKDELAY', delay];
   }
 
-  /** Waits in the server's FIFO queue (up to `acquireTimeout`); rejects with `LockTimeoutError`. */
-  acquire(options?: AcquireOptions): Promise<void> {
-    return this.takeOrThrow(1, options);
+  /**
+   * Waits in the server's FIFO queue (up to `acquireTimeout`); rejects with `LockTimeoutError`.
+   * `acquire(signal)`, redis-semaphore's form, is `acquire({ signal })`.
+   */
+  acquire(options?: AcquireArg): Promise<void> {
+    return this.takeOrThrow(1, acquireOptionsOf(options));
   }
 
   /** One attempt: true when held (or re-entered), false when another owner holds it. */
-  tryAcquire(): Promise<boolean> {
-    return this.take(1, false);
+  tryAcquire(signal?: AbortSignal): Promise<boolean> {
+    return this.take(1, false, { signal });
   }
 
   /** Gives back one hold; rejects with `LockLostError` when the lock was no longer ours. */
@@ -68,7 +74,7 @@ export class Mutex extends Holder {
   }
 
   /** Acquires, runs `fn` with a signal that aborts if the lock is lost, and releases. */
-  using<T>(fn: (signal: AbortSignal) => Promise<T> | T, options?: AcquireOptions): Promise<T> {
+  using<T>(fn: (signal: AbortSignal) => Promise<T> | T, options?: AcquireArg): Promise<T> {
     return this.runHeld(() => this.acquire(options), fn);
   }
 }

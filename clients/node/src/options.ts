@@ -4,7 +4,6 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import { threadId } from 'node:worker_threads';
 import type { ConfirmSetting } from './confirm';
 import { Arg } from './drivers/driver';
 import { LockLostError } from './errors';
@@ -23,7 +22,7 @@ export interface LockOptions {
   /** Ends the holding at its grant time + `maxHold` ms however it is renewed (`MAXHOLD`). */
   maxHold?: number;
   /** Called once when a holding is lost (lease end, force release, a connection that could not re-bind). */
-  onLockLost?: (err: LockLostError) => void;
+  onLockLost?: (this: any, err: LockLostError) => void;
   /** How long a reply may take (beyond a wait) before the call is sent again on a new connection. Default 2000 ms. */
   responseTimeout?: number;
   /** Accepted for redis-semaphore compatibility and ignored: rlock waits in the server, not by polling. */
@@ -34,6 +33,16 @@ export interface LockOptions {
    * keys the server sees one thread of control, which is what its deadlock detection needs.
    */
   identifier?: string;
+  /** Appended to the generated identifier: `<uuid>-<suffix>` (redis-semaphore's option). */
+  identifierSuffix?: string;
+  /**
+   * With `identifier`: the lock is already held under that identifier (taken by another
+   * object or process): the first `acquire()` adopts that holding (renews it and takes over
+   * its refresh and release) instead of taking it again. redis-semaphore's option.
+   */
+  acquiredExternally?: true;
+  /** redis-semaphore's older form of `{ identifier, acquiredExternally: true }`. */
+  externallyAcquiredIdentifier?: string;
   /**
    * Confirmation by the replicas of every acquisition and release (`WAIT` pipelined after the
    * write): `'auto'` (default: the replicas connected now; none, nothing is sent), a count,
@@ -49,19 +58,53 @@ export interface AcquireOptions {
   acquireTimeout?: number;
 }
 
+/** `acquire(signal)` (redis-semaphore's form) or `acquire({ signal, acquireTimeout })`. */
+export type AcquireArg = AcquireOptions | AbortSignal | undefined;
+
+export function acquireOptionsOf(arg: AcquireArg): AcquireOptions | undefined {
+  return arg instanceof AbortSignal ? { signal: arg } : arg;
+}
+
 /** The lease the watchdog keeps renewing (`PX`), in ms. */
 export const WATCHDOG_LEASE = 30_000;
 
+/** redis-semaphore's name for the lock options. */
+export type TimeoutOptions = LockOptions;
+
 /**
- * The owner id of a lock object: `options.identifier`, or `<uuid>:<thread id>` (Redisson's
- * owner shape), unique per object.
+ * redis-semaphore exports its defaults (a 10 s lease, a 10 s acquire limit); rlock's defaults
+ * are the absence of these options: the watchdog instead of a lease, and no acquire limit.
+ * Spreading this object therefore changes nothing.
  */
-export function ownerOf(options: { identifier?: string } = {}): string {
-  const id = options.identifier;
-  if (id === undefined) return `${randomUUID()}:${threadId}`;
-  if (typeof id !== 'string' || !id) throw new TypeError('rlock: the identifier must be a non-empty string');
+export const defaultTimeoutOptions: Readonly<LockOptions> = Object.freeze({});
+
+/**
+ * The owner id of a lock object: `options.identifier` (or `externallyAcquiredIdentifier`), or
+ * a fresh UUID (`<uuid>-<identifierSuffix>` with a suffix), unique per object. The messages
+ * are redis-semaphore's.
+ */
+export function ownerOf(options: LockOptions = {}): string {
+  const { identifier, acquiredExternally, externallyAcquiredIdentifier } = options;
+  if (identifier !== undefined && (typeof identifier !== 'string' || !identifier)) {
+    throw new TypeError('rlock: identifier must be not empty random string');
+  }
+  if (acquiredExternally && !identifier) throw new TypeError('rlock: acquiredExternally=true meanless without custom identifier');
+  if (externallyAcquiredIdentifier !== undefined && (identifier || acquiredExternally)) {
+    throw new TypeError('rlock: Invalid usage. Use custom identifier and acquiredExternally: true');
+  }
+  const id = identifier ?? externallyAcquiredIdentifier;
+  if (id === undefined) {
+    const suffix = options.identifierSuffix;
+    return suffix ? `${randomUUID()}-${suffix}` : randomUUID();
+  }
+  if (typeof id !== 'string' || !id) throw new TypeError('rlock: identifier must be not empty random string');
   if (id.startsWith('rlock:')) throw new TypeError("rlock: identifiers starting with 'rlock:' are reserved by the server");
   return id;
+}
+
+/** Whether the first acquire adopts a holding taken elsewhere under the same identifier. */
+export function adoptsExternally(options: LockOptions = {}): boolean {
+  return Boolean(options.acquiredExternally || options.externallyAcquiredIdentifier);
 }
 
 export interface Hold {
@@ -77,4 +120,7 @@ export interface Family {
   acquire(key: string, owner: string, permits: number): Arg[];
   release(key: string, owner: string, permits: number): Arg[];
   renew: string;
+  /** The command that describes a key (`RLOCK.INFO`), and what its reply says `owner` holds. */
+  info?: string;
+  heldBy?(info: unknown, owner: string): Hold | null;
 }

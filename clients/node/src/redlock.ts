@@ -75,6 +75,11 @@ export class RedlockLock {
 /** Kept for callers of rlock's earlier Redlock; redlock's own name is `ExecutionResult`. */
 export type RedlockResult = ExecutionResult;
 
+/** Until when a lock granted with a lease of `duration` ms from `start` is held, less the clock drift. */
+export function validUntil(start: number, duration: number, driftFactor: number): number {
+  return start + duration - Math.round(duration * driftFactor) - 2;
+}
+
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
@@ -193,7 +198,7 @@ export class Redlock extends EventEmitter {
   }
 
   private validity(start: number, duration: number, settings: RedlockSettings): number {
-    return start + duration - Math.round(duration * settings.driftFactor) - 2;
+    return validUntil(start, duration, settings.driftFactor);
   }
 
   private maxAttempts(settings: RedlockSettings): number {

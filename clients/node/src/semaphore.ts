@@ -1,7 +1,7 @@
 import { settleUnconfirmed } from './confirm';
 import { ReplyError, publicError } from './errors';
 import { Holder } from './holder';
-import { AcquireOptions, Family, LockOptions, ownerOf } from './options';
+import { AcquireArg, Family, Hold, LockOptions, acquireOptionsOf, ownerOf } from './options';
 import { Session } from './session';
 import { field } from './reply';
 
@@ -11,7 +11,19 @@ const PERMITS: Family = {
   acquire: (key, owner, permits) => ['RSEM.ACQUIRE', key, owner, 'PERMITS', permits],
   release: (key, owner, permits) => ['RSEM.RELEASE', key, owner, 'PERMITS', permits],
   renew: 'RSEM.RENEW',
+  info: 'RSEM.INFO',
+  heldBy: (info, owner) => {
+    const holders = info ? field(info, 'holders') : undefined;
+    const mine = Array.isArray(holders) ? holders.find((holder) => field(holder, 'owner') === owner) : undefined;
+    return mine ? ({ permits: Number(field(mine, 'permits')), token: Number(field(mine, 'token')) } as Hold) : null;
+  },
 };
+
+/** Permits given first, or redis-semaphore's `acquire(signal)`: the permits and the options. */
+function permitsAndOptions(first: number | AcquireArg, second: AcquireArg, fixed?: number): [number, AcquireArg] {
+  if (first === undefined || typeof first === 'number') return [fixed ?? first ?? 1, second];
+  return [fixed ?? 1, first];
+}
 
 /**
  * A semaphore of `limit` permits (`RSEM.*`) whose permits belong to their holder: they come
@@ -25,9 +37,17 @@ const PERMITS: Family = {
 export class Semaphore extends Holder {
   private prepared: Promise<void> | null = null;
 
-  constructor(client: unknown, key: string, readonly limit: number, options: LockOptions = {}) {
-    super(client, key, ownerOf(options), PERMITS, options);
-    if (!Number.isInteger(limit) || limit < 0) throw new RangeError('rlock: limit must be an integer >= 0');
+  constructor(client: unknown, key: string, readonly limit: number, options: LockOptions = {}, family: Family = PERMITS) {
+    super(client, key, ownerOf(options), family, options);
+    // redis-semaphore's messages; a limit of 0 is allowed here (permits added later)
+    if (limit === undefined || limit === null) throw new TypeError('rlock: "limit" is required');
+    if (typeof limit !== 'number') throw new TypeError('rlock: "limit" must be a number');
+    if (!Number.isInteger(limit) || limit < 0) throw new RangeError('rlock: "limit" must be an integer >= 0');
+  }
+
+  /** The same family under another name in messages (MultiSemaphore's "multi-semaphore"). */
+  protected static familyNamed(noun: string): Family {
+    return { ...PERMITS, noun };
   }
 
   protected override async prepare(session: Session): Promise<void> {
@@ -47,16 +67,26 @@ export class Semaphore extends Holder {
     if (!Number.isInteger(permits) || permits < 1) throw new RangeError('rlock: permits must be an integer >= 1');
   }
 
-  /** Waits in the server's FIFO queue for `permits` (up to `acquireTimeout`). */
-  acquire(permits = 1, options?: AcquireOptions): Promise<void> {
-    Semaphore.check(permits);
-    return this.takeOrThrow(permits, options);
+  /** The permits every acquire takes when not given (MultiSemaphore's fixed count). */
+  protected fixedPermits(): number | undefined {
+    return undefined;
+  }
+
+  /**
+   * Waits in the server's FIFO queue for `permits` (up to `acquireTimeout`).
+   * `acquire(signal)`, redis-semaphore's form, takes one permit.
+   */
+  acquire(permits?: number | AcquireArg, options?: AcquireArg): Promise<void> {
+    const [count, rest] = permitsAndOptions(permits, options, this.fixedPermits());
+    Semaphore.check(count);
+    return this.takeOrThrow(count, acquireOptionsOf(rest));
   }
 
   /** One attempt: true when the permits were granted. */
-  tryAcquire(permits = 1): Promise<boolean> {
-    Semaphore.check(permits);
-    return this.take(permits, false);
+  tryAcquire(permits?: number | AbortSignal): Promise<boolean> {
+    const [count, rest] = permitsAndOptions(permits, undefined, this.fixedPermits());
+    Semaphore.check(count);
+    return this.take(count, false, acquireOptionsOf(rest));
   }
 
   /** Gives back the permits of the latest unreleased acquire. */
@@ -64,7 +94,7 @@ export class Semaphore extends Holder {
     return this.give();
   }
 
-  using<T>(fn: (signal: AbortSignal) => Promise<T> | T, permits = 1, options?: AcquireOptions): Promise<T> {
+  using<T>(fn: (signal: AbortSignal) => Promise<T> | T, permits?: number | AcquireArg, options?: AcquireArg): Promise<T> {
     return this.runHeld(() => this.acquire(permits, options), fn);
   }
 

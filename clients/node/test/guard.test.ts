@@ -46,7 +46,8 @@ for (const lib of LIBS) {
       assert.equal(old.isAcquired, false);
       assert.equal(lost.length, 1, 'onLockLost was called');
       await assert.rejects(old.guard('SET', balance, '0'), LockLostError);
-      await assert.rejects(old.release(), LockLostError);
+      await old.release(); // resolves after a loss, as redis-semaphore's release() does; told once
+      assert.equal(lost.length, 1);
 
       assert.equal(await next.guard('SET', balance, '150'), 'OK', "the new holder's write goes through");
       assert.equal(await f.redis.get(balance), '150');

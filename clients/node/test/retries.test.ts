@@ -182,7 +182,8 @@ for (const lib of LIBS) {
         await until(() => lost.length === 1, 3000, 'lost');
         assert.equal(lost[0].code, 'ERR_RLOCK_LOST');
         assert.equal(m.isAcquired, false);
-        await assert.rejects(m.release(), LockLostError);
+        await m.release(); // resolves after a loss, as redis-semaphore's; told once
+        assert.equal(lost.length, 1);
       } finally {
         await disconnect(client);
         redis.disconnect();

@@ -49,6 +49,14 @@ export class Actor {
   readonly handles = new Map<string, any>();
   /** Handles (by handle key) whose holding the helper reported lost. */
   readonly lost = new Set<string>();
+  /** How many losses the helper reported per handle key (`onLockLost` calls). */
+  readonly losses = new Map<string, number>();
+
+  /** The helper reported the holding of handle `id` lost. */
+  reportLost(id: string): void {
+    this.lost.add(id);
+    this.losses.set(id, (this.losses.get(id) ?? 0) + 1);
+  }
 
   constructor(readonly name: string, readonly user: string, readonly owner: string, readonly client: any) {}
 
@@ -57,7 +65,7 @@ export class Actor {
     const id = `${kind}:${key}`;
     let handle = this.handles.get(id);
     if (!handle) {
-      const options: Record<string, any> = { identifier: this.owner, onLockLost: () => this.lost.add(id) };
+      const options: Record<string, any> = { identifier: this.owner, onLockLost: () => this.reportLost(id) };
       // A spec lease is a plain lease that ends unless released: never refreshed.
       if (step.lease_ms !== undefined) Object.assign(options, { lockTimeout: step.lease_ms, refreshInterval: 0 });
       if (step.confirm !== undefined) options.confirm = { replicas: step.confirm.replicas ?? 'auto', timeout: step.confirm.timeout_ms ?? 1000 };
@@ -83,8 +91,8 @@ function side(actor: Actor, step: Step): any {
     ...o,
     // One callback for both sides: the spec's await_lost names a side, either is reported.
     onLockLost: () => {
-      actor.lost.add(`read:${step.key}`);
-      actor.lost.add(`write:${step.key}`);
+      actor.reportLost(`read:${step.key}`);
+      actor.reportLost(`write:${step.key}`);
     },
   }));
   return step.type === 'read' ? rw.readLock() : rw.writeLock();
@@ -118,7 +126,7 @@ function multi(actor: Actor, step: Step): MultiLock {
   const id = `multilock:${step.keys.join(',')}`;
   return actor.handle('multilock', step.keys.join(','), step, (o) => new MultiLock(actor.client, step.keys, {
     ...o,
-    onLockLost: () => actor.lost.add(id),
+    onLockLost: () => actor.reportLost(id),
   }));
 }
 
@@ -147,7 +155,13 @@ export const ACTOR_OPS: Record<string, Op> = {
   async release(actor, step) {
     // The helper gives back what the latest acquire took; a different count is not expressible.
     const h = holder(actor, step);
+    // A holding that was lost: release() resolves (redis-semaphore's) and the loss is told by
+    // onLockLost, before (the object no longer counts as acquired) or during this release.
+    const id = `${step.type}:${step.key}`;
+    const wasAcquired = h.isAcquired;
+    const told = actor.losses.get(id) ?? 0;
     await h.release();
+    if (!wasAcquired || (actor.losses.get(id) ?? 0) > told) throw new Kind('NotHeld', 'the release found the holding lost (told by onLockLost)');
     return null;
   },
   guard: (actor, step) => holder(actor, { ...step, type: 'lock' }).guard(...(step.command as [string, ...string[]])),

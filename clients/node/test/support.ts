@@ -72,11 +72,12 @@ export class Server {
     private readonly dir: string,
   ) {}
 
-  static async start(options: { module?: boolean; config?: string[] } = {}): Promise<Server> {
+  /** `port`: that one (a server restarted where its clients reconnect); omitted, a free one. */
+  static async start(options: { module?: boolean; config?: string[]; port?: number } = {}): Promise<Server> {
     if (options.module !== false && !existsSync(MODULE)) {
       throw new Error(`${MODULE} is missing: build it first (cargo build --release --lib)`);
     }
-    const port = await freePort();
+    const port = options.port ?? (await freePort());
     const dir = mkdtempSync(path.join(os.tmpdir(), 'rlock-node-'));
     const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir];
     if (options.module !== false) args.push('--loadmodule', MODULE, ...(options.config ?? []));
