@@ -19,6 +19,7 @@ import { Dispatcher, Holding } from './dispatcher';
 import { KeepAlive } from './keepalive';
 import { plain } from './reply';
 import { DEFAULT_RESPONSE_TIMEOUT, RECONNECT_PAUSE_MS, isRedirect, requestId, sleep, withTimeout } from './request';
+import { ownSlots, keySlot } from './slot';
 import { WaitSpec, Waited, waitByMessage } from './wait';
 
 export interface Called {
@@ -28,13 +29,32 @@ export interface Called {
   retried: boolean;
   /** With a `Confirm`: the write (a non-nil reply) was acknowledged by too few replicas. */
   unconfirmed?: Unconfirmed;
+  /** The Session that answered: another primary's after a `MOVED`/`ASK` (Cluster). */
+  session: Session;
+}
+
+/** Where a Cluster redirection sends a command: that primary's Session, with `ASKING` for `ASK`. */
+export interface Elsewhere {
+  session: Session;
+  asking: boolean;
+}
+
+/** How a call is routed in a Cluster. */
+export interface Route {
+  /** Sent right after `ASKING` (the slot is moving to this node). */
+  asking?: boolean;
+  /** False: a `MOVED`/`ASK` reply rejects (`ServerReply`) instead of being followed. */
+  follow?: boolean;
 }
 
 /** How long opening a connection is tried again where the driver finds the primary itself. */
 const FAILOVER_WINDOW_MS = 30_000;
 
-/** How many times a call follows a primary that turned replica before it fails. */
+/** How many times a call follows a primary that turned replica, or a moved slot, before it fails. */
 const MAX_REDIRECTS = 50;
+
+/** How often a Cluster Session looks for watchdog holdings whose slot moved (or is moving) away. */
+const SLOT_CHECK_MS = 1000;
 
 export interface Subscriber {
   conn: Connection;
@@ -69,6 +89,9 @@ export class Session {
   private subGeneration = 0;
   /** Closed with the session: the observers, each with a connection of its own. */
   private readonly dependents = new Set<{ close(): void }>();
+  /** Cluster: the Session a `MOVED`/`ASK` reply sends a command to (null: this one, reconnected). */
+  elsewhere: ((message: string) => Promise<Elsewhere | null>) | null = null;
+  private slotCheck: NodeJS.Timeout | null = null;
 
   constructor(readonly driver: Driver, private readonly responseTimeout = DEFAULT_RESPONSE_TIMEOUT) {}
 
@@ -183,11 +206,13 @@ export class Session {
   }
 
   /**
-   * The command, and with `confirm` its `WAIT` (`WAITAOF`) pipelined after it on the same
-   * connection: the reply, and whether a write it made (a non-nil reply) was confirmed.
+   * The command (after `ASKING` with `asking`), and with `confirm` its `WAIT` (`WAITAOF`)
+   * pipelined after it on the same connection: the reply, and whether a write it made (a
+   * non-nil reply) was confirmed.
    */
-  private async sendConfirmed(conn: Connection, args: Arg[], timeout: number, confirm: Confirm | null): Promise<[unknown, Unconfirmed | undefined]> {
+  private async sendConfirmed(conn: Connection, args: Arg[], timeout: number, confirm: Confirm | null, asking = false): Promise<[unknown, Unconfirmed | undefined]> {
     const wait = confirm ? await this.replicas.words(confirm, (a) => this.sendOn(conn, a, timeout)) : null;
+    if (asking) this.sendOn(conn, ['ASKING'], timeout).catch(() => {});
     if (!wait || !confirm) return [await this.sendOn(conn, args, timeout), undefined];
     const first = this.sendOn(conn, args, timeout + confirm.timeout);
     const second = this.sendOn(conn, wait.words, timeout + confirm.timeout);
@@ -203,34 +228,51 @@ export class Session {
   /**
    * One logical call with the retry rule; rejects with `ServerReply` or `ConnectionFailure`.
    * `retry` false: a call that is not safe to send twice (it has no `ID`) is not sent again.
-   * `confirm`: pipelined with its WAIT (`Called.unconfirmed`).
+   * `confirm`: pipelined with its WAIT (`Called.unconfirmed`). In a Cluster a `MOVED`/`ASK`
+   * reply sends it to the primary named (`route`).
    */
-  async callEx(args: Arg[], timeout = this.responseTimeout, retry = true, confirm: Confirm | null = null): Promise<Called> {
+  async callEx(args: Arg[], timeout = this.responseTimeout, retry = true, confirm: Confirm | null = null, route: Route = {}): Promise<Called> {
+    let session: Session = this;
+    let asking = route.asking ?? false;
     for (let redirects = 0; ; redirects++) {
       try {
-        return await this.callOnce(args, timeout, retry, confirm);
+        return await session.callOnce(args, timeout, retry, confirm, asking);
       } catch (err) {
+        if (!(err instanceof ServerReply) || redirects >= MAX_REDIRECTS) throw err;
+        const elsewhere = await session.redirection(err.message);
+        if (elsewhere) {
+          if (route.follow === false) throw err;
+          ({ session, asking } = elsewhere);
+          continue;
+        }
         // A primary that turned replica ran nothing: find the new one and send it there.
-        if (!(err instanceof ServerReply && isRedirect(err.message)) || redirects >= MAX_REDIRECTS) throw err;
-        this.redirect();
+        if (!isRedirect(err.message)) throw err;
+        asking = false;
+        session.redirect();
         await sleep(RECONNECT_PAUSE_MS);
       }
     }
   }
 
-  private async callOnce(args: Arg[], timeout: number, retry: boolean, confirm: Confirm | null): Promise<Called> {
+  /** The Session a Cluster redirection reply sends a command to, if another one. */
+  async redirection(message: string): Promise<Elsewhere | null> {
+    if (!this.elsewhere || !/^(MOVED|ASK) /.test(message)) return null;
+    return this.elsewhere(message);
+  }
+
+  private async callOnce(args: Arg[], timeout: number, retry: boolean, confirm: Confirm | null, asking: boolean): Promise<Called> {
     let [conn, generation] = await this.current();
     try {
-      const [reply, unconfirmed] = await this.sendConfirmed(conn, args, timeout, confirm);
-      return { reply, generation, retried: false, unconfirmed };
+      const [reply, unconfirmed] = await this.sendConfirmed(conn, args, timeout, confirm, asking);
+      return { reply, generation, retried: false, unconfirmed, session: this };
     } catch (err) {
       if (!(err instanceof ConnectionFailure)) throw err;
       if (this.conn === conn) conn.close();
       this.replicas.invalidate();
       if (!retry) throw err;
       [conn, generation] = await this.current();
-      const [reply, unconfirmed] = await this.sendConfirmed(conn, args, timeout, confirm);
-      return { reply, generation, retried: true, unconfirmed };
+      const [reply, unconfirmed] = await this.sendConfirmed(conn, args, timeout, confirm, asking);
+      return { reply, generation, retried: true, unconfirmed, session: this };
     }
   }
 
@@ -257,6 +299,44 @@ export class Session {
   register(holding: Holding): void {
     this.dispatcher.holdings.add(holding);
     this.keepAlive.schedule();
+    this.scheduleSlotCheck();
+  }
+
+  // ---- Cluster: holdings whose slot moves ----
+
+  /**
+   * A slot that `MIGRATE` moves takes its locks along, but not their watchdog bindings, and
+   * nothing tells the holder: while this Session holds with the watchdog, it looks every
+   * second at its node's `CLUSTER NODES` line, and re-binds a holding whose slot is migrating
+   * or served elsewhere where the key is now (`ASK`/`MOVED` followed), and moves it there.
+   */
+  private scheduleSlotCheck(): void {
+    if (this.slotCheck || this.closed || !this.elsewhere || !this.hasBound()) return;
+    this.slotCheck = setTimeout(() => void this.checkSlots(), SLOT_CHECK_MS);
+    this.slotCheck.unref();
+  }
+
+  private async checkSlots(): Promise<void> {
+    try {
+      const own = ownSlots(String(plain(await this.call(['CLUSTER', 'NODES']))));
+      for (const holding of [...this.dispatcher.holdings]) {
+        const args = holding.rebindArgs();
+        if (!args) continue;
+        const slot = keySlot(String(args[1]));
+        if (own.serves(slot) && !own.migrating.has(slot)) continue;
+        const called = await this.callEx(args);
+        if (called.session !== this && this.dispatcher.holdings.delete(holding)) {
+          called.session.register(holding);
+          holding.movedTo?.(called.session);
+        }
+        if (Number(called.reply) !== 1) holding.markLost('the lock ended while its slot moved');
+      }
+    } catch {
+      // looked at again in a second; a broken connection re-binds everything anyway
+    } finally {
+      this.slotCheck = null;
+      this.scheduleSlotCheck();
+    }
   }
 
   unregister(holding: Holding): void {
@@ -319,6 +399,7 @@ export class Session {
     if (this.closed) return;
     this.closed = true;
     this.keepAlive.stop();
+    if (this.slotCheck) clearTimeout(this.slotCheck);
     this.dispatcher.close();
     this.conn?.close();
     this.conn = null;
