@@ -18,7 +18,7 @@ import { ConnectionError, ConnectionFailure, ServerReply } from './errors';
 import { Dispatcher, Holding } from './dispatcher';
 import { KeepAlive } from './keepalive';
 import { plain } from './reply';
-import { DEFAULT_RESPONSE_TIMEOUT, RECONNECT_PAUSE_MS, isRedirect, requestId, sleep, withTimeout } from './request';
+import { DEFAULT_RESPONSE_TIMEOUT, RECONNECT_PAUSE_MS, isRedirect, isTryAgain, requestId, sleep, withTimeout } from './request';
 import { ownSlots, keySlot } from './slot';
 import { WaitSpec, Waited, waitByMessage } from './wait';
 
@@ -243,6 +243,12 @@ export class Session {
         if (elsewhere) {
           if (route.follow === false) throw err;
           ({ session, asking } = elsewhere);
+          continue;
+        }
+        if (isTryAgain(err.message)) {
+          // Refused before it ran (a multi-key call while its slot moves, a cluster or primary
+          // not ready yet): the same again after a pause.
+          await sleep(RECONNECT_PAUSE_MS);
           continue;
         }
         // A primary that turned replica ran nothing: find the new one and send it there.
