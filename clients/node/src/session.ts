@@ -19,7 +19,7 @@ import { Dispatcher, Holding } from './dispatcher';
 import { KeepAlive } from './keepalive';
 import { plain } from './reply';
 import { DEFAULT_RESPONSE_TIMEOUT, RECONNECT_PAUSE_MS, isRedirect, isTryAgain, requestId, sleep, withTimeout } from './request';
-import { ownSlots, keySlot } from './slot';
+import { SlotWatch } from './slotwatch';
 import { WaitSpec, Waited, waitByMessage } from './wait';
 
 export interface Called {
@@ -53,8 +53,6 @@ const FAILOVER_WINDOW_MS = 30_000;
 /** How many times a call follows a primary that turned replica, or a moved slot, before it fails. */
 const MAX_REDIRECTS = 50;
 
-/** How often a Cluster Session looks for watchdog holdings whose slot moved (or is moving) away. */
-const SLOT_CHECK_MS = 1000;
 
 export interface Subscriber {
   conn: Connection;
@@ -91,7 +89,7 @@ export class Session {
   private readonly dependents = new Set<{ close(): void }>();
   /** Cluster: the Session a `MOVED`/`ASK` reply sends a command to (null: this one, reconnected). */
   elsewhere: ((message: string) => Promise<Elsewhere | null>) | null = null;
-  private slotCheck: NodeJS.Timeout | null = null;
+  private readonly slotWatch = new SlotWatch(this);
 
   constructor(readonly driver: Driver, private readonly responseTimeout = DEFAULT_RESPONSE_TIMEOUT) {}
 
@@ -305,44 +303,7 @@ export class Session {
   register(holding: Holding): void {
     this.dispatcher.holdings.add(holding);
     this.keepAlive.schedule();
-    this.scheduleSlotCheck();
-  }
-
-  // ---- Cluster: holdings whose slot moves ----
-
-  /**
-   * A slot that `MIGRATE` moves takes its locks along, but not their watchdog bindings, and
-   * nothing tells the holder: while this Session holds with the watchdog, it looks every
-   * second at its node's `CLUSTER NODES` line, and re-binds a holding whose slot is migrating
-   * or served elsewhere where the key is now (`ASK`/`MOVED` followed), and moves it there.
-   */
-  private scheduleSlotCheck(): void {
-    if (this.slotCheck || this.closed || !this.elsewhere || !this.hasBound()) return;
-    this.slotCheck = setTimeout(() => void this.checkSlots(), SLOT_CHECK_MS);
-    this.slotCheck.unref();
-  }
-
-  private async checkSlots(): Promise<void> {
-    try {
-      const own = ownSlots(String(plain(await this.call(['CLUSTER', 'NODES']))));
-      for (const holding of [...this.dispatcher.holdings]) {
-        const args = holding.rebindArgs();
-        if (!args) continue;
-        const slot = keySlot(String(args[1]));
-        if (own.serves(slot) && !own.migrating.has(slot)) continue;
-        const called = await this.callEx(args);
-        if (called.session !== this && this.dispatcher.holdings.delete(holding)) {
-          called.session.register(holding);
-          holding.movedTo?.(called.session);
-        }
-        if (Number(called.reply) !== 1) holding.markLost('the lock ended while its slot moved');
-      }
-    } catch {
-      // looked at again in a second; a broken connection re-binds everything anyway
-    } finally {
-      this.slotCheck = null;
-      this.scheduleSlotCheck();
-    }
+    this.slotWatch.schedule();
   }
 
   unregister(holding: Holding): void {
@@ -405,7 +366,7 @@ export class Session {
     if (this.closed) return;
     this.closed = true;
     this.keepAlive.stop();
-    if (this.slotCheck) clearTimeout(this.slotCheck);
+    this.slotWatch.stop();
     this.dispatcher.close();
     this.conn?.close();
     this.conn = null;
