@@ -10,8 +10,28 @@
 import { Address, ClusterAccess, ClusterDriver, parseRedirection } from './drivers/cluster';
 import { clusterAccess, driverFor } from './drivers';
 import { RLockError } from './errors';
-import { Elsewhere, Session } from './session';
+import { Session } from './session';
 import { keySlot } from './slot';
+
+/** Where a Cluster redirection sends a command: that primary's Session, with `ASKING` for `ASK`. */
+export interface Elsewhere {
+  session: Session;
+  asking: boolean;
+}
+
+/** How a call is routed in a Cluster. */
+export interface Route {
+  /** Sent right after `ASKING` (the slot is moving to this node). */
+  asking?: boolean;
+  /** False: a `MOVED`/`ASK` reply rejects (`ServerReply`) instead of being followed. */
+  follow?: boolean;
+}
+
+/** Generations of a Session's connections (command, subscriber; -1: none was open). */
+export interface Connections {
+  command?: number;
+  subscriber?: number;
+}
 
 export class Router {
   private static readonly routers = new WeakMap<object, Router>();

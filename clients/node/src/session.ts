@@ -13,7 +13,7 @@
 
 import { Confirm, Replicas, Unconfirmed, confirmedCount } from './confirm';
 import { Arg, Connection, Driver } from './drivers/driver';
-import { Router } from './router';
+import { Connections, Elsewhere, Route, Router } from './router';
 import { ConnectionError, ConnectionFailure, ServerReply } from './errors';
 import { Dispatcher, Holding } from './dispatcher';
 import { KeepAlive } from './keepalive';
@@ -33,19 +33,11 @@ export interface Called {
   session: Session;
 }
 
-/** Where a Cluster redirection sends a command: that primary's Session, with `ASKING` for `ASK`. */
-export interface Elsewhere {
-  session: Session;
-  asking: boolean;
-}
+/** A subscriber generation that matches none (no subscriber was open). */
+const NONE = -1;
 
-/** How a call is routed in a Cluster. */
-export interface Route {
-  /** Sent right after `ASKING` (the slot is moving to this node). */
-  asking?: boolean;
-  /** False: a `MOVED`/`ASK` reply rejects (`ServerReply`) instead of being followed. */
-  follow?: boolean;
-}
+/** The connections an error reply came through (`callOnce`), for `redirect`. */
+const answeredOn = new WeakMap<object, Connections>();
 
 /** How long opening a connection is tried again where the driver finds the primary itself. */
 const FAILOVER_WINDOW_MS = 30_000;
@@ -155,6 +147,8 @@ export class Session {
           if (Number(still) !== 1) holding.markLost('the lock ended while its connection was down');
         } catch (err) {
           if (!(err instanceof ServerReply)) throw err;
+          // Its slot moved to another primary (Cluster): the slot watch re-binds it there.
+          if (/^(MOVED|ASK) /.test(err.message) && this.elsewhere) return;
           holding.markLost(`re-binding failed: ${err.message}`);
         }
       }),
@@ -252,7 +246,7 @@ export class Session {
         // A primary that turned replica ran nothing: find the new one and send it there.
         if (!isRedirect(err.message)) throw err;
         asking = false;
-        session.redirect();
+        session.redirect(session.answeredOn(err));
         await sleep(RECONNECT_PAUSE_MS);
       }
     }
@@ -266,27 +260,47 @@ export class Session {
 
   private async callOnce(args: Arg[], timeout: number, retry: boolean, confirm: Confirm | null, asking: boolean): Promise<Called> {
     let [conn, generation] = await this.current();
+    let on = this.connections(generation);
     try {
       const [reply, unconfirmed] = await this.sendConfirmed(conn, args, timeout, confirm, asking);
       return { reply, generation, retried: false, unconfirmed, session: this };
     } catch (err) {
+      if (err instanceof ServerReply) answeredOn.set(err, on);
       if (!(err instanceof ConnectionFailure)) throw err;
       if (this.conn === conn) conn.close();
       this.replicas.invalidate();
       if (!retry) throw err;
       [conn, generation] = await this.current();
-      const [reply, unconfirmed] = await this.sendConfirmed(conn, args, timeout, confirm, asking);
-      return { reply, generation, retried: true, unconfirmed, session: this };
+      on = this.connections(generation);
+      try {
+        const [reply, unconfirmed] = await this.sendConfirmed(conn, args, timeout, confirm, asking);
+        return { reply, generation, retried: true, unconfirmed, session: this };
+      } catch (again) {
+        if (again instanceof ServerReply) answeredOn.set(again, on);
+        throw again;
+      }
     }
+  }
+
+  /** The connections (generations) in use now, with the command connection of `generation`. */
+  private connections(generation: number): Connections {
+    return { command: generation, subscriber: this.sub?.generation ?? NONE };
+  }
+
+  /** The connections in use when the server gave the error reply `err`. */
+  answeredOn(err: unknown): Connections {
+    return answeredOn.get(err as object) ?? {};
   }
 
   /**
    * The node is no longer the primary (`READONLY`, a wait `failed` with it): the connections
    * close, and the new ones find the new primary (the re-binding and the waits' resend follow).
+   * `seen`: only the connections of those generations, those that met the old primary: a late
+   * `READONLY` must not close the new primary's connection, whose watchdog holdings would end.
    */
-  redirect(): void {
-    this.conn?.close();
-    this.sub?.conn.close();
+  redirect(seen: Connections = {}): void {
+    if (seen.command === undefined || seen.command === this.generation) this.conn?.close();
+    if (seen.subscriber === undefined || seen.subscriber === this.sub?.generation) this.sub?.conn.close();
   }
 
   async call(args: Arg[], timeout = this.responseTimeout, retry = true): Promise<unknown> {

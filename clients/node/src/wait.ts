@@ -93,7 +93,7 @@ export async function waitByMessage(session: Session, spec: WaitSpec): Promise<W
       // The subscriber dropped between our look at it, or is on another node than the command
       // connection (a failover under way): both connect again, and the wait is sent again.
       if (err instanceof ServerReply && /not subscribed/.test(err.message) && redirects++ < 50) {
-        session.redirect();
+        session.redirect({ ...session.answeredOn(err), subscriber: sub.generation });
         await sleep(RECONNECT_PAUSE_MS);
         continue;
       }
@@ -132,7 +132,7 @@ export async function waitByMessage(session: Session, spec: WaitSpec): Promise<W
         }
         if (isRedirect(result.value) && redirects++ < 50) {
           // The primary turned replica: wait again (the same id) in the new primary's queue.
-          session.redirect();
+          session.redirect({ command: called.generation, subscriber: sub.generation });
           continue;
         }
         throw new ServerReply(`${result.value} the wait failed when its turn came`);

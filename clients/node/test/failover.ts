@@ -32,6 +32,8 @@ export class Fence {
 export interface EveryType {
   /** How many queue entries its waits make (`rlock_notified_waiters`). */
   readonly waiters: number;
+  /** The waits that ended already (they should all still wait): `<tag>:<type>: <outcome>`. */
+  ended(): string[];
   /** On the new primary: the holders kept their holdings (or were told), the waiters are served. */
   finish(after: Redis): Promise<'kept' | 'lost'>;
 }
@@ -56,8 +58,12 @@ export async function everyType(client: unknown, tag: string): Promise<EveryType
   assert.ok(fence.write(held.mutex));
   assert.equal(await mutex.guard('SET', key('data'), 'before'), 'OK');
 
-  const served = <T>(promise: Promise<T>) => {
-    promise.catch(() => {});
+  const ended: string[] = [];
+  const served = <T>(type: string, promise: Promise<T>) => {
+    promise.then(
+      () => ended.push(`${tag}:${type}: served`),
+      (err) => ended.push(`${tag}:${type}: ${err?.message ?? err}`),
+    );
     return promise;
   };
   const nextMutex = new Mutex(client, key('mutex'));
@@ -66,17 +72,18 @@ export async function everyType(client: unknown, tag: string): Promise<EveryType
   const nextMulti = new MultiLock(client, [key('m1'), key('m2')]);
   const candidate = new Election(client, key('election'), 'candidate');
   const waits = {
-    mutex: served(nextMutex.acquire().then(() => nextMutex.token!)),
-    semaphore: served(nextSemaphore.acquire().then(() => nextSemaphore.token!)),
-    reader: served(reader.acquire().then(() => reader.token!)),
-    multi: served(nextMulti.acquire().then(() => nextMulti.tokens!)),
-    candidate: served(candidate.campaign()),
-    latch: served(latch.wait(60_000)),
+    mutex: served('mutex', nextMutex.acquire().then(() => nextMutex.token!)),
+    semaphore: served('semaphore', nextSemaphore.acquire().then(() => nextSemaphore.token!)),
+    reader: served('reader', reader.acquire().then(() => reader.token!)),
+    multi: served('multi', nextMulti.acquire().then(() => nextMulti.tokens!)),
+    candidate: served('candidate', candidate.campaign()),
+    latch: served('latch', latch.wait(60_000)),
   };
   await seen.when('leader');
 
   return {
     waiters: EVERY_TYPE_WAITERS,
+    ended: () => ended,
     async finish(after: Redis) {
       const still = [mutex, semaphore, writer].every((h) => h.isAcquired) && multi.isAcquired && leader.isLeader;
       if (still) {
@@ -109,7 +116,10 @@ export async function everyType(client: unknown, tag: string): Promise<EveryType
       assert.ok(multiTokens.every((token, i) => token > held.multi[i]), 'MultiLock tokens rise');
       await leader.resign();
       assert.ok((await waits.candidate) > held.leader, 'terms rise');
-      await seen.when('candidate');
+      // Generous: after a kill the observer reconnects once the cluster agrees on the new primary.
+      await seen.when('candidate', 15_000).catch((err) => {
+        throw new Error(`${err.message}: the observer saw ${JSON.stringify(seen.owners())}`);
+      });
       assert.equal(await latch.countDown(), 0);
       assert.equal(await waits.latch, true, 'the latch waiter is released');
       await Promise.all([nextMutex.release(), nextSemaphore.release(), reader.release(), nextMulti.release(), candidate.resign()]);
@@ -137,7 +147,8 @@ export async function everyTypeAcross(
     let seen = -1;
     const queued = async () => (seen = await infoField(redis, 'rlock', 'rlock_notified_waiters').catch(() => -1)) === waiters;
     await until(queued, ms, where).catch((err) => {
-      throw new Error(`${err.message}: ${seen} waiters, not ${waiters}`);
+      const ended = scenarios.flatMap((scenario) => scenario.ended());
+      throw new Error(`${err.message}: ${seen} waiters, not ${waiters}; ended: ${ended.join('; ') || 'none'}`);
     });
   };
   const before = await admin();

@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import Redis from 'ioredis';
 import { createSentinel } from 'redis';
 import { Mutex, Semaphore } from '../src';
-import { unhandled } from './support';
+import { unhandled, until } from './support';
 import { everyTypeAcross } from './failover';
 import { Topology } from './topology';
 
@@ -81,6 +81,17 @@ for (const lib of Object.keys(CLIENTS)) {
     });
   });
 }
+
+it('node-redis: closing a createSentinel() client ends the holdings made with it (it emits no end)', async () => {
+  const client = await CLIENTS['node-redis']();
+  const lost: string[] = [];
+  const mutex = new Mutex(client, 'sentinel:node-redis:closed', { onLockLost: (err) => lost.push(err.message) });
+  await mutex.acquire();
+  await client.destroy();
+  await until(() => lost.length > 0, 5000, 'the holding reported lost');
+  assert.match(lost[0], /the client was closed/);
+  assert.equal(mutex.isAcquired, false);
+});
 
 describe('Sentinel failovers, both libraries at once, every type', () => {
   it('across SENTINEL FAILOVER: holders keep their holdings, waiters are served after them, tokens rise', { timeout: 90_000 }, async (t) => {

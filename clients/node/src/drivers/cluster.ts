@@ -7,7 +7,7 @@
  */
 
 import { ConnectionFailure } from '../errors';
-import { Connection, Driver } from './driver';
+import { Connection, Driver, primaryOnly } from './driver';
 import { IoRedisDriver, IoRedisLike } from './ioredis';
 import { NodeRedisDriver, NodeRedisLike } from './node-redis';
 
@@ -153,7 +153,7 @@ export class ClusterDriver implements Driver {
     if (!address) throw new ConnectionFailure(`no primary serves slot ${this.slot} now`);
     this.address = address;
     this.slot = served ?? this.slot;
-    return (await this.access.nodeDriver(address)).open(name);
+    return primaryOnly(await (await this.access.nodeDriver(address)).open(name));
   }
 
   /** Whether `slot` is served by the same primary as this driver's slot: a failover, not a migration. */

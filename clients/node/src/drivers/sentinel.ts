@@ -8,8 +8,7 @@
  */
 
 import { ConnectionFailure } from '../errors';
-import { plain } from '../reply';
-import { Connection, Driver, Once } from './driver';
+import { Connection, Driver, Once, primaryOnly } from './driver';
 import { NodeRedisDriver, NodeRedisLike } from './node-redis';
 
 /** The part of a node-redis `RedisSentinel` rlock uses. */
@@ -38,8 +37,11 @@ export class NodeRedisSentinelDriver implements Driver {
   private readonly ended = new Once();
 
   constructor(private readonly sentinel: NodeRedisSentinelLike) {
+    // Closed for good: open once, then not (a client not connected yet is not a closed one).
+    let wasOpen = sentinel.isOpen;
     const timer = setInterval(() => {
-      if (this.sentinel.isOpen) return;
+      if (this.sentinel.isOpen) wasOpen = true;
+      if (this.sentinel.isOpen || !wasOpen) return;
       clearInterval(timer);
       this.ended.fire();
     }, CLOSED_CHECK_MS);
@@ -54,19 +56,7 @@ export class NodeRedisSentinelDriver implements Driver {
     } catch (err) {
       throw new ConnectionFailure(`no primary from the sentinels: ${(err as Error)?.message ?? err}`, { cause: err });
     }
-    const conn = await new NodeRedisDriver(primary).open(name);
-    let role: unknown;
-    try {
-      role = plain(await conn.send(['ROLE']));
-    } catch (err) {
-      conn.close();
-      throw err;
-    }
-    if (!Array.isArray(role) || String(role[0]) !== 'master') {
-      conn.close();
-      throw new ConnectionFailure(`the node the sentinels named is a ${Array.isArray(role) ? String(role[0]) : 'non-primary'} now`);
-    }
-    return conn;
+    return primaryOnly(await new NodeRedisDriver(primary).open(name));
   }
 
   onClientEnd(listener: () => void): void {
