@@ -36,6 +36,8 @@ export interface Granted {
   confirm: boolean;
   /** Granted in the call's reply and acknowledged by too few replicas (`confirm` false). */
   unconfirmed?: Unconfirmed;
+  /** The Session it was granted on: another Cluster primary's when the key's slot moved. */
+  session: Session;
 }
 
 /** The options every acquire ends with: `PX lease [WAIT ms NOTIFY id] [WATCHDOG] ID id [MAXHOLD ms]`. */
@@ -62,7 +64,7 @@ export async function acquire(session: Session, request: AcquireRequest): Promis
     if (reply === null || reply === undefined) return null;
     const tokens = Array.isArray(reply) ? reply.map(Number) : [Number(reply)];
     // A retried call's replayed reply wrote nothing on this connection: confirmed by RENEW.
-    return { tokens, confirm: called.retried, unconfirmed: called.retried ? undefined : called.unconfirmed };
+    return { tokens, confirm: called.retried, unconfirmed: called.retried ? undefined : called.unconfirmed, session: called.session };
   }
   const [target, ...more] = request.targets;
   const waited = await session.waitFor({
@@ -78,5 +80,5 @@ export async function acquire(session: Session, request: AcquireRequest): Promis
   });
   if (!waited) return null;
   const confirm = waited.queued || waited.retried;
-  return { tokens: waited.tokens, confirm, unconfirmed: confirm ? undefined : waited.unconfirmed };
+  return { tokens: waited.tokens, confirm, unconfirmed: confirm ? undefined : waited.unconfirmed, session: waited.session };
 }

@@ -17,6 +17,8 @@ export interface Holding {
   rebindArgs(): Arg[] | null;
   hasToken(token: number): boolean;
   markLost(reason: string): void;
+  /** Now registered with (and bound on) `session`: its slot moved to another Cluster primary. */
+  movedTo?(session: unknown): void;
 }
 
 export function targetOf(type: string, key: string, owner: string): string {

@@ -118,7 +118,7 @@ export abstract class Holder implements Holding {
       throw publicError(err);
     }
     if (!granted) return false;
-    await this.adopt(session, permits, granted.tokens[0], granted.confirm, granted.unconfirmed);
+    await this.adopt(granted.session, permits, granted.tokens[0], granted.confirm, granted.unconfirmed);
     return true;
   }
 
@@ -324,6 +324,10 @@ export abstract class Holder implements Holding {
   rebindArgs(): Arg[] | null {
     if (!this.watchdog || !this.isAcquired) return null;
     return [this.family.renew, this.key, this.owner, 'PX', this.lease, 'WATCHDOG'];
+  }
+
+  movedTo(session: Session): void {
+    this.session = session;
   }
 
   hasToken(token: number): boolean {

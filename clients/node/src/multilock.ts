@@ -110,13 +110,13 @@ export class MultiLock {
       throw publicError(err);
     }
     if (!granted) return false;
-    const { tokens, confirm, unconfirmed } = granted;
+    const { tokens, confirm, unconfirmed, session: grantedOn } = granted;
     if (unconfirmed && unconfirmed.onFailure === 'raise') {
       // Not confirmed: given back all at once, nothing held.
-      await session.call(['RLOCK.RELEASEALL', this.keys.length, ...this.keys, this.owner, 'ID', requestId()]).catch(() => {});
+      await grantedOn.call(['RLOCK.RELEASEALL', this.keys.length, ...this.keys, this.owner, 'ID', requestId()]).catch(() => {});
     }
     settleUnconfirmed(unconfirmed, `acquire multi-lock [${this.keys.join(', ')}]`, false);
-    const adopted = await Promise.allSettled(this.mutexes.map((mutex, i) => mutex.adopt(session, 1, tokens[i], confirm)));
+    const adopted = await Promise.allSettled(this.mutexes.map((mutex, i) => mutex.adopt(grantedOn, 1, tokens[i], confirm)));
     const failed = adopted.find((result) => result.status === 'rejected') as PromiseRejectedResult | undefined;
     if (failed) {
       // Part of it ended before it was confirmed: give back the rest, all or none.

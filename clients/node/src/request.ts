@@ -39,3 +39,8 @@ export function sleep(ms: number): Promise<void> {
 export function isRedirect(message: string): boolean {
   return message.startsWith('READONLY') || message.startsWith('MOVED ');
 }
+
+/** An error reply that means: nothing ran, the same may succeed shortly on the same node. */
+export function isTryAgain(message: string): boolean {
+  return /^(TRYAGAIN|CLUSTERDOWN|MASTERDOWN|LOADING) /.test(message);
+}

@@ -1,16 +1,37 @@
 /**
  * The Router: which node serves a key, and that node's `Session`. One node (or Sentinel's
- * primary, found by the user's client at each connect): one Session. Redis Cluster: a Session
- * per primary, each opening its connections to whoever serves its slots at that moment (a
- * fresh `CLUSTER SLOTS`), so a failover is followed as a reconnect is; `MOVED` and a primary
- * that turned replica (`READONLY`) make the Session reconnect and send again.
+ * primary, found at each connect): one Session. Redis Cluster: a Session per primary, each
+ * opening its connections to that primary, or after a failover to whoever serves its slots (a
+ * fresh `CLUSTER SLOTS`), so a failover is followed as a reconnect is. A slot that moved to
+ * another primary (`MOVED`, remembered for the slot) or is moving (`ASK`, for one command,
+ * after `ASKING`) sends the command to that primary's Session (`follow`).
  */
 
-import { ClusterAccess, ClusterDriver } from './drivers/cluster';
+import { Address, ClusterAccess, ClusterDriver, parseRedirection } from './drivers/cluster';
 import { clusterAccess, driverFor } from './drivers';
 import { RLockError } from './errors';
 import { Session } from './session';
 import { keySlot } from './slot';
+
+/** Where a Cluster redirection sends a command: that primary's Session, with `ASKING` for `ASK`. */
+export interface Elsewhere {
+  session: Session;
+  asking: boolean;
+}
+
+/** How a call is routed in a Cluster. */
+export interface Route {
+  /** Sent right after `ASKING` (the slot is moving to this node). */
+  asking?: boolean;
+  /** False: a `MOVED`/`ASK` reply rejects (`ServerReply`) instead of being followed. */
+  follow?: boolean;
+}
+
+/** Generations of a Session's connections (command, subscriber; -1: none was open). */
+export interface Connections {
+  command?: number;
+  subscriber?: number;
+}
 
 export class Router {
   private static readonly routers = new WeakMap<object, Router>();
@@ -32,6 +53,8 @@ export class Router {
   private readonly single: Session | null = null;
   private readonly access: ClusterAccess | null;
   private readonly sessions = new Map<string, Session>();
+  /** Where `MOVED` said a slot is served now (ahead of the user's client's own map). */
+  private readonly moved = new Map<number, Address>();
 
   private constructor(client: unknown) {
     this.access = clusterAccess(client);
@@ -53,14 +76,36 @@ export class Router {
     if (this.single) return this.single;
     if (this.closed) return closedSession();
     const slot = key === undefined ? 0 : keySlot(key);
-    const cached = this.access!.cachedPrimary(slot);
-    const id = cached ? `${cached.host}:${cached.port}` : `slot:${slot}`;
+    return this.sessionAt(this.moved.get(slot) ?? this.access!.cachedPrimary(slot), slot);
+  }
+
+  /** The Session of the primary at `address` (unknown: of whoever serves `slot`). */
+  private sessionAt(address: Address | undefined, slot: number): Session {
+    const id = address ? `${address.host}:${address.port}` : `slot:${slot}`;
     let session = this.sessions.get(id);
     if (!session || session.closed) {
-      session = new Session(new ClusterDriver(this.access!, slot));
+      const driver = new ClusterDriver(this.access!, slot, address);
+      session = new Session(driver);
+      session.elsewhere = (message) => this.follow(session!, driver, message);
       this.sessions.set(id, session);
     }
     return session;
+  }
+
+  /**
+   * Where a `MOVED`/`ASK` reply to `from` sends the command: another primary's Session, or
+   * null when it is `from`'s own slots that moved (a failover: `from` reconnects instead).
+   */
+  private async follow(from: Session, driver: ClusterDriver, message: string): Promise<Elsewhere | null> {
+    const redirection = parseRedirection(message);
+    if (!redirection || this.closed) return null;
+    const { kind, slot, address } = redirection;
+    if (kind === 'MOVED') {
+      this.moved.set(slot, address);
+      if (await driver.sameShard(slot).catch(() => false)) return null;
+    }
+    const to = this.sessionAt(address, slot);
+    return to === from ? null : { session: to, asking: kind === 'ASK' };
   }
 
   /** In a cluster, several keys must share a hash slot: the error that says how, else nothing. */

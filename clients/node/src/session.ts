@@ -13,12 +13,13 @@
 
 import { Confirm, Replicas, Unconfirmed, confirmedCount } from './confirm';
 import { Arg, Connection, Driver } from './drivers/driver';
-import { Router } from './router';
+import { Connections, Elsewhere, Route, Router } from './router';
 import { ConnectionError, ConnectionFailure, ServerReply } from './errors';
 import { Dispatcher, Holding } from './dispatcher';
 import { KeepAlive } from './keepalive';
 import { plain } from './reply';
-import { DEFAULT_RESPONSE_TIMEOUT, RECONNECT_PAUSE_MS, isRedirect, requestId, sleep, withTimeout } from './request';
+import { DEFAULT_RESPONSE_TIMEOUT, RECONNECT_PAUSE_MS, isRedirect, isTryAgain, requestId, sleep, withTimeout } from './request';
+import { SlotWatch } from './slotwatch';
 import { WaitSpec, Waited, waitByMessage } from './wait';
 
 export interface Called {
@@ -28,13 +29,22 @@ export interface Called {
   retried: boolean;
   /** With a `Confirm`: the write (a non-nil reply) was acknowledged by too few replicas. */
   unconfirmed?: Unconfirmed;
+  /** The Session that answered: another primary's after a `MOVED`/`ASK` (Cluster). */
+  session: Session;
 }
+
+/** A subscriber generation that matches none (no subscriber was open). */
+const NONE = -1;
+
+/** The connections an error reply came through (`callOnce`), for `redirect`. */
+const answeredOn = new WeakMap<object, Connections>();
 
 /** How long opening a connection is tried again where the driver finds the primary itself. */
 const FAILOVER_WINDOW_MS = 30_000;
 
-/** How many times a call follows a primary that turned replica before it fails. */
+/** How many times a call follows a primary that turned replica, or a moved slot, before it fails. */
 const MAX_REDIRECTS = 50;
+
 
 export interface Subscriber {
   conn: Connection;
@@ -69,6 +79,9 @@ export class Session {
   private subGeneration = 0;
   /** Closed with the session: the observers, each with a connection of its own. */
   private readonly dependents = new Set<{ close(): void }>();
+  /** Cluster: the Session a `MOVED`/`ASK` reply sends a command to (null: this one, reconnected). */
+  elsewhere: ((message: string) => Promise<Elsewhere | null>) | null = null;
+  private readonly slotWatch = new SlotWatch(this);
 
   constructor(readonly driver: Driver, private readonly responseTimeout = DEFAULT_RESPONSE_TIMEOUT) {}
 
@@ -134,6 +147,8 @@ export class Session {
           if (Number(still) !== 1) holding.markLost('the lock ended while its connection was down');
         } catch (err) {
           if (!(err instanceof ServerReply)) throw err;
+          // Its slot moved to another primary (Cluster): the slot watch re-binds it there.
+          if (/^(MOVED|ASK) /.test(err.message) && this.elsewhere) return;
           holding.markLost(`re-binding failed: ${err.message}`);
         }
       }),
@@ -183,11 +198,13 @@ export class Session {
   }
 
   /**
-   * The command, and with `confirm` its `WAIT` (`WAITAOF`) pipelined after it on the same
-   * connection: the reply, and whether a write it made (a non-nil reply) was confirmed.
+   * The command (after `ASKING` with `asking`), and with `confirm` its `WAIT` (`WAITAOF`)
+   * pipelined after it on the same connection: the reply, and whether a write it made (a
+   * non-nil reply) was confirmed.
    */
-  private async sendConfirmed(conn: Connection, args: Arg[], timeout: number, confirm: Confirm | null): Promise<[unknown, Unconfirmed | undefined]> {
+  private async sendConfirmed(conn: Connection, args: Arg[], timeout: number, confirm: Confirm | null, asking = false): Promise<[unknown, Unconfirmed | undefined]> {
     const wait = confirm ? await this.replicas.words(confirm, (a) => this.sendOn(conn, a, timeout)) : null;
+    if (asking) this.sendOn(conn, ['ASKING'], timeout).catch(() => {});
     if (!wait || !confirm) return [await this.sendOn(conn, args, timeout), undefined];
     const first = this.sendOn(conn, args, timeout + confirm.timeout);
     const second = this.sendOn(conn, wait.words, timeout + confirm.timeout);
@@ -203,44 +220,87 @@ export class Session {
   /**
    * One logical call with the retry rule; rejects with `ServerReply` or `ConnectionFailure`.
    * `retry` false: a call that is not safe to send twice (it has no `ID`) is not sent again.
-   * `confirm`: pipelined with its WAIT (`Called.unconfirmed`).
+   * `confirm`: pipelined with its WAIT (`Called.unconfirmed`). In a Cluster a `MOVED`/`ASK`
+   * reply sends it to the primary named (`route`).
    */
-  async callEx(args: Arg[], timeout = this.responseTimeout, retry = true, confirm: Confirm | null = null): Promise<Called> {
+  async callEx(args: Arg[], timeout = this.responseTimeout, retry = true, confirm: Confirm | null = null, route: Route = {}): Promise<Called> {
+    let session: Session = this;
+    let asking = route.asking ?? false;
     for (let redirects = 0; ; redirects++) {
       try {
-        return await this.callOnce(args, timeout, retry, confirm);
+        return await session.callOnce(args, timeout, retry, confirm, asking);
       } catch (err) {
+        if (!(err instanceof ServerReply) || redirects >= MAX_REDIRECTS) throw err;
+        const elsewhere = await session.redirection(err.message);
+        if (elsewhere) {
+          if (route.follow === false) throw err;
+          ({ session, asking } = elsewhere);
+          continue;
+        }
+        if (isTryAgain(err.message)) {
+          // Refused before it ran (a multi-key call while its slot moves, a cluster or primary
+          // not ready yet): the same again after a pause.
+          await sleep(RECONNECT_PAUSE_MS);
+          continue;
+        }
         // A primary that turned replica ran nothing: find the new one and send it there.
-        if (!(err instanceof ServerReply && isRedirect(err.message)) || redirects >= MAX_REDIRECTS) throw err;
-        this.redirect();
+        if (!isRedirect(err.message)) throw err;
+        asking = false;
+        session.redirect(session.answeredOn(err));
         await sleep(RECONNECT_PAUSE_MS);
       }
     }
   }
 
-  private async callOnce(args: Arg[], timeout: number, retry: boolean, confirm: Confirm | null): Promise<Called> {
+  /** The Session a Cluster redirection reply sends a command to, if another one. */
+  async redirection(message: string): Promise<Elsewhere | null> {
+    if (!this.elsewhere || !/^(MOVED|ASK) /.test(message)) return null;
+    return this.elsewhere(message);
+  }
+
+  private async callOnce(args: Arg[], timeout: number, retry: boolean, confirm: Confirm | null, asking: boolean): Promise<Called> {
     let [conn, generation] = await this.current();
+    let on = this.connections(generation);
     try {
-      const [reply, unconfirmed] = await this.sendConfirmed(conn, args, timeout, confirm);
-      return { reply, generation, retried: false, unconfirmed };
+      const [reply, unconfirmed] = await this.sendConfirmed(conn, args, timeout, confirm, asking);
+      return { reply, generation, retried: false, unconfirmed, session: this };
     } catch (err) {
+      if (err instanceof ServerReply) answeredOn.set(err, on);
       if (!(err instanceof ConnectionFailure)) throw err;
       if (this.conn === conn) conn.close();
       this.replicas.invalidate();
       if (!retry) throw err;
       [conn, generation] = await this.current();
-      const [reply, unconfirmed] = await this.sendConfirmed(conn, args, timeout, confirm);
-      return { reply, generation, retried: true, unconfirmed };
+      on = this.connections(generation);
+      try {
+        const [reply, unconfirmed] = await this.sendConfirmed(conn, args, timeout, confirm, asking);
+        return { reply, generation, retried: true, unconfirmed, session: this };
+      } catch (again) {
+        if (again instanceof ServerReply) answeredOn.set(again, on);
+        throw again;
+      }
     }
+  }
+
+  /** The connections (generations) in use now, with the command connection of `generation`. */
+  private connections(generation: number): Connections {
+    return { command: generation, subscriber: this.sub?.generation ?? NONE };
+  }
+
+  /** The connections in use when the server gave the error reply `err`. */
+  answeredOn(err: unknown): Connections {
+    return answeredOn.get(err as object) ?? {};
   }
 
   /**
    * The node is no longer the primary (`READONLY`, a wait `failed` with it): the connections
    * close, and the new ones find the new primary (the re-binding and the waits' resend follow).
+   * `seen`: only the connections of those generations, those that met the old primary: a late
+   * `READONLY` must not close the new primary's connection, whose watchdog holdings would end.
    */
-  redirect(): void {
-    this.conn?.close();
-    this.sub?.conn.close();
+  redirect(seen: Connections = {}): void {
+    if (seen.command === undefined || seen.command === this.generation) this.conn?.close();
+    if (seen.subscriber === undefined || seen.subscriber === this.sub?.generation) this.sub?.conn.close();
   }
 
   async call(args: Arg[], timeout = this.responseTimeout, retry = true): Promise<unknown> {
@@ -257,6 +317,7 @@ export class Session {
   register(holding: Holding): void {
     this.dispatcher.holdings.add(holding);
     this.keepAlive.schedule();
+    this.slotWatch.schedule();
   }
 
   unregister(holding: Holding): void {
@@ -319,6 +380,7 @@ export class Session {
     if (this.closed) return;
     this.closed = true;
     this.keepAlive.stop();
+    this.slotWatch.stop();
     this.dispatcher.close();
     this.conn?.close();
     this.conn = null;

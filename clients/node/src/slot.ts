@@ -25,3 +25,22 @@ export function keySlot(key: string): number {
   }
   return crc16(bytes) % 16384;
 }
+
+/**
+ * The slots a node serves and those it is migrating away, from its `CLUSTER NODES` line
+ * (`myself`): `0-5460`, `[93->-<node id>]` migrating, `[93-<-<node id>]` importing.
+ */
+export function ownSlots(nodes: string): { serves(slot: number): boolean; migrating: Set<number> } {
+  const line = nodes.split('\n').find((l) => l.split(' ')[2]?.split(',').includes('myself')) ?? '';
+  const ranges: Array<[number, number]> = [];
+  const migrating = new Set<number>();
+  for (const field of line.trim().split(' ').slice(8)) {
+    const moving = /^\[(\d+)->-/.exec(field);
+    if (moving) migrating.add(Number(moving[1]));
+    else if (/^\d+(-\d+)?$/.test(field)) {
+      const [first, last = first] = field.split('-').map(Number);
+      ranges.push([first, last]);
+    }
+  }
+  return { serves: (slot) => ranges.some(([a, b]) => a <= slot && slot <= b), migrating };
+}

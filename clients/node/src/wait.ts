@@ -42,6 +42,8 @@ export interface Waited {
   retried: boolean;
   /** Granted in the call's reply, and acknowledged by too few replicas. */
   unconfirmed?: Unconfirmed;
+  /** Where it was granted: another Cluster primary's Session when its slot moved meanwhile. */
+  session: Session;
 }
 
 /** The outcomes of an all-or-none wait's keys: the first that is not a grant, else a grant once all are. */
@@ -61,13 +63,14 @@ function allGranted(outcomes: Promise<Outcome>[]): Promise<Outcome> {
  * registered before the call goes out (its message may overtake the reply).
  */
 export async function waitByMessage(session: Session, spec: WaitSpec): Promise<Waited | null> {
-  const dispatcher = session.dispatcher;
   const deadline = spec.waitMs === undefined ? Infinity : Date.now() + spec.waitMs;
   let attempts = 0;
   let redirects = 0;
   let retried = false;
+  let asking = false;
   for (;;) {
     spec.signal?.throwIfAborted();
+    const dispatcher = session.dispatcher;
     const sub = await session.subscriber();
     const waitMs = deadline === Infinity ? 0 : Math.max(1, deadline - Date.now());
     const added = [spec.target, ...(spec.more ?? [])].map((target) => dispatcher.add(target, sub.generation, deadline, spec.release));
@@ -76,24 +79,33 @@ export async function waitByMessage(session: Session, spec: WaitSpec): Promise<W
     const outcome = added.length === 1 ? added[0].outcome : allGranted(added.map((one) => one.outcome));
     let called: Called;
     try {
-      called = await session.callEx(spec.build(sub.clientId, waitMs), spec.timeout, true, spec.confirm ?? null);
+      // Not followed by the call itself: it names this Session's subscriber.
+      called = await session.callEx(spec.build(sub.clientId, waitMs), spec.timeout, true, spec.confirm ?? null, { asking, follow: false });
     } catch (err) {
       dropAll();
+      const elsewhere = err instanceof ServerReply && redirects < 50 ? await session.redirection(err.message) : null;
+      if (elsewhere) {
+        // Its slot moved (MOVED) or is moving (ASK): wait on that primary, told by its subscriber.
+        redirects++;
+        ({ session, asking } = elsewhere);
+        continue;
+      }
       // The subscriber dropped between our look at it, or is on another node than the command
       // connection (a failover under way): both connect again, and the wait is sent again.
       if (err instanceof ServerReply && /not subscribed/.test(err.message) && redirects++ < 50) {
-        session.redirect();
+        session.redirect({ ...session.answeredOn(err), subscriber: sub.generation });
         await sleep(RECONNECT_PAUSE_MS);
         continue;
       }
       throw err;
     }
+    asking = false;
     retried ||= called.retried;
     const reply = called.reply;
     if (typeof reply === 'number' || Array.isArray(reply)) {
       dropAll();
       const tokens = Array.isArray(reply) ? reply.map(Number) : [reply];
-      return { token: tokens[0], tokens, queued: false, retried, unconfirmed: called.unconfirmed };
+      return { token: tokens[0], tokens, queued: false, retried, unconfirmed: called.unconfirmed, session };
     }
     if (reply === null || reply === undefined) {
       dropAll();
@@ -109,14 +121,18 @@ export async function waitByMessage(session: Session, spec: WaitSpec): Promise<W
     switch (result.kind) {
       case 'granted': {
         const tokens = waiters.map((one) => Number((one.told as { value: string }).value));
-        return { token: tokens[0], tokens, queued: true, retried };
+        return { token: tokens[0], tokens, queued: true, retried, session };
       }
       case 'timeout':
         return null;
       case 'failed':
+        if (/^(ASK|MOVED)$/.test(result.value) && redirects++ < 50) {
+          // Its key left with its slot (MIGRATE): sent again here, it is answered where it went.
+          continue;
+        }
         if (isRedirect(result.value) && redirects++ < 50) {
           // The primary turned replica: wait again (the same id) in the new primary's queue.
-          session.redirect();
+          session.redirect({ command: called.generation, subscriber: sub.generation });
           continue;
         }
         throw new ServerReply(`${result.value} the wait failed when its turn came`);

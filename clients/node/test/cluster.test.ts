@@ -2,8 +2,9 @@
  * Redis Cluster (the harness's `cluster` topology: three primaries with a replica each, started
  * once for the file), with ioredis `Redis.Cluster` and node-redis `createCluster`: every type
  * works on keys of every node (a MultiLock with a hash tag; without one, a clear error), and
- * across `CLUSTER FAILOVER` and kill -9 of a primary (then promotion) a holder keeps its lock,
- * its waiter re-joins the new primary's queue and is served after it.
+ * across `CLUSTER FAILOVER` and kill -9 of a primary (then promotion) every type's holder keeps
+ * its holding, its waiter re-joins the new primary's queue and is served after it, an observer
+ * follows. Both libraries go through each failover at once (one event a shard).
  */
 
 import assert from 'node:assert/strict';
@@ -13,10 +14,11 @@ import { createCluster } from 'redis';
 import { CountDownLatch, Election, MultiLock, Mutex, ReadWriteLock, RLockError, Semaphore } from '../src';
 import { keySlot } from '../src/slot';
 import { record, unhandled, until } from './support';
-import { holderAndWaiterAcross } from './failover';
-import { Topology } from './topology';
+import { everyTypeAcross } from './failover';
+import { Node, Topology } from './topology';
 
 let topology: Topology;
+const clients: Record<string, any> = {};
 
 before(async () => {
   topology = await Topology.start('cluster');
@@ -25,9 +27,14 @@ before(async () => {
     await admin.call('CONFIG', 'SET', 'notify-keyspace-events', 'Kdgx');
     admin.disconnect();
   }
+  for (const [lib, connect] of Object.entries(CLIENTS)) clients[lib] = await within(connect(), `${lib} cluster client connected`);
 });
 
 after(async () => {
+  clients.ioredis?.disconnect();
+  // destroy, not close: after a node was killed -9, node-redis's close() can wait forever for
+  // replies that node will never send (seen once in 3 runs of the whole suite).
+  await within(Promise.resolve(clients['node-redis']?.destroy()), 'node-redis cluster client destroyed');
   await topology?.stop();
   assert.deepEqual(unhandled, []);
 });
@@ -53,6 +60,11 @@ async function primaryFor(key: string): Promise<Redis> {
 function keyWithReplica(prefix: string): string {
   const { nodes } = topology.described;
   const primary = nodes.find((n) => n.role === 'primary' && nodes.some((r) => r.role === 'replica' && r.primary_id === n.id))!;
+  return keyOn(primary, prefix);
+}
+
+/** `<prefix>:<n>`, a key of `primary`'s slots. */
+function keyOn(primary: Node, prefix: string): string {
   for (let i = 0; ; i++) {
     const key = `${prefix}:${i}`;
     const slot = keySlot(key);
@@ -89,17 +101,11 @@ const CLIENTS: Record<string, () => Promise<any>> = {
   },
 };
 
-for (const [lib, connect] of Object.entries(CLIENTS)) {
+for (const lib of Object.keys(CLIENTS)) {
   describe(`Cluster with ${lib}`, () => {
     let client: any;
-    before(async () => {
-      client = await within(connect(), `${lib} cluster client connected`);
-    });
-    after(async () => {
-      if (lib === 'ioredis') client?.disconnect();
-      // destroy, not close: after a node was killed -9, node-redis's close() can wait forever for
-      // replies that node will never send (seen once in 3 runs of the whole suite).
-      else await within(Promise.resolve(client?.destroy()), `${lib} cluster client destroyed`);
+    before(() => {
+      client = clients[lib];
     });
 
     it('every type works on keys of every primary', { timeout: 60_000 }, async () => {
@@ -159,25 +165,36 @@ for (const [lib, connect] of Object.entries(CLIENTS)) {
       await seen.stop();
     });
 
-    it('across CLUSTER FAILOVER: the holder keeps its lock, the waiter is served after it', { timeout: 60_000 }, async () => {
-      const key = keyWithReplica(`cluster:${lib}:failover`);
-      await holderAndWaiterAcross(client, key, () => primaryFor(key), async () => {
-        await topology.failover(key);
-      });
-    });
+  });
+}
 
-    it('across kill -9 of the primary and promotion: the same', { timeout: 60_000 }, async () => {
-      const key = keyWithReplica(`cluster:${lib}:kill`);
-      await holderAndWaiterAcross(client, key, () => primaryFor(key), async () => {
+/** A primary with a replica now, and tags for each library's keys on it. */
+function shardWithReplica(prefix: string): { key: string; tagOf: (lib: string) => string } {
+  const key = keyWithReplica(`${prefix}:anchor`);
+  const slot = keySlot(key);
+  const primary = topology.described.nodes.find((n) => n.role === 'primary' && n.slots!.some(([a, b]) => a <= slot && slot <= b))!;
+  return { key, tagOf: (lib) => keyOn(primary, `${prefix}:${lib}`) };
+}
+
+describe('Cluster failovers, both libraries at once, every type', () => {
+  it('across CLUSTER FAILOVER: holders keep their holdings, waiters are served after them, tokens rise', { timeout: 90_000 }, async (t) => {
+    const { key, tagOf } = shardWithReplica('cluster:failover');
+    t.diagnostic(await everyTypeAcross(clients, tagOf, () => primaryFor(key), () => topology.failover(key).then(() => {})));
+  });
+
+  it('across kill -9 of the primary and promotion: the same', { timeout: 90_000 }, async (t) => {
+    const { key, tagOf } = shardWithReplica('cluster:kill');
+    t.diagnostic(
+      await everyTypeAcross(clients, tagOf, () => primaryFor(key), async () => {
         const victim = await primaryFor(key);
         const port = Number((victim.options as any).port);
         victim.disconnect();
         await topology.kill(port);
         await topology.awaitPromotion(key);
-      });
-    });
+      }),
+    );
   });
-}
+});
 
 describe('Cluster: a holding the new primary lacks', () => {
   it('is reported lost after the failover (onLockLost and the using() signal)', { timeout: 60_000 }, async () => {

@@ -296,7 +296,7 @@ export function record(observer: LeaderObserver) {
     for await (const leader of observer) seen.push({ leader, at: performance.now() });
   })();
   const owners = () => seen.map((s) => s.leader?.owner ?? null);
-  const when = (owner: string): Promise<number> =>
-    until(() => seen.find((s) => s.leader?.owner === owner)?.at ?? 0, 2000, `${owner} observed`);
+  const when = (owner: string, timeoutMs = 2000): Promise<number> =>
+    until(() => seen.find((s) => s.leader?.owner === owner)?.at ?? 0, timeoutMs, `${owner} observed`);
   return { seen, done, owners, when, stop: () => observer.return() };
 }

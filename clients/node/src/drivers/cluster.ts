@@ -1,13 +1,13 @@
 /**
- * Redis Cluster for both libraries: a driver per group of slots that opens its connections to
- * the primary serving its slot *now* (a fresh `CLUSTER SLOTS` at each open), so that after a
- * failover the reconnect lands on the promoted replica, where the holdings re-bind and the
- * waits queue again. The connections themselves are the one-node adapters', made from a node
+ * Redis Cluster for both libraries: a driver per primary that opens its connections to that
+ * primary while it serves slots, else to the one serving its slots *now* (a fresh
+ * `CLUSTER SLOTS` at each open), so that after a failover the reconnect lands on the promoted
+ * replica, where the holdings re-bind and the waits queue again. The connections themselves are the one-node adapters', made from a node
  * client of the user's cluster client with the node's address put in.
  */
 
 import { ConnectionFailure } from '../errors';
-import { Connection, Driver } from './driver';
+import { Connection, Driver, primaryOnly } from './driver';
 import { IoRedisDriver, IoRedisLike } from './ioredis';
 import { NodeRedisDriver, NodeRedisLike } from './node-redis';
 
@@ -39,12 +39,40 @@ export function isNodeRedisCluster(client: any): boolean {
 /** The primary of `slot` in a `CLUSTER SLOTS` reply. */
 export function primaryOf(reply: unknown, slot: number): Address | undefined {
   for (const range of (reply as unknown[][]) ?? []) {
-    if (Number(range[0]) <= slot && slot <= Number(range[1])) {
-      const node = range[2] as unknown[];
-      return { host: String(node[0]), port: Number(node[1]) };
-    }
+    if (Number(range[0]) <= slot && slot <= Number(range[1])) return nodeOf(range);
   }
   return undefined;
+}
+
+/** A slot `address` serves as a primary in a `CLUSTER SLOTS` reply, if it serves any. */
+export function slotServedBy(reply: unknown, address: Address): number | undefined {
+  for (const range of (reply as unknown[][]) ?? []) {
+    if (sameAddress(nodeOf(range), address)) return Number(range[0]);
+  }
+  return undefined;
+}
+
+function nodeOf(range: unknown[]): Address {
+  const node = range[2] as unknown[];
+  return { host: String(node[0]), port: Number(node[1]) };
+}
+
+export function sameAddress(a: Address | undefined, b: Address | undefined): boolean {
+  return !!a && !!b && a.port === b.port && a.host === b.host;
+}
+
+/** `MOVED 1234 host:port` or `ASK 1234 host:port`: where a Cluster node sends a key's command. */
+export interface Redirection {
+  kind: 'MOVED' | 'ASK';
+  slot: number;
+  address: Address;
+}
+
+export function parseRedirection(message: string): Redirection | null {
+  const match = /^(MOVED|ASK) (\d+) (\S*):(\d+)/.exec(message);
+  if (!match) return null;
+  const host = match[3] || '127.0.0.1';
+  return { kind: match[1] as 'MOVED' | 'ASK', slot: Number(match[2]), address: { host, port: Number(match[4]) } };
 }
 
 export function ioredisCluster(cluster: any): ClusterAccess {
@@ -93,28 +121,45 @@ export function nodeRedisCluster(cluster: any): ClusterAccess {
   };
 }
 
-/** The connections of one group of slots: to the primary of `slot` at the time each is opened. */
+/**
+ * The connections of one primary: to `address` while it serves slots, else (it failed over,
+ * or was never reached) to the primary of `slot`, a slot it served when last seen. Read at
+ * each open from a fresh `CLUSTER SLOTS`.
+ */
 export class ClusterDriver implements Driver {
   readonly discovers = true;
   readonly library: 'ioredis' | 'node-redis';
 
   constructor(
     private readonly access: ClusterAccess,
-    readonly slot: number,
+    private slot: number,
+    private address?: Address,
   ) {
     this.library = access.library;
   }
 
-  async open(name?: string): Promise<Connection> {
-    let reply: unknown;
+  private async slotMap(): Promise<unknown> {
     try {
-      reply = await this.access.slots();
+      return await this.access.slots();
     } catch (err) {
       throw new ConnectionFailure(`CLUSTER SLOTS failed: ${(err as Error)?.message ?? err}`, { cause: err });
     }
-    const address = primaryOf(reply, this.slot);
+  }
+
+  async open(name?: string): Promise<Connection> {
+    const reply = await this.slotMap();
+    const served = this.address && slotServedBy(reply, this.address);
+    const address = served !== undefined ? this.address : primaryOf(reply, this.slot);
     if (!address) throw new ConnectionFailure(`no primary serves slot ${this.slot} now`);
-    return (await this.access.nodeDriver(address)).open(name);
+    this.address = address;
+    this.slot = served ?? this.slot;
+    return primaryOnly(await (await this.access.nodeDriver(address)).open(name));
+  }
+
+  /** Whether `slot` is served by the same primary as this driver's slot: a failover, not a migration. */
+  async sameShard(slot: number): Promise<boolean> {
+    const reply = await this.slotMap();
+    return sameAddress(primaryOf(reply, this.slot), primaryOf(reply, slot));
   }
 
   onClientEnd(listener: () => void): void {

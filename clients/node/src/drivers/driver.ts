@@ -9,6 +9,7 @@
  */
 
 import { ConnectionFailure, ServerReply } from '../errors';
+import { plain } from '../reply';
 
 export type Arg = string | number | Buffer;
 
@@ -131,4 +132,27 @@ export function isReplyError(err: unknown): boolean {
     if (name === 'ReplyError' || name === 'ErrorReply') return true;
   }
   return false;
+}
+
+/**
+ * `conn` if `ROLE` says it reached a primary; else it is closed and the open fails (tried again
+ * while a failover is under way): for a moment after one, the sentinels or the slot map a
+ * client reads can still name the old primary.
+ */
+export async function primaryOnly(conn: Connection): Promise<Connection> {
+  let role: unknown;
+  try {
+    role = plain(await conn.send(['ROLE']));
+  } catch (err) {
+    // An ACL without ROLE: not checked (a replica answers the first write READONLY or MOVED).
+    if (err instanceof ServerReply) return conn;
+    conn.close();
+    throw err;
+  }
+  const name = Array.isArray(role) ? String(plain(role[0])) : String(role);
+  if (name !== 'master') {
+    conn.close();
+    throw new ConnectionFailure(`the node named as the primary is a ${name} now`);
+  }
+  return conn;
 }

@@ -2,6 +2,7 @@ import { ClusterAccess, ioredisCluster, isIoRedisCluster, isNodeRedisCluster, no
 import { Driver } from './driver';
 import { IoRedisDriver, isIoRedis } from './ioredis';
 import { NodeRedisDriver, isNodeRedis } from './node-redis';
+import { NodeRedisSentinelDriver, isNodeRedisSentinel } from './sentinel';
 
 /** The user's cluster client (ioredis `Redis.Cluster`, node-redis `createCluster`), or null. */
 export function clusterAccess(client: unknown): ClusterAccess | null {
@@ -10,14 +11,10 @@ export function clusterAccess(client: unknown): ClusterAccess | null {
   return null;
 }
 
-/** The adapter for the user's client of one node (or of Sentinel's primary, ioredis): ioredis or node-redis v5. */
+/** The adapter for the user's client of one node or of Sentinel's primary: ioredis or node-redis v5. */
 export function driverFor(client: unknown): Driver {
-  if (typeof (client as any)?.getMasterNode === 'function' && typeof (client as any)?.duplicate !== 'function') {
-    throw new TypeError(
-      'rlock: a node-redis createSentinel() client is not supported; pass a createClient() client of the primary, or use ioredis with { sentinels, name }',
-    );
-  }
+  if (isNodeRedisSentinel(client)) return new NodeRedisSentinelDriver(client);
   if (isIoRedis(client)) return new IoRedisDriver(client);
   if (isNodeRedis(client)) return new NodeRedisDriver(client);
-  throw new TypeError('rlock: expected an ioredis instance (or Redis.Cluster) or a node-redis (v5) client (or createCluster())');
+  throw new TypeError('rlock: expected an ioredis instance (or Redis.Cluster) or a node-redis (v5) client (or createCluster(), createSentinel())');
 }
