@@ -5,6 +5,7 @@
  */
 
 import type { Cluster, Redis } from 'ioredis';
+import './escapes';
 
 /**
  * The tests never close their clients, so their worker would not exit and AVA 6 would report
