@@ -6,6 +6,7 @@
  */
 
 import type { Suite, Test } from 'mocha';
+import { type ExpectedFailures, checkListedTitlesExist, judge } from '../expected-failures';
 
 const READS_HOLDERS =
   "reads who holds it from redis-semaphore's keys (a string at mutex:<key>, a sorted set at semaphore:<key>); rlock keeps its holders at <key> itself, in its own type";
@@ -103,7 +104,7 @@ const LIMIT_ZERO = {
  * Tests that fail because rlock deliberately behaves otherwise (README, "Switching from
  * redis-semaphore"): `because` must match the failure's message.
  */
-export const FAILS_BY_DESIGN: Record<string, { reason: string; because: RegExp }> = {
+export const FAILS_BY_DESIGN: ExpectedFailures = {
   'Mutex should reject after timeout': KEY_AS_GIVEN,
   'Semaphore should fail on invalid arguments': LIMIT_ZERO,
   'Semaphore should reject after timeout': KEY_AS_GIVEN,
@@ -128,9 +129,10 @@ function tests(suite: Suite): Test[] {
 
 export function applyCaseLists(root: Suite): void {
   const all = tests(root);
-  const titles = new Set(all.map((test) => test.fullTitle()));
-  const unknown = [...Object.keys(LEFT_OUT), ...Object.keys(FAILS_BY_DESIGN)].filter((title) => !titles.has(title));
-  if (unknown.length) throw new Error(`cases.ts lists tests that do not exist:\n  ${unknown.join('\n  ')}`);
+  checkListedTitlesExist(
+    all.map((test) => test.fullTitle()),
+    { LEFT_OUT, FAILS_BY_DESIGN },
+  );
   for (const test of all) {
     const title = test.fullTitle();
     if (LEFT_OUT[title]) {
@@ -142,14 +144,14 @@ export function applyCaseLists(root: Suite): void {
       const original = test.fn;
       test.title += ` [fails by design: ${byDesign.reason}]`;
       test.fn = async function (this: Mocha.Context) {
+        let failure: string | undefined;
         try {
           await original.call(this, () => {});
         } catch (err) {
-          const message = String((err as Error)?.message ?? err);
-          if (byDesign.because.test(message)) return;
-          throw new Error(`expected to fail by design (${byDesign.reason}), but failed otherwise: ${message}`);
+          failure = String((err as Error)?.message ?? err);
         }
-        throw new Error(`listed as failing by design (${byDesign.reason}) but passed: take it off cases.ts`);
+        const problem = judge(byDesign, failure);
+        if (problem) throw new Error(problem);
       };
     }
   }

@@ -2,7 +2,7 @@ import { formatWithOptions } from "util";
 import test, { ExecutionContext } from "ava";
 import Redis, { Redis as Client, Cluster } from "ioredis";
 import { Redlock, ExecutionError, ResourceLockedError } from "../../src";
-import { endpoint, holderOf, unusedEndpoint } from "./servers";
+import { endpoint, unusedEndpoint } from "./servers";
 
 async function fail(
   t: ExecutionContext<unknown>,
@@ -102,17 +102,17 @@ function run(
       // Acquire a lock.
       let lock = await redlock.acquire(["{redlock}a"], duration);
       t.is(
-        await holderOf(redisA, "{redlock}a"),
+        await redisA.get("{redlock}a"),
         lock.value,
         "The lock value was incorrect."
       );
       t.is(
-        await holderOf(redisB, "{redlock}a"),
+        await redisB.get("{redlock}a"),
         lock.value,
         "The lock value was incorrect."
       );
       t.is(
-        await holderOf(redisC, "{redlock}a"),
+        await redisC.get("{redlock}a"),
         lock.value,
         "The lock value was incorrect."
       );
@@ -135,17 +135,17 @@ function run(
       // Extend the lock.
       lock = await lock.extend(3 * duration);
       t.is(
-        await holderOf(redisA, "{redlock}a"),
+        await redisA.get("{redlock}a"),
         lock.value,
         "The lock value was incorrect."
       );
       t.is(
-        await holderOf(redisB, "{redlock}a"),
+        await redisB.get("{redlock}a"),
         lock.value,
         "The lock value was incorrect."
       );
       t.is(
-        await holderOf(redisC, "{redlock}a"),
+        await redisC.get("{redlock}a"),
         lock.value,
         "The lock value was incorrect."
       );
@@ -167,9 +167,9 @@ function run(
 
       // Release the lock.
       await lock.release();
-      t.is(await holderOf(redisA, "{redlock}a"), null);
-      t.is(await holderOf(redisB, "{redlock}a"), null);
-      t.is(await holderOf(redisC, "{redlock}a"), null);
+      t.is(await redisA.get("{redlock}a"), null);
+      t.is(await redisB.get("{redlock}a"), null);
+      t.is(await redisC.get("{redlock}a"), null);
     } catch (error) {
       fail(t, error);
     }
@@ -187,17 +187,17 @@ function run(
       // Acquire a lock.
       let lock = await redlock.acquire(["{redlock}b"], duration);
       t.is(
-        await holderOf(redisA, "{redlock}b"),
+        await redisA.get("{redlock}b"),
         lock.value,
         "The lock value was incorrect."
       );
       t.is(
-        await holderOf(redisB, "{redlock}b"),
+        await redisB.get("{redlock}b"),
         lock.value,
         "The lock value was incorrect."
       );
       t.is(
-        await holderOf(redisC, "{redlock}b"),
+        await redisC.get("{redlock}b"),
         "other",
         "The lock value was changed."
       );
@@ -220,17 +220,17 @@ function run(
       // Extend the lock.
       lock = await lock.extend(3 * duration);
       t.is(
-        await holderOf(redisA, "{redlock}b"),
+        await redisA.get("{redlock}b"),
         lock.value,
         "The lock value was incorrect."
       );
       t.is(
-        await holderOf(redisB, "{redlock}b"),
+        await redisB.get("{redlock}b"),
         lock.value,
         "The lock value was incorrect."
       );
       t.is(
-        await holderOf(redisC, "{redlock}b"),
+        await redisC.get("{redlock}b"),
         "other",
         "The lock value was changed."
       );
@@ -252,9 +252,9 @@ function run(
 
       // Release the lock.
       await lock.release();
-      t.is(await holderOf(redisA, "{redlock}b"), null);
-      t.is(await holderOf(redisB, "{redlock}b"), null);
-      t.is(await holderOf(redisC, "{redlock}b"), "other");
+      t.is(await redisA.get("{redlock}b"), null);
+      t.is(await redisB.get("{redlock}b"), null);
+      t.is(await redisC.get("{redlock}b"), "other");
       await redisC.del("{redlock}b");
     } catch (error) {
       fail(t, error);
@@ -286,9 +286,9 @@ function run(
           "A failed acquisition must have the configured number of retries."
         );
 
-        t.is(await holderOf(redisA, "{redlock}c"), null);
-        t.is(await holderOf(redisB, "{redlock}c"), "other1");
-        t.is(await holderOf(redisC, "{redlock}c"), "other2");
+        t.is(await redisA.get("{redlock}c"), null);
+        t.is(await redisB.get("{redlock}c"), "other1");
+        t.is(await redisC.get("{redlock}c"), "other2");
 
         for (const e of await Promise.allSettled(error.attempts)) {
           t.is(e.status, "fulfilled");

@@ -1,10 +1,12 @@
 /**
  * What redlock's tests need from our side, beside the imports: where the servers are (the
- * launcher run.ts started them and passes their addresses in RLOCK_REDLOCK_SERVERS), and
+ * launcher run.ts started them and passes their addresses in RLOCK_REDLOCK_SERVERS), the
+ * record of errors escaping the unmodified tests (escapes.ts), and, for our adapted copy only,
  * how to read who holds a lock (rlock's lock is Redisson's hash, not redlock's string).
  */
 
 import type { Cluster, Redis } from 'ioredis';
+import './escapes';
 
 /**
  * The tests never close their clients, so their worker would not exit and AVA 6 would report

@@ -2,7 +2,7 @@ import { formatWithOptions } from "util";
 import test, { ExecutionContext } from "ava";
 import Redis, { Redis as Client, Cluster } from "ioredis";
 import { Redlock, ExecutionError, ResourceLockedError } from "../../src";
-import { endpoint, holderOf, unusedEndpoint } from "./servers";
+import { endpoint, unusedEndpoint } from "./servers";
 
 async function fail(
   t: ExecutionContext<unknown>,
@@ -105,7 +105,7 @@ function run(namespace: string, redis: Client | Cluster): void {
       // Acquire a lock.
       let lock = await redlock.acquire(["{redlock}a"], duration);
       t.is(
-        await holderOf(redis, "{redlock}a"),
+        await redis.get("{redlock}a"),
         lock.value,
         "The lock value was incorrect."
       );
@@ -118,7 +118,7 @@ function run(namespace: string, redis: Client | Cluster): void {
       // Extend the lock.
       lock = await lock.extend(3 * duration);
       t.is(
-        await holderOf(redis, "{redlock}a"),
+        await redis.get("{redlock}a"),
         lock.value,
         "The lock value was incorrect."
       );
@@ -130,7 +130,7 @@ function run(namespace: string, redis: Client | Cluster): void {
 
       // Release the lock.
       await lock.release();
-      t.is(await holderOf(redis, "{redlock}a"), null);
+      t.is(await redis.get("{redlock}a"), null);
     } catch (error) {
       fail(t, error);
     }
@@ -148,12 +148,12 @@ function run(namespace: string, redis: Client | Cluster): void {
         duration
       );
       t.is(
-        await holderOf(redis, "{redlock}a1"),
+        await redis.get("{redlock}a1"),
         lock.value,
         "The lock value was incorrect."
       );
       t.is(
-        await holderOf(redis, "{redlock}a2"),
+        await redis.get("{redlock}a2"),
         lock.value,
         "The lock value was incorrect."
       );
@@ -171,12 +171,12 @@ function run(namespace: string, redis: Client | Cluster): void {
       // Extend the lock.
       lock = await lock.extend(3 * duration);
       t.is(
-        await holderOf(redis, "{redlock}a1"),
+        await redis.get("{redlock}a1"),
         lock.value,
         "The lock value was incorrect."
       );
       t.is(
-        await holderOf(redis, "{redlock}a2"),
+        await redis.get("{redlock}a2"),
         lock.value,
         "The lock value was incorrect."
       );
@@ -193,8 +193,8 @@ function run(namespace: string, redis: Client | Cluster): void {
 
       // Release the lock.
       await lock.release();
-      t.is(await holderOf(redis, "{redlock}a1"), null);
-      t.is(await holderOf(redis, "{redlock}a2"), null);
+      t.is(await redis.get("{redlock}a1"), null);
+      t.is(await redis.get("{redlock}a2"), null);
     } catch (error) {
       fail(t, error);
     }
@@ -255,7 +255,7 @@ function run(namespace: string, redis: Client | Cluster): void {
       // Acquire a lock.
       const lock = await redlock.acquire(["{redlock}d"], duration);
       t.is(
-        await holderOf(redis, "{redlock}d"),
+        await redis.get("{redlock}d"),
         lock.value,
         "The lock value was incorrect."
       );
@@ -266,14 +266,14 @@ function run(namespace: string, redis: Client | Cluster): void {
       // Attempt to acquire another lock on the same resource.
       const lock2 = await redlock.acquire(["{redlock}d"], duration);
       t.is(
-        await holderOf(redis, "{redlock}d"),
+        await redis.get("{redlock}d"),
         lock2.value,
         "The lock value was incorrect."
       );
 
       // Release the lock.
       await lock2.release();
-      t.is(await holderOf(redis, "{redlock}d"), null);
+      t.is(await redis.get("{redlock}d"), null);
     } catch (error) {
       fail(t, error);
     }
@@ -288,7 +288,7 @@ function run(namespace: string, redis: Client | Cluster): void {
       // Acquire a lock.
       const lock = await redlock.acquire(["{redlock}c"], duration);
       t.is(
-        await holderOf(redis, "{redlock}c"),
+        await redis.get("{redlock}c"),
         lock.value,
         "The lock value was incorrect."
       );
@@ -328,7 +328,7 @@ function run(namespace: string, redis: Client | Cluster): void {
 
       // Release the lock.
       await lock.release();
-      t.is(await holderOf(redis, "{redlock}c"), null);
+      t.is(await redis.get("{redlock}c"), null);
     } catch (error) {
       fail(t, error);
     }
@@ -346,12 +346,12 @@ function run(namespace: string, redis: Client | Cluster): void {
         duration
       );
       t.is(
-        await holderOf(redis, "{redlock}c1"),
+        await redis.get("{redlock}c1"),
         lock.value,
         "The lock value was incorrect."
       );
       t.is(
-        await holderOf(redis, "{redlock}c2"),
+        await redis.get("{redlock}c2"),
         lock.value,
         "The lock value was incorrect."
       );
@@ -376,17 +376,17 @@ function run(namespace: string, redis: Client | Cluster): void {
         }
 
         t.is(
-          await holderOf(redis, "{redlock}c1"),
+          await redis.get("{redlock}c1"),
           lock.value,
           "The original lock value must not be changed."
         );
         t.is(
-          await holderOf(redis, "{redlock}c2"),
+          await redis.get("{redlock}c2"),
           lock.value,
           "The original lock value must not be changed."
         );
         t.is(
-          await holderOf(redis, "{redlock}c3"),
+          await redis.get("{redlock}c3"),
           null,
           "The new resource must remain unlocked."
         );
@@ -412,9 +412,9 @@ function run(namespace: string, redis: Client | Cluster): void {
 
       // Release the lock.
       await lock.release();
-      t.is(await holderOf(redis, "{redlock}c1"), null);
-      t.is(await holderOf(redis, "{redlock}c2"), null);
-      t.is(await holderOf(redis, "{redlock}c3"), null);
+      t.is(await redis.get("{redlock}c1"), null);
+      t.is(await redis.get("{redlock}c2"), null);
+      t.is(await redis.get("{redlock}c3"), null);
     } catch (error) {
       fail(t, error);
     }
@@ -433,7 +433,7 @@ function run(namespace: string, redis: Client | Cluster): void {
           automaticExtensionThreshold: 200,
         },
         async (signal) => {
-          const lockValue = await holderOf(redis, "{redlock}x");
+          const lockValue = await redis.get("{redlock}x");
           t.assert(
             typeof lockValue === "string",
             "The lock value was not correctly acquired."
@@ -446,7 +446,7 @@ function run(namespace: string, redis: Client | Cluster): void {
           t.is(signal.error, undefined, "The signal must not have an error.");
 
           t.is(
-            await holderOf(redis, "{redlock}x"),
+            await redis.get("{redlock}x"),
             lockValue,
             "The lock value should not have changed."
           );
@@ -457,7 +457,7 @@ function run(namespace: string, redis: Client | Cluster): void {
 
       await valueP;
 
-      t.is(await holderOf(redis, "{redlock}x"), null, "The lock was not released.");
+      t.is(await redis.get("{redlock}x"), null, "The lock was not released.");
     } catch (error) {
       fail(t, error);
     }
@@ -481,7 +481,7 @@ function run(namespace: string, redis: Client | Cluster): void {
             t.is(locked, false, "The resource must not already be locked.");
             locked = true;
 
-            const lockValue = await holderOf(redis, "{redlock}y");
+            const lockValue = await redis.get("{redlock}y");
             t.assert(
               typeof lockValue === "string",
               "The lock value was not correctly acquired."
@@ -494,7 +494,7 @@ function run(namespace: string, redis: Client | Cluster): void {
             t.is(signal.aborted, false, "The signal must not be aborted.");
 
             t.is(
-              await holderOf(redis, "{redlock}y"),
+              await redis.get("{redlock}y"),
               lockValue,
               "The lock value should not have changed."
             );
@@ -513,7 +513,7 @@ function run(namespace: string, redis: Client | Cluster): void {
             t.is(locked, false, "The resource must not already be locked.");
             locked = true;
 
-            const lockValue = await holderOf(redis, "{redlock}y");
+            const lockValue = await redis.get("{redlock}y");
             t.assert(
               typeof lockValue === "string",
               "The lock value was not correctly acquired."
@@ -526,7 +526,7 @@ function run(namespace: string, redis: Client | Cluster): void {
             t.is(signal.aborted, false, "The signal must not be aborted.");
 
             t.is(
-              await holderOf(redis, "{redlock}y"),
+              await redis.get("{redlock}y"),
               lockValue,
               "The lock value should not have changed."
             );
@@ -539,7 +539,7 @@ function run(namespace: string, redis: Client | Cluster): void {
 
       t.not(lock1, lock2, "The locks must be different.");
 
-      t.is(await holderOf(redis, "{redlock}y"), null, "The lock was not released.");
+      t.is(await redis.get("{redlock}y"), null, "The lock was not released.");
     } catch (error) {
       fail(t, error);
     }
