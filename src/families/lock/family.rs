@@ -5,25 +5,29 @@ use crate::api::{bytes, now_ms, Ctx, OwnedStr};
 use crate::clock::lease_end;
 use crate::families::contract::{Family, HandOver};
 use crate::holdings;
-use crate::kinds::{LockType, Want};
+use crate::kinds::LockType;
 use crate::lifetime::watchdog::{Binding, LockId};
 use crate::lifetime::with_watchdog;
 use crate::stats;
 use crate::store::{open_if, LockKey};
 use crate::watch::{after_grant, arm_renewals, watch_lease};
 
-use super::rules::View;
+use super::rules::{View, WANT};
 use super::serve::{announce_free, serve};
 
 pub struct Plain;
 
 impl Family for Plain {
-    fn serves(&self, want: Want) -> bool {
-        want == Want::Lock
+    fn words(&self) -> &'static [&'static str] {
+        &[WANT.word]
     }
 
     fn kind(&self) -> Option<LockType> {
         Some(LockType::Plain)
+    }
+
+    fn load(&self) {
+        super::store::init();
     }
 
     fn keeps_lock_hash(&self) -> bool {

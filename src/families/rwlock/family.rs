@@ -6,7 +6,7 @@ use crate::api::{bytes, now_ms, Ctx};
 use crate::clock::lease_end;
 use crate::families::contract::{Family, HandOver};
 use crate::holdings;
-use crate::kinds::{LockType, Want};
+use crate::kinds::LockType;
 use crate::lifetime::watchdog::{Binding, LockId};
 use crate::lifetime::with_watchdog;
 use crate::queue;
@@ -21,8 +21,8 @@ use super::store::{self as rwstore, Settled};
 pub struct ReadWrite;
 
 impl Family for ReadWrite {
-    fn serves(&self, want: Want) -> bool {
-        matches!(want, Want::Read | Want::Write)
+    fn words(&self) -> &'static [&'static str] {
+        &[rwlock::READ.word, rwlock::WRITE.word]
     }
 
     fn kind(&self) -> Option<LockType> {

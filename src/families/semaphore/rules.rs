@@ -6,6 +6,9 @@
 
 use crate::kinds::tagged;
 
+/// The word a semaphore waiter's `Want` is named by (and its messages): `Want::of(PERMITS, n)`.
+pub const PERMITS: &str = "permits";
+
 /// The holders hash of the semaphore at `key`.
 pub fn holders_key(key: &[u8]) -> Vec<u8> {
     [&tagged(key)[..], b":rlock:holders"].concat()
