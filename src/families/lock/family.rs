@@ -7,9 +7,8 @@ use crate::families::contract::{Family, HandOver};
 use crate::holdings;
 use crate::kinds::LockType;
 use crate::lifetime::watchdog::{Binding, LockId};
-use crate::lifetime::with_watchdog;
 use crate::stats;
-use crate::store::{open_if, LockKey};
+use crate::store::{open_if, open_to_renew, LockKey};
 use crate::watch::{after_grant, arm_renewals, watch_lease};
 
 use super::rules::{View, WANT};
@@ -44,11 +43,8 @@ impl Family for Plain {
     }
 
     fn serve_free(&self, ctx: Ctx, lock: &mut LockKey, db: i32) -> bool {
-        let Some(expire_at) = serve(lock, db) else {
-            return false;
-        };
-        after_grant(ctx, db, bytes(lock.name()), expire_at);
-        true
+        let granted = serve(lock, db);
+        after_grant(ctx, db, bytes(lock.name()), granted)
     }
 
     fn announce_free(&self, ctx: Ctx, key: &[u8]) {
@@ -56,9 +52,8 @@ impl Family for Plain {
     }
 
     fn set_lease(&self, ctx: Ctx, id: &LockId, binding: &Binding, now: i64, lease_ms: i64) -> bool {
-        let Some((_name, mut lock)) = open_if(ctx, (id.0, &id.1), |l| still_bound(l, binding))
-        else {
-            with_watchdog(|w| w.unbind(id.0, &id.1, &binding.owner));
+        let bound = |l: &LockKey| still_bound(l, binding);
+        let Some((_name, mut lock)) = open_to_renew(ctx, id, &binding.owner, bound) else {
             return false;
         };
         let lease_end = lease_end(now, lease_ms, lock.cap());
