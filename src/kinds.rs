@@ -36,31 +36,37 @@ pub enum Access {
     Shared,
 }
 
-/// What a waiter asks for: a holding of one family, named by the word its `NOTIFY` messages
-/// call it by (each family names its own: `lock`, `read` and `write`, `permits`, `latch`,
-/// `counting`), and how much of it (permits; 1 where there is nothing to count). The queue
-/// keeps it for every family alike; the family whose word it is decides what it means, so a
-/// new family adds its words in its own folder.
+/// The word that names what a family's waiters ask for, and the type their `NOTIFY` messages
+/// carry (each family names its own: `lock`, `read` and `write`, `permits`, `latch`,
+/// `counting`).
+#[derive(Debug, PartialEq, Eq)]
+pub struct Word(pub &'static str);
+
+/// What a waiter asks for: a holding of the family whose word it names, and how much of it
+/// (permits; 1 where there is nothing to count). The queue keeps it for every family alike;
+/// the family whose word it is decides what it means, so a new family adds its words in its
+/// own folder. The word is held by reference: a `Want`, kept by every queued waiter, stays two
+/// machine words wide (as the enum it replaced was).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Want {
-    pub word: &'static str,
+    pub word: &'static Word,
     pub amount: i64,
 }
 
 impl Want {
     /// A request for one holding (a lock, a read or write hold, an open latch).
-    pub const fn one(word: &'static str) -> Want {
+    pub const fn one(word: &'static Word) -> Want {
         Want { word, amount: 1 }
     }
 
     /// A request for `amount` of what `word` names (permits).
-    pub const fn of(word: &'static str, amount: i64) -> Want {
+    pub const fn of(word: &'static Word, amount: i64) -> Want {
         Want { word, amount }
     }
 
     /// How much it asks for, if it is named `word` (a family reading a waiter: its own or
     /// another family's).
-    pub fn amount_if(self, word: &str) -> Option<i64> {
+    pub fn amount_if(self, word: &Word) -> Option<i64> {
         (self.word == word).then_some(self.amount)
     }
 }
@@ -102,6 +108,15 @@ pub enum Release {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every queued waiter keeps one: a word's reference and an amount, no wider.
+    #[test]
+    fn a_want_is_two_machine_words() {
+        assert_eq!(
+            std::mem::size_of::<Want>(),
+            2 * std::mem::size_of::<usize>()
+        );
+    }
 
     #[test]
     fn permits_fit_in_queue_order() {

@@ -3,7 +3,7 @@
 //! table in `families/mod.rs`, never by name. Each family implements it in its `family.rs`.
 
 use crate::api::Ctx;
-use crate::kinds::{LockType, Want};
+use crate::kinds::{LockType, Want, Word};
 use crate::lifetime::watchdog::{Binding, LockId};
 use crate::store::LockKey;
 use std::sync::OnceLock;
@@ -15,7 +15,7 @@ pub type HandOver<'a> = &'a dyn Fn(&mut LockKey);
 pub trait Family: Sync {
     /// The words its waiters' `Want`s are named by (and its `NOTIFY` messages call them by):
     /// no other family's.
-    fn words(&self) -> &'static [&'static str];
+    fn words(&self) -> &'static [&'static Word];
 
     /// Whether a waiter asking for `want` is this family's.
     fn serves(&self, want: Want) -> bool {
@@ -67,11 +67,11 @@ pub trait Family: Sync {
 /// The families of the family table, registered at load.
 static REGISTERED: OnceLock<&'static [&'static dyn Family]> = OnceLock::new();
 
-/// Registers the family table (once, at load) and lets each family prepare itself.
+/// Registers the family table (at load: the one table there is) and lets each family prepare
+/// itself.
 pub fn register(families: &'static [&'static dyn Family]) {
-    if REGISTERED.set(families).is_ok() {
-        families.iter().for_each(|family| family.load());
-    }
+    let _ = REGISTERED.set(families);
+    families.iter().for_each(|family| family.load());
 }
 
 fn registered() -> &'static [&'static dyn Family] {

@@ -47,7 +47,11 @@ mod tests {
     /// A waiter's word names one family (the queue and `NOTIFY` messages know it by no more).
     #[test]
     fn each_word_is_one_familys_and_one_word() {
-        let words: Vec<&str> = FAMILIES.iter().flat_map(|f| f.words()).copied().collect();
+        let words: Vec<&str> = FAMILIES
+            .iter()
+            .flat_map(|f| f.words())
+            .map(|w| w.0)
+            .collect();
         for word in &words {
             let owners = words.iter().filter(|w| w == &word).count();
             assert_eq!(owners, 1, "{word} names {owners} waiters' wants");

@@ -3,12 +3,12 @@
 
 use crate::api::{select, Ctx};
 use crate::families::contract::Family;
-use crate::kinds::LockType;
+use crate::kinds::{LockType, Word};
 
 pub struct Counting;
 
 impl Family for Counting {
-    fn words(&self) -> &'static [&'static str] {
+    fn words(&self) -> &'static [&'static Word] {
         &[super::rules::COUNTING]
     }
 

@@ -3,12 +3,12 @@
 
 use crate::api::{select, Ctx};
 use crate::families::contract::Family;
-use crate::kinds::LockType;
+use crate::kinds::{LockType, Word};
 
 pub struct Latch;
 
 impl Family for Latch {
-    fn words(&self) -> &'static [&'static str] {
+    fn words(&self) -> &'static [&'static Word] {
         &[super::serve::WANT.word]
     }
 

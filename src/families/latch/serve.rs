@@ -4,11 +4,11 @@
 use crate::api::{bytes, Ctx, RStr};
 use crate::counter;
 use crate::error::{Error, Result};
-use crate::kinds::Want;
+use crate::kinds::{Want, Word};
 use crate::queue::{self, Admission, Request, Verdict};
 
 /// What a latch waiter asks for, by the word its messages name it.
-pub const WANT: Want = Want::one("latch");
+pub const WANT: Want = Want::one(&Word("latch"));
 
 /// An open latch (or the error its key gives), as the queue asks it.
 struct Opened(Option<Error>);

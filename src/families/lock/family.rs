@@ -5,7 +5,7 @@ use crate::api::{bytes, now_ms, Ctx, OwnedStr};
 use crate::clock::lease_end;
 use crate::families::contract::{Family, HandOver};
 use crate::holdings;
-use crate::kinds::LockType;
+use crate::kinds::{LockType, Word};
 use crate::lifetime::watchdog::{Binding, LockId};
 use crate::stats;
 use crate::store::{open_if, open_to_renew, LockKey};
@@ -17,7 +17,7 @@ use super::serve::{announce_free, serve};
 pub struct Plain;
 
 impl Family for Plain {
-    fn words(&self) -> &'static [&'static str] {
+    fn words(&self) -> &'static [&'static Word] {
         &[WANT.word]
     }
 

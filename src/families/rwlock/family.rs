@@ -6,7 +6,7 @@ use crate::api::{bytes, now_ms, Ctx};
 use crate::clock::lease_end;
 use crate::families::contract::{Family, HandOver};
 use crate::holdings;
-use crate::kinds::LockType;
+use crate::kinds::{LockType, Word};
 use crate::lifetime::watchdog::{Binding, LockId};
 use crate::queue;
 use crate::stats;
@@ -20,7 +20,7 @@ use super::store::{self as rwstore, Settled};
 pub struct ReadWrite;
 
 impl Family for ReadWrite {
-    fn words(&self) -> &'static [&'static str] {
+    fn words(&self) -> &'static [&'static Word] {
         &[rwlock::READ.word, rwlock::WRITE.word]
     }
 

@@ -4,7 +4,7 @@
 //! read or write holding is one owner's holding of one mode.
 
 use crate::clock::TokenClock;
-use crate::kinds::{Access, Acquire, Release, Want};
+use crate::kinds::{Access, Acquire, Release, Want, Word};
 use crate::reentry::{self, View};
 
 /// Most read holds one owner may have: each has its own timeout key, looked at one by one.
@@ -76,9 +76,9 @@ pub enum Refused {
 }
 
 /// What a waiter for a read hold asks for, by the word its messages name it.
-pub const READ: Want = Want::one("read");
+pub const READ: Want = Want::one(&Word("read"));
 /// ... and for the write hold.
-pub const WRITE: Want = Want::one("write");
+pub const WRITE: Want = Want::one(&Word("write"));
 
 /// How the shared queue names a request of `access` to a read-write lock.
 pub fn want(access: Access) -> Want {

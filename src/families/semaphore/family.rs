@@ -6,7 +6,7 @@ use crate::api::{bytes, select, Ctx, OwnedStr};
 use crate::clock::lease_end;
 use crate::families::contract::{Family, HandOver};
 use crate::holdings;
-use crate::kinds::LockType;
+use crate::kinds::{LockType, Word};
 use crate::lifetime::watchdog::{Binding, LockId};
 use crate::lifetime::with_watchdog;
 use crate::queue;
@@ -20,7 +20,7 @@ use super::store::Semaphore;
 pub struct Permits;
 
 impl Family for Permits {
-    fn words(&self) -> &'static [&'static str] {
+    fn words(&self) -> &'static [&'static Word] {
         &[PERMITS]
     }
 
