@@ -14,6 +14,8 @@ use crate::acl::{Access, Caller};
 use crate::api::{Ctx, OwnedStr};
 use crate::config;
 use crate::error::{Error, Result};
+use crate::families::lock::rules::WANT as LOCK;
+use crate::families::rwlock::rules::{READ, WRITE};
 use crate::families::rwlock::store as rwstore;
 use crate::kinds::Want;
 use crate::queue;
@@ -123,11 +125,12 @@ impl WaitsFor for Server {
         let Ok(lock) = LockKey::open(self.ctx, name.0, false) else {
             return Vec::new();
         };
+        let read_write = want == READ || want == WRITE;
         let mut blockers: Vec<Vec<u8>> = match want {
-            Want::Lock => lock.holder().map(|h| h.owner).into_iter().collect(),
-            Want::Read | Want::Write => {
+            LOCK => lock.holder().map(|h| h.owner).into_iter().collect(),
+            _ if read_write => {
                 let holders = rwstore::holders(&lock).unwrap_or_default();
-                let readers = holders.readers.into_iter().filter(|_| want == Want::Write);
+                let readers = holders.readers.into_iter().filter(|_| want == WRITE);
                 holders
                     .writer
                     .into_iter()
@@ -138,14 +141,14 @@ impl WaitsFor for Server {
             // Permits and counts are held by no one owner a waiter waits for.
             _ => Vec::new(),
         };
-        if want == Want::Lock {
+        if want == LOCK {
             blockers.extend(queue::groups_ahead_of(self.db, key, owner));
         }
-        if matches!(want, Want::Read | Want::Write) {
+        if read_write {
             let ahead = queue::ahead_of(self.db, key, owner).into_iter();
             blockers.extend(
                 ahead
-                    .filter(|(_, w)| want == Want::Write || *w == Want::Write)
+                    .filter(|(_, w)| want == WRITE || *w == WRITE)
                     .map(|(o, _)| o),
             );
         }
@@ -161,7 +164,7 @@ impl WaitsFor for Server {
 /// Refuses a wait for `want` of `key` by `owner` that would close a cycle (`DEADLOCK`), when
 /// detection is on. Cheap unless another key has waiters: a cycle needs a holder that waits.
 pub fn check(ctx: Ctx, (db, key): (i32, &[u8]), want: Want, owner: &[u8]) -> Result<()> {
-    let searched = matches!(want, Want::Lock | Want::Read | Want::Write);
+    let searched = [LOCK, READ, WRITE].contains(&want);
     if !config::deadlock_detection() || !searched {
         return Ok(());
     }
@@ -209,7 +212,7 @@ mod tests {
                 .get(owner)
                 .map(|keys| {
                     keys.iter()
-                        .map(|k| (Rc::from(k.as_bytes()), Want::Lock))
+                        .map(|k| (Rc::from(k.as_bytes()), LOCK))
                         .collect()
                 })
                 .unwrap_or_default()
@@ -243,7 +246,7 @@ mod tests {
         ];
         for (held, waits, (owner, key), expected) in cases {
             let mut world = table(held, waits);
-            let found = cycle(&mut world, key.as_bytes(), Want::Lock, owner.as_bytes());
+            let found = cycle(&mut world, key.as_bytes(), LOCK, owner.as_bytes());
             assert_eq!(
                 found.as_deref().map(|c| describe(c, |_| true)).as_deref(),
                 expected,
@@ -258,7 +261,7 @@ mod tests {
             &[("a", "o1"), ("s1", "o2"), ("s2", "o3")],
             &[("o1", "s1"), ("o2", "s2")],
         );
-        let found = cycle(&mut world, b"a", Want::Lock, b"o3").expect("a cycle");
+        let found = cycle(&mut world, b"a", LOCK, b"o3").expect("a cycle");
         let visible = |key: &[u8]| !key.starts_with(b"s");
         assert_eq!(
             describe(&found, visible),
@@ -279,6 +282,6 @@ mod tests {
             world.held.insert(keys[i], names[i]);
             world.waits.insert(names[i], vec![keys[i + 1]]);
         }
-        assert_eq!(cycle(&mut world, b"k0", Want::Lock, b"new"), None);
+        assert_eq!(cycle(&mut world, b"k0", LOCK, b"new"), None);
     }
 }

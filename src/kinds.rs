@@ -36,22 +36,39 @@ pub enum Access {
     Shared,
 }
 
-/// The lock type a request is for, and its access: a key is only ever one type of lock.
+/// The word that names what a family's waiters ask for, and the type their `NOTIFY` messages
+/// carry (each family names its own: `lock`, `read` and `write`, `permits`, `latch`,
+/// `counting`).
+#[derive(Debug, PartialEq, Eq)]
+pub struct Word(pub &'static str);
+
+/// What a waiter asks for: a holding of the family whose word it names, and how much of it
+/// (permits; 1 where there is nothing to count). The queue keeps it for every family alike;
+/// the family whose word it is decides what it means, so a new family adds its words in its
+/// own folder. The word is held by reference: a `Want`, kept by every queued waiter, stays two
+/// machine words wide (as the enum it replaced was).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Want {
-    /// The plain lock (`RLOCK.*`).
-    Lock,
-    /// A read hold of a read-write lock (`RWLOCK.* READ`).
-    Read,
-    /// A write hold of a read-write lock (`RWLOCK.* WRITE`).
-    Write,
-    /// A latch to open (`RLATCH.AWAIT`): granted to every such waiter at once.
-    Latch,
-    /// `n` permits of a semaphore (`RSEM.ACQUIRE`): granted when they fit, in queue order.
-    Permits(i64),
-    /// `n` permits of a counting semaphore (`RCSEM.ACQUIRE`), which belong to nobody once
-    /// taken: granted when they fit, in queue order.
-    Counting(i64),
+pub struct Want {
+    pub word: &'static Word,
+    pub amount: i64,
+}
+
+impl Want {
+    /// A request for one holding (a lock, a read or write hold, an open latch).
+    pub const fn one(word: &'static Word) -> Want {
+        Want { word, amount: 1 }
+    }
+
+    /// A request for `amount` of what `word` names (permits).
+    pub const fn of(word: &'static Word, amount: i64) -> Want {
+        Want { word, amount }
+    }
+
+    /// How much it asks for, if it is named `word` (a family reading a waiter: its own or
+    /// another family's).
+    pub fn amount_if(self, word: &Word) -> Option<i64> {
+        (self.word == word).then_some(self.amount)
+    }
 }
 
 /// Whether a request for `wanted` permits of either semaphore may take them now: enough are
@@ -91,6 +108,15 @@ pub enum Release {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every queued waiter keeps one: a word's reference and an amount, no wider.
+    #[test]
+    fn a_want_is_two_machine_words() {
+        assert_eq!(
+            std::mem::size_of::<Want>(),
+            2 * std::mem::size_of::<usize>()
+        );
+    }
 
     #[test]
     fn permits_fit_in_queue_order() {

@@ -29,18 +29,7 @@ mod upkeep;
 mod watch;
 
 use command::Command;
-use families::{counting, latch, lock, rwlock, semaphore};
 use redis_module::{redis_module, Context, RedisString, Status};
-
-/// Every command, by family (each table names, registers and documents its commands).
-const COMMANDS: &[&[Command]] = &[
-    lock::table::COMMANDS,
-    rwlock::table::COMMANDS,
-    semaphore::table::COMMANDS,
-    latch::table::COMMANDS,
-    counting::table::COMMANDS,
-    command::common::COMMANDS,
-];
 
 fn init(ctx: &Context, args: &[RedisString]) -> Status {
     let loaded = (|| {
@@ -50,13 +39,17 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
             ));
         }
         store::init();
-        lock::store::init();
+        families::load();
         queue::on_departure(watch::serve_again);
         watch::on_due(upkeep::DUE);
         notify::init(ctx.ctx);
         config::register(ctx, args)?;
-        command::create(ctx.ctx, COMMANDS)?;
-        command::document(ctx.ctx, COMMANDS)?;
+        // Every command, by family (each table names, registers and documents its commands).
+        let commands: Vec<&[Command]> = (families::COMMANDS.iter().copied())
+            .chain([command::common::COMMANDS])
+            .collect();
+        command::create(ctx.ctx, &commands)?;
+        command::document(ctx.ctx, &commands)?;
         info::register(ctx.ctx)?;
         config::warn_unless_noeviction(ctx);
         // Last: nothing may fail once events are subscribed.

@@ -28,18 +28,6 @@ pub enum Event<'a> {
     Lost(i64),
 }
 
-/// The word a message names a lock type by.
-pub fn type_word(want: Want) -> &'static str {
-    match want {
-        Want::Lock => "lock",
-        Want::Read => "read",
-        Want::Write => "write",
-        Want::Permits(_) => "permits",
-        Want::Latch => "latch",
-        Want::Counting(_) => "counting",
-    }
-}
-
 /// `<event> <type> <value> <key-length> <key> <owner>`: binary-safe, the key counted, the
 /// owner the rest.
 pub fn message(event: &Event, want: Want, key: &[u8], owner: &[u8]) -> Vec<u8> {
@@ -49,7 +37,7 @@ pub fn message(event: &Event, want: Want, key: &[u8], owner: &[u8]) -> Vec<u8> {
         Event::Failed(error) => ("failed", error.code()),
         Event::Lost(token) => ("lost", token.to_string()),
     };
-    let head = format!("{word} {} {value} {} ", type_word(want), key.len());
+    let head = format!("{word} {} {value} {} ", want.word.0, key.len());
     [head.as_bytes(), key, b" ", owner].concat()
 }
 
@@ -240,48 +228,49 @@ fn subscribers(ctx: Ctx, channel: &[u8]) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kinds::Word;
 
     #[test]
     fn messages_count_the_key_and_end_with_the_owner() {
         let cases: [(Event, Want, &[u8], &[u8], &[u8]); 6] = [
             (
                 Event::Granted(17),
-                Want::Lock,
+                Want::one(&Word("lock")),
                 b"jobs",
                 b"w-1",
                 b"granted lock 17 4 jobs w-1",
             ),
             (
                 Event::Timeout,
-                Want::Read,
+                Want::one(&Word("read")),
                 b"a b",
                 b"o",
                 b"timeout read - 3 a b o",
             ),
             (
                 Event::Failed(&Error::WrongType),
-                Want::Permits(2),
+                Want::of(&Word("permits"), 2),
                 b"s",
                 b"o",
                 b"failed permits WRONGTYPE 1 s o",
             ),
             (
                 Event::Lost(5),
-                Want::Write,
+                Want::one(&Word("write")),
                 b"",
                 b"x y",
                 b"lost write 5 0  x y",
             ),
             (
                 Event::Granted(1),
-                Want::Latch,
+                Want::one(&Word("latch")),
                 b"l\r\n\0",
                 b"",
                 b"granted latch 1 4 l\r\n\0 ",
             ),
             (
                 Event::Granted(3),
-                Want::Counting(3),
+                Want::of(&Word("counting"), 3),
                 b"pool",
                 b"req-9",
                 b"granted counting 3 4 pool req-9",

@@ -6,6 +6,8 @@
 use crate::api::{api, bytes, Ctx, OwnedStr, RStr};
 use crate::error::{Error, Result};
 use crate::kinds::MODE_FIELD;
+use crate::lifetime::watchdog::LockId;
+use crate::lifetime::with_watchdog;
 use redis_module::raw;
 use std::os::raw::{c_char, c_int, c_void};
 use std::ptr::null_mut;
@@ -62,6 +64,21 @@ pub fn open_if(
 ) -> Option<(OwnedStr, LockKey)> {
     let (name, lock) = open_at(ctx, db, key);
     Some(name).zip(lock.ok().filter(held))
+}
+
+/// `open_if` for renewing a watchdog binding's holding: a lock that no longer is it (`held`
+/// says) loses `owner`'s binding, never to be renewed again.
+pub fn open_to_renew(
+    ctx: Ctx,
+    id: &LockId,
+    owner: &[u8],
+    held: impl Fn(&LockKey) -> bool,
+) -> Option<(OwnedStr, LockKey)> {
+    let opened = open_if(ctx, (id.0, &id.1), held);
+    if opened.is_none() {
+        with_watchdog(|w| w.unbind(id.0, &id.1, owner));
+    }
+    opened
 }
 
 impl LockKey {

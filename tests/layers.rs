@@ -179,9 +179,12 @@ fn import_graph(files: &BTreeMap<File, String>) -> BTreeMap<File, BTreeSet<File>
     for (file, text) in files {
         let code = without_tests(&strip_comments(text));
         let here = module_of(file);
+        let declared = macro_modules(&code);
         let children: BTreeSet<String> = words_after(&code, "mod ")
             .into_iter()
             .filter(|name| code.contains(&format!("mod {name};")))
+            .filter(|name| !name.starts_with('$'))
+            .chain(declared.iter().flat_map(|(_, names)| names.clone()))
             .collect();
         let absolute = |path: &[String]| -> Option<Vec<String>> {
             let (first, rest) = path.split_first()?;
@@ -221,7 +224,17 @@ fn import_graph(files: &BTreeMap<File, String>) -> BTreeMap<File, BTreeSet<File>
             .map(String::from)
             .chain(children.iter().cloned())
             .collect();
-        for path in code_paths(&code) {
+        let paths = code_paths(&code)
+            .into_iter()
+            .flat_map(|path| match &declared {
+                // A path through the macro's module parameter: one path per module it declares.
+                Some((param, names)) if &path[0] == param => names
+                    .iter()
+                    .map(|name| [std::slice::from_ref(name), &path[1..]].concat())
+                    .collect(),
+                _ => vec![path],
+            });
+        for path in paths {
             let (first, rest) = path.split_first().unwrap();
             let path = if roots.contains(first) {
                 absolute(&path)
@@ -238,6 +251,29 @@ fn import_graph(files: &BTreeMap<File, String>) -> BTreeMap<File, BTreeSet<File>
         graph.insert(file.clone(), targets);
     }
     graph
+}
+
+/// A macro of the file that declares modules (`mod $folder;`: the family table), as its
+/// parameter and the names its invocation gives it, each the first word of an entry
+/// (`lock: Plain,`), so that the modules and the paths the macro builds through them count.
+fn macro_modules(code: &str) -> Option<(String, Vec<String>)> {
+    let param = words_after(code, "mod ")
+        .into_iter()
+        .find(|w| w.starts_with('$') && code.contains(&format!("mod {w};")))?;
+    let name = words_after(code, "macro_rules! ").into_iter().next()?;
+    let call = code
+        .split(&format!("{name}! {{"))
+        .nth(1)?
+        .split('}')
+        .next()?;
+    let names = call
+        .split(',')
+        .filter_map(|entry| entry.split(':').next())
+        .map(str::trim)
+        .filter(|word| !word.is_empty())
+        .map(String::from)
+        .collect();
+    Some((param, names))
 }
 
 /// `// ...` and `/* ... */` removed, string literals kept (a `//` inside one stays).

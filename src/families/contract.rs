@@ -1,23 +1,33 @@
 //! The family contract: everything upkeep (timers, server events, the watchdog) asks of a
-//! family, so that upkeep reaches a family only through the table in `families/mod.rs`,
-//! never by name. Each family implements it in its `family.rs`.
+//! family, so that upkeep reaches a family only through the families registered here from the
+//! table in `families/mod.rs`, never by name. Each family implements it in its `family.rs`.
 
 use crate::api::Ctx;
-use crate::kinds::{LockType, Want};
+use crate::kinds::{LockType, Want, Word};
 use crate::lifetime::watchdog::{Binding, LockId};
 use crate::store::LockKey;
+use std::sync::OnceLock;
 
 /// Gives a lock that just became free to the head of its queue, whichever family that waiter
 /// is of, or tells Redisson's clients it is free (upkeep's `hand_over`, passed down).
 pub type HandOver<'a> = &'a dyn Fn(&mut LockKey);
 
 pub trait Family: Sync {
+    /// The words its waiters' `Want`s are named by (and its `NOTIFY` messages call them by):
+    /// no other family's.
+    fn words(&self) -> &'static [&'static Word];
+
     /// Whether a waiter asking for `want` is this family's.
-    fn serves(&self, want: Want) -> bool;
+    fn serves(&self, want: Want) -> bool {
+        self.words().contains(&want.word)
+    }
 
     /// The kind of holding a watchdog binding of this family has, and of lock hash its key
     /// is when it is one (a latch has neither).
     fn kind(&self) -> Option<LockType>;
+
+    /// Prepares what it keeps for the module's life (at load).
+    fn load(&self) {}
 
     /// Whether its key is a lock hash (`store::LockKey`); else a counter, which only its own
     /// family opens.
@@ -52,4 +62,31 @@ pub trait Family: Sync {
 
     /// A watchdog holding whose connection closed ends, if it is still the binding's.
     fn end_holding(&self, _ctx: Ctx, _: &LockId, _: &Binding, _: HandOver) {}
+}
+
+/// The families of the family table, registered at load.
+static REGISTERED: OnceLock<&'static [&'static dyn Family]> = OnceLock::new();
+
+/// Registers the family table (at load: the one table there is) and lets each family prepare
+/// itself.
+pub fn register(families: &'static [&'static dyn Family]) {
+    let _ = REGISTERED.set(families);
+    families.iter().for_each(|family| family.load());
+}
+
+fn registered() -> &'static [&'static dyn Family] {
+    REGISTERED.get().copied().unwrap_or_default()
+}
+
+/// The family whose waiters ask for `want`.
+pub fn serving(want: Want) -> Option<&'static dyn Family> {
+    registered().iter().copied().find(|f| f.serves(want))
+}
+
+/// The family of holdings (and lock hashes) of `kind`.
+pub fn of_kind(kind: LockType) -> Option<&'static dyn Family> {
+    registered()
+        .iter()
+        .copied()
+        .find(|f| f.kind() == Some(kind))
 }

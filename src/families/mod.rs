@@ -1,36 +1,63 @@
 //! The lock families, one folder each: its pure rules, its storage in Redisson's layout, how
 //! its queue is served (its `queue::Admission`), what upkeep asks of it (its `Family`, in
-//! `family.rs`), and its commands. A family uses the shared rooms below it (queue, holdings,
-//! watch, lifetime, store, clock, args, errors, replies) and never another family.
+//! `family.rs`), its commands and their table. A family uses the shared rooms below it (queue,
+//! holdings, watch, lifetime, store, clock, args, errors, replies) and never another family.
 //!
-//! `FAMILIES` is the one place that names them for upkeep: a new family is a new folder, and a
-//! line here (and its commands in `lib.rs`).
+//! The family table below is the one place that names them: a new family is a new folder and
+//! one line there. Upkeep sits below this table (it is reached from the families' commands), so
+//! it finds the families through `contract`, where `lib.rs` registers them at load.
 
 pub mod contract;
-pub mod counting;
-pub mod latch;
-pub mod lock;
-pub mod rwlock;
-pub mod semaphore;
 
-use crate::kinds::{LockType, Want};
+use crate::command::Command;
 pub use contract::Family;
 
-/// Every family, as upkeep reaches it.
-static FAMILIES: &[&dyn Family] = &[
-    &lock::family::Plain,
-    &rwlock::family::ReadWrite,
-    &semaphore::family::Permits,
-    &latch::family::Latch,
-    &counting::family::Counting,
-];
+/// Declares each family's folder and lists it once, by its `Family` in `family.rs`: what upkeep
+/// asks of it, and the commands Redis learns from its `table.rs`.
+macro_rules! family_table {
+    ($($folder:ident: $family:ident,)*) => {
+        $(pub mod $folder;)*
 
-/// The family whose waiters ask for `want`.
-pub fn serving(want: Want) -> Option<&'static dyn Family> {
-    FAMILIES.iter().copied().find(|f| f.serves(want))
+        /// Every family, as upkeep reaches it.
+        pub static FAMILIES: &[&dyn Family] = &[$(&$folder::family::$family),*];
+
+        /// Every family's commands.
+        pub const COMMANDS: &[&[Command]] = &[$($folder::table::COMMANDS),*];
+    };
 }
 
-/// The family of holdings (and lock hashes) of `kind`.
-pub fn of_kind(kind: LockType) -> Option<&'static dyn Family> {
-    FAMILIES.iter().copied().find(|f| f.kind() == Some(kind))
+family_table! {
+    lock: Plain,
+    rwlock: ReadWrite,
+    semaphore: Permits,
+    latch: Latch,
+    counting: Counting,
+}
+
+/// Makes the families known to upkeep and lets each prepare what it keeps for the module's
+/// life. Call from OnLoad.
+pub fn load() {
+    contract::register(FAMILIES);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A waiter's word names one family (the queue and `NOTIFY` messages know it by no more).
+    #[test]
+    fn each_word_is_one_familys_and_one_word() {
+        let words: Vec<&str> = FAMILIES
+            .iter()
+            .flat_map(|f| f.words())
+            .map(|w| w.0)
+            .collect();
+        for word in &words {
+            let owners = words.iter().filter(|w| w == &word).count();
+            assert_eq!(owners, 1, "{word} names {owners} waiters' wants");
+            let plain = !word.is_empty() && word.bytes().all(|b| b.is_ascii_lowercase());
+            assert!(plain, "{word:?}: a message's type is one lowercase word");
+        }
+        assert!(words.len() >= FAMILIES.len(), "every family has a word");
+    }
 }

@@ -93,7 +93,7 @@ mod tests {
             owner: Rc::from(owner.as_bytes()),
             token,
             client: 7,
-            want: Want::Read,
+            want: Want::one(&crate::kinds::Word("read")),
         }
     }
 

@@ -58,10 +58,10 @@ impl Ask {
         }
     }
 
-    /// A latch waiter: no owner, nothing to hold.
-    pub fn latch(notify: Option<u64>) -> Ask {
+    /// A latch waiter (asking for `want`): no owner, nothing to hold.
+    pub fn latch(want: Want, notify: Option<u64>) -> Ask {
         Ask {
-            want: Want::Latch,
+            want,
             owner: OwnedStr::new(b""),
             lease_ms: 0,
             bind_to: None,

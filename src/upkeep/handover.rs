@@ -2,7 +2,7 @@
 //! waiter is of; Redisson's clients hear of it when nobody takes it.
 
 use crate::api::{bytes, Ctx};
-use crate::families;
+use crate::families::contract;
 use crate::holdings;
 use crate::kinds::LockType;
 use crate::queue;
@@ -21,7 +21,7 @@ pub fn serve_queue_if_free(ctx: Ctx, lock: &mut LockKey, db: i32) {
 /// watches what follows. Returns whether anyone was granted.
 pub(super) fn serve_free(ctx: Ctx, lock: &mut LockKey, db: i32) -> bool {
     let head = queue::next_want(db, bytes(lock.name()));
-    head.and_then(families::serving)
+    head.and_then(contract::serving)
         .is_some_and(|family| family.serve_free(ctx, lock, db))
 }
 
@@ -36,7 +36,7 @@ pub(super) fn hand_over_kind(ctx: Ctx, lock: &mut LockKey, db: i32, kind: Option
     if serve_free(ctx, lock, db) {
         return;
     }
-    if let Some(family) = kind.and_then(families::of_kind) {
+    if let Some(family) = kind.and_then(contract::of_kind) {
         family.announce_free(ctx, bytes(lock.name()));
     }
 }

@@ -3,7 +3,8 @@
 //! waiter, renewing watchdog locks, and ending the holdings of a connection that closed. The
 //! timers that lead here are `watch`'s; every write goes through `run`, or the renewal, which
 //! write only where Redis accepts a write from a module: a master, not loading, and not while
-//! writes are paused. A family is reached only through the family table (`families`).
+//! writes are paused. A family is reached only through the family contract
+//! (`families::contract`), where the family table registers every family at load.
 //!
 //! Why each gate:
 //! - Replica or loading: the data is the master's (or the file's); a replica's locks change
@@ -19,7 +20,7 @@
 //! the event, so events only note the key there; a 0 ms timer runs the check afterwards.
 
 use crate::api::{is_writable_master, writes_paused, Ctx};
-use crate::families;
+use crate::families::contract;
 use crate::holdings;
 use crate::queue;
 use crate::stats;
@@ -53,7 +54,7 @@ fn run(ctx: Ctx, work: Vec<Work>) {
         match item {
             Work::Check((db, key, expired)) => check(ctx, db, &key, expired),
             Work::Holders(kind, db, key) => {
-                if let Some(family) = families::of_kind(kind) {
+                if let Some(family) = contract::of_kind(kind) {
                     family.check(ctx, db, &key);
                 }
             }
@@ -69,7 +70,7 @@ fn run(ctx: Ctx, work: Vec<Work>) {
 /// (a counter) is its head waiter's family's to look at.
 fn check(ctx: Ctx, db: i32, key: &[u8], expired: bool) {
     let head = queue::next_want(db, key);
-    let head_family = head.and_then(families::serving);
+    let head_family = head.and_then(contract::serving);
     if let Some(family) = head_family.filter(|f| !f.keeps_lock_hash()) {
         family.check(ctx, db, key);
         return;
@@ -87,10 +88,10 @@ fn check(ctx: Ctx, db: i32, key: &[u8], expired: bool) {
         Ok(lock) if lock.is_free() => serve_free_lock(ctx, lock, db, key, expired),
         Ok(mut lock) => {
             let kind = lock.kind();
-            let serves_head = |f: &&dyn families::Family| {
+            let serves_head = |f: &&dyn contract::Family| {
                 f.keeps_lock_hash() && head_family.is_none_or(|h| h.kind() == kind)
             };
-            match kind.and_then(families::of_kind).filter(serves_head) {
+            match kind.and_then(contract::of_kind).filter(serves_head) {
                 Some(family) => {
                     let hand_over = |lock: &mut LockKey| hand_over_kind(ctx, lock, db, kind);
                     family.check_held(ctx, &mut lock, db, expired, &hand_over);

@@ -7,7 +7,7 @@ use super::handover::hand_over;
 use crate::api::{is_writable_master, now_ms, writes_paused, Ctx};
 use crate::clock::watchdog_renews;
 use crate::config;
-use crate::families;
+use crate::families::contract;
 use crate::lifetime::watchdog::{Binding, LockId};
 use crate::lifetime::with_watchdog;
 use crate::stats;
@@ -28,7 +28,7 @@ pub(super) fn end_holding(ctx: Ctx, lock_id: &LockId, binding: &Binding) {
         }
         return;
     }
-    if let Some(family) = families::of_kind(binding.kind) {
+    if let Some(family) = contract::of_kind(binding.kind) {
         let hand_over = |lock: &mut _| hand_over(ctx, lock, lock_id.0, binding.kind);
         family.end_holding(ctx, lock_id, binding, &hand_over);
     }
@@ -76,7 +76,7 @@ fn renew(ctx: Ctx, lock_id: &LockId, binding: &Binding, activity: Option<(i64, b
 
 /// Sets a watchdog holding's lease to `lease_ms` from `now`, by its family.
 fn set_lease(ctx: Ctx, lock_id: &LockId, binding: &Binding, now: i64, lease_ms: i64) -> bool {
-    families::of_kind(binding.kind)
+    contract::of_kind(binding.kind)
         .is_some_and(|family| family.set_lease(ctx, lock_id, binding, now, lease_ms))
 }
 

@@ -188,11 +188,16 @@ extern "C" fn on_lease_timer(ctx: Ctx, _data: *mut c_void) {
     })
 }
 
-/// A waiter was just granted the lock: watch its lease, and renew it if it asked for the
-/// watchdog.
-pub fn after_grant(ctx: Ctx, db: i32, key: &[u8], expire_at: i64) {
+/// A family served the queue of a free lock (its `Family::serve_free`); `granted` is the lease
+/// end of the waiter it let in, if any: watch that lease, and renew it if it asked for the
+/// watchdog. Returns whether anyone was let in.
+pub fn after_grant(ctx: Ctx, db: i32, key: &[u8], granted: Option<i64>) -> bool {
+    let Some(expire_at) = granted else {
+        return false;
+    };
     watch_lease(ctx, db, key, Some(expire_at));
     arm_renewals(ctx);
+    true
 }
 
 /// Arms the holder timer of a key of the family of `kind` for the earliest holder's lease

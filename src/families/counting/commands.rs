@@ -1,7 +1,7 @@
 //! The RCSEM commands, one per method of Redisson's `RSemaphore`: permits that belong to
 //! nobody once taken, on Redisson's string counter at the key, with Redisson's message (the
 //! new count on `redisson_sc:{key}`) when permits are added, so Redisson's own clients can
-//! share the semaphore. Waiters queue in the shared queue as `Want::Counting`.
+//! share the semaphore. Waiters queue in the shared queue with the word `counting`.
 
 use crate::api::{bytes, now_ms, selected_db, Ctx, OwnedStr, RStr};
 use crate::args;
@@ -18,7 +18,7 @@ use crate::stats;
 use crate::subscriptions::ensure_string_subscription;
 use std::os::raw::c_int;
 
-use super::rules::{added, drained, remembered_call, Call};
+use super::rules::{added, drained, remembered_call, Call, COUNTING};
 use super::serve::{serve, take};
 
 /// The reply a call with this request id got, if it was made within the retry window.
@@ -63,7 +63,7 @@ fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
         notify,
         by_message: false,
     };
-    let ask = || Ask::new(Want::Counting(wanted), &request);
+    let ask = || Ask::new(Want::of(COUNTING, wanted), &request);
     wait_or_nil(ctx, (db, name), o.wait, ask, || Ok(None))
 }
 

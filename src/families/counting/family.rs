@@ -3,13 +3,13 @@
 
 use crate::api::{select, Ctx};
 use crate::families::contract::Family;
-use crate::kinds::{LockType, Want};
+use crate::kinds::{LockType, Word};
 
 pub struct Counting;
 
 impl Family for Counting {
-    fn serves(&self, want: Want) -> bool {
-        matches!(want, Want::Counting(_))
+    fn words(&self) -> &'static [&'static Word] {
+        &[super::rules::COUNTING]
     }
 
     fn kind(&self) -> Option<LockType> {

@@ -3,7 +3,12 @@
 //! remembered.
 
 use crate::error::{Error, Result};
+use crate::kinds::Word;
 use crate::lifetime::retries::release_call;
+
+/// The word a counting semaphore waiter's `Want` is named by (and its messages):
+/// `Want::of(COUNTING, n)`.
+pub const COUNTING: &Word = &Word("counting");
 
 /// The count after `n` permits are added (negative: removed) to `available`, which may go
 /// below 0 (Redisson's `reducePermits`): refused, before anything is written, when it would

@@ -11,7 +11,7 @@ use crate::queue::{self, Admission, Request, Verdict};
 use crate::stats;
 use crate::watch::serve_other_family;
 
-use super::rules::{remembered_call, Call};
+use super::rules::{remembered_call, Call, COUNTING};
 
 /// The count as the queue asks it: the head's request enters when it fits.
 struct Unowned {
@@ -23,14 +23,14 @@ struct Unowned {
 
 impl Admission for Unowned {
     fn admit(&mut self, want: Want) -> Verdict {
-        match want {
-            Want::Counting(wanted) if wanted <= self.available => Verdict::Enter,
+        match want.amount_if(COUNTING) {
+            Some(wanted) if wanted <= self.available => Verdict::Enter,
             _ => Verdict::Wait,
         }
     }
 
     fn enter(&mut self, ask: &Request, want: Want) -> Result<i64> {
-        let Want::Counting(wanted) = want else {
+        let Some(wanted) = want.amount_if(COUNTING) else {
             return Err(Error::Internal);
         };
         self.available = take(self.ctx, (self.db, self.key), wanted, ask.id)?;
@@ -64,7 +64,7 @@ pub fn serve(ctx: Ctx, db: i32, key: RStr, available: i64) -> i64 {
         available,
     };
     queue::serve(db, name, &mut unowned);
-    serve_other_family(ctx, db, name, |want| matches!(want, Want::Counting(_)));
+    serve_other_family(ctx, db, name, |want| want.word == COUNTING);
     unowned.available
 }
 

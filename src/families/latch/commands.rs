@@ -1,7 +1,7 @@
 //! The count-down latch, `RLATCH.*`, in Redisson's `RCountDownLatch` layout: a string count at
 //! the key, deleted when it reaches 0, with Redisson's messages on
 //! `redisson_countdownlatch__channel__{key}` (`1`: a new count, `0`: open). Waiters queue in the
-//! shared queue as `Want::Latch` and are all answered when it opens (`serve::open`).
+//! shared queue as `serve::WANT` and are all answered when it opens (`serve::open`).
 
 use crate::api::{bytes, now_ms, selected_db, Ctx, RStr};
 use crate::args;
@@ -86,7 +86,7 @@ fn wait(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     if counter::get(ctx, *key)?.is_none_or(|count| count <= 0) {
         return Ok(Reply::Int(1));
     }
-    let ask = || Ask::latch(notify);
+    let ask = || Ask::latch(serve::WANT, notify);
     let db = selected_db(ctx);
     wait_or_nil(ctx, (db, bytes(*key)), o.wait, ask, || Ok(None))
 }

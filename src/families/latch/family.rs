@@ -3,13 +3,13 @@
 
 use crate::api::{select, Ctx};
 use crate::families::contract::Family;
-use crate::kinds::{LockType, Want};
+use crate::kinds::{LockType, Word};
 
 pub struct Latch;
 
 impl Family for Latch {
-    fn serves(&self, want: Want) -> bool {
-        want == Want::Latch
+    fn words(&self) -> &'static [&'static Word] {
+        &[super::serve::WANT.word]
     }
 
     fn kind(&self) -> Option<LockType> {

@@ -4,8 +4,11 @@
 use crate::api::{bytes, Ctx, RStr};
 use crate::counter;
 use crate::error::{Error, Result};
-use crate::kinds::Want;
+use crate::kinds::{Want, Word};
 use crate::queue::{self, Admission, Request, Verdict};
+
+/// What a latch waiter asks for, by the word its messages name it.
+pub const WANT: Want = Want::one(&Word("latch"));
 
 /// An open latch (or the error its key gives), as the queue asks it.
 struct Opened(Option<Error>);
@@ -13,7 +16,7 @@ struct Opened(Option<Error>);
 impl Admission for Opened {
     fn admit(&mut self, want: Want) -> Verdict {
         match (&self.0, want) {
-            (_, want) if want != Want::Latch => Verdict::Wait,
+            (_, want) if want != WANT => Verdict::Wait,
             (Some(error), _) => Verdict::Fail(error.clone()),
             (None, _) => Verdict::Enter,
         }

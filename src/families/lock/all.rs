@@ -6,7 +6,7 @@
 use crate::api::{bytes, selected_db, Ctx, RStr};
 use crate::args;
 use crate::error::{Error, Result};
-use crate::kinds::{LockType, Want};
+use crate::kinds::LockType;
 use crate::lifetime::retries::Kind;
 use crate::queue::{self, Ask};
 use crate::reply::{run, with_bytes, Out, Reply};
@@ -14,7 +14,7 @@ use crate::request::{open_for_write, request, wait_all_or_nil};
 use crate::store::LockKey;
 use std::os::raw::c_int;
 
-use super::rules::View;
+use super::rules::{View, WANT};
 use super::take::{take_all, views};
 
 /// `numkeys key [key ...] owner [options]` split into (keys, their names, owner, options).
@@ -98,7 +98,7 @@ fn acquire_all(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
         ctx,
         (db, &names),
         o.wait,
-        || Ask::new(Want::Lock, &request),
+        || Ask::new(WANT, &request),
         || Ok(locks.iter().map(LockKey::expire_at).collect::<Vec<_>>()),
     )
 }

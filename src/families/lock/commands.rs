@@ -7,7 +7,7 @@ use crate::clock::{lease_end, observe_token, with_token_clock};
 use crate::config;
 use crate::error::{Error, Result};
 use crate::holdings::{self};
-use crate::kinds::{Acquire, LockType, Release, Want};
+use crate::kinds::{Acquire, LockType, Release};
 use crate::lifetime::{self, retries, retries::Kind};
 use crate::queue::{self, Ask};
 use crate::reply::{run, with_bytes, Out, Reply};
@@ -52,14 +52,14 @@ fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
             ctx,
             (db, bytes(*key)),
             o.wait,
-            || Ask::new(Want::Lock, &request),
+            || Ask::new(lock::WANT, &request),
             || Ok(lock.expire_at()),
         ),
         Acquire::Fresh { .. } if queue::count(db, bytes(*key)) > 0 => wait_or_nil(
             ctx,
             (db, bytes(*key)),
             o.wait,
-            || Ask::new(Want::Lock, &request),
+            || Ask::new(lock::WANT, &request),
             || Ok(None),
         ),
         decision => apply(ctx, (&mut lock, db), &request, decision, memory).map(Reply::Int),

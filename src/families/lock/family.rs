@@ -5,25 +5,28 @@ use crate::api::{bytes, now_ms, Ctx, OwnedStr};
 use crate::clock::lease_end;
 use crate::families::contract::{Family, HandOver};
 use crate::holdings;
-use crate::kinds::{LockType, Want};
+use crate::kinds::{LockType, Word};
 use crate::lifetime::watchdog::{Binding, LockId};
-use crate::lifetime::with_watchdog;
 use crate::stats;
-use crate::store::{open_if, LockKey};
+use crate::store::{open_if, open_to_renew, LockKey};
 use crate::watch::{after_grant, arm_renewals, watch_lease};
 
-use super::rules::View;
+use super::rules::{View, WANT};
 use super::serve::{announce_free, serve};
 
 pub struct Plain;
 
 impl Family for Plain {
-    fn serves(&self, want: Want) -> bool {
-        want == Want::Lock
+    fn words(&self) -> &'static [&'static Word] {
+        &[WANT.word]
     }
 
     fn kind(&self) -> Option<LockType> {
         Some(LockType::Plain)
+    }
+
+    fn load(&self) {
+        super::store::init();
     }
 
     fn keeps_lock_hash(&self) -> bool {
@@ -40,11 +43,8 @@ impl Family for Plain {
     }
 
     fn serve_free(&self, ctx: Ctx, lock: &mut LockKey, db: i32) -> bool {
-        let Some(expire_at) = serve(lock, db) else {
-            return false;
-        };
-        after_grant(ctx, db, bytes(lock.name()), expire_at);
-        true
+        let granted = serve(lock, db);
+        after_grant(ctx, db, bytes(lock.name()), granted)
     }
 
     fn announce_free(&self, ctx: Ctx, key: &[u8]) {
@@ -52,9 +52,8 @@ impl Family for Plain {
     }
 
     fn set_lease(&self, ctx: Ctx, id: &LockId, binding: &Binding, now: i64, lease_ms: i64) -> bool {
-        let Some((_name, mut lock)) = open_if(ctx, (id.0, &id.1), |l| still_bound(l, binding))
-        else {
-            with_watchdog(|w| w.unbind(id.0, &id.1, &binding.owner));
+        let bound = |l: &LockKey| still_bound(l, binding);
+        let Some((_name, mut lock)) = open_to_renew(ctx, id, &binding.owner, bound) else {
             return false;
         };
         let lease_end = lease_end(now, lease_ms, lock.cap());

@@ -3,6 +3,10 @@
 //! rlock's fields beside the owner's count in Redisson's hash.
 
 pub use crate::reentry::{acquire, release, View};
+use crate::kinds::{Want, Word};
+
+/// What a waiter for the plain lock asks for, by the word its messages name it.
+pub const WANT: Want = Want::one(&Word("lock"));
 
 /// The hash field, next to the owner's hold count, that keeps the holder's fencing token.
 pub const TOKEN_FIELD: &[u8] = b"rlock:token";

@@ -9,7 +9,7 @@ use crate::queue::{self, Admission, Request, Verdict};
 use crate::stats;
 use crate::store::LockKey;
 
-use super::rules::View;
+use super::rules::{View, WANT};
 use super::take::{grant_fresh, open_others, take_all, views};
 use std::rc::Rc;
 
@@ -22,7 +22,7 @@ struct Plain<'a> {
 
 impl Admission for Plain<'_> {
     fn admit(&mut self, want: Want) -> Verdict {
-        match want == Want::Lock && self.lock.is_free() {
+        match want == WANT && self.lock.is_free() {
             true => Verdict::Enter,
             false => Verdict::Wait,
         }

@@ -7,7 +7,7 @@ use crate::clock::{lease_end, observe_token, with_token_clock};
 use crate::config;
 use crate::error::{Error, Result};
 use crate::holdings::{self, bind, tell_change, tell_loss, unbind, Holding};
-use crate::kinds::{Acquire, LockType, Want};
+use crate::kinds::{Acquire, LockType};
 use crate::lifetime::retries::{Kind, Memory};
 use crate::queue::Request;
 use crate::stats;
@@ -180,7 +180,7 @@ pub fn grant_fresh(lock: &mut LockKey, db: i32, ask: &Request, token: i64) -> i6
         owner: bytes(ask.owner),
         token: Some(token),
     };
-    tell_loss(db, key, &holding, ask, Want::Lock);
+    tell_loss(db, key, &holding, ask, lock::WANT);
     if let Some(client) = ask.bind_to {
         bind(db, key, holding, client, ask.lease_ms, !ask.by_message);
     }

@@ -7,7 +7,7 @@ use crate::clock::lease_end;
 use crate::config;
 use crate::error::{Error, Result};
 use crate::holdings::{self, Holding};
-use crate::kinds::{Access, LockType, Want};
+use crate::kinds::{Access, LockType};
 use crate::lifetime::{self, retries, retries::Kind};
 use crate::queue::{self, Ask};
 use crate::reply::{run, with_bytes, Out, Reply};
@@ -250,8 +250,8 @@ fn info(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
                 .map(|b| b.client);
         }
     });
-    let readers = queue::count_wanting(db, name, Want::Read) as i64;
-    let writers = queue::count_wanting(db, name, Want::Write) as i64;
+    let readers = queue::count_wanting(db, name, rwlock::READ) as i64;
+    let writers = queue::count_wanting(db, name, rwlock::WRITE) as i64;
     Ok(Reply::With(Box::new(move |ctx| {
         // SAFETY: replies go to the context of the command being executed.
         unsafe { reply_info(ctx, mode, ttl, &shown, readers, writers) }

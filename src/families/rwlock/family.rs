@@ -6,12 +6,11 @@ use crate::api::{bytes, now_ms, Ctx};
 use crate::clock::lease_end;
 use crate::families::contract::{Family, HandOver};
 use crate::holdings;
-use crate::kinds::{LockType, Want};
+use crate::kinds::{LockType, Word};
 use crate::lifetime::watchdog::{Binding, LockId};
-use crate::lifetime::with_watchdog;
 use crate::queue;
 use crate::stats;
-use crate::store::{open_if, LockKey};
+use crate::store::{open_if, open_to_renew, LockKey};
 use crate::watch::{after_grant, arm_renewals, watch_key, watch_lease};
 
 use super::rules as rwlock;
@@ -21,8 +20,8 @@ use super::store::{self as rwstore, Settled};
 pub struct ReadWrite;
 
 impl Family for ReadWrite {
-    fn serves(&self, want: Want) -> bool {
-        matches!(want, Want::Read | Want::Write)
+    fn words(&self) -> &'static [&'static Word] {
+        &[rwlock::READ.word, rwlock::WRITE.word]
     }
 
     fn kind(&self) -> Option<LockType> {
@@ -49,12 +48,12 @@ impl Family for ReadWrite {
     }
 
     fn serve_free(&self, ctx: Ctx, lock: &mut LockKey, db: i32) -> bool {
-        let Some(expire_at) = admit(lock, db) else {
-            return false;
-        };
-        after_grant(ctx, db, bytes(lock.name()), expire_at);
-        watch_rw(ctx, db, lock);
-        true
+        let granted = admit(lock, db);
+        let served = after_grant(ctx, db, bytes(lock.name()), granted);
+        if served {
+            watch_rw(ctx, db, lock);
+        }
+        served
     }
 
     fn announce_free(&self, ctx: Ctx, key: &[u8]) {
@@ -62,9 +61,8 @@ impl Family for ReadWrite {
     }
 
     fn set_lease(&self, ctx: Ctx, id: &LockId, binding: &Binding, now: i64, lease_ms: i64) -> bool {
-        let Some((_name, mut lock)) = open_if(ctx, (id.0, &id.1), |l| still_bound(l, binding))
-        else {
-            with_watchdog(|w| w.unbind(id.0, &id.1, &binding.owner));
+        let bound = |l: &LockKey| still_bound(l, binding);
+        let Some((_name, mut lock)) = open_to_renew(ctx, id, &binding.owner, bound) else {
             return false;
         };
         let owner = &binding.owner;

@@ -4,7 +4,7 @@
 //! read or write holding is one owner's holding of one mode.
 
 use crate::clock::TokenClock;
-use crate::kinds::{Access, Acquire, Release, Want};
+use crate::kinds::{Access, Acquire, Release, Want, Word};
 use crate::reentry::{self, View};
 
 /// Most read holds one owner may have: each has its own timeout key, looked at one by one.
@@ -75,21 +75,24 @@ pub enum Refused {
     TooManyReadHolds,
 }
 
+/// What a waiter for a read hold asks for, by the word its messages name it.
+pub const READ: Want = Want::one(&Word("read"));
+/// ... and for the write hold.
+pub const WRITE: Want = Want::one(&Word("write"));
+
 /// How the shared queue names a request of `access` to a read-write lock.
 pub fn want(access: Access) -> Want {
     match access {
-        Access::Shared => Want::Read,
-        Access::Exclusive => Want::Write,
+        Access::Shared => READ,
+        Access::Exclusive => WRITE,
     }
 }
 
-/// The access a queued request asks of a read-write lock; None for another lock type's.
+/// The access a queued request asks of a read-write lock; None for another family's.
 pub fn access(want: Want) -> Option<Access> {
     match want {
-        Want::Read => Some(Access::Shared),
-        Want::Write => Some(Access::Exclusive),
-        // Another family's waiter: named by no one here, so that a new family is not an
-        // edit of this one.
+        READ => Some(Access::Shared),
+        WRITE => Some(Access::Exclusive),
         _ => None,
     }
 }

@@ -19,6 +19,7 @@ use crate::watch::arm_renewals;
 use std::os::raw::c_int;
 
 use super::family::{semaphore_changed, watch_holding};
+use super::rules as semaphore;
 use super::serve::{give_back, grant_permits};
 use super::store::Semaphore;
 
@@ -62,7 +63,7 @@ fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     if o.wait.is_some() && !crate::subscriptions::ensure_string_subscription(ctx) {
         return Err(Error::Internal);
     }
-    let ask = || Ask::new(Want::Permits(permits), &request);
+    let ask = || Ask::new(Want::of(semaphore::PERMITS, permits), &request);
     wait_or_nil(ctx, (db, name), o.wait, ask, || Ok(None))
 }
 
@@ -241,10 +242,7 @@ fn info(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     }
     let wanted: Vec<i64> = queue::wants(db, name)
         .into_iter()
-        .filter_map(|w| match w {
-            Want::Permits(n) => Some(n),
-            _ => None,
-        })
+        .filter_map(|want| want.amount_if(semaphore::PERMITS))
         .collect();
     let available = counter.unwrap_or(0);
     Ok(Reply::With(Box::new(move |ctx| {

@@ -6,7 +6,7 @@ use crate::api::{bytes, select, Ctx, OwnedStr};
 use crate::clock::lease_end;
 use crate::families::contract::{Family, HandOver};
 use crate::holdings;
-use crate::kinds::{LockType, Want};
+use crate::kinds::{LockType, Word};
 use crate::lifetime::watchdog::{Binding, LockId};
 use crate::lifetime::with_watchdog;
 use crate::queue;
@@ -14,13 +14,14 @@ use crate::stats;
 use crate::watch::{arm_renewals, serve_other_family, watch_holders};
 
 use super::serve::{give_back, serve_semaphore};
+use super::rules::PERMITS;
 use super::store::Semaphore;
 
 pub struct Permits;
 
 impl Family for Permits {
-    fn serves(&self, want: Want) -> bool {
-        matches!(want, Want::Permits(_))
+    fn words(&self) -> &'static [&'static Word] {
+        &[PERMITS]
     }
 
     fn kind(&self) -> Option<LockType> {
@@ -93,7 +94,7 @@ pub fn semaphore_changed(ctx: Ctx, db: i32, sem: &mut Semaphore) {
         Ok(next) => watch_holders(ctx, LockType::Semaphore, db, &key, next),
         Err(_) => queue::fail_all(db, &key),
     }
-    serve_other_family(ctx, db, &key, |want| matches!(want, Want::Permits(_)));
+    serve_other_family(ctx, db, &key, |want| want.word == PERMITS);
     arm_renewals(ctx);
 }
 

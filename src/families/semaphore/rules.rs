@@ -4,7 +4,10 @@
 //! ms>,<cap ms or 0>`, and `rlock:ids:<owner>` for its request ids. Redisson's scripts never
 //! read that hash, so Redisson's permits stay unowned.
 
-use crate::kinds::tagged;
+use crate::kinds::{tagged, Word};
+
+/// The word a semaphore waiter's `Want` is named by (and its messages): `Want::of(PERMITS, n)`.
+pub const PERMITS: &Word = &Word("permits");
 
 /// The holders hash of the semaphore at `key`.
 pub fn holders_key(key: &[u8]) -> Vec<u8> {

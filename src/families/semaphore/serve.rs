@@ -27,14 +27,14 @@ struct Permits<'a> {
 
 impl Admission for Permits<'_> {
     fn admit(&mut self, want: Want) -> Verdict {
-        match want {
-            Want::Permits(wanted) if self.sem.available() >= wanted => Verdict::Enter,
+        match want.amount_if(semaphore::PERMITS) {
+            Some(wanted) if self.sem.available() >= wanted => Verdict::Enter,
             _ => Verdict::Wait,
         }
     }
 
     fn enter(&mut self, ask: &Request, want: Want) -> Result<i64> {
-        let Want::Permits(wanted) = want else {
+        let Some(wanted) = want.amount_if(semaphore::PERMITS) else {
             return Err(Error::Internal);
         };
         let (token, expire_at) = grant_permits(self.db, self.sem, ask, wanted)?;
@@ -138,7 +138,7 @@ pub fn grant_permits(
         owner,
         token: Some(token),
     };
-    tell_loss(db, &key, &granted, ask, Want::Permits(holding.permits));
+    tell_loss(db, &key, &granted, ask, Want::of(semaphore::PERMITS, holding.permits));
     if let (Some(client), false) = (ask.bind_to, bound) {
         bind(db, &key, granted, client, ask.lease_ms, !ask.by_message);
     }

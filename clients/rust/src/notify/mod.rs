@@ -36,7 +36,8 @@
 //! - `message`: splitting a channel message into its fields.
 //! - `dispatch`: routing each message to its waiter or holding.
 //! - `connection`: the shared connection's hooks (subscribe, re-bind) and keep-alive task.
-//! - `ticket`: the waiting acquire, and leaving the queue when it is given up.
+//! - `wait`: the waiting acquire: sending it, waiting for its message, sending it again.
+//! - `ticket`: a wait's places in the dispatcher, and leaving the queue when it is given up.
 //! - `holding`: what is kept of a holding taken through the shared connection.
 
 mod connection;
@@ -44,9 +45,10 @@ mod dispatch;
 mod holding;
 mod message;
 mod ticket;
+mod wait;
 
 pub(crate) use holding::Holding;
-pub(crate) use ticket::{acquire, acquire_all};
+pub(crate) use wait::{acquire, acquire_all};
 
 use self::connection::{maintain, Subscriber};
 use self::holding::HoldingState;

@@ -1,18 +1,16 @@
-//! The waiting acquire: `<P>.ACQUIRE ... WAIT ms NOTIFY` (or `RLATCH.AWAIT key WAIT ms
-//! NOTIFY`) on the shared connection, its [`Ticket`] in the dispatcher while the grant is
-//! awaited, and how a wait that is given up leaves the server's queue.
+//! A waiting acquire's [`Ticket`] in the dispatcher while its grant is awaited (`wait` sends
+//! the acquire through it), and how a wait that is given up leaves the server's queue.
 
 use super::connection::release;
 use super::{Chore, Event, Notifier, Target};
-use crate::commands::{self, AcquireOptions, Family, Wait};
+use crate::commands::{self, Family};
 use crate::confirm::{Confirm, Shortfall};
-use crate::error::Result;
 use crate::guard::spawn_if_runtime;
-use crate::link::{is_connection_error, moved_code, Link, Retry};
+use crate::link::is_connection_error;
 use redis::aio::MultiplexedConnection;
-use redis::{RedisError, RedisResult, Value};
+use redis::{RedisResult, Value};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
@@ -21,7 +19,7 @@ use tokio::task::JoinHandle;
 /// acquiring future was cancelled, or gave up at its deadline), it leaves the server's queue
 /// in the background: `RLOCK.CANCEL` (of any one key: it takes a request for several keys out
 /// of every queue), then a grant that raced in, or an acquire that held at once, is released.
-struct Ticket {
+pub(super) struct Ticket {
     notifier: Arc<Notifier>,
     kind: Family,
     places: Vec<Place>,
@@ -32,7 +30,7 @@ struct Ticket {
 }
 
 /// An acquire's reply and the replicas' shortfall confirming it.
-type Reply = (Value, Option<Shortfall>);
+pub(super) type Reply = (Value, Option<Shortfall>);
 
 /// One key's place in the dispatcher, and the event it was told (once read).
 struct Place {
@@ -53,7 +51,12 @@ impl Place {
 }
 
 impl Ticket {
-    fn new(notifier: &Arc<Notifier>, kind: Family, targets: &[Target], generation: u64) -> Ticket {
+    pub(super) fn new(
+        notifier: &Arc<Notifier>,
+        kind: Family,
+        targets: &[Target],
+        generation: u64,
+    ) -> Ticket {
         let places = targets
             .iter()
             .map(|target| {
@@ -77,7 +80,7 @@ impl Ticket {
 
     /// Sends the acquire on `conn` of `generation` (registered first, so that no message can
     /// miss it), pipelined with the replicas' confirmation of a grant at once.
-    async fn send(
+    pub(super) async fn send(
         &mut self,
         mut conn: MultiplexedConnection,
         generation: u64,
@@ -98,7 +101,7 @@ impl Ticket {
 
     /// How the wait ended: the tokens of all its keys, in order, or the first event that is
     /// not a grant.
-    async fn outcome(&mut self) -> std::result::Result<Vec<u64>, Event> {
+    pub(super) async fn outcome(&mut self) -> std::result::Result<Vec<u64>, Event> {
         let mut tokens = Vec::with_capacity(self.places.len());
         for place in &mut self.places {
             if place.told.is_none() {
@@ -118,7 +121,7 @@ impl Ticket {
 
     /// The wait is over and its outcome taken: leave the dispatcher, nothing to cancel. Grants
     /// are given back unless `kept`.
-    fn forget(mut self, kept: bool) {
+    pub(super) fn forget(mut self, kept: bool) {
         self.armed = false;
         for place in &mut self.places {
             self.notifier.state.unregister(&place.target, place.id);
@@ -204,221 +207,4 @@ impl Drop for Ticket {
             }
         });
     }
-}
-
-/// An acquire that holds: its tokens (one per key, in order), whether it was granted by a
-/// message (after a wait) rather than at once, the connection that answered, and (granted at
-/// once) the replicas' shortfall.
-pub(crate) struct Held {
-    pub(crate) tokens: Vec<u64>,
-    pub(crate) granted: bool,
-    pub(crate) generation: u64,
-    pub(crate) shortfall: Option<Shortfall>,
-}
-
-/// `<P>.ACQUIRE ... WAIT ms NOTIFY` on the shared connection, and the wait for its message.
-/// `None`: not granted (the wait ran out). Gives up locally at the wait plus the response
-/// timeout, in case the server's `timeout` message never comes.
-///
-/// A latch waits differently: its `timeout` messages name no owner and could not be told
-/// apart, so it asks the server to wait for ever (`WAIT 0`) and keeps its own deadline.
-pub(crate) async fn acquire(
-    notifier: &Arc<Notifier>,
-    kind: Family,
-    key: &str,
-    owner: &str,
-    options: &AcquireOptions,
-    confirm: &Confirm,
-) -> Result<Option<Held>> {
-    let (asked, slack) = match kind {
-        Family::Latch => (Wait::Forever, Duration::ZERO),
-        _ => (options.wait, notifier.link.response_timeout()),
-    };
-    let until = deadline(options.wait, slack);
-    let options = AcquireOptions {
-        wait: asked,
-        ..options.clone()
-    };
-    let cmd = commands::acquire(kind, key, owner, &options, &commands::request_id(), true);
-    let target = Target::new(kind, key, owner);
-    wait_for(notifier, kind, &[target], cmd, until, confirm).await
-}
-
-/// `RLOCK.ACQUIREALL ... WAIT ms NOTIFY` on the shared connection, and the wait for its
-/// messages (one per key): as [`acquire`], for every key or none.
-pub(crate) async fn acquire_all(
-    notifier: &Arc<Notifier>,
-    keys: &[String],
-    owner: &str,
-    options: &AcquireOptions,
-    confirm: &Confirm,
-) -> Result<Option<Held>> {
-    let cmd = commands::acquire_all(keys, owner, options, &commands::request_id(), true);
-    let targets: Vec<Target> = keys
-        .iter()
-        .map(|key| Target::new(Family::Lock, key, owner))
-        .collect();
-    let slack = notifier.link.response_timeout();
-    let until = deadline(options.wait, slack);
-    wait_for(notifier, Family::Lock, &targets, cmd, until, confirm).await
-}
-
-fn deadline(wait: Wait, slack: Duration) -> Option<Instant> {
-    wait.extra_time().map(|wait| Instant::now() + wait + slack)
-}
-
-/// The tokens of an acquire's reply that holds: one, or (`ACQUIREALL`) one per key.
-fn tokens(reply: &Value) -> Option<Vec<u64>> {
-    match reply {
-        Value::Int(token) => Some(vec![*token as u64]),
-        Value::Array(items) => items
-            .iter()
-            .map(|item| match item {
-                Value::Int(token) => Some(*token as u64),
-                _ => None,
-            })
-            .collect(),
-        _ => None,
-    }
-}
-
-/// Sends `cmd`, a waiting acquire with `NOTIFY` of `targets`, and waits for its outcome.
-/// After its connection drops (or, following failovers, the node turns replica: `failed
-/// READONLY`), it is sent again, with its id, to the primary of now: its place in line is the
-/// new primary's last.
-async fn wait_for(
-    notifier: &Arc<Notifier>,
-    kind: Family,
-    targets: &[Target],
-    cmd: redis::Cmd,
-    deadline: Option<Instant>,
-    confirm: &Confirm,
-) -> Result<Option<Held>> {
-    let link = &notifier.link;
-    let mut retry = Retry::new(link);
-    let (mut conn, mut generation) = reconnect(link, &mut retry, None).await?;
-    loop {
-        let mut ticket = Ticket::new(notifier, kind, targets, generation);
-        let send = ticket.send(conn.clone(), generation, cmd.clone(), confirm);
-        let (reply, shortfall) = match send.await {
-            Err(err) if is_connection_error(&err) || link.primary_moved(&err) => {
-                // The same request id on a fresh connection: it takes over its queue entry,
-                // or answers as the first send did.
-                if !retry.again(&err, Some(generation)).await {
-                    // Dropped armed on a connection error: it may have queued.
-                    return Err(err.into());
-                }
-                ticket.forget(false);
-                (conn, generation) = reconnect(link, &mut retry, None).await?;
-                continue;
-            }
-            Err(err) => {
-                ticket.forget(false);
-                return Err(err.into());
-            }
-            Ok(reply) => reply,
-        };
-        match reply {
-            Value::SimpleString(status) if status == "WAITING" => {}
-            Value::Nil => {
-                ticket.forget(false);
-                return Ok(None);
-            }
-            other => {
-                ticket.forget(false);
-                let tokens = tokens(&other).ok_or_else(|| unexpected(other))?;
-                return Ok(Some(Held {
-                    tokens,
-                    granted: false,
-                    generation,
-                    shortfall,
-                }));
-            }
-        }
-        let outcome = match deadline {
-            Some(deadline) => {
-                match tokio::time::timeout_at(deadline.into(), ticket.outcome()).await {
-                    Ok(outcome) => outcome,
-                    // The ticket leaves the queue as it drops.
-                    Err(_elapsed) => return Ok(None),
-                }
-            }
-            None => ticket.outcome().await,
-        };
-        let event = match outcome {
-            Ok(tokens) => {
-                ticket.forget(true);
-                return Ok(Some(Held {
-                    tokens,
-                    granted: true,
-                    generation,
-                    shortfall: None,
-                }));
-            }
-            Err(event) => event,
-        };
-        ticket.forget(false);
-        let err = match event {
-            Event::Granted(_) | Event::Timeout => return Ok(None),
-            Event::Failed(code) if link.primary_moved(&failed(&code)) => failed(&code),
-            Event::Failed(code) => return Err(failed(&code).into()),
-            Event::Requeue => {
-                (conn, generation) = reconnect(link, &mut retry, None).await?;
-                continue;
-            }
-            Event::Disconnected => std::io::Error::new(
-                std::io::ErrorKind::ConnectionReset,
-                "the connection dropped while waiting",
-            )
-            .into(),
-        };
-        (conn, generation) = reconnect(link, &mut retry, Some((err, generation))).await?;
-    }
-}
-
-/// The link's connection, after `failed` (an error on a connection of that generation) when
-/// there was one and a retry is allowed; connecting itself is retried the same way.
-async fn reconnect(
-    link: &Link,
-    retry: &mut Retry<'_>,
-    mut failed: Option<(RedisError, u64)>,
-) -> RedisResult<(MultiplexedConnection, u64)> {
-    loop {
-        if let Some((err, generation)) = failed.take() {
-            if !retry.again(&err, Some(generation)).await {
-                return Err(err);
-            }
-        }
-        match link.current().await {
-            Ok(current) => return Ok(current),
-            Err(err) if is_connection_error(&err) || moved_code(err.code()) => {
-                if !retry.again(&err, None).await {
-                    return Err(err);
-                }
-            }
-            Err(err) => return Err(err),
-        }
-    }
-}
-
-/// A `failed` message as the server error it reports (`err.code()` is its code).
-fn failed(code: &str) -> RedisError {
-    let code: String = code
-        .chars()
-        .filter(|c| !c.is_whitespace() && !c.is_control())
-        .collect();
-    let line = format!("-{code} the wait failed when its turn came\r\n");
-    match redis::parse_redis_value(line.as_bytes()).and_then(Value::extract_error) {
-        Err(err) => err,
-        Ok(_) => (redis::ErrorKind::Extension, "the wait failed", code).into(),
-    }
-}
-
-fn unexpected(reply: Value) -> RedisError {
-    (
-        redis::ErrorKind::UnexpectedReturnType,
-        "unexpected reply to a waiting call (... NOTIFY)",
-        format!("{reply:?}"),
-    )
-        .into()
 }
