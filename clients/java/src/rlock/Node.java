@@ -171,6 +171,9 @@ final class Node {
      * command or null, its reply}.
      */
     Object[] exchange(Session s, boolean asking, Confirm confirm, Object[] args) throws IOException {
+        if (confirm != null && confirm.aof) {
+            replicas.requireAof(s.conn);
+        }
         Object[] wait = confirm == null || confirm.off ? null : confirm.command(confirm.replicas == Confirm.AUTO ? replicas.count(s.conn) : 0);
         if (wait == null) {
             return new Object[] {asking ? s.conn.callAsking(args) : s.conn.call(args), null, null};
