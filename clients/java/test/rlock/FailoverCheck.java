@@ -20,7 +20,7 @@ import rlock.testing.Topology;
 
 /**
  * The failover scenario SentinelTest and ClusterFailoverTest share: for each {@link Kind} (a
- * lock, a write lock, a one-permit semaphore), on keys of one hash slot so one failover moves
+ * lock, a write lock, a one-permit semaphore, a multi-lock of two keys), on keys of one hash slot so one failover moves
  * them all, a holder and two waiters (one in {@code lock()}/{@code acquire()}, one in a timed
  * try; the client waits by message either way) go through {@code failover}: the confirmed holder
  * keeps its holding on the new primary (or is told it lost it), a fenced resource never accepts
@@ -66,7 +66,7 @@ final class FailoverCheck {
     }
 
     enum Kind {
-        LOCK, WRITE_LOCK, SEMAPHORE;
+        LOCK, WRITE_LOCK, SEMAPHORE, MULTI_LOCK;
 
         Contender of(RLockClient client, String key) {
             if (this == SEMAPHORE) {
@@ -98,7 +98,8 @@ final class FailoverCheck {
                     }
                 };
             }
-            RLock lock = this == LOCK ? client.getLock(key) : client.getReadWriteLock(key).writeLock();
+            RLock lock = this == LOCK ? client.getLock(key) : this == WRITE_LOCK ? client.getReadWriteLock(key).writeLock()
+                    : client.getMultiLock(client.getLock(key + ":a"), client.getLock(key + ":b"));
             return new Contender() {
                 public void acquire() {
                     lock.lock();
@@ -109,7 +110,7 @@ final class FailoverCheck {
                 }
 
                 public long token() {
-                    return lock.getToken();
+                    return lock instanceof MultiLock multi ? multi.getTokens()[0] : lock.getToken();
                 }
 
                 public void release() {
@@ -124,6 +125,9 @@ final class FailoverCheck {
 
         /** Waiters queued for {@code key} on the server of {@code conn}. */
         long queued(RespConnection conn, String key) {
+            if (this == MULTI_LOCK) { // its waiters are counted on each key they wait for
+                return Math.max(LOCK.queued(conn, key + ":a"), LOCK.queued(conn, key + ":b"));
+            }
             String command = this == LOCK ? "RLOCK.INFO" : this == WRITE_LOCK ? "RWLOCK.INFO" : "RSEM.INFO";
             Map<String, Object> info = Admin.info(conn, command, key);
             Object waiters = info == null ? null : info.get(this == WRITE_LOCK ? "waiting_writers" : "waiters");
@@ -196,9 +200,15 @@ final class FailoverCheck {
                         waiter.release();
                         return token;
                     }));
+                    Future<Long> started = waiters.get(waiters.size() - 1);
                     try (RespConnection primary = Topology.admin(oldPrimary)) {
                         long queued = i;
-                        Admin.eventually(10_000, kind + " waiter " + i + " queued", () -> kind.queued(primary, key) == queued);
+                        Admin.eventually(10_000, kind + " waiter " + i + " queued", () -> {
+                            if (started.isDone()) {
+                                throw new AssertionError(kind + " waiter " + queued + " ended before the failover: " + outcome(started));
+                            }
+                            return kind.queued(primary, key) == queued;
+                        });
                     }
                 }
             }
@@ -297,6 +307,14 @@ final class FailoverCheck {
             next.unlock();
         } finally {
             holderThread.shutdownNow();
+        }
+    }
+
+    private static String outcome(Future<Long> done) {
+        try {
+            return "token " + done.get();
+        } catch (Exception e) {
+            return e.toString();
         }
     }
 }
