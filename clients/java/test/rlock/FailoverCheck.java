@@ -24,8 +24,9 @@ import rlock.testing.Topology;
  * them all, a holder and two waiters (one in {@code lock()}/{@code acquire()}, one in a timed
  * try; the client waits by message either way) go through {@code failover}: the confirmed holder
  * keeps its holding on the new primary (or is told it lost it), a fenced resource never accepts
- * two holders, the waiters are served after the holder, and the tokens rise. An election
- * observer listening on the old primary follows the key to the new one.
+ * two holders, the waiters are served after the holder, and the tokens rise. A latch awaited
+ * through the failover opens with a count-down on the new primary; an election observer
+ * listening on the old primary follows the key to the new one.
  */
 final class FailoverCheck {
     private FailoverCheck() {
@@ -213,8 +214,22 @@ final class FailoverCheck {
                 }
             }
 
+            // A latch awaited through the failover, counted down on the new primary.
+            String latchKey = "{" + tag + "}latch";
+            RCountDownLatch latch = clients.get(0).getCountDownLatch(latchKey);
+            assertTrue(latch.trySetCount(1));
+            Future<Boolean> awaiting;
+            try (RespConnection primary = Topology.admin(oldPrimary)) {
+                long before = waitersOn(primary);
+                awaiting = threads.submit(() -> clients.get(1).getCountDownLatch(latchKey).await(60, TimeUnit.SECONDS));
+                Admin.eventually(10_000, "the latch awaited", () -> waitersOn(primary) == before + 1);
+            }
+
             failover.run();
             assertNotEquals(oldPrimary, primaryOf.getAsInt(), "a new primary");
+            assertTrue(!awaiting.isDone(), "the latch awaiter waits through the failover: " + (awaiting.isDone() ? outcome(awaiting) : ""));
+            latch.countDown();
+            assertTrue(awaiting.get(30, TimeUnit.SECONDS), "the latch awaiter released by a count-down on the new primary");
 
             // The observer moved: it listens on the new primary (the old one, a replica now or
             // cut off, may not hear of changes), and a change of leader made there reaches it.
@@ -310,7 +325,12 @@ final class FailoverCheck {
         }
     }
 
-    private static String outcome(Future<Long> done) {
+    /** {@code rlock_waiters} of {@code INFO rlock}: every wait queued on that server. */
+    private static long waitersOn(RespConnection server) {
+        return Long.parseLong(Admin.infoField(server, "rlock", "rlock_waiters"));
+    }
+
+    private static String outcome(Future<?> done) {
         try {
             return "token " + done.get();
         } catch (Exception e) {
