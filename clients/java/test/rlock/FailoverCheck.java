@@ -20,8 +20,8 @@ import rlock.testing.Topology;
 
 /**
  * The failover scenario SentinelTest and ClusterFailoverTest share: for each {@link Kind} (a
- * lock, a write lock, a one-permit semaphore, a multi-lock of two keys), on keys of one hash slot so one failover moves
- * them all, a holder and two waiters (one in {@code lock()}/{@code acquire()}, one in a timed
+ * lock, a write lock, a read lock waited for by writers, a one-permit semaphore, a multi-lock
+ * of two keys), on keys of one hash slot so one failover moves them all, a holder and two waiters (one in {@code lock()}/{@code acquire()}, one in a timed
  * try; the client waits by message either way) go through {@code failover}: the confirmed holder
  * keeps its holding on the new primary (or is told it lost it), a fenced resource never accepts
  * two holders, the waiters are served after the holder, and the tokens rise. A latch awaited
@@ -67,9 +67,10 @@ final class FailoverCheck {
     }
 
     enum Kind {
-        LOCK, WRITE_LOCK, SEMAPHORE, MULTI_LOCK;
+        /** READ_WRITE: the holder reads, the waiters write. */
+        LOCK, WRITE_LOCK, READ_WRITE, SEMAPHORE, MULTI_LOCK;
 
-        Contender of(RLockClient client, String key) {
+        Contender of(RLockClient client, String key, boolean holder) {
             if (this == SEMAPHORE) {
                 RSemaphore semaphore = client.getSemaphore(key);
                 return new Contender() {
@@ -99,7 +100,9 @@ final class FailoverCheck {
                     }
                 };
             }
-            RLock lock = this == LOCK ? client.getLock(key) : this == WRITE_LOCK ? client.getReadWriteLock(key).writeLock()
+            RLock lock = this == LOCK ? client.getLock(key)
+                    : this == WRITE_LOCK || this == READ_WRITE && !holder ? client.getReadWriteLock(key).writeLock()
+                    : this == READ_WRITE ? client.getReadWriteLock(key).readLock()
                     : client.getMultiLock(client.getLock(key + ":a"), client.getLock(key + ":b"));
             return new Contender() {
                 public void acquire() {
@@ -129,9 +132,10 @@ final class FailoverCheck {
             if (this == MULTI_LOCK) { // its waiters are counted on each key they wait for
                 return Math.max(LOCK.queued(conn, key + ":a"), LOCK.queued(conn, key + ":b"));
             }
-            String command = this == LOCK ? "RLOCK.INFO" : this == WRITE_LOCK ? "RWLOCK.INFO" : "RSEM.INFO";
+            boolean rw = this == WRITE_LOCK || this == READ_WRITE;
+            String command = this == LOCK ? "RLOCK.INFO" : rw ? "RWLOCK.INFO" : "RSEM.INFO";
             Map<String, Object> info = Admin.info(conn, command, key);
-            Object waiters = info == null ? null : info.get(this == WRITE_LOCK ? "waiting_writers" : "waiters");
+            Object waiters = info == null ? null : info.get(rw ? "waiting_writers" : "waiters");
             return waiters instanceof List<?> list ? list.size() : waiters instanceof Long count ? count : 0;
         }
     }
@@ -175,7 +179,7 @@ final class FailoverCheck {
                 if (kind == Kind.SEMAPHORE) {
                     clients.get(0).getSemaphore(key).trySetPermits(1);
                 }
-                Contender holder = kind.of(clients.get(0), key);
+                Contender holder = kind.of(clients.get(0), key, true);
                 holders.add(holder);
                 // Each holding on a thread of its own: the owner is the thread.
                 ExecutorService holderThread = Executors.newSingleThreadExecutor();
@@ -186,7 +190,7 @@ final class FailoverCheck {
                 }).get(10, TimeUnit.SECONDS));
                 holderThreads.put(holder, holderThread);
                 for (int i = 1; i < 3; i++) {
-                    Contender waiter = kind.of(clients.get(i), key);
+                    Contender waiter = kind.of(clients.get(i), key, false);
                     boolean blocked = i == 1;
                     waiters.add(threads.submit(() -> {
                         if (blocked) {
