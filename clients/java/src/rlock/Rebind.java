@@ -5,8 +5,9 @@ import rlock.resp.RespError;
 
 /**
  * The watchdog holdings a {@link Node} carries across its sessions: bound to each new session
- * ({@code RENEW key owner PX lease WATCHDOG}: 1 still held, anything else lost), and given up as
- * lost when the node stayed unreachable for a whole lease.
+ * ({@code RENEW key owner PX lease WATCHDOG}: 1 still held; an error of a failover under way
+ * decides nothing; anything else lost), and given up as lost when the node stayed unreachable for a whole
+ * lease.
  */
 final class Rebind {
     private Rebind() {
@@ -18,8 +19,10 @@ final class Rebind {
             Target target = holding.target;
             Object[] renew = target.family().renew(target.key(), target.owner(), holding.leaseMs, true);
             Object reply = fresh.conn.call(renew);
-            if (reply instanceof RespError error && error.code().equals("READONLY")) {
-                throw new IOException("READONLY: " + node + " is a replica now (a failover)"); // the holdings wait for the new primary
+            if (reply instanceof RespError error && error.code().matches("READONLY|TRYAGAIN|CLUSTERDOWN|LOADING|MASTERDOWN")) {
+                // A replica now, or a node that cannot answer during a failover: not a loss; the
+                // holdings wait for the next session, or for the Router to move them.
+                throw new IOException(error.code() + ": " + node + " cannot re-bind " + target.key() + " now (a failover)");
             }
             if (reply instanceof RespError error && error.code().matches("ASK|MOVED")) {
                 reply = fresh.conn.callAsking(renew); // a holding taken on this node while it imports the slot
