@@ -80,7 +80,7 @@ final class Replicas {
 
     /**
      * Now, as a read time that is never the "to be read" 0 ({@code System.nanoTime()} may be
-     * negative: {@code Math.max(1, now)} would freeze the cache, as it once did).
+     * negative, where {@code Math.max(1, now)} would freeze the cache at 1).
      */
     private static long stamp() {
         long now = System.nanoTime();

@@ -151,6 +151,46 @@ class ClusterFailoverTest {
         }
     }
 
+    /**
+     * Confirmation on the Cluster: with the replica of the key's primary stopped (SIGSTOP), an
+     * acquisition, a MultiLock and a semaphore's permits fail with NotConfirmedException in about
+     * the timeout and leave nothing held; with it running they are confirmed.
+     */
+    @Test
+    @Order(0)
+    void withItsReplicaStoppedNoAcquisitionOnTheClusterIsReportedHeld() throws Exception {
+        String key = "{cluster-confirm}lock";
+        int primary = primaryOf(key);
+        int replica = replicaOf(primary);
+        try (RLockClient rlock = RLockClient.create(seed(),
+                new RLockOptions().confirm(Confirm.auto().timeout(java.time.Duration.ofMillis(300))));
+                RespConnection admin = Topology.admin(primary)) {
+            RLock lock = rlock.getLock(key);
+            MultiLock multi = rlock.getMultiLock(rlock.getLock("{cluster-confirm}a"), rlock.getLock("{cluster-confirm}b"));
+            RSemaphore semaphore = rlock.getSemaphore("{cluster-confirm}sem");
+            assertTrue(semaphore.trySetPermits(1));
+            assertTrue(lock.tryLock(), "confirmed with the replica running");
+            lock.unlock();
+            topology.pause(replica);
+            try {
+                for (org.junit.jupiter.api.function.Executable acquire : List.<org.junit.jupiter.api.function.Executable>of(
+                        lock::tryLock, multi::lock, () -> semaphore.acquire())) {
+                    long start = System.nanoTime();
+                    NotConfirmedException e = assertThrows(NotConfirmedException.class, acquire);
+                    long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+                    assertTrue(ms >= 250 && ms < 5000, "failed after " + ms + " ms");
+                    assertEquals(0, e.confirmed());
+                    assertEquals(1, e.required());
+                }
+                assertEquals(null, Admin.info(admin, "RLOCK.INFO", key));
+                assertEquals(null, Admin.info(admin, "RLOCK.INFO", "{cluster-confirm}a"));
+                assertEquals(1, semaphore.availablePermits());
+            } finally {
+                topology.resume(replica);
+            }
+        }
+    }
+
     @Test
     @Order(1)
     @Timeout(150)
