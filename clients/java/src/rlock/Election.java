@@ -2,9 +2,9 @@ package rlock;
 
 import java.io.IOException;
 import java.util.Map;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongConsumer;
 import rlock.resp.Push;
@@ -120,7 +120,10 @@ public final class Election {
      * must publish the module's class: {@code notify-keyspace-events} with {@code K} and
      * {@code d} ({@code Kdgx} shows deletions and lease ends too). After the subscription's
      * connection drops, it reconnects and reads the leader again, so a change missed while
-     * disconnected is reported then. Close the observation to stop.
+     * disconnected is reported then. Under Sentinel or Cluster it checks every second that it
+     * listens to the key's primary now (keyspace events are per node, and a failover may leave
+     * the old primary's connections open) and moves to the new one, reading the leader there.
+     * Close the observation to stop.
      *
      * @throws IllegalStateException when {@code CONFIG GET notify-keyspace-events} shows the
      *         server would not publish them (not checked when the user may not run it)
@@ -134,8 +137,10 @@ public final class Election {
     public final class Observation implements AutoCloseable {
         private final LeaderListener listener;
         private final String channel;
-        private final ExecutorService thread;
+        private final ScheduledExecutorService thread;
         private volatile RespConnection conn;
+        /** The node {@link #conn} listens to. */
+        private volatile Node node;
         private volatile boolean closed;
         /** The last leader told (touched on the observation's thread only). */
         private Leader last;
@@ -145,7 +150,7 @@ public final class Election {
             this.listener = listener;
             this.channel = "__keyspace@" + engine.settings().db() + "__:" + key;
             checkEvents();
-            this.thread = Executors.newSingleThreadExecutor(runnable -> {
+            this.thread = Executors.newSingleThreadScheduledExecutor(runnable -> {
                 Thread t = new Thread(runnable, "rlock-observe " + key);
                 t.setDaemon(true);
                 return t;
@@ -157,6 +162,23 @@ public final class Election {
                 throw new RLockException("cannot observe " + key + ": " + e.getMessage(), e);
             }
             run(this::refresh);
+            if (engine.router().followsFailovers()) {
+                thread.scheduleWithFixedDelay(this::follow, 1, 1, TimeUnit.SECONDS);
+            }
+        }
+
+        /**
+         * Moves to the key's primary when the client's view of it changed (the router asks the
+         * sentinels, or reads the slot map, every second); a dead connection reconnects anyway.
+         */
+        private void follow() {
+            if (!closed && conn != null && engine.router().nodeFor(key) != node) {
+                try {
+                    reconnect();
+                } catch (RuntimeException e) {
+                    // the next round
+                }
+            }
         }
 
         /**
@@ -178,8 +200,8 @@ public final class Election {
         }
 
         private void subscribe() throws IOException {
-            Node node = engine.router().nodeFor(key);
-            RespConnection connection = RespConnection.open(engine.settings().copy().address(node.host, node.port)
+            Node target = engine.router().nodeFor(key);
+            RespConnection connection = RespConnection.open(engine.settings().copy().address(target.host, target.port)
                     .clientName("rlock-java-observe:" + engine.id)
                     .listener(new RespConnection.Listener() {
                         @Override
@@ -197,6 +219,7 @@ public final class Election {
                         }
                     }));
             conn = connection;
+            node = target;
             if (closed) {
                 connection.close();
                 return;

@@ -47,7 +47,8 @@ final class Engine {
         this.holdings = new Holdings(this::background);
         this.dispatcher = new Dispatcher(this);
         this.waits = new WaitByMessage(this, options.responseTimeout.toNanos());
-        this.router = uri.masterName != null ? new Router(this, new Sentinels(uri.masterName, uri.sentinels))
+        this.router = uri.masterName != null ? new Router(this, new Sentinels(uri.masterName, uri.sentinels, settings,
+                        options.sentinelUser, options.sentinelPassword))
                 : new Router(this, uri.host, uri.port);
         try {
             router.seed().sessionWithin(connectTimeoutNanos());

@@ -17,7 +17,7 @@ import rlock.resp.RespServerException;
  * receives the {@code NOTIFY} messages. RESP2 (a server that refuses {@code HELLO 3}): a
  * command connection and a subscriber connection, named in {@code NOTIFY <id>}. Watchdog
  * holdings are bound to the session; after it drops, a new one re-binds them
- * ({@code RENEW ... PX lease WATCHDOG}) before any call runs on it, and those the server no
+ * ({@code RENEW ... PX lease WATCHDOG}, {@link Rebind}) before any call runs on it, and those the server no
  * longer knows are reported lost. The client's maintenance thread {@code PING}s it every third
  * of {@code rlock.watchdog-idle-ms}.
  */
@@ -96,7 +96,7 @@ final class Node {
             }
             Session fresh = open(++generation);
             try {
-                rebind(fresh);
+                Rebind.holdings(engine, this, fresh);
             } catch (IOException | RuntimeException e) {
                 fresh.close();
                 throw e;
@@ -171,6 +171,9 @@ final class Node {
      * command or null, its reply}.
      */
     Object[] exchange(Session s, boolean asking, Confirm confirm, Object[] args) throws IOException {
+        if (confirm != null && confirm.aof) {
+            replicas.requireAof(s.conn);
+        }
         Object[] wait = confirm == null || confirm.off ? null : confirm.command(confirm.replicas == Confirm.AUTO ? replicas.count(s.conn) : 0);
         if (wait == null) {
             return new Object[] {asking ? s.conn.callAsking(args) : s.conn.call(args), null, null};
@@ -280,33 +283,12 @@ final class Node {
         pingIntervalKnown = true;
     }
 
-    /** Binds the live watchdog holdings taken here to the new session, or reports them lost. */
-    private void rebind(Session fresh) throws IOException {
-        for (Holding holding : engine.holdings().watchdogHoldings(this)) {
-            Target target = holding.target;
-            Object[] renew = target.family().renew(target.key(), target.owner(), holding.leaseMs, true);
-            Object reply = fresh.conn.call(renew);
-            if (reply instanceof RespError && ((RespError) reply).code().equals("READONLY")) {
-                throw new IOException("READONLY: " + this + " is a replica now (a failover)"); // the holdings wait for the new primary
-            }
-            if (reply instanceof RespError && ((RespError) reply).code().matches("ASK|MOVED")) {
-                reply = fresh.conn.callAsking(renew); // a holding taken on this node while it imports the slot
-                if (reply instanceof RespError) {
-                    continue; // its slot is served elsewhere now: the Router moves it there (ClusterSlots)
-                }
-            }
-            if (!Long.valueOf(1).equals(reply)) {
-                engine.holdings().lost(holding);
-            }
-        }
-    }
-
     /** After a failover moved holdings here: re-binds them on the session (or reports them lost). */
     void adopt() {
         try {
             Session s = sessionWithin(engine.connectTimeoutNanos());
             synchronized (this) {
-                rebind(s);
+                Rebind.holdings(engine, this, s);
             }
         } catch (IOException | RuntimeException e) {
             close(); // the next session re-binds them
@@ -329,7 +311,7 @@ final class Node {
                 try {
                     session();
                 } catch (IOException | RuntimeException e) {
-                    silent();
+                    Rebind.silent(engine, this, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - lastContact));
                 }
             }
             return;
@@ -345,16 +327,6 @@ final class Node {
             }
         } catch (IOException e) {
             s.close();
-        }
-    }
-
-    /** Unreachable: a watchdog holding whose whole lease passed without contact has surely ended. */
-    private void silent() {
-        long silentMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - lastContact);
-        for (Holding holding : engine.holdings().watchdogHoldings(this)) {
-            if (silentMs >= holding.leaseMs) {
-                engine.holdings().lost(holding);
-            }
         }
     }
 

@@ -14,6 +14,8 @@ public final class RLockOptions {
     Confirm confirm = Confirm.auto();
     String masterName;
     java.util.List<String> sentinels = java.util.List.of();
+    String sentinelUser;
+    String sentinelPassword;
 
     /** For {@code rediss://}: the factory of TLS sockets (default: the JDK's default one). */
     public RLockOptions sslSocketFactory(SSLSocketFactory factory) {
@@ -76,6 +78,17 @@ public final class RLockOptions {
     public RLockOptions sentinel(String masterName, String... sentinels) {
         this.masterName = masterName;
         this.sentinels = java.util.List.of(sentinels);
+        return this;
+    }
+
+    /**
+     * The sentinels' own credentials (Redisson's {@code sentinelUsername}/{@code sentinelPassword}):
+     * {@code user} null for the {@code default} user. Without them the sentinels are asked
+     * without {@code AUTH}; the URI's password is the data nodes'.
+     */
+    public RLockOptions sentinelAuth(String user, String password) {
+        this.sentinelUser = user;
+        this.sentinelPassword = password;
         return this;
     }
 }

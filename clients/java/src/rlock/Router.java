@@ -42,7 +42,8 @@ final class Router {
         this.sentinels = sentinels;
         String[] primary = sentinels.primary();
         if (primary == null) {
-            throw new RLockException("SENTINEL", "no sentinel of " + sentinels + " names a primary");
+            throw new RLockException("SENTINEL", "no sentinel of " + sentinels + " names a primary (last: "
+                    + sentinels.lastFailure() + ")");
         }
         this.seed = node(primary[0], Integer.parseInt(primary[1]));
     }

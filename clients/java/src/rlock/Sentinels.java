@@ -6,19 +6,26 @@ import rlock.resp.RespConnection;
 
 /**
  * Sentinel discovery: which server the sentinels name as the primary of the master name
- * ({@code SENTINEL get-master-addr-by-name}), asking them in turn on short-lived connections.
+ * ({@code SENTINEL get-master-addr-by-name}), asking them in turn on short-lived connections:
+ * with the data nodes' TLS settings, and with the sentinels' own credentials when given
+ * ({@link RLockOptions#sentinelAuth}), never the data nodes' (a sentinel without a password
+ * refuses {@code AUTH}).
  */
 final class Sentinels {
     final String masterName;
     private final List<String> addresses;
     private final RespConnection.Settings settings;
+    /** Why the last sentinel asked gave no answer (for the error when none does). */
+    private volatile String lastFailure = "";
 
-    Sentinels(String masterName, List<String> addresses) {
+    /** {@code nodes}: the data nodes' settings, whose TLS the sentinels share. */
+    Sentinels(String masterName, List<String> addresses, RespConnection.Settings nodes, String user, String password) {
         this.masterName = masterName;
         this.addresses = addresses;
-        // The sentinels are asked without the data nodes' credentials, database or TLS.
-        this.settings = new RespConnection.Settings().connectTimeout(java.time.Duration.ofSeconds(2))
-                .responseTimeout(java.time.Duration.ofSeconds(2)).protocol(2);
+        this.settings = nodes.copy().auth(user, password).db(0).protocol(2)
+                .connectTimeout(java.time.Duration.ofSeconds(2)).responseTimeout(java.time.Duration.ofSeconds(2))
+                .listener(new RespConnection.Listener() {
+                });
     }
 
     /** {host, port} of the primary the first sentinel that answers names, or null when none answers. */
@@ -32,11 +39,17 @@ final class Sentinels {
                 if (reply instanceof List<?> list && list.size() == 2) {
                     return new String[] {RespConnection.text(list.get(0)), RespConnection.text(list.get(1))};
                 }
+                lastFailure = address + " answered " + (reply == null ? "that it knows no " + masterName : String.valueOf(reply));
             } catch (IOException | RuntimeException e) {
-                // the next sentinel
+                lastFailure = address + ": " + e.getMessage(); // the next sentinel
             }
         }
         return null;
+    }
+
+    /** The last sentinel's failure to answer, for errors. */
+    String lastFailure() {
+        return lastFailure;
     }
 
     @Override

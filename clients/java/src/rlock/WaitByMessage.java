@@ -73,8 +73,10 @@ final class WaitByMessage {
             throws InterruptedException {
         switch (event.kind) {
             case DISCONNECTED:
-                if (engine.router().isCluster()) {
-                    call.reroute(); // a failover may have moved the slot
+                if (engine.router().followsFailovers()) {
+                    // A failover may have moved the key: a latch wait (a read) sent again to a
+                    // demoted primary would be accepted there, and never told.
+                    call.reroute();
                 }
                 return true; // sent again with the same request id
             case CLOSED:

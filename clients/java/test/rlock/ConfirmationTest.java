@@ -7,9 +7,11 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
@@ -95,17 +97,22 @@ class ConfirmationTest {
         int port = topology.replicaPorts().get(0);
         topology.pause(port);
         try {
-            long start = System.nanoTime();
-            NotConfirmedException e = assertThrows(NotConfirmedException.class, acquire);
-            long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
-            assertTrue(ms >= 250 && ms < 5000, "failed after " + ms + " ms");
-            assertEquals(0, e.confirmed());
-            assertEquals(1, e.required());
-            assertTrue(e.getMessage().contains("confirmed by 0 of 1 replicas within 300 ms"), e.getMessage());
-            return e;
+            return unconfirmedWithin300Ms(acquire);
         } finally {
             resume(port);
         }
+    }
+
+    /** {@code acquire}, its only replica stopped, fails with NotConfirmedException (0 of 1) after about 300 ms. */
+    static NotConfirmedException unconfirmedWithin300Ms(Executable acquire) {
+        long start = System.nanoTime();
+        NotConfirmedException e = assertThrows(NotConfirmedException.class, acquire);
+        long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        assertTrue(ms >= 250 && ms < 5000, "failed after " + ms + " ms");
+        assertEquals(0, e.confirmed());
+        assertEquals(1, e.required());
+        assertTrue(e.getMessage().contains("confirmed by 0 of 1 replicas within 300 ms"), e.getMessage());
+        return e;
     }
 
     /** Resumes the replica and waits until it has acknowledged everything the primary wrote. */
@@ -216,6 +223,68 @@ class ConfirmationTest {
             lock.unlock();
         } finally {
             resume(port);
+        }
+    }
+
+    /**
+     * {@code Confirm.aof()}: {@code WAITAOF 1 n} where the server has it (Redis 7.2+, Valkey) and
+     * {@code appendonly yes}: held when the replica's AOF has it, not held (undone) with the
+     * replica stopped. Without appendonly, or on a server without WAITAOF (Redis 7.0: the test
+     * checks that error, then is skipped), the call fails with a clear error and takes nothing.
+     * A replica reports its fsynced offset about once a second (measured on 8.2.3 and Valkey
+     * 8.1.8: each WAITAOF 1 1 took ~1 s), so the timeout here is 2.5 s, not the 1 s default.
+     */
+    @Test
+    void aofConfirmationWhereTheServerHasWaitaof() throws Exception {
+        RLockClient aof = rlock.withConfirm(Confirm.aof().timeout(Duration.ofMillis(2500)));
+        RLock lock = aof.getLock("aof");
+        RLockException refused = assertThrows(RLockException.class, lock::tryLock);
+        assertTrue(refused.getMessage().contains("Confirm.aof() needs WAITAOF"), refused.getMessage());
+        assertNull(Admin.info(primary, "RLOCK.INFO", "aof"), "a refused call took nothing");
+        List<?> waitaof = (List<?>) Admin.call(primary, "COMMAND", "INFO", "WAITAOF");
+        Assumptions.assumeTrue(waitaof.get(0) != null, "this server ("
+                + Admin.infoField(primary, "server", "redis_version") + ") has no WAITAOF: only its refusal was checked");
+        assertTrue(refused.getMessage().contains("appendonly is off"), refused.getMessage());
+        // appendfsync always: WAITAOF waits for the fsync, once a second under everysec.
+        for (RespConnection server : List.of(primary, replica)) {
+            Admin.call(server, "CONFIG", "SET", "appendfsync", "always");
+            Admin.call(server, "CONFIG", "SET", "appendonly", "yes");
+        }
+        try {
+            for (RespConnection server : List.of(primary, replica)) {
+                Admin.eventually(20_000, "the first AOF rewrite done", () -> "0".equals(Admin.infoField(server, "persistence", "aof_rewrite_in_progress"))
+                        && "0".equals(Admin.infoField(server, "persistence", "aof_rewrite_scheduled")));
+            }
+            // The node reads its AOF setting at most once a second, and a replica whose AOF was
+            // just turned on acknowledges its first fsyncs late: a few attempts.
+            String last = null;
+            boolean held = false;
+            for (int attempt = 0; attempt < 5 && !held; attempt++) {
+                try {
+                    held = lock.tryLock();
+                    last = held ? null : "not granted: " + Admin.info(primary, "RLOCK.INFO", "aof");
+                } catch (RLockException e) {
+                    last = e.getMessage();
+                    Thread.sleep(500);
+                }
+            }
+            assertTrue(held, "not held with WAITAOF: " + last);
+            assertNotNull(Admin.info(replica, "RLOCK.INFO", "aof"), "on the replica when the call returned");
+            lock.unlock();
+            int port = topology.replicaPorts().get(0);
+            topology.pause(port);
+            try {
+                NotConfirmedException e = assertThrows(NotConfirmedException.class, lock::tryLock);
+                assertTrue(e.getMessage().contains("confirmed by 0 of 1 replicas within 2500 ms (undone: not held)"), e.getMessage());
+                assertNull(Admin.info(primary, "RLOCK.INFO", "aof"));
+            } finally {
+                resume(port);
+            }
+        } finally {
+            for (RespConnection server : List.of(primary, replica)) {
+                Admin.call(server, "CONFIG", "SET", "appendonly", "no");
+                Admin.call(server, "CONFIG", "SET", "appendfsync", "everysec");
+            }
         }
     }
 

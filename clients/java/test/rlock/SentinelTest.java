@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
 import rlock.resp.RespConnection;
-import rlock.testing.Admin;
+import rlock.testing.RedisServer;
 import rlock.testing.Topology;
 
 /**
@@ -34,23 +34,6 @@ import rlock.testing.Topology;
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class SentinelTest {
     static Topology topology;
-
-    /** The fenced resource: refuses a token below the highest seen, and a second holder. */
-    static final class Fence {
-        private long highest;
-        private int inside;
-
-        synchronized void enter(long token) {
-            assertTrue(token >= highest, "token " + token + " below " + highest);
-            assertEquals(0, inside, "two holders at once");
-            inside++;
-            highest = token;
-        }
-
-        synchronized void exit() {
-            inside--;
-        }
-    }
 
     @BeforeAll
     static void start() throws Exception {
@@ -77,96 +60,43 @@ class SentinelTest {
         assertThrows(IllegalArgumentException.class, () -> RLockClient.create("redis-sentinel://127.0.0.1:1/"));
     }
 
+    /**
+     * A sentinel that requires a password (another master name over the same primary, so the
+     * topology's sentinels ignore it): refused without it, asked with {@code sentinelAuth}.
+     */
+    @Test
+    @Order(0)
+    void sentinelsAreAskedWithTheirOwnPassword() throws Exception {
+        try (RedisServer sentinel = RedisServer.sentinel("requirepass s3cret",
+                "sentinel monitor rlock-secret 127.0.0.1 " + topology.primaryPort() + " 2",
+                "sentinel down-after-milliseconds rlock-secret 600000")) {
+            String uri = "redis-sentinel://127.0.0.1:" + sentinel.port + "/rlock-secret";
+            RLockException refused = assertThrows(RLockException.class, () -> RLockClient.create(uri));
+            assertTrue(refused.getMessage().contains("NOAUTH"), refused.getMessage());
+            assertThrows(RLockException.class, () -> RLockClient.create(uri, new RLockOptions().sentinelAuth(null, "wrong")));
+            try (RLockClient client = RLockClient.create(uri, new RLockOptions().sentinelAuth(null, "s3cret"))) {
+                RLock lock = client.getLock("secret");
+                assertTrue(lock.tryLock());
+                lock.unlock();
+            }
+        }
+    }
+
     @Test
     @Order(1)
     @Timeout(120)
-    void holderAndWaitersAcrossSentinelFailover() throws Exception {
-        acrossFailover(topology.sentinelUri(), "sentinel-failover", topology::primaryPort, () -> topology.command("failover"));
+    void holdersAndWaitersAcrossSentinelFailover() throws Exception {
+        FailoverCheck.run(topology.sentinelUri(), "sentinel-failover", topology::primaryPort, () -> topology.command("failover"));
     }
 
+    /** The last failover of the class: it leaves no replica. */
     @Test
     @Order(2)
-    @Timeout(120)
-    void holderAndWaitersAcrossKillOfThePrimary() throws Exception {
-        acrossFailover(topology.sentinelUri(), "sentinel-kill", topology::primaryPort, () -> {
-            topology.command("kill", "port", topology.primaryPort());
-            topology.command("await_promotion");
-        });
-    }
-
-    interface Failover {
-        void run() throws Exception;
-    }
-
-    /**
-     * A holder and two waiters of {@code key} (clients of {@code uri}) across {@code failover}:
-     * see the class comment. {@code primaryOf} is the port of the key's primary now.
-     */
-    static void acrossFailover(String uri, String key, java.util.function.IntSupplier primaryOf, Failover failover) throws Exception {
-        int oldPrimary = primaryOf.getAsInt();
-        List<RLockClient> clients = new ArrayList<>();
-        ExecutorService threads = Executors.newFixedThreadPool(3);
-        List<LostLock> lost = new CopyOnWriteArrayList<>();
-        List<Long> tokens = new CopyOnWriteArrayList<>();
-        Fence FENCE = new Fence();
-        try {
-            for (int i = 0; i < 3; i++) {
-                clients.add(RLockClient.create(uri));
-            }
-            clients.get(0).addLockLostListener(lost::add);
-            RLock held = clients.get(0).getLock(key);
-            long first = threads.submit(() -> {
-                held.lock();
-                FENCE.enter(held.getToken());
-                return held.getToken();
-            }).get(10, TimeUnit.SECONDS);
-            List<Future<Long>> waiters = new ArrayList<>();
-            for (int i = 1; i < 3; i++) {
-                RLock lock = clients.get(i).getLock(key);
-                boolean blocked = i == 1;
-                waiters.add(threads.submit(() -> {
-                    if (blocked) {
-                        lock.lock();
-                    } else {
-                        assertTrue(lock.tryLock(60, -1, TimeUnit.SECONDS));
-                    }
-                    long token = lock.getToken();
-                    FENCE.enter(token);
-                    tokens.add(token);
-                    FENCE.exit();
-                    lock.unlock();
-                    return token;
-                }));
-                try (RespConnection primary = Topology.admin(oldPrimary)) {
-                    long queued = i;
-                    Admin.eventually(10_000, "waiter " + i + " queued", () -> Admin.waiters(primary, key) == queued);
-                }
-            }
-
-            failover.run();
-            assertNotEquals(oldPrimary, primaryOf.getAsInt(), "a new primary");
-
-            // The holder: still holding on the new primary (its confirmed holding re-bound), or told it lost it.
-            threads.submit(() -> {
-                if (held.isHeldByCurrentThread()) {
-                    assertEquals(first, held.getToken());
-                    FENCE.exit();
-                    held.unlock();
-                } else {
-                    Admin.eventually(10_000, "the loss reported", () -> !lost.isEmpty());
-                    FENCE.exit();
-                    assertThrows(IllegalMonitorStateException.class, held::unlock);
-                }
-                return null;
-            }).get(60, TimeUnit.SECONDS);
-            for (Future<Long> waiter : waiters) {
-                assertTrue(waiter.get(60, TimeUnit.SECONDS) > first, "served after the holder, with a higher token");
-            }
-            assertTrue(tokens.get(1) > tokens.get(0), "tokens rise: " + tokens);
-            assertTrue(lost.isEmpty(), "the confirmed holding survived the failover: " + lost);
-        } finally {
-            threads.shutdownNow();
-            clients.forEach(RLockClient::close);
-        }
+    @Timeout(150)
+    void holdersAndWaitersAcrossKillOfThePrimaryAndAnUnsyncedHoldingToldItLost() throws Exception {
+        String uri = topology.sentinelUri();
+        FailoverCheck.run(uri, "sentinel-kill", topology::primaryPort, () -> FailoverCheck.killWithAnUnsyncedHolding(
+                topology, uri, "sentinel-unsynced", topology.primaryPort(), topology.replicaPorts().get(0),
+                () -> topology.command("await_promotion")));
     }
 }

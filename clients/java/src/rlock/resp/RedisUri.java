@@ -42,19 +42,26 @@ public final class RedisUri {
     /**
      * A sentinel address list and master name, as Lettuce writes them:
      * {@code redis-sentinel://[[user]:password@]host:port[,host:port...]/mastername} (or
-     * {@code #mastername}); the password is the data nodes' (the sentinels are asked without one).
+     * {@code #mastername}); the password is the data nodes' (the sentinels' own credentials are
+     * an option). {@code rediss-sentinel://}: TLS to the sentinels and the data nodes.
      */
     public static RedisUri sentinel(String masterName, java.util.List<String> sentinels, String user, String password, int db) {
+        return sentinel(false, masterName, sentinels, user, password, db);
+    }
+
+    public static RedisUri sentinel(boolean tls, String masterName, java.util.List<String> sentinels, String user,
+            String password, int db) {
         if (masterName == null || masterName.isEmpty() || sentinels.isEmpty()) {
             throw new IllegalArgumentException("a master name and at least one sentinel host:port");
         }
         String[] first = sentinels.get(0).split(":");
-        return new RedisUri(false, first[0], first.length > 1 ? Integer.parseInt(first[1]) : 26379, user, password, db,
+        return new RedisUri(tls, first[0], first.length > 1 ? Integer.parseInt(first[1]) : 26379, user, password, db,
                 masterName, java.util.List.copyOf(sentinels));
     }
 
     private static RedisUri parseSentinel(String text) {
-        String rest = text.substring("redis-sentinel://".length());
+        boolean tls = text.startsWith("rediss-sentinel://");
+        String rest = text.substring(text.indexOf("://") + 3);
         String name = null;
         int hash = rest.indexOf('#');
         if (hash >= 0) {
@@ -84,14 +91,14 @@ public final class RedisUri {
             }
         }
         try {
-            return sentinel(decode(name), sentinels, user, password, 0);
+            return sentinel(tls, decode(name), sentinels, user, password, 0);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("redis-sentinel://[password@]host:port[,host:port]/mastername: " + text, e);
         }
     }
 
     public static RedisUri parse(String text) {
-        if (text.startsWith("redis-sentinel://")) {
+        if (text.startsWith("redis-sentinel://") || text.startsWith("rediss-sentinel://")) {
             return parseSentinel(text);
         }
         URI uri;
@@ -102,7 +109,7 @@ public final class RedisUri {
         }
         String scheme = uri.getScheme();
         if (!"redis".equals(scheme) && !"rediss".equals(scheme)) {
-            throw new IllegalArgumentException("a redis URI starts with redis://, rediss:// or redis-sentinel://: " + text);
+            throw new IllegalArgumentException("a redis URI starts with redis://, rediss://, redis-sentinel:// or rediss-sentinel://: " + text);
         }
         String host = uri.getHost();
         if (host == null || host.isEmpty()) {
@@ -146,7 +153,7 @@ public final class RedisUri {
     @Override
     public String toString() {
         if (masterName != null) {
-            return "redis-sentinel://" + String.join(",", sentinels) + "/" + masterName;
+            return (tls ? "rediss-sentinel://" : "redis-sentinel://") + String.join(",", sentinels) + "/" + masterName;
         }
         return (tls ? "rediss://" : "redis://") + (password != null ? (user != null ? user : "") + ":***@" : "")
                 + host + ":" + port + "/" + db;

@@ -190,18 +190,14 @@ public final class RespConnection implements AutoCloseable {
         RespConnection connection = new RespConnection(settings, socket);
         connection.readerThread.start();
         try {
-            connection.handshake();
+            Handshake.Result result = Handshake.run(connection, connection.settings);
+            connection.protocol = result.protocol();
+            connection.clientId = result.clientId();
         } catch (IOException | RuntimeException e) {
             connection.close();
             throw e;
         }
         return connection;
-    }
-
-    private void handshake() throws IOException {
-        Handshake.Result result = Handshake.run(this, settings);
-        protocol = result.protocol();
-        clientId = result.clientId();
     }
 
     /** 3 when {@code HELLO 3} was accepted, else 2. */

@@ -44,6 +44,20 @@ class UriAndSlotsTest {
     }
 
     @Test
+    void sentinelUris() {
+        RedisUri plain = RedisUri.parse("redis-sentinel://:p%40ss@h1:26379,h2/mymaster");
+        assertFalse(plain.tls);
+        assertEquals("mymaster", plain.masterName);
+        assertEquals(java.util.List.of("h1:26379", "h2:26379"), plain.sentinels);
+        assertEquals("p@ss", plain.password);
+        RedisUri tls = RedisUri.parse("rediss-sentinel://h1:26380#other");
+        assertTrue(tls.tls);
+        assertEquals("other", tls.masterName);
+        assertEquals("rediss-sentinel://h1:26380/other", tls.toString());
+        assertThrows(IllegalArgumentException.class, () -> RedisUri.parse("rediss-sentinel://h1:26380/"));
+    }
+
+    @Test
     void slotsAsRedisClusterComputesThem() {
         assertEquals(0x31C3, Cluster.crc16("123456789".getBytes(StandardCharsets.US_ASCII), 0, 9));
         assertEquals(12182, Cluster.slot("foo"));

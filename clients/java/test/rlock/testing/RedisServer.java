@@ -64,10 +64,30 @@ public final class RedisServer implements AutoCloseable {
 
     public static RedisServer start(int port, String... extra) throws IOException, InterruptedException {
         Path dir = Files.createTempDirectory("rlock-java-test-");
-        List<String> command = new ArrayList<>(List.of("redis-server", "--port", String.valueOf(port), "--save", "",
+        List<String> command = new ArrayList<>(List.of(binary(), "--port", String.valueOf(port), "--save", "",
                 "--appendonly", "no", "--dir", dir.toString(), "--logfile", dir.resolve("redis.log").toString(),
                 "--loadmodule", module().toString()));
         command.addAll(List.of(extra));
+        return launch(port, dir, command);
+    }
+
+    /** The server binary: {@code REDIS_SERVER} (as the harness reads it), else redis-server on the PATH. */
+    public static String binary() {
+        String binary = System.getenv("REDIS_SERVER");
+        return binary == null || binary.isEmpty() ? "redis-server" : binary;
+    }
+
+    /** A sentinel (no module) on a free port with these lines of configuration. */
+    public static RedisServer sentinel(String... config) throws IOException, InterruptedException {
+        int port = freePort();
+        Path dir = Files.createTempDirectory("rlock-java-sentinel-");
+        Path conf = dir.resolve("sentinel.conf");
+        Files.writeString(conf, String.join("\n", config) + "\n");
+        return launch(port, dir, List.of(binary(), conf.toString(), "--sentinel", "--port", String.valueOf(port),
+                "--dir", dir.toString(), "--logfile", dir.resolve("redis.log").toString()));
+    }
+
+    private static RedisServer launch(int port, Path dir, List<String> command) throws IOException, InterruptedException {
         Process process = new ProcessBuilder(command).redirectErrorStream(true)
                 .redirectOutput(dir.resolve("stdout.log").toFile()).start();
         RUNNING.add(process);

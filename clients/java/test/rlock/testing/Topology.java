@@ -22,9 +22,12 @@ public final class Topology implements AutoCloseable {
     private final BufferedReader out;
     private final OutputStream in;
     private volatile Map<String, Object> described;
+    /** The servers' files and logs, removed by {@link #close()}. */
+    private final Path dir;
 
-    private Topology(Process process) {
+    private Topology(Process process, Path dir) {
         this.process = process;
+        this.dir = dir;
         this.out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
         this.in = process.getOutputStream();
     }
@@ -35,7 +38,7 @@ public final class Topology implements AutoCloseable {
         Process process = new ProcessBuilder("python3", harness.toString(), kind, "--module",
                 RedisServer.module().toString(), "--dir", dir.toString())
                 .redirectError(ProcessBuilder.Redirect.INHERIT).start();
-        Topology topology = new Topology(process);
+        Topology topology = new Topology(process, dir);
         String line = topology.out.readLine();
         if (line == null) {
             process.destroyForcibly();
@@ -133,5 +136,15 @@ public final class Topology implements AutoCloseable {
             // tearing down anyway
         }
         process.destroy();
+        try {
+            process.waitFor(10, java.util.concurrent.TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        try (java.util.stream.Stream<Path> files = Files.walk(dir)) {
+            files.sorted(java.util.Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
+        } catch (IOException e) {
+            // a temporary directory left behind
+        }
     }
 }
