@@ -20,117 +20,31 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from resp import Resp, RespError, free_port
+from process import MODULE, Process, TopologyError, info, wait_for
+from resp import RespError, free_port
 
-REPO = Path(__file__).resolve().parents[2]
-MODULE = Path(os.environ.get("RLOCK_MODULE", REPO / "target/release/librlock.so"))
-SERVER = os.environ.get("REDIS_SERVER", "redis-server")
 MASTER_NAME = "rlock"
 KINDS = ("standalone", "replicated", "sentinel", "cluster")
-READY_S = 30.0
 # Short enough that a killed primary is replaced within a few seconds, long enough that a
 # loaded 2-core machine does not fail over by itself.
 SENTINEL_DOWN_AFTER_MS = 1000
 CLUSTER_NODE_TIMEOUT_MS = 1500
 
 
-class TopologyError(RuntimeError):
-    pass
-
-
-def wait_for(what: str, check, deadline_s: float = READY_S, logs=None):
-    """Polls `check` (a truthy value ends the wait) until the deadline, then fails with `what`
-    and the servers' logs."""
-    deadline = time.monotonic() + deadline_s
-    while True:
-        try:
-            value = check()
-            if value:
-                return value
-        except (OSError, RespError):
-            pass
-        if time.monotonic() > deadline:
-            raise TopologyError(f"timed out waiting for {what}" + (f"\n{logs()}" if logs else ""))
-        time.sleep(0.02)
-
-
-class Process:
-    """One redis-server (data node or sentinel) of the topology."""
-
-    def __init__(self, directory: Path, port: int, args: list[str], sentinel: bool = False):
-        self.port = port
-        self.sentinel = sentinel
-        self.directory = directory
-        self.log = directory / "server.log"
-        directory.mkdir(parents=True, exist_ok=True)
-        if sentinel:
-            conf = directory / "sentinel.conf"
-            conf.write_text("\n".join(args) + "\n")
-            command = [SERVER, str(conf), "--sentinel", "--port", str(port), "--bind", "127.0.0.1",
-                       "--dir", str(directory), "--logfile", str(self.log), "--daemonize", "no"]
-        else:
-            command = [SERVER, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(directory),
-                       "--save", "", "--appendonly", "no", "--logfile", str(self.log),
-                       "--daemonize", "no", "--repl-diskless-sync", "yes",
-                       "--repl-diskless-sync-delay", "0", "--loadmodule", str(MODULE), *args]
-        self.command = command
-        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
-                                        start_new_session=True)
-        self.paused = False
-
-    def conn(self, timeout: float = 2.0) -> Resp:
-        return Resp("127.0.0.1", self.port, timeout)
-
-    def call(self, *args):
-        with self.conn() as c:
-            return c.call(*args)
-
-    def alive(self) -> bool:
-        return self.process.poll() is None
-
-    def wait_ready(self):
-        def pong():
-            if not self.alive():
-                raise TopologyError(f"{self.command[0]} on port {self.port} exited:\n{self.log_text()}")
-            return self.call("PING") == "PONG"
-        wait_for(f"PING on port {self.port}", pong, logs=self.log_text)
-
-    def signal(self, number: int):
-        if self.alive():
-            os.kill(self.process.pid, number)
-
-    def kill(self):
-        if self.paused:
-            self.signal(signal.SIGCONT)
-        self.signal(signal.SIGKILL)
-        self.process.wait()
-
-    def log_text(self) -> str:
-        return self.log.read_text(errors="replace")[-3000:] if self.log.exists() else "(no log)"
-
-    def address(self) -> dict:
-        return {"host": "127.0.0.1", "port": self.port}
-
-
-def info(process: Process, section: str) -> dict:
-    text = process.call("INFO", section)
-    return dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
-
-
 class Topology:
-    def __init__(self, kind: str, workdir: Path, owns_workdir: bool):
+    def __init__(self, kind: str, workdir: Path, owns_workdir: bool, module: Path = MODULE):
         if kind not in KINDS:
             raise TopologyError(f"unknown topology {kind!r}: one of {', '.join(KINDS)}")
-        if not MODULE.is_file():
-            raise TopologyError(f"{MODULE} is missing: build it with `make build` (or set RLOCK_MODULE)")
+        if not module.is_file():
+            raise TopologyError(f"{module} is missing: build it with `make build` (or set RLOCK_MODULE)")
         self.kind = kind
+        self.module = module
         self.workdir = workdir
         self.owns_workdir = owns_workdir
         self.nodes: list[Process] = []
@@ -139,12 +53,10 @@ class Topology:
 
     @classmethod
     def start(cls, kind: str, module=None, workdir=None) -> "Topology":
-        global MODULE
-        if module is not None:
-            MODULE = Path(module).resolve()
+        module = MODULE if module is None else Path(module).resolve()
         owns = workdir is None
         directory = Path(workdir or tempfile.mkdtemp(prefix=f"rlock-{kind}-"))
-        topology = cls(kind, directory, owns)
+        topology = cls(kind, directory, owns, module)
         try:
             getattr(topology, f"_start_{kind}")()
         except BaseException:
@@ -157,7 +69,7 @@ class Topology:
 
     def _node(self, *args: str) -> Process:
         port = free_port()
-        node = Process(self.workdir / f"node-{port}", port, list(args))
+        node = Process(self.workdir / f"node-{port}", port, list(args), module=self.module)
         self.nodes.append(node)
         return node
 
