@@ -8,6 +8,11 @@
 # Each suite's output goes to target/test-logs/<name>.log. A suite's log is printed whole when it
 # fails, its last lines when it passes. Exit code: non-zero when any suite failed.
 set -uo pipefail
+# Job control on: a non-interactive shell starts background jobs with SIGINT and SIGQUIT ignored,
+# and a process inherits ignored signals, so every test process would ignore Ctrl-C (Python then
+# never raises KeyboardInterrupt: a test of what Ctrl-C does to a waiting acquire hung that way).
+# With it, each suite runs in a process group of its own, stopped with the script.
+set -m
 
 jobs="${TEST_JOBS:-3}"
 logs="${TEST_LOGS:-target/test-logs}"
@@ -15,6 +20,7 @@ mkdir -p "$logs"
 
 declare -A pid_of_name=() started_at=()
 failed=()
+trap 'for pid in "${pid_of_name[@]}"; do kill -- "-$pid" 2>/dev/null; done' EXIT
 
 # Waits for any one running suite to end and reports it.
 reap() {
