@@ -76,6 +76,10 @@ final class Engine {
         return new Engine(this, confirm);
     }
 
+    RLockOptions options() {
+        return options;
+    }
+
     RespConnection.Settings settings() {
         return settings;
     }
@@ -287,6 +291,18 @@ final class Engine {
     /** The System.nanoTime() end of a wait of {@code waitMs} (-1: Long.MAX_VALUE, none). */
     static long deadline(long waitMs) {
         return waitMs < 0 ? Long.MAX_VALUE : System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs);
+    }
+
+    /**
+     * The {@code WAIT} argument of a call sent toward {@code deadline}: 0 (no limit) without one,
+     * {@link Family#NO_WAIT} (one attempt) once it has passed, else the ms left rounded up.
+     */
+    static long waitArg(long deadline) {
+        if (deadline == Long.MAX_VALUE) {
+            return 0;
+        }
+        long left = deadline - System.nanoTime();
+        return left <= 0 ? Family.NO_WAIT : ceilMillis(left);
     }
 
     /** The server waits at most a year; a longer wait is one without a deadline. */

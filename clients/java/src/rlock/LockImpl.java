@@ -9,15 +9,23 @@ final class LockImpl extends AcquiringLock {
     private final Family family;
     /** {@code LOCKDELAY} of its acquires, in ms (0: none, the server's default applies). */
     private final long lockDelayMs;
+    /** Redisson's fair lock: {@link #unlock()} of a lock nobody holds (its lease ended) is silent. */
+    private final boolean fair;
 
     LockImpl(Engine engine, String name, Family family) {
-        this(engine, name, family, 0);
+        this(engine, name, family, 0, false);
     }
 
-    private LockImpl(Engine engine, String name, Family family, long lockDelayMs) {
+    private LockImpl(Engine engine, String name, Family family, long lockDelayMs, boolean fair) {
         super(engine, name);
         this.family = family;
         this.lockDelayMs = lockDelayMs;
+        this.fair = fair;
+    }
+
+    /** Redisson's {@code getFairLock}: every rlock lock is FIFO; only {@link #unlock()} differs. */
+    static LockImpl fair(Engine engine, String name) {
+        return new LockImpl(engine, name, Family.LOCK, 0, true);
     }
 
     @Override
@@ -26,7 +34,7 @@ final class LockImpl extends AcquiringLock {
         if (delay <= 0) {
             throw new IllegalArgumentException("a lock-delay of at least 1 ms");
         }
-        return new LockImpl(engine, name, family, ceilMillis(unit.toNanos(delay)));
+        return new LockImpl(engine, name, family, ceilMillis(unit.toNanos(delay)), fair);
     }
 
     @Override
@@ -67,7 +75,7 @@ final class LockImpl extends AcquiringLock {
 
     @Override
     public void unlock() {
-        if (engine.release(family, name, engine.owner(), 1) < 0) {
+        if (engine.release(family, name, engine.owner(), 1) < 0 && !(fair && !isLocked())) {
             throw new IllegalMonitorStateException("attempt to unlock lock, not locked by current thread by node id: "
                     + engine.id + " thread-id: " + Thread.currentThread().getId());
         }

@@ -59,6 +59,11 @@ public final class RLockOptions {
         return this;
     }
 
+    /** The watchdog's lease in ms (Redisson's {@code getLockWatchdogTimeout()}). */
+    public long getLockWatchdogTimeout() {
+        return watchdogLease.toMillis();
+    }
+
     /**
      * Confirmation by the replicas of every acquisition and release (default {@link Confirm#auto()}:
      * the replicas connected at the time, none on a server without replicas); see {@link Confirm}.
@@ -77,5 +82,20 @@ public final class RLockOptions {
         this.masterName = masterName;
         this.sentinels = java.util.List.of(sentinels);
         return this;
+    }
+
+    /** A copy: what a client hands out of its options cannot change them. */
+    RLockOptions copy() {
+        RLockOptions copy = new RLockOptions();
+        copy.sslSocketFactory = sslSocketFactory;
+        copy.verifyHostname = verifyHostname;
+        copy.connectTimeout = connectTimeout;
+        copy.responseTimeout = responseTimeout;
+        copy.protocol = protocol;
+        copy.watchdogLease = watchdogLease;
+        copy.confirm = confirm;
+        copy.masterName = masterName;
+        copy.sentinels = sentinels;
+        return copy;
     }
 }
