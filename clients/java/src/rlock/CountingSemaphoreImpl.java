@@ -108,16 +108,6 @@ final class CountingSemaphoreImpl extends Handle implements RSemaphore {
     }
 
     @Override
-    public boolean delete() {
-        return Replies.number(engine.write(name, "DEL", name), 0) > 0;
-    }
-
-    @Override
-    public boolean isExists() {
-        return Replies.number(engine.call(name, "EXISTS", name), 0) > 0;
-    }
-
-    @Override
     public boolean expire(Duration timeToLive) {
         return Replies.number(engine.write(name, "PEXPIRE", name, Math.max(1, timeToLive.toMillis())), 0) > 0;
     }

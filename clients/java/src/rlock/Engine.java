@@ -26,6 +26,7 @@ final class Engine {
     private final Dispatcher dispatcher;
     private final WaitByMessage waits;
     private final Router router;
+    private final AsyncCalls async;
     /** Confirmation of this engine's writes (a view made by {@link #with(Confirm)} has its own). */
     final Confirm confirm;
     private final java.util.concurrent.atomic.AtomicBoolean closed;
@@ -44,6 +45,7 @@ final class Engine {
             return thread;
         });
         this.executor.setRemoveOnCancelPolicy(true);
+        this.async = new AsyncCalls(id);
         this.holdings = new Holdings(this::background);
         this.dispatcher = new Dispatcher(this);
         this.waits = new WaitByMessage(this, options.responseTimeout.toNanos());
@@ -68,6 +70,7 @@ final class Engine {
         this.dispatcher = base.dispatcher;
         this.waits = base.waits;
         this.router = base.router;
+        this.async = base.async;
         this.closed = base.closed;
         this.confirm = confirm;
     }
@@ -119,6 +122,11 @@ final class Engine {
 
     static String requestId() {
         return UUID.randomUUID().toString();
+    }
+
+    /** {@code call} on a daemon thread of this client: the async API ({@link AsyncCalls}). */
+    <T> java.util.concurrent.CompletableFuture<T> async(java.util.concurrent.Callable<T> call) {
+        return async.submit(call);
     }
 
     void background(Runnable task) {
@@ -333,6 +341,7 @@ final class Engine {
         dispatcher.closeAll();
         router.close();
         executor.shutdownNow();
+        async.close();
     }
 
     /** An error reply's text, for messages. */

@@ -3,7 +3,7 @@ package org.redisson;
 import org.junit.jupiter.api.Test;
 import rlock.RLock;
 import rlock.RLockClient;
-import org.redisson.config.Config;
+import rlock.MultiLock;
 import org.testcontainers.containers.GenericContainer;
 
 import java.io.IOException;
@@ -28,7 +28,7 @@ public class RedissonMultiLockTest extends RedisDockerTest {
         try {
             lock.lock(10, TimeUnit.SECONDS);
             assertThat(lock.isHeldByCurrentThread()).isTrue();
-            assertThat(lock.isHeldByThread(Thread.currentThread().threadId())).isTrue();
+            assertThat(lock.isHeldByThread(Thread.currentThread().getId())).isTrue();
             Thread.sleep(1000);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -36,7 +36,7 @@ public class RedissonMultiLockTest extends RedisDockerTest {
             lock.unlock();
         }
         assertThat(lock.isHeldByCurrentThread()).isFalse();
-        assertThat(lock.isHeldByThread(Thread.currentThread().threadId())).isFalse();
+        assertThat(lock.isHeldByThread(Thread.currentThread().getId())).isFalse();
     }
 
     @Test
@@ -49,7 +49,7 @@ public class RedissonMultiLockTest extends RedisDockerTest {
         AtomicInteger counter = new AtomicInteger();
         for (int i = 0; i < 10; i++) {
             executor.submit(() -> {
-                RedissonMultiLock lock = new RedissonMultiLock(lock1, lock2, lock3);
+                MultiLock lock = new MultiLock(lock1, lock2, lock3);
                 try {
                     boolean res = lock.tryLock(-1, 10, TimeUnit.SECONDS);
                     if (res) {
@@ -74,7 +74,7 @@ public class RedissonMultiLockTest extends RedisDockerTest {
         
         Thread t = new Thread() {
             public void run() {
-                RedissonMultiLock lock = new RedissonMultiLock(lock1, lock2, lock3);
+                MultiLock lock = new MultiLock(lock1, lock2, lock3);
                 lock.lock();
                 
                 try {
@@ -88,7 +88,7 @@ public class RedissonMultiLockTest extends RedisDockerTest {
         t.start();
         t.join(1000);
 
-        RedissonMultiLock lock = new RedissonMultiLock(lock1, lock2, lock3);
+        MultiLock lock = new MultiLock(lock1, lock2, lock3);
         lock.lock();
         lock.unlock();
     }
@@ -111,7 +111,7 @@ public class RedissonMultiLockTest extends RedisDockerTest {
         final RLock lock2 = client2.getLock("lock2");
         final RLock lock3 = client3.getLock("lock3");
 
-        RedissonMultiLock lock = new RedissonMultiLock(lock1, lock2, lock3);
+        MultiLock lock = new MultiLock(lock1, lock2, lock3);
         lock.lock();
 
         final AtomicBoolean executed = new AtomicBoolean();
@@ -119,7 +119,7 @@ public class RedissonMultiLockTest extends RedisDockerTest {
         Thread t = new Thread() {
             @Override
             public void run() {
-                RedissonMultiLock lock = new RedissonMultiLock(lock1, lock2, lock3);
+                MultiLock lock = new MultiLock(lock1, lock2, lock3);
                 assertThat(lock.tryLock()).isFalse();
                 assertThat(lock.tryLock()).isFalse();
                 executed.set(true);
@@ -142,7 +142,7 @@ public class RedissonMultiLockTest extends RedisDockerTest {
     }
 
     private RLockClient createClient(GenericContainer<?> redis) {
-        Config config = createConfig(redis);
+        String config = createConfig(redis);
         return RLockClient.create(config);
     }
     

@@ -3,12 +3,12 @@ package org.redisson;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Test;
-import org.redisson.config.NameMapper;
-import org.redisson.api.RFuture;
+
+import java.util.concurrent.CompletableFuture;
 import rlock.RPermitExpirableSemaphore;
 import rlock.RLockClient;
-import org.redisson.client.RedisException;
-import org.redisson.config.Config;
+import rlock.RLockException;
+
 
 import java.time.Duration;
 import java.util.List;
@@ -20,39 +20,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import static org.assertj.core.api.Assertions.assertThat;
 
 public class RedissonPermitExpirableSemaphoreTest extends BaseConcurrentTest {
-
-    @Test
-    public void testGetInClusterNameMapper() {
-        testInCluster(client -> {
-            Config config = client.getConfig();
-            config.setSlavesSyncTimeout(2000);
-            config.useClusterServers()
-                    .setNameMapper(new NameMapper() {
-                        @Override
-                        public String map(String name) {
-                            return "test::" + name;
-                        }
-
-                        @Override
-                        public String unmap(String name) {
-                            return name.replace("test::", "");
-                        }
-                    });
-            RLockClient redisson = RLockClient.create(config);
-
-            RPermitExpirableSemaphore s = redisson.getPermitExpirableSemaphore("semaphore");
-            s.trySetPermits(1);
-            try {
-                String v = s.acquire();
-                s.release(v);
-            } catch (InterruptedException e) {
-                throw new RuntimeException(e);
-            }
-
-            redisson.shutdown();
-
-        });
-    }
 
     @Test
     public void testUpdateLeaseTime() throws InterruptedException {
@@ -134,16 +101,6 @@ public class RedissonPermitExpirableSemaphoreTest extends BaseConcurrentTest {
         assertThat(acquire4).isNotNull();
         Thread.sleep(1100);
         Assertions.assertEquals(2, semaphore.getPermits());
-    }
-
-    @Test
-    public void testExpiration() throws InterruptedException {
-        RPermitExpirableSemaphore semaphore = redisson.getPermitExpirableSemaphore("some-key");
-        semaphore.trySetPermits(1);
-        semaphore.expire(Duration.ofSeconds(3));
-        semaphore.tryAcquire(1, 1, TimeUnit.SECONDS);
-        Thread.sleep(4100);
-        assertThat(redisson.getKeys().count()).isZero();
     }
 
     @Test
@@ -320,17 +277,6 @@ public class RedissonPermitExpirableSemaphoreTest extends BaseConcurrentTest {
     }
 
     @Test
-    public void testBlockingAcquireMany() throws InterruptedException {
-        RPermitExpirableSemaphore s = redisson.getPermitExpirableSemaphore("test");
-        s.trySetPermits(10);
-        List<String> permitsIds = s.acquire(6);
-        assertThat(s.availablePermits()).isEqualTo(4);
-
-        s.release(permitsIds);
-        assertThat(s.availablePermits()).isEqualTo(10);
-    }
-
-    @Test
     public void testTryAcquire() throws InterruptedException {
         RPermitExpirableSemaphore s = redisson.getPermitExpirableSemaphore("test");
         s.trySetPermits(1);
@@ -364,21 +310,8 @@ public class RedissonPermitExpirableSemaphoreTest extends BaseConcurrentTest {
     }
 
     @Test
-    public void testTryAcquireMany() {
-        RPermitExpirableSemaphore s = redisson.getPermitExpirableSemaphore("test");
-        s.trySetPermits(10);
-        List<String> permitsIds = s.tryAcquire(4);
-        assertThat(permitsIds).hasSize(4);
-
-        List<String> permitsIds2 = s.tryAcquire(5);
-        assertThat(permitsIds2).hasSize(5);
-
-        assertThat(s.availablePermits()).isEqualTo(1);
-    }
-
-    @Test
     public void testReleaseWithoutPermits() {
-        Assertions.assertThrows(RedisException.class, () -> {
+        Assertions.assertThrows(RLockException.class, () -> {
             RPermitExpirableSemaphore s = redisson.getPermitExpirableSemaphore("test");
             s.release("1234");
         });
@@ -453,146 +386,18 @@ public class RedissonPermitExpirableSemaphoreTest extends BaseConcurrentTest {
         RPermitExpirableSemaphore semaphore = redisson.getPermitExpirableSemaphore("test.sync_semaphore");
         semaphore.trySetPermits(1);
         Awaitility.await().atMost(Duration.ofMillis(100)).pollDelay(Duration.ofMillis(10)).untilAsserted(() -> {
-            RFuture<String> permit = semaphore.acquireAsync(5000L, TimeUnit.MILLISECONDS);
+            CompletableFuture<String> permit = semaphore.acquireAsync(5000L, TimeUnit.MILLISECONDS);
             assertThat(permit.get()).isNotNull();
         });
     }
 
-    @Test
-    public void testRelease() throws InterruptedException {
-        RPermitExpirableSemaphore semaphore = redisson.getPermitExpirableSemaphore("test");
-        semaphore.trySetPermits(10);
-
-        List<String> permitsIds = semaphore.acquire(6);
-        assertThat(permitsIds).hasSize(6);
-        assertThat(semaphore.availablePermits()).isEqualTo(4);
-
-        List<String> permitsIdsFirstPart = permitsIds.subList(0, 4);
-        semaphore.release(permitsIdsFirstPart);
-        assertThat(semaphore.availablePermits()).isEqualTo(8);
-
-        List<String> permitsIdsSecondPart = permitsIds.subList(4, 6);
-        semaphore.release(permitsIdsSecondPart);
-        assertThat(semaphore.availablePermits()).isEqualTo(10);
-
-        Assertions.assertThrows(RedisException.class, () -> semaphore.release(permitsIds));
-
-    }
-
-    @Test
-    public void testAcquireAsyncMany() throws ExecutionException, InterruptedException {
-        RPermitExpirableSemaphore semaphore = redisson.getPermitExpirableSemaphore("test");
-        semaphore.trySetPermits(10);
-
-        RFuture<List<String>> permitsIds = semaphore.acquireAsync(6);
-
-        Awaitility.await().atMost(Duration.ofMillis(100)).pollDelay(Duration.ofMillis(10)).untilAsserted(() -> {
-            assertThat(permitsIds.isDone()).isTrue();
-        });
-        assertThat(permitsIds.get()).hasSize(6);
-        assertThat(semaphore.availablePermits()).isEqualTo(4);
-    }
-
-    @Test
-    public void testReleaseAsyncMany() throws InterruptedException, ExecutionException {
-        RPermitExpirableSemaphore semaphore = redisson.getPermitExpirableSemaphore("test");
-        semaphore.trySetPermits(10);
-
-        List<String> permitsIds = semaphore.acquire(6);
-        assertThat(permitsIds).hasSize(6);
-        assertThat(semaphore.availablePermits()).isEqualTo(4);
-
-        List<String> permitsIdsFirstPart = permitsIds.subList(0, 4);
-        RFuture<Integer> releaseResult1 = semaphore.tryReleaseAsync(permitsIdsFirstPart);
-        Awaitility.await().atMost(Duration.ofMillis(100)).pollDelay(Duration.ofMillis(10)).untilAsserted(() -> {
-            assertThat(releaseResult1.isDone()).isTrue();
-        });
-        assertThat(releaseResult1.get()).isEqualTo(4);
-        assertThat(semaphore.availablePermits()).isEqualTo(8);
-
-        List<String> permitsIdsSecondPart = permitsIds.subList(4, 6);
-        RFuture<Integer> releaseResult2 = semaphore.tryReleaseAsync(permitsIdsSecondPart);
-        Awaitility.await().atMost(Duration.ofMillis(100)).pollDelay(Duration.ofMillis(10)).untilAsserted(() -> {
-            assertThat(releaseResult2.isDone()).isTrue();
-        });
-        assertThat(releaseResult2.get()).isEqualTo(2);
-        assertThat(semaphore.availablePermits()).isEqualTo(10);
-    }
-
-    @Test
-    public void testReleaseManyExpiredDoesNotThrow() throws InterruptedException, ExecutionException {
-        RPermitExpirableSemaphore semaphore = redisson.getPermitExpirableSemaphore("test");
-        semaphore.trySetPermits(10);
-
-        List<String> permitsIds = semaphore.acquire(6, 100, TimeUnit.MILLISECONDS);
-        assertThat(permitsIds).hasSize(6);
-        assertThat(semaphore.availablePermits()).isEqualTo(4);
-        Thread.sleep(250);
-
-        semaphore.acquire(100, TimeUnit.MILLISECONDS);
-        assertThat(semaphore.availablePermits()).isEqualTo(9);
-        Awaitility.await().atMost(Duration.ofMillis(250)).pollDelay(Duration.ofMillis(10)).untilAsserted(() -> {
-            assertThat(semaphore.availablePermits()).isEqualTo(10);
-        });
-    }
-
-    @Test
-    public void testTryReleaseManyExpired() throws InterruptedException {
-        RPermitExpirableSemaphore s = redisson.getPermitExpirableSemaphore("test");
-        s.trySetPermits(10);
-        List<String> timedPermitsIds = s.tryAcquire(3, 100, 100, TimeUnit.MILLISECONDS);
-        List<String> infinitePermitsIds = s.tryAcquire(3);
-        assertThat(s.availablePermits()).isEqualTo(4);
-        
-        Thread.sleep(200);
-        
-        int released = s.tryRelease(infinitePermitsIds);
-        assertThat(released).isEqualTo(3);
-        assertThat(s.availablePermits()).isEqualTo(10);
-
-        released = s.tryRelease(timedPermitsIds);
-        assertThat(released).isEqualTo(0);
-        assertThat(s.availablePermits()).isEqualTo(10);
-    }
-
-    @Test
-    public void testReleaseManyNotExistOrExpired() throws InterruptedException {
-        RPermitExpirableSemaphore s = redisson.getPermitExpirableSemaphore("test");
-        s.trySetPermits(10);
-        List<String> timedPermitsIds = s.acquire(2, 100, TimeUnit.MILLISECONDS);
-        List<String> permitsIds = s.tryAcquire(8);
-
-        List<String> permitsIdsFirstPart = permitsIds.subList(0, 2);
-
-        int released = s.tryRelease(permitsIdsFirstPart);
-        assertThat(released).isEqualTo(2);
-        assertThat(s.availablePermits()).isEqualTo(2);
-
-        Thread.sleep(100);
-
-        Assertions.assertThrows(RedisException.class, () -> s.release(timedPermitsIds));
-        assertThat(s.availablePermits()).isEqualTo(4);
-
-        List<String> permitsIdsSecondPart = permitsIds.subList(2, 4);
-        permitsIdsSecondPart.addAll(permitsIdsFirstPart);
-        Assertions.assertThrows(RedisException.class, () -> s.release(permitsIdsSecondPart));
-        assertThat(s.availablePermits()).isEqualTo(4);
-
-        Assertions.assertThrows(RedisException.class, () -> s.release(List.of("1234")));
-        assertThat(s.availablePermits()).isEqualTo(4);
-
-        List<String> permitsIdsThirdPart = permitsIds.subList(4, 6);
-        permitsIdsThirdPart.add("4567");
-        Assertions.assertThrows(RedisException.class, () -> s.release(permitsIdsThirdPart));
-        assertThat(s.availablePermits()).isEqualTo(4);
-    }
     
     @Test
     public void testGetLeaseTime() throws InterruptedException {
         RPermitExpirableSemaphore semaphore = redisson.getPermitExpirableSemaphore("test");
         semaphore.trySetPermits(1);
         
-        Assertions.assertThrows(RedisException.class, () -> semaphore.getLeaseTime("1234"));
+        Assertions.assertThrows(RLockException.class, () -> semaphore.getLeaseTime("1234"));
         
         String permitId = semaphore.acquire();
         Assertions.assertEquals(-1, semaphore.getLeaseTime(permitId));
@@ -607,82 +412,4 @@ public class RedissonPermitExpirableSemaphoreTest extends BaseConcurrentTest {
         });
     }
 
-    @Test
-    public void testConcurrencyMultiPermits() throws InterruptedException {
-        final String key = "testConcurrencyMultiPermits";
-        RPermitExpirableSemaphore semaphore = redisson.getPermitExpirableSemaphore(key);
-        semaphore.trySetPermits(2);
-
-        AtomicInteger successCount = new AtomicInteger(0);
-        var t1 = new Thread(() -> {
-            try {
-                List<String> permitList = semaphore.tryAcquire(2, 2000, -1, TimeUnit.MILLISECONDS);
-                Thread.sleep(500);
-                if (!permitList.isEmpty()) {
-                    successCount.incrementAndGet();
-                    semaphore.tryRelease(permitList);
-                }
-            } catch (InterruptedException e) {
-                throw new RuntimeException(e);
-            }
-        });
-
-        var t2 = new Thread(() -> {
-            try {
-                List<String> permitList = semaphore.tryAcquire(2, 2000, -1, TimeUnit.MILLISECONDS);
-                Thread.sleep(500);
-                if (!permitList.isEmpty()) {
-                    successCount.incrementAndGet();
-                    semaphore.tryRelease(permitList);
-                }
-            } catch (InterruptedException e) {
-                throw new RuntimeException(e);
-            }
-        });
-        t1.start();
-        t2.start();
-        t1.join();
-        t2.join();
-        assertThat(successCount.get()).isEqualTo(2);
-    }
-
-    @Test
-    public void testConcurrencyMultiPermits2() throws InterruptedException {
-        final String key = "testConcurrencyMultiPermits2";
-        RPermitExpirableSemaphore semaphore = redisson.getPermitExpirableSemaphore(key);
-        semaphore.trySetPermits(2);
-
-        AtomicInteger successCount = new AtomicInteger(0);
-        var t1 = new Thread(() -> {
-            try {
-                List<String> permitList = semaphore.tryAcquire(1, 2000, -1, TimeUnit.MILLISECONDS);
-                Thread.sleep(500);
-                if (!permitList.isEmpty()) {
-                    successCount.incrementAndGet();
-                    semaphore.tryRelease(permitList);
-                }
-            } catch (InterruptedException e) {
-                throw new RuntimeException(e);
-            }
-        });
-
-        var t2 = new Thread(() -> {
-            try {
-                List<String> permitList = semaphore.tryAcquire(2, 2000, -1, TimeUnit.MILLISECONDS);
-                Thread.sleep(500);
-                if (!permitList.isEmpty()) {
-                    successCount.incrementAndGet();
-                    semaphore.tryRelease(permitList);
-                }
-            } catch (InterruptedException e) {
-                throw new RuntimeException(e);
-            }
-        });
-        t1.start();
-        Thread.sleep(100);
-        t2.start();
-        t1.join();
-        t2.join();
-        assertThat(successCount.get()).isEqualTo(2);
-    }
 }

@@ -2,6 +2,11 @@ package org.awaitility;
 
 import java.time.Duration;
 import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -9,7 +14,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * Stand-in for Awaitility's {@code ConditionFactory}, with only the calls the vendored Redisson
  * tests make: polls a condition (every 100 ms, Awaitility's default, after an optional first
  * delay) until it holds, failing with {@link ConditionTimeoutException} after {@code atMost}
- * (10 s by default, as Awaitility's) or when it holds before {@code between}'s lower bound.
+ * (10 s by default, as Awaitility's) or when it holds before {@code between}'s lower bound. As
+ * Awaitility by default, the condition runs on a thread of its own, not the test's: it matters
+ * for locks, which a thread re-enters.
  */
 public final class ConditionFactory {
     private long atLeastNanos;
@@ -73,6 +80,19 @@ public final class ConditionFactory {
     }
 
     private void poll(Check check) {
+        ExecutorService pollThread = Executors.newSingleThreadExecutor(runnable -> {
+            Thread thread = new Thread(runnable, "awaitility-thread");
+            thread.setDaemon(true);
+            return thread;
+        });
+        try {
+            poll(check, pollThread);
+        } finally {
+            pollThread.shutdownNow();
+        }
+    }
+
+    private void poll(Check check, ExecutorService pollThread) {
         long start = System.nanoTime();
         Throwable last;
         try {
@@ -80,7 +100,22 @@ public final class ConditionFactory {
                 TimeUnit.NANOSECONDS.sleep(pollDelayNanos);
             }
             while (true) {
-                last = check.run();
+                Future<Throwable> result = pollThread.submit(() -> {
+                    try {
+                        return check.run();
+                    } catch (Exception | Error e) {
+                        throw e;
+                    } catch (Throwable e) {
+                        throw new ExecutionException(e);
+                    }
+                });
+                try {
+                    last = result.get(Math.max(1, atMostNanos - (System.nanoTime() - start)), TimeUnit.NANOSECONDS);
+                } catch (TimeoutException e) {
+                    last = new AssertionError("the condition was still being evaluated");
+                } catch (ExecutionException e) {
+                    throw e.getCause();
+                }
                 long elapsed = System.nanoTime() - start;
                 if (last == null) {
                     if (elapsed < atLeastNanos) {
