@@ -117,16 +117,16 @@ public final class MultiLock extends AcquiringLock {
      * The wait is told by one message per key ({@code NOTIFY}): the one core, {@link Acquire}.
      */
     @Override
-    boolean take(long leaseMs, long waitMs, boolean interruptible) throws InterruptedException {
+    boolean take(long threadId, long leaseMs, long waitMs, boolean interruptible) throws InterruptedException {
         long deadline = Engine.deadline(waitMs);
         for (int i = 0; i < byClient.size(); i++) {
             long left = waitMs <= 0 ? waitMs : Math.max(0, Engine.ceilMillis(deadline - System.nanoTime()));
             boolean granted = false;
             try {
-                granted = takeAll(byClient.get(i), leaseMs, left, interruptible);
+                granted = takeAll(byClient.get(i), threadId, leaseMs, left, interruptible);
             } finally {
                 if (!granted) {
-                    releaseQuietly(byClient.subList(0, i));
+                    releaseQuietly(byClient.subList(0, i), threadId);
                 }
             }
             if (!granted) {
@@ -136,16 +136,17 @@ public final class MultiLock extends AcquiringLock {
         return true;
     }
 
-    private boolean takeAll(List<LockImpl> group, long leaseMs, long waitMs, boolean interruptible) throws InterruptedException {
+    private boolean takeAll(List<LockImpl> group, long threadId, long leaseMs, long waitMs, boolean interruptible)
+            throws InterruptedException {
         Engine client = group.get(0).engine;
         List<String> names = group.stream().map(LockImpl::getName).toList();
-        return Acquire.all(client, names, client.owner(), lockDelayMs).run(leaseMs, waitMs, interruptible) != null;
+        return Acquire.all(client, names, client.owner(threadId), lockDelayMs).run(leaseMs, waitMs, interruptible) != null;
     }
 
-    private void releaseQuietly(List<List<LockImpl>> groups) {
+    private void releaseQuietly(List<List<LockImpl>> groups, long threadId) {
         for (List<LockImpl> group : groups) {
             try {
-                releaseAll(group);
+                releaseAll(group, threadId);
             } catch (RuntimeException e) {
                 // best effort: a lease or the watchdog's end frees it otherwise
             }
@@ -153,9 +154,9 @@ public final class MultiLock extends AcquiringLock {
     }
 
     /** One hold of each of {@code group}'s keys: the keys the calling thread did not hold. */
-    private static List<String> releaseAll(List<LockImpl> group) {
+    private static List<String> releaseAll(List<LockImpl> group, long threadId) {
         Engine client = group.get(0).engine;
-        return client.releaseAll(group.stream().map(LockImpl::getName).toList(), client.owner());
+        return client.releaseAll(group.stream().map(LockImpl::getName).toList(), client.owner(threadId));
     }
 
     // ---- releasing ----
@@ -167,14 +168,14 @@ public final class MultiLock extends AcquiringLock {
      *         (the others are released all the same)
      */
     @Override
-    public void unlock() {
+    void release(long threadId) {
         List<String> notHeld = new ArrayList<>();
         for (List<LockImpl> group : byClient) {
-            notHeld.addAll(releaseAll(group));
+            notHeld.addAll(releaseAll(group, threadId));
         }
         if (!notHeld.isEmpty()) {
             throw new IllegalMonitorStateException("attempt to unlock " + notHeld + ", not locked by current thread by node id: "
-                    + engine.id + " thread-id: " + Thread.currentThread().getId());
+                    + engine.id + " thread-id: " + threadId);
         }
     }
 
