@@ -73,13 +73,12 @@ final class LockImpl extends AcquiringLock {
         try {
             return engine.acquire(family, name, engine.owner(threadId), 1, leaseMs, waitMs, interruptible, lockDelayMs) >= 0;
         } catch (RLockException e) {
-            if (family != Family.WRITE || waitMs < 0 || e.getMessage() == null || !e.getMessage().contains(UPGRADE)) {
+            if (family != Family.WRITE || waitMs != 0 || e.getMessage() == null || !e.getMessage().contains(UPGRADE)) {
                 throw e;
             }
-            // A reader's tryLock of the write lock: as Redisson, false once the wait is over
-            // (nothing else can happen meanwhile: only this thread could release its read hold).
-            // lock() still fails at once, where Redisson's would wait for ever.
-            Engine.pause(waitMs);
+            // A reader's tryLock() of the write lock answers false, as Redisson's. With a wait it
+            // fails at once (clients/spec: UpgradeRefused), where Redisson's would answer false
+            // after waiting for what only this thread could do.
             return false;
         }
     }

@@ -133,7 +133,7 @@ class SemaphoreTest extends TwoClients {
         assertNotNull(third, "the leased permit came back at its lease end");
         assertTrue(waited >= 150 && waited < 2000, "waited " + waited + " ms");
         assertFalse(semaphore.tryRelease(second), "it expired");
-        assertThrows(IllegalArgumentException.class, () -> semaphore.release(second));
+        assertThrows(RLockException.class, () -> semaphore.release(second), "as Redisson's RedisException");
         Async.run(() -> semaphore.release(first)).get(); // any thread may release by id
         assertFalse(semaphore.tryRelease(first));
         assertTrue(semaphore.updateLeaseTime(third, 10, TimeUnit.SECONDS));
