@@ -21,6 +21,8 @@ test-deps: ## Install what the tests of the clients and operations tools need (N
 	  $$(command -v go >/dev/null || echo golang-go) \
 	  $$(command -v javac >/dev/null || echo default-jdk-headless) \
 	  $$([ -f /usr/share/java/junit-platform-console-standalone.jar ] || echo junit5) \
+	  $$([ -f /usr/share/java/assertj-core.jar ] || echo libassertj-core-java) \
+	  $$([ -f /usr/share/java/slf4j-api.jar ] || echo libslf4j-java) \
 	  $$(command -v openssl >/dev/null || echo openssl) \
 	  $$(command -v promtool >/dev/null || echo prometheus) \
 	  $$(command -v prometheus-redis-exporter >/dev/null || echo prometheus-redis-exporter))

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the Java client's jar, compiles its tests and runs them with JUnit 5's console launcher
 # against real redis-server processes with the rlock module. Needs: default-jdk-headless and
-# junit5 (Debian), redis-server, openssl, and the built module (target/release/librlock.so, or
+# junit5, libassertj-core-java and libslf4j-java (Debian, for Redisson's own tests vendored in
+# upstream/redisson), redis-server, openssl, and the built module (target/release/librlock.so, or
 # RLOCK_MODULE). Arguments go to the console launcher (e.g. --select-class rlock.LockTest).
 # Exit code: non-zero when the build, the jar check or any test fails.
 set -euo pipefail
@@ -16,6 +17,12 @@ if [ ! -f "$module" ]; then
   (cd "$root" && make build)
 fi
 [ -f "$junit" ] || { echo "test.sh: $junit is missing (apt-get install junit5)" >&2; exit 1; }
+# What Redisson's vendored tests need besides JUnit (Debian's jars; Awaitility and Testcontainers
+# are not packaged: upstream/redisson/standin has the few calls the tests make).
+testlibs=/usr/share/java/assertj-core.jar:/usr/share/java/slf4j-api.jar:/usr/share/java/slf4j-nop.jar
+for jar in ${testlibs//:/ }; do
+  [ -f "$jar" ] || { echo "test.sh: $jar is missing (apt-get install libassertj-core-java libslf4j-java)" >&2; exit 1; }
+done
 
 bash "$here/build.sh"
 
@@ -29,8 +36,8 @@ fi
 
 rm -rf "$build/test-classes"
 mkdir -p "$build/test-classes"
-javac --release 17 -encoding UTF-8 -d "$build/test-classes" -cp "$build/rlock.jar:$junit" \
-  $(find "$here/test" -name '*.java' | sort)
+javac --release 17 -encoding UTF-8 -d "$build/test-classes" -cp "$build/rlock.jar:$junit:$testlibs" \
+  $(find "$here/test" "$here/upstream/redisson/standin" "$here/upstream/redisson/src" -name '*.java' | sort)
 
 cd "$here"
 if [ $# -eq 0 ]; then
@@ -38,6 +45,6 @@ if [ $# -eq 0 ]; then
 fi
 exec java -Drlock.module="$module" -Drlock.jar="$build/rlock.jar" \
   -Drlock.test.classpath="$build/rlock.jar:$build/test-classes" \
-  -jar "$junit" --class-path "$build/rlock.jar:$build/test-classes" \
+  -jar "$junit" --class-path "$build/rlock.jar:$build/test-classes:$testlibs" \
   --disable-banner --disable-ansi-colors --details=tree --fail-if-no-tests \
   --config junit.jupiter.execution.timeout.default=60s "$@"

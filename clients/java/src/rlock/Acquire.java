@@ -78,9 +78,8 @@ final class Acquire {
         try {
             while (true) {
                 Node.Session session = call.session();
-                long left = deadline == Long.MAX_VALUE ? 0 : deadline - System.nanoTime();
-                boolean over = deadline != Long.MAX_VALUE && left <= 0;
-                long waitArg = deadline == Long.MAX_VALUE ? 0 : over ? Family.NO_WAIT : Engine.ceilMillis(left);
+                long waitArg = Engine.waitArg(deadline);
+                boolean over = waitArg == Family.NO_WAIT;
                 List<Waiter> waiters = over ? List.of() : register(call.node, session.generation, deadline);
                 Object reply;
                 try {

@@ -1,10 +1,13 @@
 package rlock;
 
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The waiting methods of {@link RLock} ({@code lock}, {@code lockInterruptibly}, {@code tryLock})
- * over one acquire: what a single lock and a {@link MultiLock} share.
+ * The waiting methods of {@link RLock} ({@code lock}, {@code lockInterruptibly}, {@code tryLock},
+ * {@code unlock}) and their async forms over one acquire and one release: what a single lock and
+ * a {@link MultiLock} share. The async forms act for the calling thread (its thread id is the
+ * owner, as in Redisson), on one of the client's threads.
  */
 abstract class AcquiringLock extends Handle implements RLock {
     AcquiringLock(Engine engine, String name) {
@@ -12,26 +15,37 @@ abstract class AcquiringLock extends Handle implements RLock {
     }
 
     /**
-     * Takes the lock: true when held, false when not within the wait.
+     * Takes the lock for the thread {@code threadId}: true when held, false when not within the wait.
      *
      * @param leaseMs -1: the watchdog; else a plain lease
      * @param waitMs  -1: without a deadline; 0: one attempt; else at most that long
      */
-    abstract boolean take(long leaseMs, long waitMs, boolean interruptible) throws InterruptedException;
+    abstract boolean take(long threadId, long leaseMs, long waitMs, boolean interruptible) throws InterruptedException;
+
+    /**
+     * Gives back one hold of the thread {@code threadId}.
+     *
+     * @throws IllegalMonitorStateException when that thread does not hold it
+     */
+    abstract void release(long threadId);
+
+    private static long current() {
+        return Thread.currentThread().getId();
+    }
 
     @Override
     public void lock() {
-        uninterruptibly(-1);
+        uninterruptibly(current(), -1);
     }
 
     @Override
     public void lock(long leaseTime, TimeUnit unit) {
-        uninterruptibly(LockImpl.lease(leaseTime, unit));
+        uninterruptibly(current(), LockImpl.lease(leaseTime, unit));
     }
 
-    private void uninterruptibly(long leaseMs) {
+    private void uninterruptibly(long threadId, long leaseMs) {
         try {
-            take(leaseMs, -1, false);
+            take(threadId, leaseMs, -1, false);
         } catch (InterruptedException e) {
             throw new IllegalStateException("an uninterruptible wait was interrupted", e);
         }
@@ -39,18 +53,18 @@ abstract class AcquiringLock extends Handle implements RLock {
 
     @Override
     public void lockInterruptibly() throws InterruptedException {
-        take(-1, -1, true);
+        take(current(), -1, -1, true);
     }
 
     @Override
     public void lockInterruptibly(long leaseTime, TimeUnit unit) throws InterruptedException {
-        take(LockImpl.lease(leaseTime, unit), -1, true);
+        take(current(), LockImpl.lease(leaseTime, unit), -1, true);
     }
 
     @Override
     public boolean tryLock() {
         try {
-            return take(-1, 0, false);
+            return take(current(), -1, 0, false);
         } catch (InterruptedException e) {
             throw new IllegalStateException(e);
         }
@@ -58,11 +72,88 @@ abstract class AcquiringLock extends Handle implements RLock {
 
     @Override
     public boolean tryLock(long time, TimeUnit unit) throws InterruptedException {
-        return take(-1, LockImpl.waitMillis(time, unit), true);
+        return take(current(), -1, LockImpl.waitMillis(time, unit), true);
     }
 
     @Override
     public boolean tryLock(long waitTime, long leaseTime, TimeUnit unit) throws InterruptedException {
-        return take(LockImpl.lease(leaseTime, unit), LockImpl.waitMillis(waitTime, unit), true);
+        return take(current(), LockImpl.lease(leaseTime, unit), LockImpl.waitMillis(waitTime, unit), true);
+    }
+
+    @Override
+    public void unlock() {
+        release(current());
+    }
+
+    // ---- async (Redisson's RLockAsync) ----
+
+    @Override
+    public CompletableFuture<Void> lockAsync() {
+        return lockAsync(-1, TimeUnit.MILLISECONDS, current());
+    }
+
+    @Override
+    public CompletableFuture<Void> lockAsync(long leaseTime, TimeUnit unit) {
+        return lockAsync(leaseTime, unit, current());
+    }
+
+    @Override
+    public CompletableFuture<Void> lockAsync(long leaseTime, TimeUnit unit, long threadId) {
+        long leaseMs = LockImpl.lease(leaseTime, unit);
+        return engine.async(() -> {
+            take(threadId, leaseMs, -1, true);
+            return null;
+        });
+    }
+
+    @Override
+    public CompletableFuture<Boolean> tryLockAsync() {
+        long threadId = current();
+        return engine.async(() -> take(threadId, -1, 0, false));
+    }
+
+    @Override
+    public CompletableFuture<Boolean> tryLockAsync(long waitTime, TimeUnit unit) {
+        return tryLockAsync(waitTime, -1, unit, current());
+    }
+
+    @Override
+    public CompletableFuture<Boolean> tryLockAsync(long waitTime, long leaseTime, TimeUnit unit) {
+        return tryLockAsync(waitTime, leaseTime, unit, current());
+    }
+
+    @Override
+    public CompletableFuture<Boolean> tryLockAsync(long waitTime, long leaseTime, TimeUnit unit, long threadId) {
+        long leaseMs = LockImpl.lease(leaseTime, unit);
+        long waitMs = LockImpl.waitMillis(waitTime, unit);
+        return engine.async(() -> take(threadId, leaseMs, waitMs, true));
+    }
+
+    @Override
+    public CompletableFuture<Void> unlockAsync() {
+        return unlockAsync(current());
+    }
+
+    @Override
+    public CompletableFuture<Void> unlockAsync(long threadId) {
+        return engine.async(() -> {
+            release(threadId);
+            return null;
+        });
+    }
+
+    @Override
+    public CompletableFuture<Boolean> forceUnlockAsync() {
+        return engine.async(this::forceUnlock);
+    }
+
+    @Override
+    public CompletableFuture<Boolean> isLockedAsync() {
+        return engine.async(this::isLocked);
+    }
+
+    @Override
+    public CompletableFuture<Long> remainTimeToLiveAsync() {
+        return engine.async(this::remainTimeToLive);
     }
 }

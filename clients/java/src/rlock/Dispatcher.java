@@ -83,7 +83,9 @@ final class Dispatcher {
             // its entry out first); unless it is a holding this client knows, give it back.
             Holding known = engine.holdings().get(target);
             if (known == null || known.token != event.token) {
-                engine.background(() -> engine.releaseQuietly(node, target));
+                // A counting grant's value is its permits, nobody's token.
+                int permits = family == Family.COUNTING ? (int) event.token : 1;
+                engine.background(() -> engine.releaseQuietly(node, target, permits));
             }
         }
     }

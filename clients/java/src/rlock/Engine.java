@@ -26,6 +26,7 @@ final class Engine {
     private final Dispatcher dispatcher;
     private final WaitByMessage waits;
     private final Router router;
+    private final AsyncCalls async;
     /** Confirmation of this engine's writes (a view made by {@link #with(Confirm)} has its own). */
     final Confirm confirm;
     private final java.util.concurrent.atomic.AtomicBoolean closed;
@@ -44,6 +45,7 @@ final class Engine {
             return thread;
         });
         this.executor.setRemoveOnCancelPolicy(true);
+        this.async = new AsyncCalls(id);
         this.holdings = new Holdings(this::background);
         this.dispatcher = new Dispatcher(this);
         this.waits = new WaitByMessage(this, options.responseTimeout.toNanos());
@@ -69,12 +71,17 @@ final class Engine {
         this.dispatcher = base.dispatcher;
         this.waits = base.waits;
         this.router = base.router;
+        this.async = base.async;
         this.closed = base.closed;
         this.confirm = confirm;
     }
 
     Engine with(Confirm confirm) {
         return new Engine(this, confirm);
+    }
+
+    RLockOptions options() {
+        return options;
     }
 
     RespConnection.Settings settings() {
@@ -116,6 +123,11 @@ final class Engine {
 
     static String requestId() {
         return UUID.randomUUID().toString();
+    }
+
+    /** {@code call} on a daemon thread of this client: the async API ({@link AsyncCalls}). */
+    <T> java.util.concurrent.CompletableFuture<T> async(java.util.concurrent.Callable<T> call) {
+        return async.submit(call);
     }
 
     void background(Runnable task) {
@@ -290,6 +302,18 @@ final class Engine {
         return waitMs < 0 ? Long.MAX_VALUE : System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs);
     }
 
+    /**
+     * The {@code WAIT} argument of a call sent toward {@code deadline}: 0 (no limit) without one,
+     * {@link Family#NO_WAIT} (one attempt) once it has passed, else the ms left rounded up.
+     */
+    static long waitArg(long deadline) {
+        if (deadline == Long.MAX_VALUE) {
+            return 0;
+        }
+        long left = deadline - System.nanoTime();
+        return left <= 0 ? Family.NO_WAIT : ceilMillis(left);
+    }
+
     /** The server waits at most a year; a longer wait is one without a deadline. */
     static long forever(long waitMs) {
         return waitMs > MAX_WAIT_MS ? -1 : waitMs;
@@ -318,6 +342,7 @@ final class Engine {
         dispatcher.closeAll();
         router.close();
         executor.shutdownNow();
+        async.close();
     }
 
     /** An error reply's text, for messages. */

@@ -9,6 +9,8 @@ enum Family {
     READ("read", "RWLOCK", "READ"),
     WRITE("write", "RWLOCK", "WRITE"),
     PERMITS("permits", "RSEM", null),
+    /** Redisson's counting semaphore: permits that belong to nobody; a wait's "owner" is its request id. */
+    COUNTING("counting", "RCSEM", null),
     LATCH("latch", "RLATCH", null);
 
     /** The {@code type} field of its notify messages. */
@@ -104,6 +106,9 @@ enum Family {
     }
 
     Object[] release(String key, String owner, int permits, String requestId) {
+        if (this == COUNTING) {
+            return new Object[] {"RCSEM.RELEASE", key, "PERMITS", (long) permits, "ID", requestId};
+        }
         List<Object> args = head("RELEASE", key, owner, permits, 8);
         args.add("ID");
         args.add(requestId);

@@ -16,4 +16,14 @@ abstract class Handle {
     public String getName() {
         return name;
     }
+
+    /** Removes the key (Redisson's {@code RObject.delete()}, for the types that declare it): true when it existed. */
+    public boolean delete() {
+        return Replies.number(engine.write(name, "DEL", name), 0) > 0;
+    }
+
+    /** Whether the key exists (Redisson's {@code RObject.isExists()}, for the types that declare it). */
+    public boolean isExists() {
+        return Replies.number(engine.call(name, "EXISTS", name), 0) > 0;
+    }
 }

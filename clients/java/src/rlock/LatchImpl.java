@@ -1,5 +1,6 @@
 package rlock;
 
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 final class LatchImpl extends Handle implements RCountDownLatch {
@@ -33,5 +34,36 @@ final class LatchImpl extends Handle implements RCountDownLatch {
     @Override
     public boolean await(long time, TimeUnit unit) throws InterruptedException {
         return engine.waits().awaitLatch(name, LockImpl.waitMillis(time, unit));
+    }
+
+    @Override
+    public CompletableFuture<Void> awaitAsync() {
+        return engine.async(() -> {
+            await();
+            return null;
+        });
+    }
+
+    @Override
+    public CompletableFuture<Boolean> awaitAsync(long time, TimeUnit unit) {
+        return engine.async(() -> await(time, unit));
+    }
+
+    @Override
+    public CompletableFuture<Void> countDownAsync() {
+        return engine.async(() -> {
+            countDown();
+            return null;
+        });
+    }
+
+    @Override
+    public CompletableFuture<Long> getCountAsync() {
+        return engine.async(this::getCount);
+    }
+
+    @Override
+    public CompletableFuture<Boolean> trySetCountAsync(long count) {
+        return engine.async(() -> trySetCount(count));
     }
 }

@@ -9,15 +9,23 @@ final class LockImpl extends AcquiringLock {
     private final Family family;
     /** {@code LOCKDELAY} of its acquires, in ms (0: none, the server's default applies). */
     private final long lockDelayMs;
+    /** Redisson's fair lock: {@link #unlock()} of a lock nobody holds (its lease ended) is silent. */
+    private final boolean fair;
 
     LockImpl(Engine engine, String name, Family family) {
-        this(engine, name, family, 0);
+        this(engine, name, family, 0, false);
     }
 
-    private LockImpl(Engine engine, String name, Family family, long lockDelayMs) {
+    private LockImpl(Engine engine, String name, Family family, long lockDelayMs, boolean fair) {
         super(engine, name);
         this.family = family;
         this.lockDelayMs = lockDelayMs;
+        this.fair = fair;
+    }
+
+    /** Redisson's {@code getFairLock}: every rlock lock is FIFO; only {@link #unlock()} differs. */
+    static LockImpl fair(Engine engine, String name) {
+        return new LockImpl(engine, name, Family.LOCK, 0, true);
     }
 
     @Override
@@ -26,7 +34,7 @@ final class LockImpl extends AcquiringLock {
         if (delay <= 0) {
             throw new IllegalArgumentException("a lock-delay of at least 1 ms");
         }
-        return new LockImpl(engine, name, family, ceilMillis(unit.toNanos(delay)));
+        return new LockImpl(engine, name, family, ceilMillis(unit.toNanos(delay)), fair);
     }
 
     @Override
@@ -61,25 +69,50 @@ final class LockImpl extends AcquiringLock {
     }
 
     @Override
-    boolean take(long leaseMs, long waitMs, boolean interruptible) throws InterruptedException {
-        return engine.acquire(family, name, engine.owner(), 1, leaseMs, waitMs, interruptible, lockDelayMs) >= 0;
-    }
-
-    @Override
-    public void unlock() {
-        if (engine.release(family, name, engine.owner(), 1) < 0) {
-            throw new IllegalMonitorStateException("attempt to unlock lock, not locked by current thread by node id: "
-                    + engine.id + " thread-id: " + Thread.currentThread().getId());
+    boolean take(long threadId, long leaseMs, long waitMs, boolean interruptible) throws InterruptedException {
+        try {
+            return engine.acquire(family, name, engine.owner(threadId), 1, leaseMs, waitMs, interruptible, lockDelayMs) >= 0;
+        } catch (RLockException e) {
+            if (family != Family.WRITE || waitMs != 0 || e.getMessage() == null || !e.getMessage().contains(UPGRADE)) {
+                throw e;
+            }
+            // A reader's tryLock() of the write lock answers false, as Redisson's. With a wait it
+            // fails at once (clients/spec: UpgradeRefused), where Redisson's would answer false
+            // after waiting for what only this thread could do.
+            return false;
         }
     }
 
+    /** What the server's refusal of an upgrade says ({@code ERR this owner holds the read lock ...}). */
+    private static final String UPGRADE = "holds the read lock";
+
+    @Override
+    void release(long threadId) {
+        if (engine.release(family, name, engine.owner(threadId), 1) < 0 && !(fair && !isLocked())) {
+            throw new IllegalMonitorStateException("attempt to unlock lock, not locked by current thread by node id: "
+                    + engine.id + " thread-id: " + threadId);
+        }
+    }
+
+    /**
+     * Whether anyone holds it; for a side of a read-write lock, whether anyone holds that side
+     * (as Redisson: a writer's read holds make the read side locked, a writer alone does not).
+     */
     @Override
     public boolean isLocked() {
-        Map<String, Object> info = info();
+        return isLocked(info());
+    }
+
+    private boolean isLocked(Map<String, Object> info) {
         if (info == null) {
             return false;
         }
-        return family == Family.LOCK || family.type.equals(Engine.text(info.get("mode")));
+        if (family == Family.LOCK || family.type.equals(Engine.text(info.get("mode")))) {
+            return true;
+        }
+        return family == Family.READ && info.get("holders") instanceof List<?> holders
+                && holders.stream().map(Replies::map).anyMatch(holder -> holder != null
+                        && family.type.equals(Engine.text(holder.get("mode"))) && Replies.number(holder.get("holds"), 0) > 0);
     }
 
     @Override
@@ -124,8 +157,16 @@ final class LockImpl extends AcquiringLock {
         return 0;
     }
 
+    /**
+     * Removes the lock whoever holds it; on a side of a read-write lock only when that side is
+     * held (Redisson's: the write lock's forceUnlock leaves readers alone, and the other way).
+     * The check and the removal are two calls.
+     */
     @Override
     public boolean forceUnlock() {
+        if (family != Family.LOCK && !isLocked()) {
+            return false;
+        }
         return Long.valueOf(1).equals(engine.write(name, family.prefix + ".FORCERELEASE", name));
     }
 

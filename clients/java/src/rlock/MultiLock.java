@@ -2,7 +2,9 @@ package rlock;
 
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -17,10 +19,19 @@ import java.util.concurrent.TimeUnit;
  * <p>In Redis Cluster all keys must share a slot (a hash tag), else the server answers
  * {@code CROSSSLOT}. A wait that would close a cycle of owners throws {@link DeadlockException}
  * at once, nothing taken or queued.
+ *
+ * <p>Locks of several clients ({@code new MultiLock(lock1, lock2, lock3)}, as Redisson's
+ * {@code new RedissonMultiLock(...)}): each client's locks are taken all or none as above, the
+ * clients one after the other in the order of the locks given, within the one wait; when one
+ * client's are not granted in time, those already taken are released and nothing is held. Give
+ * the locks in the same order everywhere: two threads that take them in opposite orders may each
+ * wait for the other until their waits end (the server's deadlock detection sees one server).
  */
 public final class MultiLock extends AcquiringLock {
     private final List<LockImpl> locks;
     private final List<String> keys;
+    /** The locks of each client, in the order their first lock was given. */
+    private final List<List<LockImpl>> byClient;
     /** {@code LOCKDELAY} of its acquires, in ms (0: none). */
     private final long lockDelayMs;
 
@@ -28,34 +39,70 @@ public final class MultiLock extends AcquiringLock {
         super(engine, String.join(",", names(locks)));
         this.locks = List.copyOf(locks);
         this.keys = names(locks);
+        this.byClient = byClient(locks);
         this.lockDelayMs = lockDelayMs;
     }
 
-    /** The locks' names, in order, checked: 1 to 1000 of them, none twice. */
+    /**
+     * Redisson's {@code new RedissonMultiLock(locks...)}: plain locks ({@link RLockClient#getLock})
+     * of one client or of several (see the class comment).
+     */
+    public MultiLock(RLock... locks) {
+        this(engineOf(locks), plain(locks), 0);
+    }
+
+    /** The locks' names, in order, checked: 1 to 1000 of them, none twice on one client. */
     private static List<String> names(List<LockImpl> locks) {
         if (locks.isEmpty() || locks.size() > 1000) {
             throw new IllegalArgumentException("a multi-lock takes 1 to 1000 locks, not " + locks.size());
         }
         List<String> names = new ArrayList<>(locks.size());
+        for (List<LockImpl> group : byClient(locks)) {
+            List<String> groupNames = group.stream().map(LockImpl::getName).toList();
+            if (new HashSet<>(groupNames).size() != groupNames.size()) {
+                throw new IllegalArgumentException("a lock is named more than once: " + groupNames);
+            }
+        }
         for (LockImpl lock : locks) {
             names.add(lock.getName());
-        }
-        if (new HashSet<>(names).size() != names.size()) {
-            throw new IllegalArgumentException("a lock is named more than once: " + names);
         }
         return List.copyOf(names);
     }
 
+    private static List<List<LockImpl>> byClient(List<LockImpl> locks) {
+        Map<Engine, List<LockImpl>> groups = new LinkedHashMap<>();
+        for (LockImpl lock : locks) {
+            groups.computeIfAbsent(lock.engine, engine -> new ArrayList<>()).add(lock);
+        }
+        return groups.values().stream().map(List::copyOf).toList();
+    }
+
+    private static Engine engineOf(RLock... locks) {
+        if (locks.length == 0 || !(locks[0] instanceof LockImpl)) {
+            throw new IllegalArgumentException("a multi-lock takes 1 to 1000 plain locks");
+        }
+        return ((LockImpl) locks[0]).engine;
+    }
+
+    private static List<LockImpl> plain(RLock... locks) {
+        List<LockImpl> plain = new ArrayList<>(locks.length);
+        for (RLock lock : locks) {
+            if (!(lock instanceof LockImpl impl) || !impl.isPlainOf(impl.engine)) {
+                throw new IllegalArgumentException("a multi-lock takes plain locks, not " + lock);
+            }
+            plain.add(impl);
+        }
+        return plain;
+    }
+
     /** The multi-lock of {@code locks}: plain locks ({@link RLockClient#getLock}) of one client. */
     static MultiLock of(Engine engine, RLock... locks) {
-        List<LockImpl> plain = new ArrayList<>(locks.length);
         for (RLock lock : locks) {
             if (!(lock instanceof LockImpl) || !((LockImpl) lock).isPlainOf(engine)) {
                 throw new IllegalArgumentException("a multi-lock takes plain locks of its own client, not " + lock);
             }
-            plain.add((LockImpl) lock);
         }
-        return new MultiLock(engine, plain, 0);
+        return new MultiLock(engine, plain(locks), 0);
     }
 
     /** Its keys, in the order of its tokens. */
@@ -70,8 +117,46 @@ public final class MultiLock extends AcquiringLock {
      * The wait is told by one message per key ({@code NOTIFY}): the one core, {@link Acquire}.
      */
     @Override
-    boolean take(long leaseMs, long waitMs, boolean interruptible) throws InterruptedException {
-        return Acquire.all(engine, keys, engine.owner(), lockDelayMs).run(leaseMs, waitMs, interruptible) != null;
+    boolean take(long threadId, long leaseMs, long waitMs, boolean interruptible) throws InterruptedException {
+        long deadline = Engine.deadline(waitMs);
+        for (int i = 0; i < byClient.size(); i++) {
+            long left = waitMs <= 0 ? waitMs : Math.max(0, Engine.ceilMillis(deadline - System.nanoTime()));
+            boolean granted = false;
+            try {
+                granted = takeAll(byClient.get(i), threadId, leaseMs, left, interruptible);
+            } finally {
+                if (!granted) {
+                    releaseQuietly(byClient.subList(0, i), threadId);
+                }
+            }
+            if (!granted) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private boolean takeAll(List<LockImpl> group, long threadId, long leaseMs, long waitMs, boolean interruptible)
+            throws InterruptedException {
+        Engine client = group.get(0).engine;
+        List<String> names = group.stream().map(LockImpl::getName).toList();
+        return Acquire.all(client, names, client.owner(threadId), lockDelayMs).run(leaseMs, waitMs, interruptible) != null;
+    }
+
+    private void releaseQuietly(List<List<LockImpl>> groups, long threadId) {
+        for (List<LockImpl> group : groups) {
+            try {
+                releaseAll(group, threadId);
+            } catch (RuntimeException e) {
+                // best effort: a lease or the watchdog's end frees it otherwise
+            }
+        }
+    }
+
+    /** One hold of each of {@code group}'s keys: the keys the calling thread did not hold. */
+    private static List<String> releaseAll(List<LockImpl> group, long threadId) {
+        Engine client = group.get(0).engine;
+        return client.releaseAll(group.stream().map(LockImpl::getName).toList(), client.owner(threadId));
     }
 
     // ---- releasing ----
@@ -83,11 +168,14 @@ public final class MultiLock extends AcquiringLock {
      *         (the others are released all the same)
      */
     @Override
-    public void unlock() {
-        List<String> notHeld = engine.releaseAll(keys, engine.owner());
+    void release(long threadId) {
+        List<String> notHeld = new ArrayList<>();
+        for (List<LockImpl> group : byClient) {
+            notHeld.addAll(releaseAll(group, threadId));
+        }
         if (!notHeld.isEmpty()) {
             throw new IllegalMonitorStateException("attempt to unlock " + notHeld + ", not locked by current thread by node id: "
-                    + engine.id + " thread-id: " + Thread.currentThread().getId());
+                    + engine.id + " thread-id: " + threadId);
         }
     }
 

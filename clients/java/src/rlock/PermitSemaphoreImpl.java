@@ -1,6 +1,9 @@
 package rlock;
 
+import java.util.List;
+import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 final class PermitSemaphoreImpl extends PermitsHandle implements RPermitExpirableSemaphore {
@@ -50,8 +53,72 @@ final class PermitSemaphoreImpl extends PermitsHandle implements RPermitExpirabl
     @Override
     public void release(String permitId) {
         if (!tryRelease(permitId)) {
-            throw new IllegalArgumentException("Permit with id " + permitId + " has already been released or doesn't exist");
+            throw new RLockException("ERR", "Permit with id " + permitId + " has already been released or doesn't exist");
         }
+    }
+
+    @Override
+    public CompletableFuture<String> acquireAsync() {
+        return engine.async(this::acquire);
+    }
+
+    @Override
+    public CompletableFuture<String> acquireAsync(long leaseTime, TimeUnit unit) {
+        return engine.async(() -> acquire(leaseTime, unit));
+    }
+
+    @Override
+    public CompletableFuture<String> tryAcquireAsync(long waitTime, long leaseTime, TimeUnit unit) {
+        return engine.async(() -> tryAcquire(waitTime, leaseTime, unit));
+    }
+
+    @Override
+    public CompletableFuture<Boolean> tryReleaseAsync(String permitId) {
+        return engine.async(() -> tryRelease(permitId));
+    }
+
+    @Override
+    public CompletableFuture<Void> releaseAsync(String permitId) {
+        return engine.async(() -> {
+            release(permitId);
+            return null;
+        });
+    }
+
+    @Override
+    public int acquiredPermits() {
+        return holders().stream().mapToInt(holder -> (int) Replies.number(holder.get("permits"), 0)).sum();
+    }
+
+    @Override
+    public int getPermits() {
+        return availablePermits() + acquiredPermits();
+    }
+
+    @Override
+    public void setPermits(int permits) {
+        if (!trySetPermits(permits)) {
+            addPermits(permits - getPermits());
+        }
+    }
+
+    @Override
+    public long getLeaseTime(String permitId) {
+        for (Map<String, Object> holder : holders()) {
+            if (permitId.equals(Engine.text(holder.get("owner")))) {
+                return holder.get("watchdog") != null ? -1 : Replies.number(holder.get("ttl"), -1);
+            }
+        }
+        throw new RLockException("ERR", "Permit with id " + permitId + " doesn't exist");
+    }
+
+    /** The holders {@code RSEM.INFO} lists (none when the semaphore does not exist). */
+    private List<Map<String, Object>> holders() {
+        Map<String, Object> info = engine.info("RSEM.INFO", name);
+        if (info == null || !(info.get("holders") instanceof List<?> holders)) {
+            return List.of();
+        }
+        return holders.stream().map(Replies::map).filter(java.util.Objects::nonNull).toList();
     }
 
     @Override

@@ -3,7 +3,7 @@ package rlock;
 import java.util.Map;
 
 /**
- * What {@link RSemaphore} and {@link RPermitExpirableSemaphore} share: both are one
+ * What {@link ROwnedSemaphore} and {@link RPermitExpirableSemaphore} share: both are one
  * {@code RSEM.*} semaphore, counted the same way; only what a permit belongs to differs.
  */
 abstract class PermitsHandle extends Handle {

@@ -1,5 +1,6 @@
 package rlock;
 
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 /** A count-down latch shared through Redis (Redisson's {@code RCountDownLatch}). */
@@ -19,4 +20,19 @@ public interface RCountDownLatch {
 
     /** As {@link #await()}, at most {@code time}: true when open. */
     boolean await(long time, TimeUnit unit) throws InterruptedException;
+
+    /** Removes the latch (its count); true when it existed. Its waiters stay until their timeout. */
+    boolean delete();
+
+    boolean isExists();
+
+    CompletableFuture<Void> awaitAsync();
+
+    CompletableFuture<Boolean> awaitAsync(long time, TimeUnit unit);
+
+    CompletableFuture<Void> countDownAsync();
+
+    CompletableFuture<Long> getCountAsync();
+
+    CompletableFuture<Boolean> trySetCountAsync(long count);
 }

@@ -1,5 +1,6 @@
 package rlock;
 
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.Lock;
@@ -112,4 +113,31 @@ public interface RLock extends Lock {
      *         lock-delay for it)
      */
     RLock withLockDelay(long delay, TimeUnit unit);
+
+    // Redisson's async forms (RLockAsync): each acts for the calling thread (or {@code threadId}),
+    // on one of the client's threads; the future fails as the blocking call would throw.
+
+    CompletableFuture<Void> lockAsync();
+
+    CompletableFuture<Void> lockAsync(long leaseTime, TimeUnit unit);
+
+    CompletableFuture<Void> lockAsync(long leaseTime, TimeUnit unit, long threadId);
+
+    CompletableFuture<Boolean> tryLockAsync();
+
+    CompletableFuture<Boolean> tryLockAsync(long waitTime, TimeUnit unit);
+
+    CompletableFuture<Boolean> tryLockAsync(long waitTime, long leaseTime, TimeUnit unit);
+
+    CompletableFuture<Boolean> tryLockAsync(long waitTime, long leaseTime, TimeUnit unit, long threadId);
+
+    CompletableFuture<Void> unlockAsync();
+
+    CompletableFuture<Void> unlockAsync(long threadId);
+
+    CompletableFuture<Boolean> forceUnlockAsync();
+
+    CompletableFuture<Boolean> isLockedAsync();
+
+    CompletableFuture<Long> remainTimeToLiveAsync();
 }

@@ -72,6 +72,20 @@ public final class RLockClient implements AutoCloseable {
     }
 
     /**
+     * Redisson's {@code getFairLock}: the same lock as {@link #getLock} (every rlock lock queues
+     * FIFO), except that {@code unlock()} after the holding ended, with nobody holding the lock,
+     * is silent as Redisson's fair lock (another holder: {@code IllegalMonitorStateException}).
+     */
+    public RLock getFairLock(String name) {
+        return LockImpl.fair(engine, name);
+    }
+
+    /** This client's options (Redisson's {@code getConfig()}); changing them later has no effect. */
+    public RLockOptions getConfig() {
+        return engine.options().copy();
+    }
+
+    /**
      * Redisson's {@code RedissonMultiLock}: {@code locks} (plain locks of this client) taken all
      * or none, in one step ({@code RLOCK.ACQUIREALL}); see {@link MultiLock}.
      */
@@ -83,7 +97,17 @@ public final class RLockClient implements AutoCloseable {
         return new ReadWriteLockImpl(engine, name);
     }
 
+    /** Redisson's {@code RSemaphore}: counted permits that belong to nobody (any thread releases). */
     public RSemaphore getSemaphore(String name) {
+        return new CountingSemaphoreImpl(engine, name);
+    }
+
+    /**
+     * Permits that belong to the acquiring thread ({@code RSEM.*}, not Redisson's): only it
+     * releases them, they come back when this client's connection dies, and each grant has a
+     * fencing token ({@link ROwnedSemaphore#getToken()}).
+     */
+    public ROwnedSemaphore getOwnedSemaphore(String name) {
         return new SemaphoreImpl(engine, name);
     }
 

@@ -61,6 +61,11 @@ public final class RLockOptions {
         return this;
     }
 
+    /** The watchdog's lease in ms (Redisson's {@code getLockWatchdogTimeout()}). */
+    public long getLockWatchdogTimeout() {
+        return watchdogLease.toMillis();
+    }
+
     /**
      * Confirmation by the replicas of every acquisition and release (default {@link Confirm#auto()}:
      * the replicas connected at the time, none on a server without replicas); see {@link Confirm}.
@@ -90,5 +95,22 @@ public final class RLockOptions {
         this.sentinelUser = user;
         this.sentinelPassword = password;
         return this;
+    }
+
+    /** A copy: what a client hands out of its options cannot change them. */
+    RLockOptions copy() {
+        RLockOptions copy = new RLockOptions();
+        copy.sslSocketFactory = sslSocketFactory;
+        copy.verifyHostname = verifyHostname;
+        copy.connectTimeout = connectTimeout;
+        copy.responseTimeout = responseTimeout;
+        copy.protocol = protocol;
+        copy.watchdogLease = watchdogLease;
+        copy.confirm = confirm;
+        copy.masterName = masterName;
+        copy.sentinels = sentinels;
+        copy.sentinelUser = sentinelUser;
+        copy.sentinelPassword = sentinelPassword;
+        return copy;
     }
 }

@@ -1,5 +1,6 @@
 package rlock;
 
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -31,9 +32,39 @@ public interface RPermitExpirableSemaphore {
     /** True when the permit was held and is now released. */
     boolean tryRelease(String permitId);
 
-    /** @throws IllegalArgumentException when the permit is not held (released, expired, unknown) */
+    /** @throws RLockException when the permit is not held (released, expired, unknown), as Redisson's RedisException */
     void release(String permitId);
 
     /** Sets a held permit's lease anew; false when it is not held. */
     boolean updateLeaseTime(String permitId, long leaseTime, TimeUnit unit);
+
+    /** The permits held now (by any id). */
+    int acquiredPermits();
+
+    /** The permits in all: available plus held. */
+    int getPermits();
+
+    /**
+     * Sets the permits in all to {@code permits} (available ones are added or removed: held
+     * ones stay held, so the available count may go below 0). Not atomic with other changes.
+     */
+    void setPermits(int permits);
+
+    /**
+     * The ms left of {@code permitId}'s lease: -1 when it has none (held by the watchdog).
+     *
+     * @throws RLockException when no such permit is held
+     */
+    long getLeaseTime(String permitId);
+
+    /** {@link #acquire()} on another thread (the permit id belongs to no thread). */
+    CompletableFuture<String> acquireAsync();
+
+    CompletableFuture<String> acquireAsync(long leaseTime, TimeUnit unit);
+
+    CompletableFuture<String> tryAcquireAsync(long waitTime, long leaseTime, TimeUnit unit);
+
+    CompletableFuture<Boolean> tryReleaseAsync(String permitId);
+
+    CompletableFuture<Void> releaseAsync(String permitId);
 }

@@ -2,7 +2,7 @@ package rlock;
 
 import java.util.concurrent.TimeUnit;
 
-final class SemaphoreImpl extends PermitsHandle implements RSemaphore {
+final class SemaphoreImpl extends PermitsHandle implements ROwnedSemaphore {
     SemaphoreImpl(Engine engine, String name) {
         super(engine, name);
     }

@@ -139,7 +139,7 @@ class ConfirmationTest {
         notConfirmed(() -> rw.readLock().tryLock());
         assertNull(Admin.info(primary, "RWLOCK.INFO", "stopped-rw"));
 
-        RSemaphore semaphore = rlock.getSemaphore("stopped-sem");
+        ROwnedSemaphore semaphore = rlock.getOwnedSemaphore("stopped-sem");
         assertTrue(semaphore.trySetPermits(2));
         notConfirmed(() -> semaphore.acquire(2));
         assertEquals(2, semaphore.availablePermits());

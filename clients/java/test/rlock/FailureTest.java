@@ -238,7 +238,7 @@ class FailureTest extends OneServer {
     @Test
     void aLostSemaphoreReplyTakesOnce() throws Exception {
         Admin.call(admin, "CONFIG", "SET", "rlock.watchdog-grace-ms", "5000");
-        RSemaphore semaphore = client.getSemaphore(name);
+        ROwnedSemaphore semaphore = client.getOwnedSemaphore(name);
         assertTrue(semaphore.trySetPermits(3));
         proxy.dropReplyTo("RSEM.ACQUIRE");
         assertTrue(semaphore.tryAcquire(2));
@@ -255,7 +255,7 @@ class FailureTest extends OneServer {
 
     @Test
     void withoutAGracePeriodADroppedReleaseGivesBackEverythingAndSaysSo() throws Exception {
-        RSemaphore semaphore = client.getSemaphore(name);
+        ROwnedSemaphore semaphore = client.getOwnedSemaphore(name);
         assertTrue(semaphore.trySetPermits(3));
         assertTrue(semaphore.tryAcquire(2));
         proxy.dropReplyTo("RSEM.RELEASE");

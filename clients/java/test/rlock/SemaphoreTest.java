@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
 import rlock.testing.Admin;
 import rlock.testing.Async;
 
-/** RSemaphore and RPermitExpirableSemaphore. */
+/** ROwnedSemaphore and RPermitExpirableSemaphore. */
 class SemaphoreTest extends TwoClients {
     SemaphoreTest() {
         super("sem");
@@ -33,7 +33,7 @@ class SemaphoreTest extends TwoClients {
 
     @Test
     void permitsAreCountedAndOwnedByTheThread() throws Exception {
-        RSemaphore semaphore = client.getSemaphore(name);
+        ROwnedSemaphore semaphore = client.getOwnedSemaphore(name);
         assertTrue(semaphore.trySetPermits(3));
         assertFalse(semaphore.trySetPermits(10), "set once");
         assertEquals(3, semaphore.availablePermits());
@@ -41,7 +41,7 @@ class SemaphoreTest extends TwoClients {
         semaphore.acquire(2);
         assertEquals(0, semaphore.availablePermits());
         assertFalse(semaphore.tryAcquire());
-        assertFalse(Async.call(() -> other.getSemaphore(name).tryAcquire(100, TimeUnit.MILLISECONDS)).get());
+        assertFalse(Async.call(() -> other.getOwnedSemaphore(name).tryAcquire(100, TimeUnit.MILLISECONDS)).get());
         ExecutionException foreign = assertThrows(ExecutionException.class, () -> Async.run(() -> semaphore.release()).get());
         assertTrue(foreign.getCause() instanceof IllegalMonitorStateException, "another thread holds none of these permits");
         assertThrows(RLockException.class, () -> semaphore.release(4), "more than it holds");
@@ -54,19 +54,19 @@ class SemaphoreTest extends TwoClients {
 
     @Test
     void waitersAreServedInOrderAndWholeRequestsFirst() throws Exception {
-        RSemaphore semaphore = client.getSemaphore(name);
+        ROwnedSemaphore semaphore = client.getOwnedSemaphore(name);
         semaphore.trySetPermits(3);
         semaphore.acquire(3);
         List<String> order = Collections.synchronizedList(new ArrayList<>());
         CompletableFuture<Void> big = Async.run(() -> {
-            RSemaphore mine = other.getSemaphore(name);
+            ROwnedSemaphore mine = other.getOwnedSemaphore(name);
             mine.acquire(3);
             order.add("three");
             mine.release(3);
         });
         eventually(5000, "the request for 3 queued", () -> queued() == 1);
         CompletableFuture<Void> small = Async.run(() -> {
-            RSemaphore mine = other.getSemaphore(name);
+            ROwnedSemaphore mine = other.getOwnedSemaphore(name);
             mine.acquire(1);
             order.add("one");
             mine.release(1);
@@ -82,9 +82,9 @@ class SemaphoreTest extends TwoClients {
 
     @Test
     void addPermitsServesWaiters() throws Exception {
-        RSemaphore semaphore = client.getSemaphore(name);
+        ROwnedSemaphore semaphore = client.getOwnedSemaphore(name);
         semaphore.trySetPermits(0);
-        CompletableFuture<Void> waiter = Async.run(() -> other.getSemaphore(name).acquire(2));
+        CompletableFuture<Void> waiter = Async.run(() -> other.getOwnedSemaphore(name).acquire(2));
         eventually(5000, "queued", () -> queued() == 1);
         semaphore.addPermits(2);
         waiter.get(5, TimeUnit.SECONDS);
@@ -93,9 +93,9 @@ class SemaphoreTest extends TwoClients {
 
     @Test
     void permitsComeBackWhenTheirClientDies() throws Exception {
-        RSemaphore semaphore = client.getSemaphore(name);
+        ROwnedSemaphore semaphore = client.getOwnedSemaphore(name);
         semaphore.trySetPermits(2);
-        Async.run(() -> other.getSemaphore(name).acquire(2)).get();
+        Async.run(() -> other.getOwnedSemaphore(name).acquire(2)).get();
         assertEquals(0, semaphore.availablePermits());
         CompletableFuture<Void> waiter = Async.run(() -> semaphore.acquire(1));
         eventually(5000, "queued", () -> queued() == 1);
@@ -106,9 +106,9 @@ class SemaphoreTest extends TwoClients {
 
     @Test
     void anInterruptedAcquireLeavesTheQueue() throws Exception {
-        RSemaphore semaphore = client.getSemaphore(name);
+        ROwnedSemaphore semaphore = client.getOwnedSemaphore(name);
         semaphore.trySetPermits(0);
-        Async.Interruptible waiter = Async.interruptible(() -> other.getSemaphore(name).acquire());
+        Async.Interruptible waiter = Async.interruptible(() -> other.getOwnedSemaphore(name).acquire());
         eventually(5000, "queued", () -> queued() == 1);
         waiter.interrupt();
         waiter.done().get(5, TimeUnit.SECONDS);
@@ -133,7 +133,7 @@ class SemaphoreTest extends TwoClients {
         assertNotNull(third, "the leased permit came back at its lease end");
         assertTrue(waited >= 150 && waited < 2000, "waited " + waited + " ms");
         assertFalse(semaphore.tryRelease(second), "it expired");
-        assertThrows(IllegalArgumentException.class, () -> semaphore.release(second));
+        assertThrows(RLockException.class, () -> semaphore.release(second), "as Redisson's RedisException");
         Async.run(() -> semaphore.release(first)).get(); // any thread may release by id
         assertFalse(semaphore.tryRelease(first));
         assertTrue(semaphore.updateLeaseTime(third, 10, TimeUnit.SECONDS));

@@ -18,7 +18,7 @@ import rlock.RLock;
 import rlock.RLockClient;
 import rlock.RLockException;
 import rlock.RPermitExpirableSemaphore;
-import rlock.RSemaphore;
+import rlock.ROwnedSemaphore;
 
 /**
  * One actor of a scenario: one owner, which for the Java helper is one thread ({@code <client
@@ -130,14 +130,14 @@ final class SpecActor implements AutoCloseable {
             case "guard":
                 return SpecRun.plain(client.getLock(key).guard(strings(step.get("command"))));
             case "set_permits":
-                return client.getSemaphore(key).trySetPermits((int) integer(step, "permits", 0));
+                return client.getOwnedSemaphore(key).trySetPermits((int) integer(step, "permits", 0));
             case "add_permits": {
-                RSemaphore semaphore = client.getSemaphore(key);
+                ROwnedSemaphore semaphore = client.getOwnedSemaphore(key);
                 semaphore.addPermits((int) integer(step, "permits", 0));
                 return (long) semaphore.availablePermits();
             }
             case "available_permits":
-                return (long) client.getSemaphore(key).availablePermits();
+                return (long) client.getOwnedSemaphore(key).availablePermits();
             case "set_count":
                 return client.getCountDownLatch(key).trySetCount(integer(step, "count", 0));
             case "count_down":
@@ -200,7 +200,7 @@ final class SpecActor implements AutoCloseable {
                 permitIds.put(key, id);
                 return null; // that type has no token to read
             }
-            RSemaphore semaphore = client.getSemaphore(key);
+            ROwnedSemaphore semaphore = client.getOwnedSemaphore(key);
             return semaphore.tryAcquire(permits, waitMs, TimeUnit.MILLISECONDS) ? (Object) semaphore.getToken() : NOT_ACQUIRED;
         }
         RLock lock = lock(client, type, key);
@@ -214,7 +214,7 @@ final class SpecActor implements AutoCloseable {
             if (id != null) {
                 client.getPermitExpirableSemaphore(key).release(id);
             } else {
-                client.getSemaphore(key).release((int) integer(step, "permits", 1));
+                client.getOwnedSemaphore(key).release((int) integer(step, "permits", 1));
             }
             return;
         }
