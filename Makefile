@@ -43,15 +43,21 @@ run: build ## Build, then start redis-server with the module on redis.conf.examp
 	redis-server redis.conf.example
 
 # The suites run side by side (scripts/test-suites.sh, TEST_JOBS at a time, logs in
-# target/test-logs/); the Rust test binaries are built first so that two cargo runs do not
-# compile at once.
+# target/test-logs/), longest first; the Rust test binaries and the Java tests are built first so
+# that no two runs compile the same thing at once. Redisson's vendored classes, which mostly
+# sleep (leases of tens of seconds, by design), run in three JVMs of their own.
+REDISSON := org.redisson.Redisson
 test: build test-deps ## Run every test: the module's unit and integration tests, the client helpers', packaging and metrics
 	$(CARGO) test --release --no-run --workspace
-	bash scripts/test-suites.sh \
+	bash clients/java/test.sh --build-only
+	TEST_JOBS=$${TEST_JOBS:-4} bash scripts/test-suites.sh \
+	  "redisson-rwlock=bash clients/java/test.sh --no-build --select-class $(REDISSON)ReadWriteLockTest" \
 	  "server=$(CARGO) test --release" \
+	  "redisson-lock=bash clients/java/test.sh --no-build --select-class $(REDISSON)LockTest --select-class $(REDISSON)FairLockTest" \
 	  "python=bash clients/python/test.sh" \
+	  "redisson-other=bash clients/java/test.sh --no-build --select-class $(REDISSON)SemaphoreTest --select-class $(REDISSON)PermitExpirableSemaphoreTest --select-class $(REDISSON)CountDownLatchTest --select-class $(REDISSON)MultiLockTest" \
 	  "node=bash clients/node/test.sh" \
-	  "java=bash clients/java/test.sh" \
+	  "java=bash clients/java/test.sh --no-build --select-package rlock" \
 	  "rust-client=bash clients/rust/test.sh" \
 	  "go=bash clients/go/test.sh" \
 	  "ops=bash ops/test.sh"

@@ -4,6 +4,8 @@
 # junit5, libassertj-core-java and libslf4j-java (Debian, for Redisson's own tests vendored in
 # upstream/redisson), redis-server, openssl, and the built module (target/release/librlock.so, or
 # RLOCK_MODULE). Arguments go to the console launcher (e.g. --select-class rlock.LockTest).
+# `--build-only` builds the jar and the tests and stops; `--no-build` (first) runs what is built,
+# so that several runs can go side by side (make test runs Redisson's classes in their own JVMs).
 # Exit code: non-zero when the build, the jar check or any test fails.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -11,6 +13,12 @@ root="$(cd "$here/../.." && pwd)"
 build="$here/build"
 module="${RLOCK_MODULE:-$root/target/release/librlock.so}"
 junit="${JUNIT_CONSOLE:-/usr/share/java/junit-platform-console-standalone.jar}"
+
+stage=all
+case "${1:-}" in
+  --build-only) stage=build; shift ;;
+  --no-build) stage=run; shift ;;
+esac
 
 if [ ! -f "$module" ]; then
   echo "test.sh: $module is missing; building the module first" >&2
@@ -24,20 +32,23 @@ for jar in ${testlibs//:/ }; do
   [ -f "$jar" ] || { echo "test.sh: $jar is missing (apt-get install libassertj-core-java libslf4j-java)" >&2; exit 1; }
 done
 
-bash "$here/build.sh"
+if [ "$stage" != run ]; then
+  bash "$here/build.sh"
 
-# The jar holds the library's own classes and its manifest, nothing else.
-foreign="$(jar tf "$build/rlock.jar" | grep -v -E '^(META-INF/|META-INF/MANIFEST\.MF|rlock/|rlock/resp/|rlock/[A-Za-z0-9$]+\.class|rlock/resp/[A-Za-z0-9$]+\.class)$' || true)"
-if [ -n "$foreign" ]; then
-  echo "test.sh: the jar holds more than the library's classes:" >&2
-  echo "$foreign" >&2
-  exit 1
+  # The jar holds the library's own classes and its manifest, nothing else.
+  foreign="$(jar tf "$build/rlock.jar" | grep -v -E '^(META-INF/|META-INF/MANIFEST\.MF|rlock/|rlock/resp/|rlock/[A-Za-z0-9$]+\.class|rlock/resp/[A-Za-z0-9$]+\.class)$' || true)"
+  if [ -n "$foreign" ]; then
+    echo "test.sh: the jar holds more than the library's classes:" >&2
+    echo "$foreign" >&2
+    exit 1
+  fi
+
+  rm -rf "$build/test-classes"
+  mkdir -p "$build/test-classes"
+  javac --release 17 -encoding UTF-8 -d "$build/test-classes" -cp "$build/rlock.jar:$junit:$testlibs" \
+    $(find "$here/test" "$here/upstream/redisson/standin" "$here/upstream/redisson/src" -name '*.java' | sort)
 fi
-
-rm -rf "$build/test-classes"
-mkdir -p "$build/test-classes"
-javac --release 17 -encoding UTF-8 -d "$build/test-classes" -cp "$build/rlock.jar:$junit:$testlibs" \
-  $(find "$here/test" "$here/upstream/redisson/standin" "$here/upstream/redisson/src" -name '*.java' | sort)
+[ "$stage" != build ] || exit 0
 
 cd "$here"
 if [ $# -eq 0 ]; then

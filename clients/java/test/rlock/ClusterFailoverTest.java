@@ -105,14 +105,14 @@ class ClusterFailoverTest {
             assertTrue(otherRw.writeLock().tryLock());
             otherRw.writeLock().unlock();
 
-            RSemaphore semaphore = rlock.getSemaphore("every:sem2");
+            ROwnedSemaphore semaphore = rlock.getOwnedSemaphore("every:sem2");
             assertTrue(semaphore.trySetPermits(2));
             semaphore.acquire(2);
-            assertFalse(other.getSemaphore("every:sem2").tryAcquire());
+            assertFalse(other.getOwnedSemaphore("every:sem2").tryAcquire());
             assertTrue(onItsPrimary("every:sem2"));
             primaries.add(primaryOf("every:sem2"));
             semaphore.release(2);
-            assertEquals(2, other.getSemaphore("every:sem2").availablePermits());
+            assertEquals(2, other.getOwnedSemaphore("every:sem2").availablePermits());
 
             RPermitExpirableSemaphore expirable = rlock.getPermitExpirableSemaphore("every:permits");
             expirable.trySetPermits(1);
@@ -167,7 +167,7 @@ class ClusterFailoverTest {
                 RespConnection admin = Topology.admin(primary)) {
             RLock lock = rlock.getLock(key);
             MultiLock multi = rlock.getMultiLock(rlock.getLock("{cluster-confirm}a"), rlock.getLock("{cluster-confirm}b"));
-            RSemaphore semaphore = rlock.getSemaphore("{cluster-confirm}sem");
+            ROwnedSemaphore semaphore = rlock.getOwnedSemaphore("{cluster-confirm}sem");
             assertTrue(semaphore.trySetPermits(1));
             assertTrue(lock.tryLock(), "confirmed with the replica running");
             lock.unlock();

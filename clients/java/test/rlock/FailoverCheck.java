@@ -72,7 +72,7 @@ final class FailoverCheck {
 
         Contender of(RLockClient client, String key, boolean holder) {
             if (this == SEMAPHORE) {
-                RSemaphore semaphore = client.getSemaphore(key);
+                ROwnedSemaphore semaphore = client.getOwnedSemaphore(key);
                 return new Contender() {
                     public void acquire() throws InterruptedException {
                         semaphore.acquire();
@@ -177,7 +177,7 @@ final class FailoverCheck {
                 List<Long> tokens = new CopyOnWriteArrayList<>();
                 served.add(tokens);
                 if (kind == Kind.SEMAPHORE) {
-                    clients.get(0).getSemaphore(key).trySetPermits(1);
+                    clients.get(0).getOwnedSemaphore(key).trySetPermits(1);
                 }
                 Contender holder = kind.of(clients.get(0), key, true);
                 holders.add(holder);

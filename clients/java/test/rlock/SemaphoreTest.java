@@ -52,6 +52,19 @@ class SemaphoreTest extends TwoClients {
         assertThrows(IllegalArgumentException.class, () -> semaphore.acquire(0));
     }
 
+    /** Redisson's trySetPermits with a time to live (its own test checks at the exact boundary, left out). */
+    @Test
+    void countingPermitsSetWithATimeToLiveEndWithIt() throws Exception {
+        RSemaphore semaphore = client.getSemaphore(name);
+        assertTrue(semaphore.trySetPermits(2, java.time.Duration.ofMillis(300)));
+        assertFalse(semaphore.trySetPermits(5, java.time.Duration.ofMillis(300)), "set once");
+        assertEquals(2, semaphore.availablePermits());
+        long ttl = (Long) Admin.call(admin, "PTTL", name);
+        assertTrue(ttl > 0 && ttl <= 300, "the key carries the time to live: " + ttl);
+        eventually(5000, "the permits end with their time to live", () -> !semaphore.isExists());
+        assertEquals(0, semaphore.availablePermits());
+    }
+
     @Test
     void waitersAreServedInOrderAndWholeRequestsFirst() throws Exception {
         ROwnedSemaphore semaphore = client.getOwnedSemaphore(name);
