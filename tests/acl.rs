@@ -3,7 +3,7 @@
 //! acl_matrix.rs).
 
 mod common;
-use common::{Conn, Pending, Server, Value};
+use common::{Conn, Pending, Server};
 
 /// A user of `keys` and `channels` (ACL rules), allowed every command, and a connection of it.
 fn user(server: &Server, admin: &mut Conn, name: &str, rules: &str) -> Conn {
