@@ -20,6 +20,9 @@ from support import client_ids, eventually, excluded_by, holding_process, lock_i
 # the machine running the tests may be loaded.
 KILL_HANDOFF_BOUND_S = 0.5
 KILL_ROUNDS = 3
+PAIRS = 50
+# A release may run on a second connection while the keeper gives back the first.
+PAIRS_CONNECTIONS_BOUND = 2
 
 
 async def test_the_watchdog_keeps_a_lock_past_its_lease(variant, admin):
@@ -64,6 +67,23 @@ async def test_pings_keep_a_quiet_lock_connection_alive(variant, new_server):
     assert lock_info(admin, "k")["watchdog"] is not None
     assert await lock.owned()
     await lock.release()
+
+
+@pytest.mark.parametrize("protocol", [2, 3])
+async def test_acquire_release_pairs_reuse_the_lock_connections(variant, admin, protocol):
+    """A watchdog holding's keeper gives its connection back the moment the holding is released,
+    so the next acquire finds it idle: 50 pairs open no new connection (a keeper that noticed
+    the release only at its next keep-alive PING, seconds later, cost one per pair). RESP2 and
+    RESP3: over RESP3 the asyncio client takes an uncontended lock on its subscriber."""
+    lock = variant.lock("k", client=variant.client(protocol=protocol))
+    assert await lock.acquire()  # the first pair opens what the lock needs
+    await lock.release()
+    before = admin.info("stats")["total_connections_received"]
+    for _ in range(PAIRS):
+        assert await lock.acquire()
+        await lock.release()
+    opened = admin.info("stats")["total_connections_received"] - before
+    assert opened <= PAIRS_CONNECTIONS_BOUND, f"{PAIRS} acquire+release pairs opened {opened} connections"
 
 
 @pytest.mark.parametrize("kind", ["lock", "read", "write", "permits"])

@@ -21,6 +21,15 @@ class Binding:
         self.lock, self.owner, self.guard = lock, owner, guard
         self.holdings: list = []
         self.bound = False  # a keeper or a subscriber keeps its watchdog connection
+        # Called once nothing is held any more: a Keeper waiting on the connection is woken by
+        # it to give the connection back at once (else the next acquire would open another).
+        self.on_end = None
+
+    def holding_ended(self) -> None:
+        """One of its holdings was released or lost."""
+        on_end = self.on_end
+        if on_end is not None and not self.live:
+            on_end()
 
     @property
     def live(self) -> bool:
@@ -48,13 +57,33 @@ class Holding:
     owner: bytes
     fence: int
     binding: Binding = field(repr=False)
-    ended: bool = False  # fully released
-    lost: bool = False  # gone without a release of ours: expired, force-released, connection lost
+    _ended: bool = False
+    _lost: bool = False
     subscriber: Any = None  # the subscriber told of its loss (granted with NOTIFY)
 
     @property
+    def ended(self) -> bool:
+        """Fully released."""
+        return self._ended
+
+    @ended.setter
+    def ended(self, value: bool) -> None:
+        self._ended = value
+        self.binding.holding_ended()
+
+    @property
+    def lost(self) -> bool:
+        """Gone without a release of ours: expired, force-released, connection lost."""
+        return self._lost
+
+    @lost.setter
+    def lost(self, value: bool) -> None:
+        self._lost = value
+        self.binding.holding_ended()
+
+    @property
     def live(self) -> bool:
-        return not (self.ended or self.lost)
+        return not (self._ended or self._lost)
 
     @property
     def guard(self):

@@ -11,13 +11,15 @@ A call that fails on one is sent again, with the same request ID, on another.
 A watchdog binding (what one owner holds of one key) keeps the channel that took it for as long
 as it holds anything: a Keeper thread, one per such connection, PINGs it when quiet and, the
 moment it closes, re-binds from a new connection (RENEW ... WATCHDOG) or reports the holdings
-lost.
+lost; the moment the binding ends, it gives the connection back to the idle list.
 """
 
 from __future__ import annotations
 
 import itertools
 import logging
+import select
+import socket
 import threading
 import time
 from typing import Optional
@@ -71,15 +73,23 @@ class Channel:
             raise error
         return reply, self._read(then_timeout)
 
-    def stays_open(self, seconds: float) -> bool:
-        """Watches the idle connection for `seconds`, then PINGs it. False as soon as it closes
-        (or sends something nobody asked for, which only a broken connection does)."""
+    def stays_open(self, seconds: float, wake: socket.socket) -> bool:
+        """Watches the idle connection for `seconds`, then PINGs it; or less, when `wake` (a
+        socket) becomes readable. False as soon as it closes (or sends something nobody asked
+        for, which only a broken connection does)."""
         try:
-            if not self.connection.is_connected or self.connection.can_read(timeout=seconds):
+            # can_read first: the parser may hold bytes already read off the socket.
+            if not self.connection.is_connected or self.connection.can_read(timeout=0):
+                return False
+            readable = select.select([self.connection._sock, wake], [], [], seconds)[0]
+            if wake in readable:
+                wake.recv(64)
+                return True
+            if readable:
                 return False
             self.execute(("PING",))
             return True
-        except (RedisError, OSError):
+        except (RedisError, OSError, ValueError):  # ValueError: select on a closed socket
             return False
 
     def close(self) -> None:
@@ -300,11 +310,30 @@ class Keeper(threading.Thread):
     def __init__(self, session: Session, channel: Channel, binding):
         super().__init__(name=f"rlock-keeper {binding.lock.name!r}", daemon=True)
         self.session, self.channel, self.binding = session, channel, binding
+        # The release (or loss) of the binding's last holding writes here to end the wait.
+        self._wake_reader, self._wake_writer = socket.socketpair()
+
+    def wake(self) -> None:
+        try:
+            self._wake_writer.send(b"\0")
+        except OSError:  # the keeper ended meanwhile (or a wake-up is pending already)
+            pass
 
     def run(self) -> None:
+        self._wake_writer.setblocking(False)
+        self.binding.on_end = self.wake  # before reading `live`: an end from now on wakes us
+        try:
+            self._keep()
+        finally:
+            if self.binding.on_end == self.wake:
+                self.binding.on_end = None
+            self._wake_reader.close()
+            self._wake_writer.close()
+
+    def _keep(self) -> None:
         interval = self.session.keepalive_interval()
         while self.binding.live:
-            if self.channel.stays_open(interval):
+            if self.channel.stays_open(interval, self._wake_reader):
                 continue
             self.channel.close()
             self.channel = self.session.rebind(self.binding)

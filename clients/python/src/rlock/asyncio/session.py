@@ -1,6 +1,7 @@
 """rlock.session for redis.asyncio: the Session of one server node, with the same dedicated
 connections, one keeper task per watchdog connection instead of a thread, and the one
-subscriber connection per event loop that waiting acquires are told on (subscriber.py)."""
+subscriber connection per event loop that waiting acquires are told on (subscriber.py). A keeper
+gives its connection back the moment its binding ends, as rlock.session's does."""
 
 from __future__ import annotations
 
@@ -69,14 +70,29 @@ class Channel:
         except asyncio.TimeoutError:
             raise TimeoutError("rlock: no reply within the WAIT time") from None
 
-    async def stays_open(self, seconds: float) -> bool:
-        """Watches the idle connection for `seconds`, then PINGs it. False as soon as it closes
-        (or sends something nobody asked for, which only a broken connection does)."""
+    async def stays_open(self, seconds: float, woken: asyncio.Event) -> bool:
+        """Watches the idle connection for `seconds`, then PINGs it; or less, when `woken` is
+        set. False as soon as it closes (or sends something nobody asked for, which only a
+        broken connection does)."""
         try:
             if not self.connection.is_connected:
                 return False
-            # With a timeout, redis-py returns None when nothing came, and keeps the connection.
-            if await self.connection.read_response(timeout=seconds) is not None:
+            # With a timeout, redis-py returns None when nothing came, and keeps the connection;
+            # without disconnect_on_error it keeps it too when a wake-up cancels the read (a
+            # cancel while no byte of a reply came, as its own timeout is).
+            read = asyncio.ensure_future(self.connection.read_response(timeout=seconds, disconnect_on_error=False))
+            wake = asyncio.ensure_future(woken.wait())
+            try:
+                await asyncio.wait((read, wake), return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                wake.cancel()
+                if not read.done():
+                    read.cancel()
+                    await asyncio.wait((read,))  # ended before anyone else reads the connection
+            if read.cancelled():
+                woken.clear()
+                return True
+            if read.result() is not None:
                 return False
             if asyncio.current_task().cancelling():
                 # redis-py's timed read can return None for a cancel that came meanwhile: the
@@ -316,10 +332,20 @@ class Keeper:
         self.session, self.channel, self.binding = session, channel, binding
 
     async def run(self) -> None:
+        # The release (or loss) of the binding's last holding sets it to end the wait.
+        woken = asyncio.Event()
+        self.binding.on_end = woken.set  # before reading `live`: an end from now on wakes us
+        try:
+            await self._keep(woken)
+        finally:
+            if self.binding.on_end == woken.set:
+                self.binding.on_end = None
+
+    async def _keep(self, woken: asyncio.Event) -> None:
         try:
             interval = await self.session.keepalive_interval()
             while self.binding.live:
-                if await self.channel.stays_open(interval):
+                if await self.channel.stays_open(interval, woken):
                     continue
                 await self.channel.close()
                 self.channel = await self.session.rebind(self.binding)
