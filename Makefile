@@ -46,6 +46,8 @@ run: build ## Build, then start redis-server with the module on redis.conf.examp
 # target/test-logs/), longest first; the Rust test binaries and the Java tests are built first so
 # that no two runs compile the same thing at once. Redisson's vendored classes, which mostly
 # sleep (leases of tens of seconds, by design), run in three JVMs of their own.
+# clients/spec (the shared scenarios; each helper's runner checks them with clients/spec/check.py
+# first) and clients/harness (the shared topologies) run inside the helpers' suites below.
 REDISSON := org.redisson.Redisson
 test: build test-deps ## Run every test: the module's unit and integration tests, the client helpers', packaging and metrics
 	$(CARGO) test --release --no-run --workspace
