@@ -228,3 +228,42 @@ fn a_dead_reader_is_gone_soon_with_nobody_waiting() {
     );
     server.assert_no_crash();
 }
+
+/// Leases add up as Redisson's scripts make them (one arithmetic for a mixed fleet): a read
+/// re-entry's lease is its own hold's, a release drops the latest hold's, and a write re-entry
+/// adds its lease to the time left. Read on PEXPIRETIME, not by sleeping.
+#[test]
+fn reentries_add_leases_as_redisson_does() {
+    let server = Server::start();
+    let mut c = server.conn();
+    let expiry = |c: &mut Conn, key: &str| c.cmd(&["PEXPIRETIME", key]).int();
+
+    c.q("RWLOCK.ACQUIRE r a READ PX 60000");
+    let first = expiry(&mut c, "{r}:a:rwlock_timeout:1");
+    c.q("RWLOCK.ACQUIRE r a READ PX 5000");
+    assert_eq!(
+        expiry(&mut c, "{r}:a:rwlock_timeout:1"),
+        first,
+        "the first hold keeps its lease"
+    );
+    let second = expiry(&mut c, "{r}:a:rwlock_timeout:2");
+    assert!(second < first - 50_000, "the second hold has its own: {second} vs {first}");
+    assert_eq!(expiry(&mut c, "r"), first, "a re-entry never shortens the lock");
+    c.q("RWLOCK.ACQUIRE r a READ PX 90000");
+    let third = expiry(&mut c, "{r}:a:rwlock_timeout:3");
+    assert_eq!(expiry(&mut c, "r"), third, "the key lasts as long as the longest hold");
+    assert_eq!(c.q("RWLOCK.RELEASE r a READ").int(), 2);
+    assert_eq!(c.q("EXISTS {r}:a:rwlock_timeout:3").int(), 0);
+    assert_eq!(expiry(&mut c, "r"), first, "the released hold's lease goes with it");
+
+    c.q("RWLOCK.ACQUIRE w b WRITE PX 10000");
+    let before = expiry(&mut c, "w");
+    c.q("RWLOCK.ACQUIRE w b WRITE PX 1000");
+    let after = expiry(&mut c, "w");
+    assert!(
+        (before + 1000..=before + 1100).contains(&after),
+        "a write re-entry adds its lease to the time left: {before} -> {after}"
+    );
+    let ttl = holder(&mut c, "w", "b").expect("the writer").field("ttl").int();
+    assert!(ttl > 10_000, "INFO shows the added lease: {ttl}");
+}

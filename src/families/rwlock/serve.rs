@@ -121,7 +121,15 @@ pub fn take_rw(
     } else {
         (rwstore::cap(lock, owner), None)
     };
-    let at = lease_end(now, ask.lease_ms, cap);
+    let at = match (&decision, access) {
+        // Redisson's write re-entry adds its lease to the time the lock had left; a mixed fleet
+        // sharing its layout must see the same arithmetic from both clients.
+        (Acquire::Reentry { .. }, Access::Exclusive) => {
+            let left_until = lock.expire_at().map_or(now, |end| end.max(now));
+            lease_end(left_until, ask.lease_ms, cap)
+        }
+        _ => lease_end(now, ask.lease_ms, cap),
+    };
     let mut remember = |token| {
         ask.id.map(|id| {
             memory.remember(Kind::Acquire, id, token, now, config::retry_window_ms());

@@ -168,8 +168,10 @@ pub fn grant(
     Ok(())
 }
 
-/// One more hold for a holding; its lease (all its timeout keys, or the key for a writer) is
-/// set to end at `at`, and the key's expiry follows the longest lease.
+/// One more hold for a holding, its lease ending at `at`: as Redisson's scripts do, a reader's
+/// new hold gets a timeout key of its own (its earlier holds keep theirs), and a writer's lease
+/// becomes `at` (the caller adds the time left, see `serve`); the key's expiry follows the
+/// longest lease.
 pub fn reenter(
     lock: &mut LockKey,
     owner: &[u8],
@@ -188,7 +190,8 @@ pub fn reenter(
     hset_owned(lock, &pairs);
     match access {
         Access::Shared => {
-            set_reader_lease(lock, owner, holds, at);
+            let key = bytes(lock.name());
+            set_side_key(lock.ctx(), &timeout_key(key, owner, holds), at);
             settle(lock, now, None)?;
         }
         Access::Exclusive => {
@@ -225,8 +228,10 @@ pub fn release(
     if remaining > 0 {
         lock.hset(&[(&count, remaining.to_string().as_bytes())]);
         if access == Access::Shared {
-            // Like Redisson: the highest hold's timeout key goes; the lease stays.
+            // Like Redisson: the highest hold's timeout key goes with its lease, and the key's
+            // expiry follows the longest lease left.
             delete_reader_keys(lock, owner, remaining + 1, remaining + 1);
+            return settle(lock, now, None);
         }
         return Ok(Settled::Held {
             mode: mode(lock)?.unwrap_or(Mode::Read),

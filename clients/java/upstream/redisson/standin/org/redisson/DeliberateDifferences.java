@@ -28,11 +28,7 @@ public final class DeliberateDifferences implements InvocationInterceptor {
             "RedissonLockTest#testTryLockWait",
             "a client's shutdown ends its watchdog holdings at once, where Redisson's stay for the 30 s lease",
             "RedissonFairLockTest#testTryLockWait",
-            "a client's shutdown ends its watchdog holdings at once, where Redisson's stay for the 30 s lease",
-            "RedissonReadWriteLockTest#testWriteLockExpiration",
-            "a re-entry sets the holding's one lease to its own lease time, where Redisson adds it to what was left",
-            "RedissonReadWriteLockTest#testReadLockLeaseTimeout",
-            "an owner's read holds share one lease, which a re-entry sets, where Redisson keeps one lease per hold");
+            "a client's shutdown ends its watchdog holdings at once, where Redisson's stay for the 30 s lease");
 
     @Override
     public void interceptTestMethod(Invocation<Void> invocation, ReflectiveInvocationContext<Method> call,
