@@ -27,6 +27,7 @@ final class Engine {
     private final WaitByMessage waits;
     private final Router router;
     private final AsyncCalls async;
+    private final ObjectEvents objectEvents;
     /** Confirmation of this engine's writes (a view made by {@link #with(Confirm)} has its own). */
     final Confirm confirm;
     private final java.util.concurrent.atomic.AtomicBoolean closed;
@@ -46,6 +47,7 @@ final class Engine {
         });
         this.executor.setRemoveOnCancelPolicy(true);
         this.async = new AsyncCalls(id);
+        this.objectEvents = new ObjectEvents(this, id, settings.db());
         this.holdings = new Holdings(this::background);
         this.dispatcher = new Dispatcher(this);
         this.waits = new WaitByMessage(this, options.responseTimeout.toNanos());
@@ -72,6 +74,7 @@ final class Engine {
         this.waits = base.waits;
         this.router = base.router;
         this.async = base.async;
+        this.objectEvents = base.objectEvents;
         this.closed = base.closed;
         this.confirm = confirm;
     }
@@ -94,6 +97,10 @@ final class Engine {
 
     Dispatcher dispatcher() {
         return dispatcher;
+    }
+
+    ObjectEvents objectEvents() {
+        return objectEvents;
     }
 
     WaitByMessage waits() {
@@ -217,12 +224,14 @@ final class Engine {
      */
     long release(Family family, String key, String owner, int permits) {
         Target target = new Target(family, key, owner);
-        return releaseWrite(confirm, key, family.release(key, owner, permits, requestId()), "the release of " + family.type + " " + key,
-                value -> {
-                    Long remaining = value == null ? null : Replies.number(value, 0);
-                    holdings.released(target, remaining);
-                    return remaining == null ? -1L : remaining;
+        long remaining = releaseWrite(confirm, key, family.release(key, owner, permits, requestId()),
+                "the release of " + family.type + " " + key, value -> {
+                    Long left = value == null ? null : Replies.number(value, 0);
+                    holdings.released(target, left);
+                    return left == null ? -1L : left;
                 });
+        objectEvents.settle(key);
+        return remaining;
     }
 
     /**
@@ -364,6 +373,7 @@ final class Engine {
         router.close();
         executor.shutdownNow();
         async.close();
+        objectEvents.close();
     }
 
     /** An error reply's text, for messages. */
