@@ -71,11 +71,6 @@ final class PermitSemaphoreImpl extends PermitsHandle implements RPermitExpirabl
     }
 
     @Override
-    public List<String> tryAcquire(int permits, long waitTime, TimeUnit unit) throws InterruptedException {
-        return takeMany(permits, -1, LockImpl.waitMillis(waitTime, unit), true);
-    }
-
-    @Override
     public List<String> tryAcquire(int permits, long waitTime, long leaseTime, TimeUnit unit) throws InterruptedException {
         return takeMany(permits, LockImpl.lease(leaseTime, unit), LockImpl.waitMillis(waitTime, unit), true);
     }

@@ -41,9 +41,11 @@ public interface RPermitExpirableSemaphore {
     /** One attempt at {@code permits} permits, all or none: their ids, or an empty list. */
     List<String> tryAcquire(int permits);
 
-    List<String> tryAcquire(int permits, long waitTime, TimeUnit unit) throws InterruptedException;
-
-    /** {@code leaseTime} -1: no lease (held until released or the client's connection dies). */
+    /**
+     * {@code leaseTime} -1: no lease (held until released or the client's connection dies). No
+     * {@code tryAcquire(int permits, long waitTime, TimeUnit)}, as in Redisson: a call
+     * {@code tryAcquire(200, 1000, MILLISECONDS)} means wait 200, lease 1000.
+     */
     List<String> tryAcquire(int permits, long waitTime, long leaseTime, TimeUnit unit) throws InterruptedException;
 
     /** True when the permit was held and is now released. */
