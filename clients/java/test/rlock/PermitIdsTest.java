@@ -115,6 +115,20 @@ class PermitIdsTest extends TwoClients {
     }
 
     @Test
+    void anInterruptedRequestForSeveralLeavesTheQueue() throws Exception {
+        RPermitExpirableSemaphore semaphore = client.getPermitExpirableSemaphore(name);
+        semaphore.trySetPermits(1);
+        Async.Interruptible waiter = Async.interruptible(() -> other.getPermitExpirableSemaphore(name).acquire(2));
+        eventually(5000, "queued", () -> queued() == 1);
+        waiter.interrupt();
+        waiter.done().get(5, TimeUnit.SECONDS);
+        assertEquals(0, queued(), "the request for 2 left the queue");
+        semaphore.addPermits(1);
+        assertEquals(2, semaphore.availablePermits(), "nobody took them");
+        assertEquals(Map.of(), holders());
+    }
+
+    @Test
     void idsWithoutLeaseComeBackWhenTheirClientDies() throws Exception {
         RPermitExpirableSemaphore semaphore = client.getPermitExpirableSemaphore(name);
         semaphore.trySetPermits(3);
