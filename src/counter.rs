@@ -7,27 +7,8 @@ use crate::api::{api, reply_bytes, CallReply, Ctx, RStr};
 use crate::error::{Error, Result};
 use crate::kinds::tagged;
 use redis_module::raw;
-use std::cell::Cell;
+use crate::own_writes::own;
 use std::os::raw::{c_int, c_longlong};
-
-thread_local! {
-    /// Set while this module writes a counter: the keyspace events of its own writes need no
-    /// second look (the writer serves the queue itself).
-    static WRITING: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Whether the keyspace event being delivered comes from this module's own counter write.
-pub fn writing() -> bool {
-    WRITING.with(Cell::get)
-}
-
-/// Runs a write, marked as this module's own.
-fn own<R>(write: impl FnOnce() -> R) -> R {
-    WRITING.with(|w| w.set(true));
-    let result = write();
-    WRITING.with(|w| w.set(false));
-    result
-}
 
 /// Frees a call reply on drop.
 struct Reply(CallReply);

@@ -97,6 +97,11 @@ pub enum Error {
     Deadlock(String),
     /// A request for several keys names one twice.
     RepeatedKey,
+    /// `RSEM.ACQUIRE ... EACH`: one of the owners it would grant (`<owner>:<i>`) holds already.
+    EachHeld(String),
+    /// `RSEM.RELEASEMANY ... ALL`: the first listed owner that holds nothing (or is repeated).
+    NotHeld(String),
+    BadReleaseMode,
     Internal,
 }
 
@@ -206,6 +211,12 @@ impl fmt::Display for Error {
             Error::Redirect(to) => write!(f, "{to}"),
             Error::Deadlock(cycle) => write!(f, "DEADLOCK this wait would close a cycle: {cycle}"),
             Error::RepeatedKey => write!(f, "ERR a key is named more than once"),
+            Error::EachHeld(owner) => write!(
+                f,
+                "ERR EACH: {owner} holds permits already (no re-entry): nothing was changed"
+            ),
+            Error::NotHeld(owner) => write!(f, "ERR not held: {owner}"),
+            Error::BadReleaseMode => write!(f, "ERR mode must be ALL or ANY"),
             Error::Internal => write!(f, "ERR rlock internal error (see the server log)"),
         }
     }

@@ -17,6 +17,7 @@ mod info;
 mod kinds;
 mod lifetime;
 mod notify;
+mod own_writes;
 mod queue;
 mod reentry;
 mod reply;

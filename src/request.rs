@@ -53,6 +53,7 @@ pub fn request<'a>(ctx: Ctx, owner: RStr, o: &args::Options<'a>) -> Result<Reque
         id: o.id,
         max_hold_ms: o.max_hold_ms,
         lock_delay_ms: o.lock_delay_ms,
+        each: o.each,
         notify: notify_target(ctx, o.notify)?,
         by_message: false,
     })

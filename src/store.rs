@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use crate::kinds::MODE_FIELD;
 use crate::lifetime::watchdog::LockId;
 use crate::lifetime::with_watchdog;
+use crate::own_writes::tell_deleted;
 use redis_module::raw;
 use std::os::raw::{c_char, c_int, c_void};
 use std::ptr::null_mut;
@@ -183,6 +184,9 @@ impl LockKey {
             argv.push(field.0);
         }
         self.replicate(HDEL, argv);
+        if self.is_free() {
+            tell_deleted(self.ctx, self.name);
+        }
     }
 
     fn replicate(&self, command: *const c_char, mut argv: Vec<RStr>) {
@@ -265,10 +269,14 @@ impl LockKey {
     }
 
     pub fn delete(&mut self) {
+        let existed = !self.is_free();
         // SAFETY: the key is open for writing; the format matches (s).
         unsafe {
             api!(RedisModule_DeleteKey)(self.key);
             api!(RedisModule_Replicate)(self.ctx, DEL, c"s".as_ptr(), self.name);
+        }
+        if existed {
+            tell_deleted(self.ctx, self.name);
         }
     }
 

@@ -72,7 +72,7 @@ extern "C" fn on_keyspace_event(ctx: Ctx, class: c_int, _event: *const c_char, k
     guarded("a keyspace event", OK, || {
         // Cheap exit first: this runs for every write on the server.
         let nothing_watched = queue::total() == 0 && lifetime::with_notices(|n| n.len() == 0);
-        if nothing_watched || crate::counter::writing() || !is_writable_master(ctx) {
+        if nothing_watched || crate::own_writes::writing() || !is_writable_master(ctx) {
             return OK;
         }
         let db = selected_db(ctx);

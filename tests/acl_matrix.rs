@@ -1,4 +1,4 @@
-//! The ACL matrix (docs/security.md): for each of the 33 commands, a user restricted to
+//! The ACL matrix (docs/security.md): for each of the 34 commands, a user restricted to
 //! `~app:*` and to no channels is refused outside its pattern (NOPERM, nothing changed, nothing
 //! revealed) and served inside it. The other team's locks are set up by the admin.
 
@@ -16,7 +16,7 @@ enum Outside {
 
 /// One command: the call outside `app`'s pattern, and one inside it. `$token` is the token of
 /// `app:lock`, taken by the first row. Inside calls run in order, on `app`'s own keys.
-const MATRIX: [(Outside, &str); 33] = [
+const MATRIX: [(Outside, &str); 34] = [
     (
         Outside::Refused("RLOCK.ACQUIRE secret:lock o PX 1000"),
         "RLOCK.ACQUIRE app:lock o PX 60000",
@@ -118,6 +118,10 @@ const MATRIX: [(Outside, &str); 33] = [
     (
         Outside::Refused("RSEM.RELEASE secret:sem finance-job"),
         "RSEM.RELEASE app:sem o",
+    ),
+    (
+        Outside::Refused("RSEM.RELEASEMANY secret:sem ANY finance-job"),
+        "RSEM.RELEASEMANY app:sem ANY o",
     ),
     (
         Outside::Refused("RSEM.ADDPERMITS secret:sem 1"),

@@ -37,6 +37,8 @@ pub struct Options<'a> {
     pub permits: Option<i64>,
     /// `NOTIFY [client-id]`: wait as a queue entry, told by a message (docs/notify.md).
     pub notify: Option<Notify>,
+    /// `EACH` (RSEM.ACQUIRE): the permits as holdings of one permit each, `<owner>:<i>`.
+    pub each: bool,
 }
 
 /// Which connection a `NOTIFY` waiter's messages go to.
@@ -59,9 +61,10 @@ enum Opt {
     Token,
     Permits,
     Notify,
+    Each,
 }
 
-const OPTIONS: [(&str, Opt); 9] = [
+const OPTIONS: [(&str, Opt); 10] = [
     ("PX", Opt::Px),
     ("WAIT", Opt::Wait),
     ("WATCHDOG", Opt::Watchdog),
@@ -71,6 +74,7 @@ const OPTIONS: [(&str, Opt); 9] = [
     ("TOKEN", Opt::Token),
     ("PERMITS", Opt::Permits),
     ("NOTIFY", Opt::Notify),
+    ("EACH", Opt::Each),
 ];
 
 pub fn owner(owner: &[u8]) -> Result<&[u8]> {
@@ -115,27 +119,34 @@ const ACQUIRE: [Opt; 6] = [
     Opt::MaxHold,
 ];
 
-/// Every acquire's options and one of a family's own.
-const fn acquire_and(own: Opt) -> [Opt; 7] {
-    let mut all = [own; 7];
+/// Every acquire's options and a family's own (checked at compile time to fill exactly `N`).
+const fn acquire_and<const N: usize>(own: &[Opt]) -> [Opt; N] {
+    assert!(N == ACQUIRE.len() + own.len(), "the options must fill the array exactly");
+    let mut all = [Opt::Px; N];
     let mut i = 0;
-    while i < ACQUIRE.len() {
-        all[i] = ACQUIRE[i];
+    while i < N {
+        all[i] = if i < ACQUIRE.len() {
+            ACQUIRE[i]
+        } else {
+            own[i - ACQUIRE.len()]
+        };
         i += 1;
     }
     all
 }
 
-/// A semaphore's acquire also takes `[PERMITS n]`.
-const SEM_ACQUIRE: [Opt; 7] = acquire_and(Opt::Permits);
+/// A semaphore's acquire also takes `[PERMITS n] [EACH]`.
+const SEM_ACQUIRE: [Opt; 8] = acquire_and(&[Opt::Permits, Opt::Each]);
 
 pub fn acquire_options<'a>(args: &[&'a [u8]]) -> Result<Options<'a>> {
     parse(args, &ACQUIRE)
 }
 
 /// The plain lock's acquire also takes `[LOCKDELAY ms]`.
+const LOCK_ACQUIRE: [Opt; 7] = acquire_and(&[Opt::LockDelay]);
+
 pub fn lock_acquire_options<'a>(args: &[&'a [u8]]) -> Result<Options<'a>> {
-    parse(args, &acquire_and(Opt::LockDelay))
+    parse(args, &LOCK_ACQUIRE)
 }
 
 /// `[PX lease-ms] [WATCHDOG]`
@@ -182,6 +193,10 @@ fn parse<'a>(args: &[&'a [u8]], allowed: &[Opt]) -> Result<Options<'a>> {
                 o.watchdog = true;
                 takes_value = false;
             }
+            Opt::Each => {
+                o.each = true;
+                takes_value = false;
+            }
             Opt::Id => {
                 let id = value?;
                 if id.is_empty() || id.len() > MAX_ID_LEN {
@@ -219,6 +234,7 @@ impl Options<'_> {
             Opt::Token => self.token.is_some(),
             Opt::Permits => self.permits.is_some(),
             Opt::Notify => self.notify.is_some(),
+            Opt::Each => self.each,
         }
     }
 }

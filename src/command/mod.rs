@@ -25,6 +25,8 @@ pub enum Arg {
     /// `key [key ...]`, after a `numkeys` count.
     Keys,
     Owner,
+    /// `owner [owner ...]`.
+    Owners,
     Cursor,
     /// An optional `TOKEN integer` pair.
     Option(&'static CStr, &'static CStr),
@@ -34,6 +36,8 @@ pub enum Arg {
     Flag(&'static CStr),
     /// `READ|WRITE`.
     Mode,
+    /// One of two tokens, named (`ALL|ANY`); a command has at most one such argument.
+    Choice(&'static CStr, [&'static CStr; 2]),
     /// A required integer, named.
     Number(&'static CStr),
     /// An optional integer without a token (`NOTIFY`'s client id).
@@ -88,11 +92,11 @@ pub const fn join<const N: usize>(parts: &[&[Arg]]) -> [Arg; N] {
     out
 }
 
-/// The two choices of `Arg::Mode`, as pure tokens.
-fn mode_choices() -> [raw::RedisModuleCommandArg; 3] {
+/// The two tokens of a choice (`Arg::Mode`, `Arg::Choice`), as pure tokens.
+fn two_choices(names: [&'static CStr; 2]) -> [raw::RedisModuleCommandArg; 3] {
     // SAFETY: an all-zero RedisModuleCommandArg is valid; the third terminates the list.
     let mut choices: [raw::RedisModuleCommandArg; 3] = unsafe { std::mem::zeroed() };
-    for (choice, name) in choices.iter_mut().zip([c"READ", c"WRITE"]) {
+    for (choice, name) in choices.iter_mut().zip(names) {
         choice.name = name.as_ptr();
         choice.token = name.as_ptr();
         choice.type_ = raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_PURE_TOKEN;
@@ -101,7 +105,7 @@ fn mode_choices() -> [raw::RedisModuleCommandArg; 3] {
     choices
 }
 
-/// `choices` must outlive the use of the returned argument (for `Arg::Mode`).
+/// `choices` must outlive the use of the returned argument (for `Arg::Mode`, `Arg::Choice`).
 fn raw_arg(arg: Arg, choices: &mut [raw::RedisModuleCommandArg; 3]) -> raw::RedisModuleCommandArg {
     // SAFETY: an all-zero RedisModuleCommandArg is valid (null pointers, zero numbers).
     let mut out: raw::RedisModuleCommandArg = unsafe { std::mem::zeroed() };
@@ -121,6 +125,11 @@ fn raw_arg(arg: Arg, choices: &mut [raw::RedisModuleCommandArg; 3]) -> raw::Redi
         Arg::Owner => {
             out.name = c"owner".as_ptr();
             out.type_ = raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_STRING;
+        }
+        Arg::Owners => {
+            out.name = c"owner".as_ptr();
+            out.type_ = raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_STRING;
+            out.flags = raw::REDISMODULE_CMD_ARG_MULTIPLE as c_int;
         }
         Arg::Cursor => {
             out.name = c"cursor".as_ptr();
@@ -163,8 +172,10 @@ fn raw_arg(arg: Arg, choices: &mut [raw::RedisModuleCommandArg; 3]) -> raw::Redi
             out.flags =
                 (raw::REDISMODULE_CMD_ARG_OPTIONAL | raw::REDISMODULE_CMD_ARG_MULTIPLE) as c_int;
         }
-        Arg::Mode => {
-            out.name = c"mode".as_ptr();
+        Arg::Mode => return raw_arg(Arg::Choice(c"mode", [c"READ", c"WRITE"]), choices),
+        Arg::Choice(name, tokens) => {
+            *choices = two_choices(tokens);
+            out.name = name.as_ptr();
             out.type_ = raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_ONEOF;
             out.subargs = choices.as_mut_ptr();
         }
@@ -231,7 +242,8 @@ pub fn document(ctx: Ctx, tables: &[&[Command]]) -> Result<(), String> {
         if command.is_null() {
             return Err(format!("no command {:?} to document", doc.name));
         }
-        let mut choices = mode_choices();
+        // SAFETY: all-zero arguments are valid; `raw_arg` fills them for a choice.
+        let mut choices: [raw::RedisModuleCommandArg; 3] = unsafe { std::mem::zeroed() };
         let mut args: Vec<raw::RedisModuleCommandArg> =
             doc.args.iter().map(|a| raw_arg(*a, &mut choices)).collect();
         // SAFETY: the zeroed entry terminates the argument list.

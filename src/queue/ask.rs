@@ -15,7 +15,7 @@ pub struct Ask {
     /// The waiter's connection, to bind its holding to (`WATCHDOG`).
     pub(super) bind_to: Option<NonZeroU64>,
     pub id: Option<Box<[u8]>>,
-    /// `MAXHOLD` and `LOCKDELAY`, boxed: rarely given, and a waiter is kept small.
+    /// `MAXHOLD`, `LOCKDELAY` and `EACH`, boxed: rarely given, and a waiter is kept small.
     limits: Option<Box<Limits>>,
     /// The connection told of the grant by message (`NOTIFY`), and of the holding's loss.
     pub(super) notify: Option<NonZeroU64>,
@@ -34,12 +34,14 @@ impl Ask {
                 .map(|caller| request.notify.unwrap_or(caller))
                 .and_then(NonZeroU64::new),
             id: request.id.map(Box::from),
-            limits: (request.max_hold_ms.is_some() || request.lock_delay_ms.is_some()).then(|| {
-                Box::new(Limits {
-                    max_hold_ms: request.max_hold_ms,
-                    lock_delay_ms: request.lock_delay_ms,
-                })
-            }),
+            limits: (request.max_hold_ms.is_some() || request.lock_delay_ms.is_some() || request.each)
+                .then(|| {
+                    Box::new(Limits {
+                        max_hold_ms: request.max_hold_ms,
+                        lock_delay_ms: request.lock_delay_ms,
+                        each: request.each,
+                    })
+                }),
             notify: request.notify.and_then(NonZeroU64::new),
         }
     }
@@ -84,6 +86,7 @@ impl Ask {
             id: self.id.as_deref(),
             max_hold_ms: self.limits.as_ref().and_then(|l| l.max_hold_ms),
             lock_delay_ms: self.limits.as_ref().and_then(|l| l.lock_delay_ms),
+            each: self.limits.as_ref().is_some_and(|l| l.each),
             notify: self.notify(),
             by_message: self.notify.is_some(),
         }
@@ -93,6 +96,7 @@ impl Ask {
 struct Limits {
     max_hold_ms: Option<i64>,
     lock_delay_ms: Option<i64>,
+    each: bool,
 }
 
 /// A request for a holding, borrowed from a command's arguments or a waiter's `Ask`.
@@ -105,6 +109,8 @@ pub struct Request<'a> {
     pub max_hold_ms: Option<i64>,
     /// `LOCKDELAY` (RLOCK): how long nobody gets the lock after this holding's lease ends.
     pub lock_delay_ms: Option<i64>,
+    /// `EACH` (RSEM): the permits are granted as holdings of one permit each, `<owner>:<i>`.
+    pub each: bool,
     /// The connection told of the holding's loss (`NOTIFY`).
     pub notify: Option<u64>,
     /// The grant is told by a message, which a client library may drop: a watchdog binding

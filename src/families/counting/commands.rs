@@ -60,6 +60,7 @@ fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
         id: o.id,
         max_hold_ms: None,
         lock_delay_ms: None,
+        each: false,
         notify,
         by_message: false,
     };

@@ -3,6 +3,7 @@
 //! commands that reproduce them (`SET name 1 PXAT at`, `DEL`), like the lock hash itself.
 
 use crate::api::{api, Ctx, OwnedStr, RStr};
+use crate::own_writes::tell_deleted;
 use crate::store::{DEL, ONE};
 use redis_module::raw;
 use std::os::raw::{c_char, c_int};
@@ -82,5 +83,6 @@ pub fn delete_side_key(ctx: Ctx, name: &[u8]) {
             api!(RedisModule_DeleteKey)(key.key);
             api!(RedisModule_Replicate)(ctx, DEL, c"s".as_ptr(), name.0);
         }
+        tell_deleted(ctx, name.0);
     }
 }

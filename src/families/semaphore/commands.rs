@@ -18,6 +18,7 @@ use crate::stats;
 use crate::watch::arm_renewals;
 use std::os::raw::c_int;
 
+use super::each::{check_none_hold, grant_each, id_keeper};
 use super::family::{semaphore_changed, watch_holding};
 use super::rules as semaphore;
 use super::serve::{give_back, grant_permits};
@@ -25,15 +26,16 @@ use super::store::Semaphore;
 
 /// Opens the semaphore for a write command, giving back the permits of expired holders and
 /// serving its queue first.
-fn open_settled(ctx: Ctx, key: RStr) -> Result<(Semaphore, i32)> {
+pub(super) fn open_settled(ctx: Ctx, key: RStr) -> Result<(Semaphore, i32)> {
     let mut sem = Semaphore::open(ctx, key)?;
     let db = selected_db(ctx);
     semaphore_changed(ctx, db, &mut sem);
     Ok((sem, db))
 }
 
-/// `RSEM.ACQUIRE key owner [PERMITS n] [PX lease-ms] [WAIT timeout-ms] [WATCHDOG] [ID id]
-/// [MAXHOLD ms]`: a fencing token for the grant, nil when not granted.
+/// `RSEM.ACQUIRE key owner [PERMITS n] [EACH] [PX lease-ms] [WAIT timeout-ms] [WATCHDOG] [ID id]
+/// [MAXHOLD ms]`: a fencing token for the grant, nil when not granted. `EACH` grants the permits
+/// as holdings of one permit each (`each`).
 fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     let [_, key, owner, options @ ..] = argv else {
         return Err(Error::WrongArity);
@@ -44,16 +46,27 @@ fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     let request = request(ctx, *owner, &o)?;
     let (mut sem, db) = open_settled(ctx, *key)?;
     let name = bytes(*key);
-    let held = sem.holding(bytes(*owner))?;
+    // An EACH request's id is kept by its first owner.
+    let id_keeper = match o.each {
+        true => id_keeper(bytes(*owner)),
+        false => bytes(*owner).to_vec(),
+    };
+    let held = sem.holding(&id_keeper)?;
     if let (Some(id), Some(held)) = (o.id, held) {
-        if sem.ids(bytes(*owner)).find(Kind::Acquire, id) == Some(held.token) {
+        if sem.ids(&id_keeper).find(Kind::Acquire, id) == Some(held.token) {
             stats::RETRIES_ANSWERED.add();
             return Ok(Reply::Int(held.token));
         }
     }
+    if o.each {
+        check_none_hold(&sem, bytes(*owner), permits)?;
+    }
     let queued = queue::count(db, name) > 0;
     if permits_fit(sem.available(), permits, queued) {
-        let (token, expire_at) = grant_permits(db, &mut sem, &request, permits)?;
+        let (token, expire_at) = match o.each {
+            true => grant_each(db, &mut sem, &request, permits)?,
+            false => grant_permits(db, &mut sem, &request, permits)?,
+        };
         watch_holding(ctx, db, name, expire_at);
         if held.is_some() {
             stats::REENTRIES.add();

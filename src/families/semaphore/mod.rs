@@ -3,7 +3,9 @@
 //! permits) and a holders hash beside it.
 
 pub mod commands;
+pub mod each;
 pub mod family;
+pub mod release_many;
 pub mod rules;
 pub mod serve;
 pub mod store;

@@ -13,6 +13,7 @@ use crate::notify;
 use crate::queue::{self, Admission, Request, Verdict};
 use crate::stats;
 
+use super::each::grant_each;
 use super::rules as semaphore;
 use super::store::Semaphore;
 
@@ -37,7 +38,10 @@ impl Admission for Permits<'_> {
         let Some(wanted) = want.amount_if(semaphore::PERMITS) else {
             return Err(Error::Internal);
         };
-        let (token, expire_at) = grant_permits(self.db, self.sem, ask, wanted)?;
+        let (token, expire_at) = match ask.each {
+            true => grant_each(self.db, self.sem, ask, wanted)?,
+            false => grant_permits(self.db, self.sem, ask, wanted)?,
+        };
         stats::HANDOFFS.add();
         self.earliest = earlier(self.earliest, expire_at);
         Ok(token)
@@ -101,15 +105,11 @@ pub fn grant_permits(
     permits: i64,
 ) -> Result<(i64, i64)> {
     let owner = bytes(ask.owner);
-    let key = bytes(sem.key()).to_vec();
     let now = now_ms();
     let existing = sem.holding(owner)?;
     let cap = match existing {
         Some(held) => held.cap,
-        None => ask
-            .max_hold_ms
-            .or_else(config::max_hold_ms)
-            .map(|ms| now + ms),
+        None => cap_from(ask, now),
     };
     let token = issue_token();
     let ids = ask.id.map(|id| {
@@ -127,24 +127,60 @@ pub fn grant_permits(
         expire_at: lease_end(now, ask.lease_ms, cap),
         cap,
     };
-    sem.set_holding(owner, &holding, ids.as_deref());
+    let written = Written {
+        owner,
+        holding: &holding,
+        ids: ids.as_deref(),
+        fresh: existing.is_none(),
+    };
+    put_holding(db, sem, ask, written);
+    stats::ACQUISITIONS.add();
+    Ok((token, holding.expire_at))
+}
+
+/// The end of the hold cap a new holding of `ask` gets (`MAXHOLD`, else `rlock.max-hold-ms`).
+pub(super) fn cap_from(ask: &Request, now: i64) -> Option<i64> {
+    ask.max_hold_ms
+        .or_else(config::max_hold_ms)
+        .map(|ms| now + ms)
+}
+
+/// A holding as a grant writes it: whose, what, its request ids, and whether the owner held
+/// nothing before.
+pub(super) struct Written<'a> {
+    pub owner: &'a [u8],
+    pub holding: &'a semaphore::Holding,
+    pub ids: Option<&'a [u8]>,
+    pub fresh: bool,
+}
+
+/// Writes a granted holding and does what follows a grant: a watchdog binding follows its
+/// token (or binds it to the requested connection), a `NOTIFY` owner is told of its loss, and a
+/// new holder is told as `rsem.acquired`.
+pub(super) fn put_holding(db: i32, sem: &mut Semaphore, ask: &Request, written: Written) {
+    let Written {
+        owner,
+        holding,
+        ids,
+        fresh,
+    } = written;
+    let key = bytes(sem.key()).to_vec();
+    sem.set_holding(owner, holding, ids);
     let bound = with_watchdog(|w| {
         let bound = w.get(db, &key, owner).is_some();
-        w.retoken(db, &key, owner, Some(token));
+        w.retoken(db, &key, owner, Some(holding.token));
         bound
     });
     let granted = Holding {
         kind: LockType::Semaphore,
         owner,
-        token: Some(token),
+        token: Some(holding.token),
     };
     tell_loss(db, &key, &granted, ask, Want::of(semaphore::PERMITS, holding.permits));
     if let (Some(client), false) = (ask.bind_to, bound) {
         bind(db, &key, granted, client, ask.lease_ms, !ask.by_message);
     }
-    if existing.is_none() {
+    if fresh {
         tell_change(sem.ctx(), &key, c"rsem.acquired");
     }
-    stats::ACQUISITIONS.add();
-    Ok((token, holding.expire_at))
 }

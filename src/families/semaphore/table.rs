@@ -3,8 +3,13 @@
 
 use crate::command::{join, Arg, Command, ACQUIRE_OPTIONS, KEY_1};
 
-const RSEM_ACQUIRE: [Arg; 10] = join(&[
-    &[Arg::Key, Arg::Owner, Arg::Option(c"PERMITS", c"permits")],
+const RSEM_ACQUIRE: [Arg; 11] = join(&[
+    &[
+        Arg::Key,
+        Arg::Owner,
+        Arg::Option(c"PERMITS", c"permits"),
+        Arg::Flag(c"EACH"),
+    ],
     ACQUIRE_OPTIONS,
 ]);
 
@@ -14,7 +19,7 @@ pub const COMMANDS: &[Command] = &[
         handler: Some(super::commands::acquire_command),
         flags: c"write deny-oom",
         keys: KEY_1,
-        summary: c"Takes permits of a semaphore for an owner; replies a fencing token, or nil when not granted. WAIT blocks in a FIFO queue.",
+        summary: c"Takes permits of a semaphore for an owner (EACH: as holdings of one permit, owner:1 .. owner:n); replies a fencing token, or nil when not granted. WAIT blocks in a FIFO queue.",
         complexity: c"O(H), H the holders",
         arity: -3,
         writes: true,
@@ -34,6 +39,21 @@ pub const COMMANDS: &[Command] = &[
             Arg::Owner,
             Arg::Option(c"PERMITS", c"permits"),
             Arg::Text(c"ID", c"request-id"),
+        ],
+    },
+    Command {
+        name: c"rsem.releasemany",
+        handler: Some(super::release_many::release_many_command),
+        flags: c"write",
+        keys: KEY_1,
+        summary: c"Gives back every permit of the listed owners (ALL: every one must hold, else nothing changes; ANY: those that hold); replies how many owners released.",
+        complexity: c"O(H + N), H the holders, N the owners listed",
+        arity: -4,
+        writes: true,
+        args: &[
+            Arg::Key,
+            Arg::Choice(c"mode", [c"ALL", c"ANY"]),
+            Arg::Owners,
         ],
     },
     Command {

@@ -6,8 +6,9 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The acquire step of docs/clients.md, the one core for every type: one key
- * ({@code <PREFIX>.ACQUIRE}) or all-or-none over several ({@code RLOCK.ACQUIREALL}, a
- * {@link MultiLock}). One attempt, or a wait by message ({@link WaitByMessage}); a watchdog
+ * ({@code <PREFIX>.ACQUIRE}), all-or-none over several ({@code RLOCK.ACQUIREALL}, a
+ * {@link MultiLock}), or n permit ids at once ({@code RSEM.ACQUIRE ... EACH}: n holdings of one
+ * permit, one request in the queue). One attempt, or a wait by message ({@link WaitByMessage}); a watchdog
  * grant told by message is confirmed ({@code RENEW ... WATCHDOG}) before it counts; every grant
  * is recorded in the {@link Holdings}.
  */
@@ -19,31 +20,73 @@ final class Acquire {
     private final boolean all;
     private final String owner;
     private final int permits;
+    /**
+     * The owners of the holdings a grant makes, on the first key: the request's owner, or with
+     * {@code EACH} its n permit ids (a multi-lock's are {@link #owner} on every key).
+     */
+    private final List<String> holders;
+    private final boolean each;
     /** {@code LOCKDELAY} in ms (0: none; plain locks only). */
     private final long lockDelayMs;
 
-    private Acquire(Engine engine, Family family, List<String> keys, boolean all, String owner, int permits, long lockDelayMs) {
+    private Acquire(Engine engine, Family family, List<String> keys, boolean all, String owner, int permits,
+            boolean each, long lockDelayMs) {
         this.engine = engine;
         this.family = family;
         this.keys = keys;
         this.all = all;
         this.owner = owner;
         this.permits = permits;
+        this.each = each;
+        this.holders = each ? Family.eachOwners(owner, permits) : List.of(owner);
         this.lockDelayMs = lockDelayMs;
     }
 
     static Acquire one(Engine engine, Family family, String key, String owner, int permits, long lockDelayMs) {
-        return new Acquire(engine, family, List.of(key), false, owner, permits, lockDelayMs);
+        return new Acquire(engine, family, List.of(key), false, owner, permits, false, lockDelayMs);
     }
 
     static Acquire all(Engine engine, List<String> keys, String owner, long lockDelayMs) {
-        return new Acquire(engine, Family.LOCK, keys, true, owner, 1, lockDelayMs);
+        return new Acquire(engine, Family.LOCK, keys, true, owner, 1, false, lockDelayMs);
+    }
+
+    /** {@code permits} permit ids at once: {@code <base>:1} to {@code <base>:<permits>} ({@link #holders()}). */
+    static Acquire each(Engine engine, String key, String base, int permits) {
+        return new Acquire(engine, Family.PERMITS, List.of(key), false, base, permits, true, 0);
+    }
+
+    /** The owners a grant makes holders of the first key. */
+    List<String> holders() {
+        return holders;
     }
 
     private Object[] args(long lease, boolean watchdog, long waitArg, long notifyId, String requestId) {
-        return all
-                ? Family.acquireAll(keys, owner, lease, watchdog, waitArg, notifyId, requestId, lockDelayMs)
+        if (all) {
+            return Family.acquireAll(keys, owner, lease, watchdog, waitArg, notifyId, requestId, lockDelayMs);
+        }
+        return each
+                ? family.acquireEach(keys.get(0), owner, permits, lease, watchdog, waitArg, notifyId, requestId)
                 : family.acquire(keys.get(0), owner, permits, lease, watchdog, waitArg, notifyId, requestId, lockDelayMs);
+    }
+
+    /** The holdings a grant makes: one per key (a multi-lock's), or one per holder of the first key. */
+    private List<Target> targets() {
+        List<Target> targets = new ArrayList<>();
+        if (all) {
+            keys.forEach(key -> targets.add(new Target(family, key, owner)));
+        } else {
+            holders.forEach(holder -> targets.add(new Target(family, keys.get(0), holder)));
+        }
+        return targets;
+    }
+
+    /** Gives back, best effort, what the request for {@code key} was granted on {@code node}. */
+    private void giveBack(Node node, String key) {
+        if (each) {
+            engine.releaseManyQuietly(node, key, holders);
+        } else {
+            engine.releaseQuietly(node, new Target(family, key, owner), permits);
+        }
     }
 
     /**
@@ -94,7 +137,9 @@ final class Acquire {
                 if ("WAITING".equals(reply)) {
                     Event event;
                     try {
-                        event = engine.waits().park(waiters.get(0), session, interruptible, deadline, interrupted, permits);
+                        Node node = call.node;
+                        event = engine.waits().park(waiters.get(0), session, interruptible, deadline, interrupted,
+                                () -> giveBack(node, keys.get(0)));
                     } catch (InterruptedException e) {
                         drop(waiters, 1); // the cancel took the whole request out; a raced grant is given back
                         throw e;
@@ -143,7 +188,7 @@ final class Acquire {
         for (Waiter waiter : waiters.subList(Math.min(from, waiters.size()), waiters.size())) {
             Event told = engine.dispatcher().unregister(waiter);
             if (told != null && told.kind == Event.Kind.GRANTED) {
-                engine.releaseQuietly(waiter.node, waiter.target, permits);
+                giveBack(waiter.node, waiter.target.key());
             }
         }
     }
@@ -176,12 +221,14 @@ final class Acquire {
      * Not confirmed: undone, {@link NotConfirmedException}.
      */
     private boolean confirm(Node node, boolean asking, long lease, boolean watchdog) {
-        for (int i = 0; i < keys.size(); i++) {
-            String key = keys.get(i);
-            Confirm confirm = i == keys.size() - 1 ? engine.confirm : null;
+        List<Target> targets = targets();
+        for (int i = 0; i < targets.size(); i++) {
+            Target target = targets.get(i);
+            String key = target.key();
+            Confirm confirm = i == targets.size() - 1 ? engine.confirm : null;
             Object reply;
             try {
-                reply = engine.router().call(node, asking, confirm, key, family.renew(key, owner, lease, watchdog)).value();
+                reply = engine.router().call(node, asking, confirm, key, family.renew(key, target.owner(), lease, watchdog)).value();
             } catch (Confirm.Unconfirmed e) {
                 if (Long.valueOf(1).equals(e.reply)) {
                     throw undo(node, e);
@@ -191,6 +238,8 @@ final class Acquire {
             if (!Long.valueOf(1).equals(Replies.check(reply))) {
                 if (all) {
                     engine.releaseAll(keys, owner, null);
+                } else if (each) {
+                    engine.releaseManyQuietly(node, key, holders);
                 }
                 return false;
             }
@@ -203,7 +252,7 @@ final class Acquire {
         if (all) {
             engine.releaseAll(keys, owner, null);
         } else {
-            engine.releaseQuietly(node, new Target(family, keys.get(0), owner), permits);
+            giveBack(node, keys.get(0));
         }
         return unconfirmed.report("the acquisition of " + family.type + " " + (all ? keys : keys.get(0)), true);
     }
@@ -226,9 +275,11 @@ final class Acquire {
         return tokens;
     }
 
+    /** Every holding of the grant; with {@code EACH} each holds one permit, under the grant's one token. */
     private void record(Node node, long[] tokens, boolean watchdog, long lease) {
-        for (int i = 0; i < tokens.length; i++) {
-            engine.holdings().granted(new Target(family, keys.get(i), owner), node, tokens[i], watchdog, lease, permits);
+        List<Target> targets = targets();
+        for (int i = 0; i < targets.size(); i++) {
+            engine.holdings().granted(targets.get(i), node, tokens[all ? i : 0], watchdog, lease, each ? 1 : permits);
         }
     }
 }

@@ -29,6 +29,16 @@ abstract class AcquiringLock extends Handle implements RLock {
      */
     abstract void release(long threadId);
 
+    @Override
+    public int addListener(ObjectListener listener) {
+        return engine.objectEvents().add(name, listener);
+    }
+
+    @Override
+    public void removeListener(int listenerId) {
+        engine.objectEvents().remove(listenerId);
+    }
+
     private static long current() {
         return Thread.currentThread().getId();
     }

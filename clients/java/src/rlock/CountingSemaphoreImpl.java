@@ -152,7 +152,8 @@ final class CountingSemaphoreImpl extends Handle implements RSemaphore {
                     continue; // the same request id: the server counts it once
                 }
                 if ("WAITING".equals(reply)) {
-                    Event event = engine.waits().park(waiters.get(0), session, interruptible, deadline, interrupted, permits);
+                    Event event = engine.waits().park(waiters.get(0), session, interruptible, deadline, interrupted,
+                            () -> engine.releaseQuietly(waiters.get(0).node, target, permits));
                     if (event.kind == Event.Kind.GRANTED) {
                         return true;
                     }

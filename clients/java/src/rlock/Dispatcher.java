@@ -48,7 +48,7 @@ final class Dispatcher {
     /** Called by the reader thread of {@code node}'s session {@code generation}, for each push. */
     void push(Node node, long generation, Push push) {
         byte[] payload = push.payload();
-        if (payload == null) {
+        if (payload == null || engine.objectEvents().push(push)) {
             return;
         }
         Message message = Message.parse(payload);

@@ -186,13 +186,7 @@ public final class Election {
          * setting ({@code CONFIG GET}; a user not allowed it is trusted).
          */
         private void checkEvents() {
-            String flags;
-            try {
-                Map<String, Object> config = Replies.map(engine.call(key, "CONFIG", "GET", "notify-keyspace-events"));
-                flags = config == null ? null : Engine.text(config.get("notify-keyspace-events"));
-            } catch (RLockException e) {
-                return;
-            }
+            String flags = ObjectEvents.keyspaceEventFlags(engine, key);
             if (flags != null && !(flags.contains("K") && (flags.contains("d") || flags.contains("A")))) {
                 throw new IllegalStateException("the server does not publish the keyspace events an observation needs:"
                         + " notify-keyspace-events is \"" + flags + "\", it needs K and d (CONFIG SET notify-keyspace-events Kdgx)");

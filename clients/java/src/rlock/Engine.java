@@ -27,6 +27,7 @@ final class Engine {
     private final WaitByMessage waits;
     private final Router router;
     private final AsyncCalls async;
+    private final ObjectEvents objectEvents;
     /** Confirmation of this engine's writes (a view made by {@link #with(Confirm)} has its own). */
     final Confirm confirm;
     private final java.util.concurrent.atomic.AtomicBoolean closed;
@@ -46,6 +47,7 @@ final class Engine {
         });
         this.executor.setRemoveOnCancelPolicy(true);
         this.async = new AsyncCalls(id);
+        this.objectEvents = new ObjectEvents(this, id, settings.db());
         this.holdings = new Holdings(this::background);
         this.dispatcher = new Dispatcher(this);
         this.waits = new WaitByMessage(this, options.responseTimeout.toNanos());
@@ -72,6 +74,7 @@ final class Engine {
         this.waits = base.waits;
         this.router = base.router;
         this.async = base.async;
+        this.objectEvents = base.objectEvents;
         this.closed = base.closed;
         this.confirm = confirm;
     }
@@ -94,6 +97,10 @@ final class Engine {
 
     Dispatcher dispatcher() {
         return dispatcher;
+    }
+
+    ObjectEvents objectEvents() {
+        return objectEvents;
     }
 
     WaitByMessage waits() {
@@ -202,30 +209,41 @@ final class Engine {
         }
     }
 
+    /** {@code RSEM.RELEASEMANY key ANY owners...} on {@code node}, best effort (an undo: the leases end them otherwise). */
+    void releaseManyQuietly(Node node, String key, List<String> owners) {
+        try {
+            node.call(false, Family.releaseMany(key, false, owners));
+        } catch (RuntimeException e) {
+            // best effort
+        }
+    }
+
     /**
      * Gives back one hold (or {@code permits}): the server's remaining count, or -1 when the
      * owner held nothing there.
      */
     long release(Family family, String key, String owner, int permits) {
         Target target = new Target(family, key, owner);
-        Object value;
-        Confirm.Unconfirmed unconfirmed = null;
-        try {
-            value = Replies.check(router.write(confirm, key, family.release(key, owner, permits, requestId())).value());
-        } catch (Confirm.Unconfirmed e) {
-            unconfirmed = e;
-            value = e.reply;
-        }
-        if (value == null) {
-            holdings.released(target, null);
-            return -1;
-        }
-        long remaining = Replies.number(value, 0);
-        holdings.released(target, remaining);
-        if (unconfirmed != null) {
-            throw unconfirmed.report("the release of " + family.type + " " + key, false);
-        }
+        long remaining = releaseWrite(confirm, key, family.release(key, owner, permits, requestId()),
+                "the release of " + family.type + " " + key, value -> {
+                    Long left = value == null ? null : Replies.number(value, 0);
+                    holdings.released(target, left);
+                    return left == null ? -1L : left;
+                });
+        objectEvents.settle(key);
         return remaining;
+    }
+
+    /**
+     * {@code RSEM.RELEASEMANY key ALL|ANY owners...}: how many owners gave back their permits.
+     * {@code all}: every owner held, or {@link RLockException} (the server's {@code not held:
+     * <owner>}) and nothing changed.
+     */
+    long releaseMany(String key, List<String> owners, boolean all) {
+        return releaseWrite(confirm, key, Family.releaseMany(key, all, owners), "the release of permits " + key, value -> {
+            owners.forEach(owner -> holdings.released(new Target(Family.PERMITS, key, owner), null));
+            return Replies.number(value, 0);
+        });
     }
 
     /** A write about {@code key} (its errors raised), confirmed by the replicas: else {@link NotConfirmedException}. */
@@ -247,30 +265,42 @@ final class Engine {
 
     /** As above, confirmed as {@code confirm} says (null: not, as for an undo). */
     List<String> releaseAll(List<String> keys, String owner, Confirm confirm) {
-        Object reply;
+        return releaseWrite(confirm, keys.get(0), Family.releaseAll(keys, owner, requestId()), "the release of " + keys, reply -> {
+            if (!(reply instanceof List) || ((List<?>) reply).size() != keys.size()) {
+                throw new RLockException("ERR", "unexpected reply to RLOCK.RELEASEALL: " + text(reply));
+            }
+            List<?> counts = (List<?>) reply;
+            List<String> notHeld = new ArrayList<>();
+            for (int i = 0; i < keys.size(); i++) {
+                Object count = counts.get(i);
+                if (count == null) {
+                    notHeld.add(keys.get(i));
+                }
+                holdings.released(new Target(Family.LOCK, keys.get(i), owner), count == null ? null : Replies.number(count, 0));
+            }
+            return notHeld;
+        });
+    }
+
+    /**
+     * A release confirmed as {@code confirm} says: {@code recorded} reads the server's reply (its
+     * errors raised) and updates the holdings; a release not confirmed stands on the primary, so
+     * it is recorded before {@link NotConfirmedException} reports it.
+     */
+    private <T> T releaseWrite(Confirm confirm, String key, Object[] args, String what, java.util.function.Function<Object, T> recorded) {
+        Object value;
         Confirm.Unconfirmed unconfirmed = null;
         try {
-            reply = Replies.check(router.write(confirm, keys.get(0), Family.releaseAll(keys, owner, requestId())).value());
+            value = Replies.check(router.write(confirm, key, args).value());
         } catch (Confirm.Unconfirmed e) {
             unconfirmed = e;
-            reply = e.reply;
+            value = e.reply;
         }
-        if (!(reply instanceof List) || ((List<?>) reply).size() != keys.size()) {
-            throw new RLockException("ERR", "unexpected reply to RLOCK.RELEASEALL: " + text(reply));
-        }
-        List<?> counts = (List<?>) reply;
-        List<String> notHeld = new ArrayList<>();
-        for (int i = 0; i < keys.size(); i++) {
-            Object count = counts.get(i);
-            if (count == null) {
-                notHeld.add(keys.get(i));
-            }
-            holdings.released(new Target(Family.LOCK, keys.get(i), owner), count == null ? null : Replies.number(count, 0));
-        }
+        T result = recorded.apply(value);
         if (unconfirmed != null) {
-            throw unconfirmed.report("the release of " + keys, false);
+            throw unconfirmed.report(what, false);
         }
-        return notHeld;
+        return result;
     }
 
     /** A call about {@code key} whose errors are raised. */
@@ -343,6 +373,7 @@ final class Engine {
         router.close();
         executor.shutdownNow();
         async.close();
+        objectEvents.close();
     }
 
     /** An error reply's text, for messages. */

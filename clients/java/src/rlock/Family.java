@@ -50,6 +50,40 @@ enum Family {
     }
 
     /**
+     * {@code RSEM.ACQUIRE key base PERMITS n EACH ...} (permits only): n holdings of one permit
+     * each, owners {@code <base>:1} to {@code <base>:<n>}, granted all at once or not at all.
+     */
+    Object[] acquireEach(String key, String base, int permits, long leaseMs, boolean watchdog, long waitMs,
+            long notifyId, String requestId) {
+        List<Object> args = head("ACQUIRE", key, base, permits, 18);
+        args.add("EACH");
+        addOptions(args, leaseMs, watchdog, waitMs, notifyId, requestId, 0);
+        return args.toArray();
+    }
+
+    /** The owners {@link #acquireEach} grants: {@code <base>:1} to {@code <base>:<n>}. */
+    static List<String> eachOwners(String base, int permits) {
+        List<String> owners = new ArrayList<>(permits);
+        for (int i = 1; i <= permits; i++) {
+            owners.add(base + ":" + i);
+        }
+        return owners;
+    }
+
+    /**
+     * {@code RSEM.RELEASEMANY key ALL|ANY owner...}: every permit of each listed owner; {@code ALL}:
+     * all of them held, or an error and nothing changes; {@code ANY}: those held.
+     */
+    static Object[] releaseMany(String key, boolean all, List<String> owners) {
+        List<Object> args = new ArrayList<>(owners.size() + 3);
+        args.add("RSEM.RELEASEMANY");
+        args.add(key);
+        args.add(all ? "ALL" : "ANY");
+        args.addAll(owners);
+        return args.toArray();
+    }
+
+    /**
      * The options of an acquire after its owner (and mode, permits): {@code PX lease [WATCHDOG]
      * [WAIT ms NOTIFY [id]] ID id [LOCKDELAY ms]} ({@code WAIT} unless {@code waitMs} is
      * {@link #NO_WAIT}, {@code LOCKDELAY} when {@code lockDelayMs} > 0).

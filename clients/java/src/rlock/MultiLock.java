@@ -239,6 +239,17 @@ public final class MultiLock extends AcquiringLock {
         return tokens;
     }
 
+    /** Not supported, as Redisson's: add listeners to the single locks. */
+    @Override
+    public int addListener(ObjectListener listener) {
+        throw new UnsupportedOperationException("add listeners to the locks of " + this);
+    }
+
+    @Override
+    public void removeListener(int listenerId) {
+        throw new UnsupportedOperationException("remove listeners from the locks of " + this);
+    }
+
     /** Not one token: see {@link #getTokens()}. */
     @Override
     public long getToken() {

@@ -225,11 +225,13 @@ final class Node {
             learnPingInterval(conn);
             if (conn.protocol() == 3) {
                 subscribe(conn);
+                engine.objectEvents().subscribe(conn);
                 return new Session(conn, null, gen, Family.NOTIFY_SELF);
             }
             RespConnection sub = RespConnection.open(settings);
             try {
                 subscribe(sub);
+                engine.objectEvents().subscribe(sub);
                 return new Session(conn, sub, gen, sub.clientId());
             } catch (IOException | RuntimeException e) {
                 sub.close();

@@ -1,5 +1,6 @@
 package rlock;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -41,13 +42,82 @@ final class PermitSemaphoreImpl extends PermitsHandle implements RPermitExpirabl
     }
 
     private String take(long leaseMs, long waitMs, boolean interruptible) throws InterruptedException {
-        String permitId = UUID.randomUUID().toString().replace("-", "");
+        String permitId = freshId();
         return engine.acquire(Family.PERMITS, name, permitId, 1, leaseMs, waitMs, interruptible) >= 0 ? permitId : null;
+    }
+
+    /** A permit id, or the base of n ids: random hex, as Redisson's. */
+    private static String freshId() {
+        return UUID.randomUUID().toString().replace("-", "");
+    }
+
+    @Override
+    public List<String> acquire(int permits) throws InterruptedException {
+        return takeMany(permits, -1, -1, true);
+    }
+
+    @Override
+    public List<String> acquire(int permits, long leaseTime, TimeUnit unit) throws InterruptedException {
+        return takeMany(permits, LockImpl.lease(leaseTime, unit), -1, true);
+    }
+
+    @Override
+    public List<String> tryAcquire(int permits) {
+        try {
+            return takeMany(permits, -1, 0, false);
+        } catch (InterruptedException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    @Override
+    public List<String> tryAcquire(int permits, long waitTime, long leaseTime, TimeUnit unit) throws InterruptedException {
+        return takeMany(permits, LockImpl.lease(leaseTime, unit), LockImpl.waitMillis(waitTime, unit), true);
+    }
+
+    /**
+     * {@code permits} ids in one request ({@code RSEM.ACQUIRE ... EACH}): {@code <base>:1} to
+     * {@code <base>:<permits>}, or an empty list when not granted. A mutable list, as Redisson's.
+     */
+    private List<String> takeMany(int permits, long leaseMs, long waitMs, boolean interruptible) throws InterruptedException {
+        if (permits < 0) {
+            throw new IllegalArgumentException("Permits amount can't be negative");
+        }
+        if (permits == 0) {
+            return new ArrayList<>();
+        }
+        Acquire request = Acquire.each(engine, name, freshId(), permits);
+        return request.run(leaseMs, waitMs, interruptible) == null ? new ArrayList<>() : new ArrayList<>(request.holders());
     }
 
     @Override
     public boolean tryRelease(String permitId) {
         return engine.release(Family.PERMITS, name, permitId, 1) >= 0;
+    }
+
+    @Override
+    public int tryRelease(List<String> permitIds) {
+        return (int) engine.releaseMany(name, checkIds(permitIds), false);
+    }
+
+    @Override
+    public void release(List<String> permitIds) {
+        try {
+            engine.releaseMany(name, checkIds(permitIds), true);
+        } catch (RLockException e) {
+            if (e.getMessage() == null || !e.getMessage().contains("not held")) {
+                throw e;
+            }
+            throw new RLockException(e.code(), "Permits with ids " + permitIds
+                    + " have not been released: one has already been released or doesn't exist (" + e.getMessage() + ")");
+        }
+    }
+
+    private static List<String> checkIds(List<String> permitIds) {
+        if (permitIds == null || permitIds.isEmpty()) {
+            throw new IllegalArgumentException("permitIds can't be null or empty");
+        }
+        return List.copyOf(permitIds);
     }
 
     @Override
@@ -68,8 +138,51 @@ final class PermitSemaphoreImpl extends PermitsHandle implements RPermitExpirabl
     }
 
     @Override
+    public CompletableFuture<List<String>> acquireAsync(int permits) {
+        return engine.async(() -> acquire(permits));
+    }
+
+    @Override
+    public CompletableFuture<List<String>> acquireAsync(int permits, long leaseTime, TimeUnit unit) {
+        return engine.async(() -> acquire(permits, leaseTime, unit));
+    }
+
+    @Override
+    public CompletableFuture<String> tryAcquireAsync() {
+        return engine.async(this::tryAcquire);
+    }
+
+    @Override
+    public CompletableFuture<List<String>> tryAcquireAsync(int permits) {
+        return engine.async(() -> tryAcquire(permits));
+    }
+
+    @Override
+    public CompletableFuture<String> tryAcquireAsync(long waitTime, TimeUnit unit) {
+        return engine.async(() -> tryAcquire(waitTime, unit));
+    }
+
+    @Override
     public CompletableFuture<String> tryAcquireAsync(long waitTime, long leaseTime, TimeUnit unit) {
         return engine.async(() -> tryAcquire(waitTime, leaseTime, unit));
+    }
+
+    @Override
+    public CompletableFuture<List<String>> tryAcquireAsync(int permits, long waitTime, long leaseTime, TimeUnit unit) {
+        return engine.async(() -> tryAcquire(permits, waitTime, leaseTime, unit));
+    }
+
+    @Override
+    public CompletableFuture<Integer> tryReleaseAsync(List<String> permitIds) {
+        return engine.async(() -> tryRelease(permitIds));
+    }
+
+    @Override
+    public CompletableFuture<Void> releaseAsync(List<String> permitIds) {
+        return engine.async(() -> {
+            release(permitIds);
+            return null;
+        });
     }
 
     @Override

@@ -114,6 +114,22 @@ public interface RLock extends Lock {
      */
     RLock withLockDelay(long delay, TimeUnit unit);
 
+    /**
+     * Tells {@code listener} of the lock's key's events (Redisson's {@code addListener}): an
+     * {@link ExpiredObjectListener} when its lease ends, a {@link DeletedObjectListener} when its
+     * last release deletes it. The server must publish them ({@code notify-keyspace-events} with
+     * {@code E} and {@code x}, {@code g}); {@link #unlock()} returns once the listeners were told
+     * of the {@code del} it caused. Told on a thread of the client's. Returns the id for
+     * {@link #removeListener(int)}.
+     *
+     * @throws IllegalStateException when {@code CONFIG GET notify-keyspace-events} shows the
+     *         server would not publish them (not checked when the user may not run it)
+     * @throws UnsupportedOperationException on a multi-lock, as Redisson's
+     */
+    int addListener(ObjectListener listener);
+
+    void removeListener(int listenerId);
+
     // Redisson's async forms (RLockAsync): each acts for the calling thread (or {@code threadId}),
     // on one of the client's threads; the future fails as the blocking call would throw.
 

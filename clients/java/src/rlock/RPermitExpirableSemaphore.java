@@ -1,5 +1,6 @@
 package rlock;
 
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -22,6 +23,14 @@ public interface RPermitExpirableSemaphore {
 
     String acquire(long leaseTime, TimeUnit unit) throws InterruptedException;
 
+    /**
+     * Waits for {@code permits} permits, taken all at once (one request in the server's FIFO
+     * queue, served when all fit): their ids.
+     */
+    List<String> acquire(int permits) throws InterruptedException;
+
+    List<String> acquire(int permits, long leaseTime, TimeUnit unit) throws InterruptedException;
+
     /** One attempt: a permit id, or null. */
     String tryAcquire();
 
@@ -29,11 +38,36 @@ public interface RPermitExpirableSemaphore {
 
     String tryAcquire(long waitTime, long leaseTime, TimeUnit unit) throws InterruptedException;
 
+    /** One attempt at {@code permits} permits, all or none: their ids, or an empty list. */
+    List<String> tryAcquire(int permits);
+
+    /**
+     * {@code leaseTime} -1: no lease (held until released or the client's connection dies). No
+     * {@code tryAcquire(int permits, long waitTime, TimeUnit)}, as in Redisson: a call
+     * {@code tryAcquire(200, 1000, MILLISECONDS)} means wait 200, lease 1000.
+     */
+    List<String> tryAcquire(int permits, long waitTime, long leaseTime, TimeUnit unit) throws InterruptedException;
+
     /** True when the permit was held and is now released. */
     boolean tryRelease(String permitId);
 
     /** @throws RLockException when the permit is not held (released, expired, unknown), as Redisson's RedisException */
     void release(String permitId);
+
+    /**
+     * Gives back those of {@code permitIds} still held: how many.
+     *
+     * @throws IllegalArgumentException when the list is null or empty, as Redisson's
+     */
+    int tryRelease(List<String> permitIds);
+
+    /**
+     * Gives back every one of {@code permitIds}, or none: when one is not held (released,
+     * expired, unknown, or listed twice) {@link RLockException} and nothing changes.
+     *
+     * @throws IllegalArgumentException when the list is null or empty, as Redisson's
+     */
+    void release(List<String> permitIds);
 
     /** Sets a held permit's lease anew; false when it is not held. */
     boolean updateLeaseTime(String permitId, long leaseTime, TimeUnit unit);
@@ -62,9 +96,25 @@ public interface RPermitExpirableSemaphore {
 
     CompletableFuture<String> acquireAsync(long leaseTime, TimeUnit unit);
 
+    CompletableFuture<List<String>> acquireAsync(int permits);
+
+    CompletableFuture<List<String>> acquireAsync(int permits, long leaseTime, TimeUnit unit);
+
+    CompletableFuture<String> tryAcquireAsync();
+
+    CompletableFuture<List<String>> tryAcquireAsync(int permits);
+
+    CompletableFuture<String> tryAcquireAsync(long waitTime, TimeUnit unit);
+
     CompletableFuture<String> tryAcquireAsync(long waitTime, long leaseTime, TimeUnit unit);
+
+    CompletableFuture<List<String>> tryAcquireAsync(int permits, long waitTime, long leaseTime, TimeUnit unit);
 
     CompletableFuture<Boolean> tryReleaseAsync(String permitId);
 
+    CompletableFuture<Integer> tryReleaseAsync(List<String> permitIds);
+
     CompletableFuture<Void> releaseAsync(String permitId);
+
+    CompletableFuture<Void> releaseAsync(List<String> permitIds);
 }

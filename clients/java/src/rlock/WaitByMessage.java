@@ -18,9 +18,12 @@ final class WaitByMessage {
         this.slackNanos = slackNanos;
     }
 
-    /** Parks the thread until its wait's message (see the class comment). */
+    /**
+     * Parks the thread until its wait's message (see the class comment); {@code giveBack} undoes
+     * a grant that raced an interrupt's cancel.
+     */
     Event park(Waiter waiter, Node.Session session, boolean interruptible, long deadline,
-            boolean[] interrupted, int permits) throws InterruptedException {
+            boolean[] interrupted, Runnable giveBack) throws InterruptedException {
         while (true) {
             long left = deadline == Long.MAX_VALUE ? Long.MAX_VALUE : deadline - System.nanoTime() + slackNanos;
             if (left <= 0) {
@@ -39,7 +42,7 @@ final class WaitByMessage {
                 Event event = cancel(waiter, session);
                 if (event.kind == Event.Kind.GRANTED) {
                     // The grant raced the cancel: nobody will use it.
-                    engine.releaseQuietly(waiter.node, waiter.target, permits);
+                    giveBack.run();
                 }
                 throw e;
             }

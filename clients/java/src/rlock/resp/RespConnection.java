@@ -275,12 +275,23 @@ public final class RespConnection implements AutoCloseable {
             subscriber = true;
         }
         Object reply = call("SUBSCRIBE", channel);
-        boolean confirmed = reply instanceof Push && ((Push) reply).kind().equals("subscribe")
-                || reply instanceof List && !((List<?>) reply).isEmpty()
-                        && "subscribe".equals(Push.text(((List<?>) reply).get(0)));
-        if (!confirmed) {
+        if (!answers(reply, "subscribe")) {
             throw new RespServerException("SUBSCRIBE " + channel, reply);
         }
+    }
+
+    /** Leaves one channel of {@link #subscribe}'s (RESP2: the connection stays a subscriber while it has others). */
+    public void unsubscribe(String channel) throws IOException {
+        Object reply = call("UNSUBSCRIBE", channel);
+        if (!answers(reply, "unsubscribe")) {
+            throw new RespServerException("UNSUBSCRIBE " + channel, reply);
+        }
+    }
+
+    /** Whether {@code reply} is the (un)subscription reply {@code kind}: a RESP3 push, or a RESP2 array. */
+    private static boolean answers(Object reply, String kind) {
+        return reply instanceof Push && ((Push) reply).kind().equals(kind)
+                || reply instanceof List && !((List<?>) reply).isEmpty() && kind.equals(Push.text(((List<?>) reply).get(0)));
     }
 
     private void ensureOpen() throws IOException {

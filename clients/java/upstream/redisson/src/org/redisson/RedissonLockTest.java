@@ -463,4 +463,44 @@ public class RedissonLockTest extends BaseConcurrentTest {
         Assertions.assertEquals(iterations, lockedCounter.get());
     }
 
+    @Test
+    public void testLockListener() {
+        testWithParams(redisson -> {
+            RLock lock1 = redisson.getLock("lock1");
+            CountDownLatch latch = new CountDownLatch(4);
+            int listenerId1 = lock1.addListener((ExpiredObjectListener) name -> latch.countDown());
+            int listenerId2 = lock1.addListener((DeletedObjectListener) name -> latch.countDown());
+
+            lock1.lock(5, TimeUnit.SECONDS);
+            lock1.unlock();
+            assertThat(lock1.isLocked()).isFalse();
+            assertThat(latch.getCount()).isEqualTo(3);
+
+            try {
+                lock1.lock(5, TimeUnit.SECONDS);
+                Thread.sleep(6000);
+                assertThat(latch.getCount()).isEqualTo(2);
+
+                lock1.removeListener(listenerId1);
+                lock1.lock(5, TimeUnit.SECONDS);
+                Thread.sleep(5100);
+                assertThat(latch.getCount()).isEqualTo(2);
+
+                lock1.lock(5, TimeUnit.SECONDS);
+                lock1.unlock();
+                assertThat(lock1.isLocked()).isFalse();
+                assertThat(latch.getCount()).isEqualTo(1);
+
+                lock1.removeListener(listenerId2);
+                lock1.lock(5, TimeUnit.SECONDS);
+                lock1.unlock();
+                assertThat(lock1.isLocked()).isFalse();
+                assertThat(latch.getCount()).isEqualTo(1);
+
+            } catch (InterruptedException e) {
+                throw new RuntimeException(e);
+            }
+
+        }, NOTIFY_KEYSPACE_EVENTS, "Egx");
+    }
 }

@@ -277,6 +277,17 @@ public class RedissonPermitExpirableSemaphoreTest extends BaseConcurrentTest {
     }
 
     @Test
+    public void testBlockingAcquireMany() throws InterruptedException {
+        RPermitExpirableSemaphore s = redisson.getPermitExpirableSemaphore("test");
+        s.trySetPermits(10);
+        List<String> permitsIds = s.acquire(6);
+        assertThat(s.availablePermits()).isEqualTo(4);
+
+        s.release(permitsIds);
+        assertThat(s.availablePermits()).isEqualTo(10);
+    }
+
+    @Test
     public void testTryAcquire() throws InterruptedException {
         RPermitExpirableSemaphore s = redisson.getPermitExpirableSemaphore("test");
         s.trySetPermits(1);
@@ -307,6 +318,19 @@ public class RedissonPermitExpirableSemaphoreTest extends BaseConcurrentTest {
         assertThat(permitId2).hasSize(32);
         assertThat(System.currentTimeMillis() - startTime).isBetween(450L, 600L);
         assertThat(s.availablePermits()).isEqualTo(0);
+    }
+
+    @Test
+    public void testTryAcquireMany() {
+        RPermitExpirableSemaphore s = redisson.getPermitExpirableSemaphore("test");
+        s.trySetPermits(10);
+        List<String> permitsIds = s.tryAcquire(4);
+        assertThat(permitsIds).hasSize(4);
+
+        List<String> permitsIds2 = s.tryAcquire(5);
+        assertThat(permitsIds2).hasSize(5);
+
+        assertThat(s.availablePermits()).isEqualTo(1);
     }
 
     @Test
@@ -391,6 +415,134 @@ public class RedissonPermitExpirableSemaphoreTest extends BaseConcurrentTest {
         });
     }
 
+    @Test
+    public void testRelease() throws InterruptedException {
+        RPermitExpirableSemaphore semaphore = redisson.getPermitExpirableSemaphore("test");
+        semaphore.trySetPermits(10);
+
+        List<String> permitsIds = semaphore.acquire(6);
+        assertThat(permitsIds).hasSize(6);
+        assertThat(semaphore.availablePermits()).isEqualTo(4);
+
+        List<String> permitsIdsFirstPart = permitsIds.subList(0, 4);
+        semaphore.release(permitsIdsFirstPart);
+        assertThat(semaphore.availablePermits()).isEqualTo(8);
+
+        List<String> permitsIdsSecondPart = permitsIds.subList(4, 6);
+        semaphore.release(permitsIdsSecondPart);
+        assertThat(semaphore.availablePermits()).isEqualTo(10);
+
+        Assertions.assertThrows(RLockException.class, () -> semaphore.release(permitsIds));
+
+    }
+
+    @Test
+    public void testAcquireAsyncMany() throws ExecutionException, InterruptedException {
+        RPermitExpirableSemaphore semaphore = redisson.getPermitExpirableSemaphore("test");
+        semaphore.trySetPermits(10);
+
+        CompletableFuture<List<String>> permitsIds = semaphore.acquireAsync(6);
+
+        Awaitility.await().atMost(Duration.ofMillis(100)).pollDelay(Duration.ofMillis(10)).untilAsserted(() -> {
+            assertThat(permitsIds.isDone()).isTrue();
+        });
+        assertThat(permitsIds.get()).hasSize(6);
+        assertThat(semaphore.availablePermits()).isEqualTo(4);
+    }
+
+    @Test
+    public void testReleaseAsyncMany() throws InterruptedException, ExecutionException {
+        RPermitExpirableSemaphore semaphore = redisson.getPermitExpirableSemaphore("test");
+        semaphore.trySetPermits(10);
+
+        List<String> permitsIds = semaphore.acquire(6);
+        assertThat(permitsIds).hasSize(6);
+        assertThat(semaphore.availablePermits()).isEqualTo(4);
+
+        List<String> permitsIdsFirstPart = permitsIds.subList(0, 4);
+        CompletableFuture<Integer> releaseResult1 = semaphore.tryReleaseAsync(permitsIdsFirstPart);
+        Awaitility.await().atMost(Duration.ofMillis(100)).pollDelay(Duration.ofMillis(10)).untilAsserted(() -> {
+            assertThat(releaseResult1.isDone()).isTrue();
+        });
+        assertThat(releaseResult1.get()).isEqualTo(4);
+        assertThat(semaphore.availablePermits()).isEqualTo(8);
+
+        List<String> permitsIdsSecondPart = permitsIds.subList(4, 6);
+        CompletableFuture<Integer> releaseResult2 = semaphore.tryReleaseAsync(permitsIdsSecondPart);
+        Awaitility.await().atMost(Duration.ofMillis(100)).pollDelay(Duration.ofMillis(10)).untilAsserted(() -> {
+            assertThat(releaseResult2.isDone()).isTrue();
+        });
+        assertThat(releaseResult2.get()).isEqualTo(2);
+        assertThat(semaphore.availablePermits()).isEqualTo(10);
+    }
+
+    @Test
+    public void testReleaseManyExpiredDoesNotThrow() throws InterruptedException, ExecutionException {
+        RPermitExpirableSemaphore semaphore = redisson.getPermitExpirableSemaphore("test");
+        semaphore.trySetPermits(10);
+
+        List<String> permitsIds = semaphore.acquire(6, 100, TimeUnit.MILLISECONDS);
+        assertThat(permitsIds).hasSize(6);
+        assertThat(semaphore.availablePermits()).isEqualTo(4);
+        Thread.sleep(250);
+
+        semaphore.acquire(100, TimeUnit.MILLISECONDS);
+        assertThat(semaphore.availablePermits()).isEqualTo(9);
+        Awaitility.await().atMost(Duration.ofMillis(250)).pollDelay(Duration.ofMillis(10)).untilAsserted(() -> {
+            assertThat(semaphore.availablePermits()).isEqualTo(10);
+        });
+    }
+
+    @Test
+    public void testTryReleaseManyExpired() throws InterruptedException {
+        RPermitExpirableSemaphore s = redisson.getPermitExpirableSemaphore("test");
+        s.trySetPermits(10);
+        List<String> timedPermitsIds = s.tryAcquire(3, 100, 100, TimeUnit.MILLISECONDS);
+        List<String> infinitePermitsIds = s.tryAcquire(3);
+        assertThat(s.availablePermits()).isEqualTo(4);
+        
+        Thread.sleep(200);
+        
+        int released = s.tryRelease(infinitePermitsIds);
+        assertThat(released).isEqualTo(3);
+        assertThat(s.availablePermits()).isEqualTo(10);
+
+        released = s.tryRelease(timedPermitsIds);
+        assertThat(released).isEqualTo(0);
+        assertThat(s.availablePermits()).isEqualTo(10);
+    }
+
+    @Test
+    public void testReleaseManyNotExistOrExpired() throws InterruptedException {
+        RPermitExpirableSemaphore s = redisson.getPermitExpirableSemaphore("test");
+        s.trySetPermits(10);
+        List<String> timedPermitsIds = s.acquire(2, 100, TimeUnit.MILLISECONDS);
+        List<String> permitsIds = s.tryAcquire(8);
+
+        List<String> permitsIdsFirstPart = permitsIds.subList(0, 2);
+
+        int released = s.tryRelease(permitsIdsFirstPart);
+        assertThat(released).isEqualTo(2);
+        assertThat(s.availablePermits()).isEqualTo(2);
+
+        Thread.sleep(100);
+
+        Assertions.assertThrows(RLockException.class, () -> s.release(timedPermitsIds));
+        assertThat(s.availablePermits()).isEqualTo(4);
+
+        List<String> permitsIdsSecondPart = permitsIds.subList(2, 4);
+        permitsIdsSecondPart.addAll(permitsIdsFirstPart);
+        Assertions.assertThrows(RLockException.class, () -> s.release(permitsIdsSecondPart));
+        assertThat(s.availablePermits()).isEqualTo(4);
+
+        Assertions.assertThrows(RLockException.class, () -> s.release(List.of("1234")));
+        assertThat(s.availablePermits()).isEqualTo(4);
+
+        List<String> permitsIdsThirdPart = permitsIds.subList(4, 6);
+        permitsIdsThirdPart.add("4567");
+        Assertions.assertThrows(RLockException.class, () -> s.release(permitsIdsThirdPart));
+        assertThat(s.availablePermits()).isEqualTo(4);
+    }
     
     @Test
     public void testGetLeaseTime() throws InterruptedException {
@@ -412,4 +564,82 @@ public class RedissonPermitExpirableSemaphoreTest extends BaseConcurrentTest {
         });
     }
 
+    @Test
+    public void testConcurrencyMultiPermits() throws InterruptedException {
+        final String key = "testConcurrencyMultiPermits";
+        RPermitExpirableSemaphore semaphore = redisson.getPermitExpirableSemaphore(key);
+        semaphore.trySetPermits(2);
+
+        AtomicInteger successCount = new AtomicInteger(0);
+        var t1 = new Thread(() -> {
+            try {
+                List<String> permitList = semaphore.tryAcquire(2, 2000, -1, TimeUnit.MILLISECONDS);
+                Thread.sleep(500);
+                if (!permitList.isEmpty()) {
+                    successCount.incrementAndGet();
+                    semaphore.tryRelease(permitList);
+                }
+            } catch (InterruptedException e) {
+                throw new RuntimeException(e);
+            }
+        });
+
+        var t2 = new Thread(() -> {
+            try {
+                List<String> permitList = semaphore.tryAcquire(2, 2000, -1, TimeUnit.MILLISECONDS);
+                Thread.sleep(500);
+                if (!permitList.isEmpty()) {
+                    successCount.incrementAndGet();
+                    semaphore.tryRelease(permitList);
+                }
+            } catch (InterruptedException e) {
+                throw new RuntimeException(e);
+            }
+        });
+        t1.start();
+        t2.start();
+        t1.join();
+        t2.join();
+        assertThat(successCount.get()).isEqualTo(2);
+    }
+
+    @Test
+    public void testConcurrencyMultiPermits2() throws InterruptedException {
+        final String key = "testConcurrencyMultiPermits2";
+        RPermitExpirableSemaphore semaphore = redisson.getPermitExpirableSemaphore(key);
+        semaphore.trySetPermits(2);
+
+        AtomicInteger successCount = new AtomicInteger(0);
+        var t1 = new Thread(() -> {
+            try {
+                List<String> permitList = semaphore.tryAcquire(1, 2000, -1, TimeUnit.MILLISECONDS);
+                Thread.sleep(500);
+                if (!permitList.isEmpty()) {
+                    successCount.incrementAndGet();
+                    semaphore.tryRelease(permitList);
+                }
+            } catch (InterruptedException e) {
+                throw new RuntimeException(e);
+            }
+        });
+
+        var t2 = new Thread(() -> {
+            try {
+                List<String> permitList = semaphore.tryAcquire(2, 2000, -1, TimeUnit.MILLISECONDS);
+                Thread.sleep(500);
+                if (!permitList.isEmpty()) {
+                    successCount.incrementAndGet();
+                    semaphore.tryRelease(permitList);
+                }
+            } catch (InterruptedException e) {
+                throw new RuntimeException(e);
+            }
+        });
+        t1.start();
+        Thread.sleep(100);
+        t2.start();
+        t1.join();
+        t2.join();
+        assertThat(successCount.get()).isEqualTo(2);
+    }
 }

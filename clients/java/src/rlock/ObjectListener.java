@@ -1,0 +1,10 @@
+package rlock;
+
+import java.util.EventListener;
+
+/**
+ * What {@link RLock#addListener} takes (Redisson's {@code ObjectListener}): an
+ * {@link ExpiredObjectListener} or a {@link DeletedObjectListener}.
+ */
+public interface ObjectListener extends EventListener {
+}

@@ -1,0 +1,40 @@
+//! The module's own writes, as its keyspace callback and other subscribers see them: marked
+//! while they run (the writer serves the queue itself, so the callback needs no second look),
+//! and a key they remove is told as the generic `del` event, the one the replicated `DEL` or
+//! last-field `HDEL` fires on a replica: the low-level key API fires none, and a primary and
+//! its replicas must tell subscribers (Redisson's `DeletedObjectListener`) the same thing.
+
+use crate::api::{api, Ctx, RStr};
+use redis_module::raw;
+use std::cell::Cell;
+use std::os::raw::c_int;
+
+thread_local! {
+    static WRITING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether the keyspace event being delivered comes from this module's own write.
+pub fn writing() -> bool {
+    WRITING.with(Cell::get)
+}
+
+/// Runs a write (or fires an event), marked as this module's own.
+pub fn own<R>(write: impl FnOnce() -> R) -> R {
+    WRITING.with(|w| w.set(true));
+    let result = write();
+    WRITING.with(|w| w.set(false));
+    result
+}
+
+/// Tells subscribers that this module's write removed `key` (in the db `ctx`'s client has
+/// selected). Nothing is fired unless the generic class (`g`) is on.
+pub fn tell_deleted(ctx: Ctx, key: RStr) {
+    let class = raw::REDISMODULE_NOTIFY_GENERIC as c_int;
+    // SAFETY: reads the server's setting.
+    if unsafe { api!(RedisModule_GetNotifyKeyspaceEvents)() } & class == 0 {
+        return;
+    }
+    // SAFETY: `ctx` is a live command or timer context whose client's db is the key's; `key`
+    // is live across the call and Redis copies what it keeps.
+    own(|| unsafe { api!(RedisModule_NotifyKeyspaceEvent)(ctx, class, c"del".as_ptr(), key) });
+}
