@@ -23,7 +23,10 @@ fn heard_until(events: &mut Conn, marker: &str) -> Vec<(String, String)> {
     events.set_read_timeout(Some(Duration::from_secs(10)));
     let mut heard = Vec::new();
     loop {
-        let message = events.read().expect("a key event before the marker").items();
+        let message = events
+            .read()
+            .expect("a key event before the marker")
+            .items();
         let (channel, key) = (message[2].text(), message[3].text());
         let event = channel.rsplit(':').next().unwrap_or_default().to_string();
         if key == marker {
@@ -55,7 +58,6 @@ fn free_keys(c: &mut Conn) {
     });
 }
 
-
 /// What a primary and its replica (both telling `classes`) hear while `free_keys` runs.
 fn heard_on_both(classes: &str) -> (Vec<(String, String)>, Vec<(String, String)>) {
     let master = Server::builder().master();
@@ -82,7 +84,11 @@ fn a_primary_and_its_replica_tell_the_same_dels() {
         .map(|(_, key)| key.clone())
         .expect("the replica hears its reader's timeout key go");
     let mut replica_dels = dels(&replica_heard);
-    assert_eq!(dels(&master_heard), replica_dels, "{master_heard:?}\n{replica_heard:?}");
+    assert_eq!(
+        dels(&master_heard),
+        replica_dels,
+        "{master_heard:?}\n{replica_heard:?}"
+    );
     replica_dels.sort();
     let holders = "{sem}:rlock:holders";
     let mut expected = ["lock", &read_timeout_key, "rw", holders, holders];
@@ -111,6 +117,9 @@ fn a_lock_whose_lease_ends_is_told_expired_by_redis() {
     wait_until("the lease to end", || c.q("EXISTS lock").int() == 0);
     c.q("SET marker 1");
     let heard = heard_until(&mut events, "marker");
-    assert!(heard.contains(&("expired".into(), "lock".into())), "{heard:?}");
+    assert!(
+        heard.contains(&("expired".into(), "lock".into())),
+        "{heard:?}"
+    );
     assert_eq!(dels(&heard), Vec::<&str>::new(), "{heard:?}");
 }
