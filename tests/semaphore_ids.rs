@@ -281,3 +281,73 @@ fn a_replica_without_the_module_matches_after_each_and_release_many() {
     assert_eq!(holders(&mut c, "s").len(), 2, "a:2 and b:1");
     assert_eq!(snapshot(&mut replica.conn()), expected);
 }
+
+/// What `COMMAND DOCS` says of an argument: its name, type, flags and its choices' tokens.
+fn documented(arg: &Value) -> (String, String, Vec<String>, Vec<String>) {
+    let flags = match arg.pairs().into_iter().find(|(k, _)| k == "flags") {
+        Some((_, flags)) => flags.items().iter().map(Value::text).collect(),
+        None => vec![],
+    };
+    let choices = match arg.pairs().into_iter().find(|(k, _)| k == "arguments") {
+        Some((_, choices)) => choices
+            .items()
+            .iter()
+            .map(|c| c.field("token").text())
+            .collect(),
+        None => vec![],
+    };
+    (
+        arg.field("name").text(),
+        arg.field("type").text(),
+        flags,
+        choices,
+    )
+}
+
+#[test]
+fn command_docs_and_keys_name_the_new_arguments() {
+    let server = Server::start();
+    let mut c = server.conn();
+    let docs = c.q("COMMAND DOCS rsem.releasemany").items()[1].clone();
+    let args: Vec<_> = docs
+        .field("arguments")
+        .items()
+        .iter()
+        .map(documented)
+        .collect();
+    let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        args[1],
+        (
+            "mode".into(),
+            "oneof".into(),
+            vec![],
+            strings(&["ALL", "ANY"])
+        )
+    );
+    assert_eq!(
+        args[2],
+        (
+            "owner".into(),
+            "string".into(),
+            strings(&["multiple"]),
+            vec![]
+        )
+    );
+    let keys = c.q("COMMAND GETKEYS rsem.releasemany s ALL a b");
+    assert_eq!(
+        keys.items().iter().map(Value::text).collect::<Vec<_>>(),
+        ["s"]
+    );
+    let rw = c.q("COMMAND DOCS rwlock.acquire").items()[1].clone();
+    let mode = documented(&rw.field("arguments").items()[2]);
+    assert_eq!(mode.3, strings(&["READ", "WRITE"]), "{mode:?}");
+    let acquire = c.q("COMMAND DOCS rsem.acquire").items()[1].clone();
+    let names: Vec<String> = acquire
+        .field("arguments")
+        .items()
+        .iter()
+        .map(|a| a.field("name").text())
+        .collect();
+    assert!(names.contains(&"EACH".to_string()), "{names:?}");
+}
