@@ -41,11 +41,17 @@ fn dels(heard: &[(String, String)]) -> Vec<&str> {
     dels.map(|(_, key)| key.as_str()).collect()
 }
 
-/// Frees keys every way the module does: a lock released, a read-write lock's last reader and
-/// its timeout key, a semaphore's last holder by release and by lease end.
+/// Frees keys every way the module does: a lock released and one forced, a read-write lock's
+/// last reader and its timeout key, a semaphore's last holder by release and by lease end, a
+/// latch counted down (a `DEL` the module calls).
 fn free_keys(c: &mut Conn) {
     c.q("RLOCK.ACQUIRE lock alice PX 60000");
     assert_eq!(c.q("RLOCK.RELEASE lock alice").int(), 0);
+    c.q("RLOCK.ACQUIRE forced erin PX 60000");
+    assert_eq!(c.q("RLOCK.FORCERELEASE forced").int(), 1);
+    c.q("RLATCH.SET latch 1");
+    c.q("RLATCH.COUNTDOWN latch");
+    assert_eq!(c.q("EXISTS latch").int(), 0);
     c.q("RWLOCK.ACQUIRE rw bob READ PX 60000");
     c.q("RWLOCK.RELEASE rw bob READ");
     assert_eq!(c.q("EXISTS rw").int(), 0);
@@ -91,7 +97,7 @@ fn a_primary_and_its_replica_tell_the_same_dels() {
     );
     replica_dels.sort();
     let holders = "{sem}:rlock:holders";
-    let mut expected = ["lock", &read_timeout_key, "rw", holders, holders];
+    let mut expected = ["lock", "forced", "latch", &read_timeout_key, "rw", holders, holders];
     expected.sort();
     assert_eq!(replica_dels, expected, "replica: {replica_heard:?}");
 }
