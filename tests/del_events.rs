@@ -97,7 +97,15 @@ fn a_primary_and_its_replica_tell_the_same_dels() {
     );
     replica_dels.sort();
     let holders = "{sem}:rlock:holders";
-    let mut expected = ["lock", "forced", "latch", &read_timeout_key, "rw", holders, holders];
+    let mut expected = [
+        "lock",
+        "forced",
+        "latch",
+        &read_timeout_key,
+        "rw",
+        holders,
+        holders,
+    ];
     expected.sort();
     assert_eq!(replica_dels, expected, "replica: {replica_heard:?}");
 }
