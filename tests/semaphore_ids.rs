@@ -163,6 +163,32 @@ fn each_waits_in_order_blocked_or_told_and_is_not_passed() {
 }
 
 #[test]
+fn an_each_waiter_whose_owner_came_to_hold_leaves_with_the_error_at_its_turn() {
+    let server = Server::start();
+    let mut c = server.conn();
+    c.q("RSEM.SETPERMITS s 3");
+    c.q("RSEM.ACQUIRE s h PERMITS 3 PX 60000");
+    // Queued before `a` asks: nobody holds a:2 yet, so `a`'s request is taken.
+    let a2 = Pending::send(&server, "RSEM.ACQUIRE s a:2 PX 60000 WAIT 10000");
+    server.wait_blocked(1);
+    let each = Pending::send(
+        &server,
+        "RSEM.ACQUIRE s a PERMITS 2 EACH PX 60000 WAIT 10000",
+    );
+    server.wait_blocked(2);
+    let behind = Pending::send(&server, "RSEM.ACQUIRE s z PX 60000 WAIT 10000");
+    server.wait_blocked(3);
+    c.q("RSEM.RELEASE s h PERMITS 3");
+    assert!(a2.reply().int() > 0);
+    let error = each.reply().err();
+    assert!(error.starts_with("ERR EACH: a:2 holds"), "{error}");
+    assert!(behind.reply().int() > 0, "served behind it");
+    let owners: Vec<String> = holders(&mut c, "s").into_iter().map(|h| h.0).collect();
+    assert_eq!(owners, ["a:2", "z"], "nothing of a's request taken");
+    assert_eq!(available(&mut c, "s"), 1);
+}
+
+#[test]
 fn a_watchdog_connection_closing_frees_all_n() {
     let server = Server::start();
     let mut c = server.conn();
