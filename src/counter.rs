@@ -6,8 +6,8 @@
 use crate::api::{api, reply_bytes, CallReply, Ctx, RStr};
 use crate::error::{Error, Result};
 use crate::kinds::tagged;
-use redis_module::raw;
 use crate::own_writes::own;
+use redis_module::raw;
 use std::os::raw::{c_int, c_longlong};
 
 /// Frees a call reply on drop.

@@ -18,11 +18,12 @@ pub fn writing() -> bool {
     WRITING.with(Cell::get)
 }
 
-/// Runs a write (or fires an event), marked as this module's own.
+/// Runs a write (or fires an event), marked as this module's own (a nested one leaves the
+/// outer one marked).
 pub fn own<R>(write: impl FnOnce() -> R) -> R {
-    WRITING.with(|w| w.set(true));
+    let outer = WRITING.with(|w| w.replace(true));
     let result = write();
-    WRITING.with(|w| w.set(false));
+    WRITING.with(|w| w.set(outer));
     result
 }
 

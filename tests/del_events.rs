@@ -23,7 +23,10 @@ fn heard_until(events: &mut Conn, marker: &str) -> Vec<(String, String)> {
     events.set_read_timeout(Some(Duration::from_secs(10)));
     let mut heard = Vec::new();
     loop {
-        let message = events.read().expect("a key event before the marker").items();
+        let message = events
+            .read()
+            .expect("a key event before the marker")
+            .items();
         let (channel, key) = (message[2].text(), message[3].text());
         let event = channel.rsplit(':').next().unwrap_or_default().to_string();
         if key == marker {
@@ -38,11 +41,17 @@ fn dels(heard: &[(String, String)]) -> Vec<&str> {
     dels.map(|(_, key)| key.as_str()).collect()
 }
 
-/// Frees keys every way the module does: a lock released, a read-write lock's last reader and
-/// its timeout key, a semaphore's last holder by release and by lease end.
+/// Frees keys every way the module does: a lock released and one forced, a read-write lock's
+/// last reader and its timeout key, a semaphore's last holder by release and by lease end, a
+/// latch counted down (a `DEL` the module calls).
 fn free_keys(c: &mut Conn) {
     c.q("RLOCK.ACQUIRE lock alice PX 60000");
     assert_eq!(c.q("RLOCK.RELEASE lock alice").int(), 0);
+    c.q("RLOCK.ACQUIRE forced erin PX 60000");
+    assert_eq!(c.q("RLOCK.FORCERELEASE forced").int(), 1);
+    c.q("RLATCH.SET latch 1");
+    c.q("RLATCH.COUNTDOWN latch");
+    assert_eq!(c.q("EXISTS latch").int(), 0);
     c.q("RWLOCK.ACQUIRE rw bob READ PX 60000");
     c.q("RWLOCK.RELEASE rw bob READ");
     assert_eq!(c.q("EXISTS rw").int(), 0);
@@ -54,7 +63,6 @@ fn free_keys(c: &mut Conn) {
         c.q("EXISTS {sem}:rlock:holders").int() == 0
     });
 }
-
 
 /// What a primary and its replica (both telling `classes`) hear while `free_keys` runs.
 fn heard_on_both(classes: &str) -> (Vec<(String, String)>, Vec<(String, String)>) {
@@ -82,10 +90,22 @@ fn a_primary_and_its_replica_tell_the_same_dels() {
         .map(|(_, key)| key.clone())
         .expect("the replica hears its reader's timeout key go");
     let mut replica_dels = dels(&replica_heard);
-    assert_eq!(dels(&master_heard), replica_dels, "{master_heard:?}\n{replica_heard:?}");
+    assert_eq!(
+        dels(&master_heard),
+        replica_dels,
+        "{master_heard:?}\n{replica_heard:?}"
+    );
     replica_dels.sort();
     let holders = "{sem}:rlock:holders";
-    let mut expected = ["lock", &read_timeout_key, "rw", holders, holders];
+    let mut expected = [
+        "lock",
+        "forced",
+        "latch",
+        &read_timeout_key,
+        "rw",
+        holders,
+        holders,
+    ];
     expected.sort();
     assert_eq!(replica_dels, expected, "replica: {replica_heard:?}");
 }
@@ -111,6 +131,9 @@ fn a_lock_whose_lease_ends_is_told_expired_by_redis() {
     wait_until("the lease to end", || c.q("EXISTS lock").int() == 0);
     c.q("SET marker 1");
     let heard = heard_until(&mut events, "marker");
-    assert!(heard.contains(&("expired".into(), "lock".into())), "{heard:?}");
+    assert!(
+        heard.contains(&("expired".into(), "lock".into())),
+        "{heard:?}"
+    );
     assert_eq!(dels(&heard), Vec::<&str>::new(), "{heard:?}");
 }

@@ -121,7 +121,10 @@ const ACQUIRE: [Opt; 6] = [
 
 /// Every acquire's options and a family's own (checked at compile time to fill exactly `N`).
 const fn acquire_and<const N: usize>(own: &[Opt]) -> [Opt; N] {
-    assert!(N == ACQUIRE.len() + own.len(), "the options must fill the array exactly");
+    assert!(
+        N == ACQUIRE.len() + own.len(),
+        "the options must fill the array exactly"
+    );
     let mut all = [Opt::Px; N];
     let mut i = 0;
     while i < N {

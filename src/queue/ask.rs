@@ -34,7 +34,9 @@ impl Ask {
                 .map(|caller| request.notify.unwrap_or(caller))
                 .and_then(NonZeroU64::new),
             id: request.id.map(Box::from),
-            limits: (request.max_hold_ms.is_some() || request.lock_delay_ms.is_some() || request.each)
+            limits: (request.max_hold_ms.is_some()
+                || request.lock_delay_ms.is_some()
+                || request.each)
                 .then(|| {
                     Box::new(Limits {
                         max_hold_ms: request.max_hold_ms,

@@ -1,9 +1,11 @@
 //! The semaphore's rules as a model: owned permits that add up per owner; a request is granted
 //! when it fits and nobody is queued ahead of it (the head is never passed by smaller requests
-//! behind it); permits come back on release, lease end or force, and with ADDPERMITS.
+//! behind it); permits come back on release, lease end or force, and with ADDPERMITS. `EACH`
+//! grants n permits as n owners `<owner>:<i>` of one permit each, refused while any of them
+//! holds; `RELEASEMANY ALL|ANY` gives back whole owners, all or none, or those that hold.
 
 use super::harness::{agree, outcomes, rising, Rng, Told, Via, Waiter};
-use crate::common::{Conn, Server};
+use crate::common::{Conn, Server, Value};
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
@@ -13,12 +15,29 @@ const OWNERS: usize = 6;
 struct Model {
     permits: i64,
     holds: BTreeMap<String, i64>,
-    queue: VecDeque<(usize, i64)>,
+    /// Waiter id, permits, `EACH`.
+    queue: VecDeque<(usize, i64, bool)>,
 }
 
 impl Model {
     fn available(&self) -> i64 {
         self.permits - self.holds.values().sum::<i64>()
+    }
+
+    /// The owners a grant of `n` to `owner` writes, with the permits of each.
+    fn grant(&mut self, owner: &str, n: i64, each: bool) {
+        if each {
+            for i in 1..=n {
+                self.holds.insert(format!("{owner}:{i}"), 1);
+            }
+        } else {
+            *self.holds.entry(owner.to_string()).or_insert(0) += n;
+        }
+    }
+
+    /// Whether an `EACH` request of `n` by `owner` is refused: one of its owners holds.
+    fn each_held(&self, owner: &str, n: i64) -> bool {
+        (1..=n).any(|i| self.holds.contains_key(&format!("{owner}:{i}")))
     }
 }
 
@@ -41,10 +60,10 @@ pub fn check(seed: u64, events: usize, history: &mut Vec<String>) -> Result<(), 
             model
                 .queue
                 .iter()
-                .any(|(id, _)| waiters[*id].as_ref().is_some_and(|w| w.owner == owner))
+                .any(|(id, _, _)| waiters[*id].as_ref().is_some_and(|w| w.owner == owner))
         };
         let mut refused = Vec::new();
-        match rng.below(10) {
+        match rng.below(12) {
             0..=3 if !waiting(&model, &waiters, &owner) => {
                 let wait = match rng.below(4) {
                     0 => None,
@@ -56,14 +75,24 @@ pub fn check(seed: u64, events: usize, history: &mut Vec<String>) -> Result<(), 
                 } else {
                     Via::Notify
                 };
+                let each = rng.chance(30);
+                let each_word = if each { " EACH" } else { "" };
                 history.push(format!(
-                    "{owner}: ACQUIRE PERMITS {n} WAIT {wait:?} ({via:?})"
+                    "{owner}: ACQUIRE PERMITS {n}{each_word} WAIT {wait:?} ({via:?})"
                 ));
+                let line = format!("RSEM.ACQUIRE s {owner} PERMITS {n}{each_word} PX 60000");
+                if each && model.each_held(&owner, n) {
+                    let refused = c.q(&format!("{line} WAIT 60000"));
+                    if !matches!(&refused, Value::Error(e) if e.starts_with("ERR EACH:")) {
+                        return Err(format!("{owner} EACH {n} while held: {refused:?}"));
+                    }
+                    continue_settle(&mut c, &mut model, &mut waiters, &[], &mut last_token)?;
+                    continue;
+                }
                 let at_once = model.queue.is_empty() && model.available() >= n;
                 if at_once {
-                    *model.holds.entry(owner.clone()).or_insert(0) += n;
+                    model.grant(&owner, n, each);
                 }
-                let line = format!("RSEM.ACQUIRE s {owner} PERMITS {n} PX 60000");
                 let Some(wait) = wait else {
                     let reply = c.q(&line);
                     match (at_once, reply.is_nil()) {
@@ -88,7 +117,7 @@ pub fn check(seed: u64, events: usize, history: &mut Vec<String>) -> Result<(), 
                     },
                     (false, None) => {
                         waiters.push(Some(waiter));
-                        model.queue.push_back((waiters.len() - 1, n));
+                        model.queue.push_back((waiters.len() - 1, n, each));
                     }
                     (a, told) => {
                         return Err(format!(
@@ -117,7 +146,7 @@ pub fn check(seed: u64, events: usize, history: &mut Vec<String>) -> Result<(), 
                 }
             }
             6 => {
-                let queued: Vec<usize> = model.queue.iter().map(|(id, _)| *id).collect();
+                let queued: Vec<usize> = model.queue.iter().map(|(id, _, _)| *id).collect();
                 if queued.is_empty() {
                     continue;
                 }
@@ -143,7 +172,7 @@ pub fn check(seed: u64, events: usize, history: &mut Vec<String>) -> Result<(), 
                     }
                     _ => continue,
                 }
-                model.queue.retain(|(q, _)| *q != id);
+                model.queue.retain(|(q, _, _)| *q != id);
             }
             7 => {
                 let held: Vec<String> = model.holds.keys().cloned().collect();
@@ -157,6 +186,7 @@ pub fn check(seed: u64, events: usize, history: &mut Vec<String>) -> Result<(), 
                 }
                 model.holds.remove(&o);
             }
+            10 | 11 => release_many(&mut c, &mut model, &mut rng, history)?,
             _ => {
                 // Keep the total between 1 and 8 so waiters can be served and starve too.
                 let add = if model.permits > 6 {
@@ -184,16 +214,16 @@ fn continue_settle(
     last_token: &mut i64,
 ) -> Result<(), String> {
     let mut granted = Vec::new();
-    while let Some(&(id, n)) = model.queue.front() {
+    while let Some(&(id, n, each)) = model.queue.front() {
         if model.available() < n {
             break;
         }
         model.queue.pop_front();
         let o = waiters[id].as_ref().expect("live").owner.clone();
-        *model.holds.entry(o).or_insert(0) += n;
+        model.grant(&o, n, each);
         granted.push(id);
     }
-    let still: Vec<usize> = model.queue.iter().map(|(id, _)| *id).collect();
+    let still: Vec<usize> = model.queue.iter().map(|(id, _, _)| *id).collect();
     let tokens = outcomes(waiters, &granted, refused, &still)?;
     rising(last_token, &tokens)?;
     if !granted.is_empty() && model.available() < 0 {
@@ -206,9 +236,55 @@ fn continue_settle(
             .iter()
             .map(|(o, p)| (o.clone(), *p))
             .collect::<Vec<_>>(),
-        model.queue.iter().map(|(_, n)| *n).collect::<Vec<_>>(),
+        model.queue.iter().map(|(_, n, _)| *n).collect::<Vec<_>>(),
     );
     agree(|| state(c), expected)
+}
+
+/// `RSEM.RELEASEMANY ALL|ANY` of one to three owners: held ones, one that holds nothing, or one
+/// named twice. `ALL` gives back all or, with one not held, nothing (an error); `ANY` those held.
+fn release_many(
+    c: &mut Conn,
+    model: &mut Model,
+    rng: &mut Rng,
+    history: &mut Vec<String>,
+) -> Result<(), String> {
+    let held: Vec<String> = model.holds.keys().cloned().collect();
+    let mut named: Vec<String> = Vec::new();
+    for _ in 0..1 + rng.below(3) {
+        named.push(match rng.below(6) {
+            0 => format!("o{}", rng.below(OWNERS)),
+            1 if !named.is_empty() => named[rng.below(named.len())].clone(),
+            _ if !held.is_empty() => held[rng.below(held.len())].clone(),
+            _ => "nobody".to_string(),
+        });
+    }
+    let all = rng.chance(50);
+    let mode = if all { "ALL" } else { "ANY" };
+    history.push(format!("RELEASEMANY {mode} {}", named.join(" ")));
+    let mut released: Vec<&String> = Vec::new();
+    let mut not_held = None;
+    for owner in &named {
+        if model.holds.contains_key(owner) && !released.contains(&owner) {
+            released.push(owner);
+        } else if not_held.is_none() {
+            not_held = Some(owner.clone());
+        }
+    }
+    let reply = c.q(&format!("RSEM.RELEASEMANY s {mode} {}", named.join(" ")));
+    let expected = match (all, not_held) {
+        (true, Some(owner)) => Value::Error(format!("ERR not held: {owner}")),
+        _ => {
+            for owner in &released {
+                model.holds.remove(*owner);
+            }
+            Value::Int(released.len() as i64)
+        }
+    };
+    if reply != expected {
+        return Err(format!("RELEASEMANY: server {reply:?}, model {expected:?}"));
+    }
+    Ok(())
 }
 
 /// available, (owner, permits) by owner, the permits each waiter asks for in order.

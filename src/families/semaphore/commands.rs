@@ -16,17 +16,19 @@ use crate::reply::{run, with_bytes, Out, Reply};
 use crate::request::{lease_ms, request, wait_or_nil, watchdog_client};
 use crate::stats;
 use crate::watch::arm_renewals;
+use std::collections::HashSet;
 use std::os::raw::c_int;
 
-use super::each::{check_none_hold, grant_each, id_keeper};
+use super::each::{check_none_hold, id_keeper};
 use super::family::{semaphore_changed, watch_holding};
 use super::rules as semaphore;
-use super::serve::{give_back, grant_permits};
+use super::rules::Holding;
+use super::serve::{give_back, grant_each, grant_permits};
 use super::store::Semaphore;
 
 /// Opens the semaphore for a write command, giving back the permits of expired holders and
 /// serving its queue first.
-pub(super) fn open_settled(ctx: Ctx, key: RStr) -> Result<(Semaphore, i32)> {
+fn open_settled(ctx: Ctx, key: RStr) -> Result<(Semaphore, i32)> {
     let mut sem = Semaphore::open(ctx, key)?;
     let db = selected_db(ctx);
     semaphore_changed(ctx, db, &mut sem);
@@ -138,6 +140,60 @@ fn release(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     stats::RELEASES.add();
     semaphore_changed(ctx, db, &mut sem);
     Ok(Reply::Int(held.permits))
+}
+
+/// `ALL`: every listed owner must hold, else nothing changes; `ANY`: those that hold.
+fn all_must_hold(word: &[u8]) -> Result<bool> {
+    if word.eq_ignore_ascii_case(b"ALL") {
+        Ok(true)
+    } else if word.eq_ignore_ascii_case(b"ANY") {
+        Ok(false)
+    } else {
+        Err(Error::BadReleaseMode)
+    }
+}
+
+/// `RSEM.RELEASEMANY key ALL|ANY owner [owner ...]`: every permit of several owners back in one
+/// call (Redisson's `release(List)` all or none, `tryRelease(List)` those still held), the queue
+/// served and Redisson's waiters told once. Replies how many owners gave their permits back. An owner holds once: named again, it
+/// counts as not holding (with `ALL`, an error). Owners whose lease ended hold nothing.
+fn release_many(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
+    let [_, key, mode, owners @ ..] = argv else {
+        return Err(Error::WrongArity);
+    };
+    if owners.is_empty() {
+        return Err(Error::WrongArity);
+    }
+    let all = all_must_hold(bytes(*mode))?;
+    let owners = owners
+        .iter()
+        .map(|o| args::owner(bytes(*o)))
+        .collect::<Result<Vec<&[u8]>>>()?;
+    let (mut sem, db) = open_settled(ctx, *key)?;
+    let mut held: Vec<(&[u8], Holding)> = Vec::new();
+    let mut named = HashSet::new();
+    for owner in owners {
+        let again = !named.insert(owner);
+        match sem.holding(owner)?.filter(|_| !again) {
+            Some(holding) => held.push((owner, holding)),
+            None if all => return Err(Error::NotHeld(String::from_utf8_lossy(owner).into())),
+            None => {}
+        }
+    }
+    if held.is_empty() {
+        return Ok(Reply::Int(0));
+    }
+    let name = bytes(*key);
+    for (owner, _) in &held {
+        sem.remove_holding(owner);
+        lifetime::with_watchdog(|w| w.unbind(db, name, owner));
+        holdings::released(db, name, owner);
+        holdings::tell_change(ctx, name, c"rsem.released");
+        stats::RELEASES.add();
+    }
+    give_back(ctx, &mut sem, held.iter().map(|(_, h)| h.permits).sum())?;
+    semaphore_changed(ctx, db, &mut sem);
+    Ok(Reply::Int(held.len() as i64))
 }
 
 /// `RSEM.RENEW key owner [PX lease-ms] [WATCHDOG]`: the owner's lease starts again (never past
@@ -291,6 +347,7 @@ unsafe fn reply_info(ctx: Ctx, available: i64, holders: &[Shown], wanted: &[i64]
 crate::reply::entry_points!(
     acquire_command => acquire,
     release_command => release,
+    release_many_command => release_many,
     renew_command => renew,
     set_permits_command => set_permits,
     add_permits_command => add_permits,

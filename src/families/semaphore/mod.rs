@@ -5,7 +5,6 @@
 pub mod commands;
 pub mod each;
 pub mod family;
-pub mod release_many;
 pub mod rules;
 pub mod serve;
 pub mod store;

@@ -13,7 +13,7 @@ use crate::notify;
 use crate::queue::{self, Admission, Request, Verdict};
 use crate::stats;
 
-use super::each::grant_each;
+use super::each::{check_none_hold, each_owner};
 use super::rules as semaphore;
 use super::store::Semaphore;
 
@@ -139,7 +139,7 @@ pub fn grant_permits(
 }
 
 /// The end of the hold cap a new holding of `ask` gets (`MAXHOLD`, else `rlock.max-hold-ms`).
-pub(super) fn cap_from(ask: &Request, now: i64) -> Option<i64> {
+fn cap_from(ask: &Request, now: i64) -> Option<i64> {
     ask.max_hold_ms
         .or_else(config::max_hold_ms)
         .map(|ms| now + ms)
@@ -147,17 +147,17 @@ pub(super) fn cap_from(ask: &Request, now: i64) -> Option<i64> {
 
 /// A holding as a grant writes it: whose, what, its request ids, and whether the owner held
 /// nothing before.
-pub(super) struct Written<'a> {
-    pub owner: &'a [u8],
-    pub holding: &'a semaphore::Holding,
-    pub ids: Option<&'a [u8]>,
-    pub fresh: bool,
+struct Written<'a> {
+    owner: &'a [u8],
+    holding: &'a semaphore::Holding,
+    ids: Option<&'a [u8]>,
+    fresh: bool,
 }
 
 /// Writes a granted holding and does what follows a grant: a watchdog binding follows its
 /// token (or binds it to the requested connection), a `NOTIFY` owner is told of its loss, and a
 /// new holder is told as `rsem.acquired`.
-pub(super) fn put_holding(db: i32, sem: &mut Semaphore, ask: &Request, written: Written) {
+fn put_holding(db: i32, sem: &mut Semaphore, ask: &Request, written: Written) {
     let Written {
         owner,
         holding,
@@ -183,4 +183,39 @@ pub(super) fn put_holding(db: i32, sem: &mut Semaphore, ask: &Request, written: 
     if fresh {
         tell_change(sem.ctx(), &key, c"rsem.acquired");
     }
+}
+
+/// Takes `permits` for `ask`'s owner as that many holdings of one permit, all under one new
+/// token, each with the same lease and cap; its request id is kept on the first. Returns the
+/// token and the lease end.
+pub fn grant_each(db: i32, sem: &mut Semaphore, ask: &Request, permits: i64) -> Result<(i64, i64)> {
+    let owner = bytes(ask.owner);
+    check_none_hold(sem, owner, permits)?;
+    let now = now_ms();
+    let cap = cap_from(ask, now);
+    let token = issue_token();
+    sem.add_available(-permits)?;
+    let holding = semaphore::Holding {
+        permits: 1,
+        token,
+        expire_at: lease_end(now, ask.lease_ms, cap),
+        cap,
+    };
+    let ids = ask.id.map(|id| {
+        let mut memory = Memory::default();
+        memory.remember(Kind::Acquire, id, token, now, config::retry_window_ms());
+        memory.encode()
+    });
+    for i in 1..=permits {
+        let each = each_owner(owner, i);
+        let written = Written {
+            owner: &each,
+            holding: &holding,
+            ids: ids.as_deref().filter(|_| i == 1),
+            fresh: true,
+        };
+        put_holding(db, sem, ask, written);
+    }
+    stats::ACQUISITIONS.add();
+    Ok((token, holding.expire_at))
 }

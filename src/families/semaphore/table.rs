@@ -43,7 +43,7 @@ pub const COMMANDS: &[Command] = &[
     },
     Command {
         name: c"rsem.releasemany",
-        handler: Some(super::release_many::release_many_command),
+        handler: Some(super::commands::release_many_command),
         flags: c"write",
         keys: KEY_1,
         summary: c"Gives back every permit of the listed owners (ALL: every one must hold, else nothing changes; ANY: those that hold); replies how many owners released.",
