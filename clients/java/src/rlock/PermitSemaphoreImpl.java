@@ -97,7 +97,15 @@ final class PermitSemaphoreImpl extends PermitsHandle implements RPermitExpirabl
 
     @Override
     public int tryRelease(List<String> permitIds) {
-        return (int) engine.releaseMany(name, checkIds(permitIds), false);
+        // As Redisson's script: all of them, or none and 0 when one is not held.
+        try {
+            return (int) engine.releaseMany(name, checkIds(permitIds), true);
+        } catch (RLockException e) {
+            if (notHeld(e)) {
+                return 0;
+            }
+            throw e;
+        }
     }
 
     @Override
@@ -105,12 +113,16 @@ final class PermitSemaphoreImpl extends PermitsHandle implements RPermitExpirabl
         try {
             engine.releaseMany(name, checkIds(permitIds), true);
         } catch (RLockException e) {
-            if (e.getMessage() == null || !e.getMessage().contains("not held")) {
+            if (!notHeld(e)) {
                 throw e;
             }
             throw new RLockException(e.code(), "Permits with ids " + permitIds
                     + " have not been released: one has already been released or doesn't exist (" + e.getMessage() + ")");
         }
+    }
+
+    private static boolean notHeld(RLockException e) {
+        return e.getMessage() != null && e.getMessage().contains("not held");
     }
 
     private static List<String> checkIds(List<String> permitIds) {
