@@ -11,7 +11,6 @@ import itertools
 import logging
 import math
 import time
-import weakref
 from typing import Optional
 
 from redis.asyncio.retry import Retry
@@ -23,6 +22,7 @@ from .._commands import (
 )
 from .._confirm import AUTO, ReplicaCount, settle_wait, wait_words
 from .._connections import MAX_IDLE_CONNECTIONS, PerPool, is_cluster, lock_connection_kwargs
+from ._loops import LoopState, PerLoop
 from .subscriber import NotifyUnavailable, Subscriber
 
 logger = logging.getLogger("rlock")
@@ -162,11 +162,9 @@ class Session(Binder):
         self.confirm = AUTO  # the client's confirmation setting (rlock.asyncio.configure)
         self.replicas = ReplicaCount()
         self.follows_failover = type(pool).__name__ == "SentinelConnectionPool"
-        self._idle = []
+        self._loops = PerLoop(LoopState)  # a connection works only in the loop that made it
         self._keepers = set()  # background tasks: the event loop keeps only weak references
         self._keepalive = None
-        # Per event loop: its Subscriber, or the task opening it.
-        self._subscribers = weakref.WeakKeyDictionary()
         self.notify_unavailable: Optional[str] = None  # why waits block in WAIT instead
 
     async def _connect(self, **overrides):
@@ -175,23 +173,26 @@ class Session(Binder):
         return connection
 
     async def checkout(self) -> Channel:
-        if self._idle:
-            return self._idle.pop()
+        idle = self._loops.here().idle
+        if idle:
+            return idle.pop()
         return Channel(await self._connect(), self)
 
     async def checkin(self, channel: Channel) -> None:
-        if len(self._idle) < MAX_IDLE_CONNECTIONS:
-            self._idle.append(channel)
+        idle = self._loops.here().idle
+        if len(idle) < MAX_IDLE_CONNECTIONS:
+            idle.append(channel)
         else:
             await channel.close()
 
     async def close_idle(self) -> None:
-        idle, self._idle = self._idle, []
+        """Closes this loop's idle connections (another loop's work only there)."""
+        here = self._loops.here()
+        idle, here.idle = here.idle, []
         for channel in idle:
             await channel.close()
-        subscriber = self._subscribers.get(asyncio.get_running_loop())
-        if isinstance(subscriber, Subscriber) and subscriber.idle:
-            await subscriber.close()
+        if isinstance(here.subscriber, Subscriber) and here.subscriber.idle:
+            await here.subscriber.close()
 
     # -- the subscriber -------------------------------------------------------------------------
 
@@ -200,12 +201,12 @@ class Session(Binder):
         NotifyUnavailable when the server cannot tell waiters by message."""
         if self.notify_unavailable is not None:
             raise NotifyUnavailable(self.notify_unavailable)
-        loop = asyncio.get_running_loop()
-        entry = self._subscribers.get(loop)
+        here = self._loops.here()
+        entry = here.subscriber
         if isinstance(entry, Subscriber) and entry.error is None:
             return entry
         if not isinstance(entry, asyncio.Task):  # one opening for all who ask meanwhile
-            entry = self._subscribers[loop] = loop.create_task(self._open_subscriber(loop))
+            entry = here.subscriber = asyncio.get_running_loop().create_task(self._open_subscriber(here))
             entry.add_done_callback(lambda task: task.cancelled() or task.exception())
         try:
             return await asyncio.shield(entry)
@@ -219,26 +220,23 @@ class Session(Binder):
                 )
             raise
 
-    async def _open_subscriber(self, loop) -> Subscriber:
+    async def _open_subscriber(self, here: LoopState) -> Subscriber:
         opening = asyncio.current_task()
         try:
             subscriber = await Subscriber.open(self, await self._connect())
         except BaseException:
-            if self._subscribers.get(loop) is opening:
-                del self._subscribers[loop]
+            if here.subscriber is opening:
+                here.subscriber = None
             raise
-        if self._subscribers.get(loop) is opening:
-            if subscriber.error is None:
-                self._subscribers[loop] = subscriber
-            else:
-                del self._subscribers[loop]
+        if here.subscriber is opening:
+            here.subscriber = subscriber if subscriber.error is None else None
         return subscriber
 
     def subscriber_closed(self, subscriber: Subscriber) -> None:
         """The next wait opens a new one."""
-        for loop, entry in list(self._subscribers.items()):
-            if entry is subscriber:
-                del self._subscribers[loop]
+        for here in self._loops.values():
+            if here.subscriber is subscriber:
+                here.subscriber = None
 
     # -- calls ----------------------------------------------------------------------------------
 
