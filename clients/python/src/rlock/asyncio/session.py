@@ -7,21 +7,17 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import itertools
 import logging
 import math
-import time
 from typing import Optional
 
 from redis.asyncio.retry import Retry
-from redis.exceptions import ConnectionError, RedisError, ResponseError, TimeoutError
+from redis.exceptions import RedisError, TimeoutError
 
-from .._commands import (
-    CALL_RETRIES, CONFIG_COMMAND, READ_GRACE_S, SOCKET_TIMEOUT, FailoverError, failover_retries,
-    is_failover_reply, keepalive_interval,
-)
-from .._confirm import AUTO, ReplicaCount, settle_wait, wait_words
-from .._connections import MAX_IDLE_CONNECTIONS, PerPool, is_cluster, lock_connection_kwargs
+from .._commands import SOCKET_TIMEOUT
+from .._connections import MAX_IDLE_CONNECTIONS, PerPool, is_cluster
+from .._session import SessionBase, execute_steps
+from .._steps import run_steps_async
 from ._loops import LoopState, PerLoop
 from .subscriber import NotifyUnavailable, Subscriber
 
@@ -33,31 +29,20 @@ class Channel:
         self.connection = connection
         self.home = home  # the Session that made it (a cluster node's), where it goes back
 
+    async def send_command(self, args) -> None:
+        await self.connection.send_command(*args, check_health=False)
+
+    async def send_commands(self, commands) -> None:
+        await self.connection.send_packed_command(self.connection.pack_commands(commands), check_health=False)
+
+    def execute_steps(self, args, read_timeout=SOCKET_TIMEOUT, then=None, asking=False):
+        return execute_steps(self, args, read_timeout, then, asking)
+
     async def execute(self, args, read_timeout=SOCKET_TIMEOUT, then=None, asking=False):
         """As rlock.session.Channel.execute."""
-        if not self.connection.is_connected:  # redis-py would quietly connect a new socket
-            raise ConnectionError("rlock: this lock connection was closed")
-        commands = [("ASKING",)] * asking + [args] + ([then] if then is not None else [])
-        if len(commands) == 1:
-            await self.connection.send_command(*args, check_health=False)
-            return await self._read(read_timeout)
-        await self.connection.send_packed_command(self.connection.pack_commands(commands), check_health=False)
-        if asking:
-            await self._read(SOCKET_TIMEOUT)
-        if then is None:
-            return await self._read(read_timeout)
-        then_timeout = then[-1] / 1000 + READ_GRACE_S
-        try:
-            reply = await self._read(read_timeout)
-        except ResponseError as error:
-            try:  # WAIT's reply, so that the connection stays in step (a replica refuses WAIT)
-                await self._read(then_timeout)
-            except ResponseError:
-                pass
-            raise error
-        return reply, await self._read(then_timeout)
+        return await run_steps_async(self.execute_steps(args, read_timeout, then, asking))
 
-    async def _read(self, read_timeout):
+    async def read(self, read_timeout):
         if read_timeout is SOCKET_TIMEOUT:
             return await self.connection.read_response()
         # redis-py's own timeout= returns None on expiry and leaves the reply to come in the
@@ -152,20 +137,14 @@ class Binder:
             await self.keep_alive(channel, binding)
 
 
-class Session(Binder):
+class Session(SessionBase, Binder):
     """The dedicated connections of one redis.asyncio connection pool (a Sentinel-managed
     pool's connect to the primary the sentinels name at that moment)."""
 
     def __init__(self, pool):
-        self._connection_class = pool.connection_class
-        self._kwargs = lock_connection_kwargs(pool, Retry)
-        self.confirm = AUTO  # the client's confirmation setting (rlock.asyncio.configure)
-        self.replicas = ReplicaCount()
-        self.follows_failover = type(pool).__name__ == "SentinelConnectionPool"
+        super().__init__(pool, Retry)
         self._loops = PerLoop(LoopState)  # a connection works only in the loop that made it
         self._keepers = set()  # background tasks: the event loop keeps only weak references
-        self._keepalive = None
-        self.notify_unavailable: Optional[str] = None  # why waits block in WAIT instead
 
     async def _connect(self, **overrides):
         connection = self._connection_class(**{**self._kwargs, **overrides})
@@ -240,73 +219,12 @@ class Session(Binder):
 
     # -- calls ----------------------------------------------------------------------------------
 
-    def default_retries(self):
-        return failover_retries(time.monotonic()) if self.follows_failover else CALL_RETRIES
-
     async def wait_words(self, command, run=None):
-        """As rlock.session.Session.wait_words; `run(probe)` reads (the subscriber reads on
-        itself, opening no other connection)."""
-        confirm = command.confirm
-        if confirm is None:
-            return None
-        if self.replicas.needs_reading(confirm):
-            reading = self.replicas.reading(confirm)
-            try:
-                probe = next(reading)
-                while True:
-                    try:
-                        reply = await run(probe) if run else (await self.call(probe, retries=CALL_RETRIES))[0]
-                    except ResponseError as error:
-                        reply = error
-                    probe = reading.send(reply)
-            except StopIteration:
-                pass
-        return wait_words(confirm, self.replicas)
+        return await run_steps_async(self._wait_words_steps(command, run))
 
     async def call(self, command, *, keep: bool = False, retries=None, notify: Optional[int] = None):
-        """As rlock.session.Session.call. With `notify` (a subscriber's client id), a call
-        that waits is told by message on that connection, and its reply comes at once."""
-        retries = retries or self.default_retries()
-        for attempt in itertools.count():
-            try:
-                return await self._attempt(command, keep, notify)
-            except retries.errors:
-                delay = retries.delay(attempt, time.monotonic())
-                if delay is None:
-                    raise
-            await asyncio.sleep(delay)
-
-    async def _attempt(self, command, keep: bool, notify: Optional[int] = None, asking: bool = False):
-        then = await self.wait_words(command)
-        if then is None and command.only_to_confirm:
-            return 1, None
-        channel = await self.checkout()
-        try:
-            now = time.monotonic()
-            read_timeout = SOCKET_TIMEOUT if notify is not None else command.read_timeout(now)
-            reply = await channel.execute(command.args(now, notify), read_timeout, then, asking)
-        except ResponseError as error:  # the server answered: the connection is fine
-            await self.checkin(channel)
-            if is_failover_reply(error):
-                self.replicas.invalidate()
-                raise FailoverError(str(error)) from error
-            raise
-        except BaseException:  # broken, or cancelled mid-call: its state is unknown
-            await channel.close()
-            self.replicas.invalidate()
-            raise
-        if then is not None:
-            reply, waited = reply
-            try:
-                reply = settle_wait(command, then, reply, waited, channel if keep else None)
-            except BaseException:
-                if not keep:
-                    await self.checkin(channel)
-                raise
-        if keep:
-            return reply, channel
-        await self.checkin(channel)
-        return reply, None
+        """As rlock.session.Session.call."""
+        return await run_steps_async(self._call_steps(command, keep, retries, notify))
 
     def track(self, task: asyncio.Task) -> None:
         """Keeps a background task referenced until it ends."""
@@ -314,13 +232,7 @@ class Session(Binder):
         task.add_done_callback(self._keepers.discard)
 
     async def keepalive_interval(self) -> float:
-        if self._keepalive is None:
-            try:
-                reply, _ = await self.call(CONFIG_COMMAND)
-            except RedisError:  # CONFIG may be renamed or forbidden: assume the default
-                reply = None
-            self._keepalive = keepalive_interval(reply)
-        return self._keepalive
+        return await run_steps_async(self._keepalive_steps())
 
 
 class Keeper:
