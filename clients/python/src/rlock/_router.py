@@ -13,7 +13,6 @@ from redis.exceptions import AskError, ClusterCrossSlotError, ConnectionError, M
 from ._commands import CALL_RETRIES, failover_retries
 from ._confirm import AUTO
 from ._connections import CrossSlotError, cross_slot, node_source
-from ._steps import PAUSE
 
 #: The slot map is read again at most this often (a failover makes many calls fail at once).
 REFRESH_EVERY_S = 0.25
@@ -113,7 +112,8 @@ class RouterBase:
 
 class SlotSessionBase:
     """The Session interface for the keys of one hash slot: each call goes to the Session of
-    the node that serves the slot now (MOVED and ASK followed)."""
+    the node that serves the slot now (MOVED and ASK followed). `sleep` and the cluster's
+    `refresh` are the subclass's (blocking, or coroutines)."""
 
     follows_failover = True
 
@@ -124,7 +124,7 @@ class SlotSessionBase:
     def confirm(self):
         return self.cluster.confirm
 
-    def _call_steps(self, command, keep: bool, retries, notify, names):
+    def _call_steps(self, command, keep: bool = False, retries=None, notify=None, names=None):
         """As Session.call, on the node that owns the slot now. A call that names a subscriber
         (`notify`) is not sent elsewhere: it raises Moved, and the wait asks again through the
         subscriber of the node named now."""
@@ -138,7 +138,7 @@ class SlotSessionBase:
                 raise cross_slot(names or command.words[1:2], error) from None
             except (AskError, *retries.errors) as error:  # MovedError is an AskError
                 if notify is not None or not isinstance(error, AskError) or isinstance(error, MovedError):
-                    yield (self.cluster.refresh,)
+                    yield self.cluster.refresh()
                 redirects, named = redirected(self.cluster, error, notify, redirects)
                 if named is not None:
                     node, asking = named, not isinstance(error, MovedError)
@@ -146,5 +146,5 @@ class SlotSessionBase:
                 delay = retries.delay(attempt, time.monotonic())
                 if delay is None:
                     raise
-                yield PAUSE, delay
+                yield self.sleep(delay)
             node, asking = None, False

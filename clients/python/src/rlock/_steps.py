@@ -1,42 +1,34 @@
-"""Logic written once for the blocking and the asyncio client: a plan is a generator that
-yields each I/O step, `(function, *args)`, and is sent its result (or thrown its exception);
-`PAUSE, seconds` waits. run_steps makes the calls and sleeps blocking; run_steps_async awaits
-them (the asyncio client's functions are coroutine functions). A plan runs nested plans with
-`yield from`."""
+"""Logic written once for the blocking and the asyncio client, as a generator (a flow): each
+I/O step is a call on an object of the client's kind, whose result the `yield` hands back. A
+blocking call has run when it is yielded: drive() hands its result straight back (its error was
+raised where it was called). An asyncio call is a coroutine: drive_async() awaits it and sends
+the result, or throws the error, into the flow. A flow runs another with `yield from`.
+
+Used by the waiting flow (_waiting.py), a Session's calls and re-binding (_session.py), a
+cluster key's routing (_router.py) and a release (_base.py)."""
 
 from __future__ import annotations
 
-import asyncio
-import time
 
-PAUSE = object()
-
-
-def run_steps(plan):
-    """Runs `plan` to its end, blocking; returns what it returns."""
+def drive(flow):
+    """Runs a flow of blocking steps: each step's result is what it yielded."""
     try:
-        step = next(plan)
+        step = next(flow)
         while True:
-            try:
-                result = time.sleep(step[1]) if step[0] is PAUSE else step[0](*step[1:])
-            except BaseException as error:  # the plan's own except clauses decide
-                step = plan.throw(error)
-            else:
-                step = plan.send(result)
-    except StopIteration as finished:
-        return finished.value
+            step = flow.send(step)
+    except StopIteration as done:
+        return done.value
 
 
-async def run_steps_async(plan):
-    """Runs `plan` to its end, awaiting each step."""
-    try:
-        step = next(plan)
-        while True:
-            try:
-                result = await (asyncio.sleep(step[1]) if step[0] is PAUSE else step[0](*step[1:]))
-            except BaseException as error:  # a cancel too: the plan closes what it must
-                step = plan.throw(error)
-            else:
-                step = plan.send(result)
-    except StopIteration as finished:
-        return finished.value
+async def drive_async(flow):
+    """Runs a flow of asyncio steps, awaiting each one it yields."""
+    value, error = None, None
+    while True:
+        try:
+            step = flow.send(value) if error is None else flow.throw(error)
+        except StopIteration as done:
+            return done.value
+        try:
+            value, error = await step, None
+        except BaseException as raised:  # handed to the flow, which may handle it
+            value, error = None, raised

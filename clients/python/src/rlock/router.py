@@ -14,7 +14,7 @@ from redis.exceptions import ConnectionError, RedisClusterException, ResponseErr
 
 from ._connections import PerPool
 from ._router import RouterBase, SlotSessionBase
-from ._steps import run_steps
+from ._steps import drive
 from .session import Binder, Session
 
 
@@ -67,7 +67,7 @@ class SlotSession(SlotSessionBase, Binder):
 
     def call(self, command, *, keep: bool = False, retries=None, notify=None, names=None):
         """rlock._router.SlotSessionBase._call_steps, blocking."""
-        return run_steps(self._call_steps(command, keep, retries, notify, names))
+        return drive(self._call_steps(command, keep, retries, notify, names))
 
 
 ClusterRouter.slot_session_class = SlotSession

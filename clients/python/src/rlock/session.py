@@ -20,6 +20,7 @@ import logging
 import select
 import socket
 import threading
+import time
 from typing import Optional
 
 from redis.exceptions import RedisError
@@ -27,8 +28,8 @@ from redis.retry import Retry
 
 from ._commands import SOCKET_TIMEOUT
 from ._connections import MAX_IDLE_CONNECTIONS, PerPool, is_cluster
-from ._session import SessionBase, execute_steps
-from ._steps import run_steps
+from ._session import BinderBase, SessionBase, execute_steps
+from ._steps import drive
 from .subscriber import NotifyUnavailable, Subscriber
 
 logger = logging.getLogger("rlock")
@@ -50,12 +51,9 @@ class Channel:
             return self.connection.read_response()
         return self.connection.read_response(timeout=read_timeout)
 
-    def execute_steps(self, args, read_timeout=SOCKET_TIMEOUT, then=None, asking=False):
-        return execute_steps(self, args, read_timeout, then, asking)
-
     def execute(self, args, read_timeout=SOCKET_TIMEOUT, then=None, asking=False):
         """The reply to `args` (rlock._session.execute_steps)."""
-        return run_steps(self.execute_steps(args, read_timeout, then, asking))
+        return drive(execute_steps(self, args, read_timeout, then, asking))
 
     def stays_open(self, seconds: float, wake: socket.socket) -> bool:
         """Watches the idle connection for `seconds`, then PINGs it; or less, when `wake` (a
@@ -80,9 +78,11 @@ class Channel:
         self.connection.disconnect()
 
 
-class Binder:
-    """Keeping and re-binding watchdog bindings, over `self.call` (a node's Session, or a
-    cluster key's route, which follows the key to whichever node owns it)."""
+class Binder(BinderBase):
+    """Keeping watchdog bindings (a keeper per connection) and re-binding them
+    (rlock._session.BinderBase), blocking: for a node's Session, or a cluster key's route."""
+
+    sleep = staticmethod(time.sleep)
 
     def keep_alive(self, channel, binding) -> None:
         """Gives `channel` to `binding` (a new watchdog binding) for as long as it holds
@@ -99,27 +99,8 @@ class Binder:
         Keeper(binding.lock._session, channel, binding).start()
 
     def rebind(self, binding) -> Optional[Channel]:
-        """A watchdog binding whose connection closed: binds it from a new connection
-        (RENEW ... WATCHDOG, retried while its lease may run), which it returns; else its
-        holdings are lost (reported) or were released meanwhile, and it returns None."""
-        with binding.guard:
-            if not binding.live:  # released meanwhile: nothing to keep
-                return None
-            try:
-                reply, channel = self.call(binding.rebind_command(), keep=True, retries=binding.rebind_retries())
-            except RedisError as error:
-                logger.warning("rlock: re-binding %r failed: %r", binding.lock.name, error)
-                reply, channel = None, None
-            if reply == 1:
-                return channel
-            if channel is not None:
-                channel.home.checkin(channel)
-            lost = binding.live_holdings()
-            for holding in lost:
-                holding.lost = True
-        for holding in lost:
-            holding.lock._report_lost(holding)
-        return None
+        """rlock._session.BinderBase._rebind_steps, blocking."""
+        return drive(self._rebind_steps(binding))
 
     def rebind_elsewhere(self, binding) -> None:
         """A binding on a subscriber that closed: re-bound, it gets a keeper of its own."""
@@ -200,13 +181,13 @@ class Session(SessionBase, Binder):
 
     def call(self, command, *, keep: bool = False, retries=None, notify: Optional[int] = None):
         """rlock._session.SessionBase._call_steps, blocking."""
-        return run_steps(self._call_steps(command, keep, retries, notify))
+        return drive(self._call_steps(command, keep, retries, notify))
 
     def wait_words(self, command):
-        return run_steps(self._wait_words_steps(command))
+        return drive(self._wait_words_steps(command))
 
     def keepalive_interval(self) -> float:
-        return run_steps(self._keepalive_steps())
+        return drive(self._keepalive_steps())
 
 
 class Keeper(threading.Thread):

@@ -8,7 +8,7 @@ from redis.exceptions import ConnectionError, RedisClusterException, ResponseErr
 
 from .._connections import PerPool
 from .._router import RouterBase, SlotSessionBase
-from .._steps import run_steps_async
+from .._steps import drive_async
 from .session import Binder, Session
 
 
@@ -85,7 +85,7 @@ class SlotSession(SlotSessionBase, Binder):
     async def call(self, command, *, keep: bool = False, retries=None, notify=None, names=None):
         """As rlock.router.SlotSession.call."""
         await self.cluster.ready()
-        return await run_steps_async(self._call_steps(command, keep, retries, notify, names))
+        return await drive_async(self._call_steps(command, keep, retries, notify, names))
 
 
 ClusterRouter.slot_session_class = SlotSession

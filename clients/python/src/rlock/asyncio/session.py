@@ -6,7 +6,6 @@ gives its connection back the moment its binding ends, as rlock.session's does."
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 import math
 from typing import Optional
@@ -16,8 +15,8 @@ from redis.exceptions import RedisError, TimeoutError
 
 from .._commands import SOCKET_TIMEOUT
 from .._connections import MAX_IDLE_CONNECTIONS, PerPool, is_cluster
-from .._session import SessionBase, execute_steps
-from .._steps import run_steps_async
+from .._session import BinderBase, SessionBase, execute_steps
+from .._steps import drive_async
 from ._loops import LoopState, PerLoop
 from .subscriber import NotifyUnavailable, Subscriber
 
@@ -35,12 +34,9 @@ class Channel:
     async def send_commands(self, commands) -> None:
         await self.connection.send_packed_command(self.connection.pack_commands(commands), check_health=False)
 
-    def execute_steps(self, args, read_timeout=SOCKET_TIMEOUT, then=None, asking=False):
-        return execute_steps(self, args, read_timeout, then, asking)
-
     async def execute(self, args, read_timeout=SOCKET_TIMEOUT, then=None, asking=False):
         """As rlock.session.Channel.execute."""
-        return await run_steps_async(self.execute_steps(args, read_timeout, then, asking))
+        return await drive_async(execute_steps(self, args, read_timeout, then, asking))
 
     async def read(self, read_timeout):
         if read_timeout is SOCKET_TIMEOUT:
@@ -92,8 +88,11 @@ class Channel:
         await self.connection.disconnect(nowait=True)
 
 
-class Binder:
-    """As rlock.session.Binder, for redis.asyncio."""
+class Binder(BinderBase):
+    """Keeping watchdog bindings (a keeper per connection) and re-binding them
+    (rlock._session.BinderBase), awaited: for a node's Session, or a cluster key's route."""
+
+    sleep = staticmethod(asyncio.sleep)
 
     async def keep_alive(self, channel, binding) -> None:
         """As rlock.session.Binder.keep_alive, with a keeper task."""
@@ -109,26 +108,7 @@ class Binder:
 
     async def rebind(self, binding) -> Optional[Channel]:
         """As rlock.session.Binder.rebind."""
-        async with binding.guard:
-            if not binding.live:  # released meanwhile: nothing to keep
-                return None
-            try:
-                reply, channel = await self.call(binding.rebind_command(), keep=True, retries=binding.rebind_retries())
-            except RedisError as error:
-                logger.warning("rlock: re-binding %r failed: %r", binding.lock.name, error)
-                reply, channel = None, None
-            if reply == 1:
-                return channel
-            if channel is not None:
-                await channel.home.checkin(channel)
-            lost = binding.live_holdings()
-            for holding in lost:
-                holding.lost = True
-        for holding in lost:
-            reported = holding.lock._report_lost(holding)
-            if inspect.isawaitable(reported):
-                await reported
-        return None
+        return await drive_async(self._rebind_steps(binding))
 
     async def rebind_elsewhere(self, binding) -> None:
         """A binding on a subscriber that closed: re-bound, it gets a keeper of its own."""
@@ -220,11 +200,11 @@ class Session(SessionBase, Binder):
     # -- calls ----------------------------------------------------------------------------------
 
     async def wait_words(self, command, run=None):
-        return await run_steps_async(self._wait_words_steps(command, run))
+        return await drive_async(self._wait_words_steps(command, run))
 
     async def call(self, command, *, keep: bool = False, retries=None, notify: Optional[int] = None):
         """As rlock.session.Session.call."""
-        return await run_steps_async(self._call_steps(command, keep, retries, notify))
+        return await drive_async(self._call_steps(command, keep, retries, notify))
 
     def track(self, task: asyncio.Task) -> None:
         """Keeps a background task referenced until it ends."""
@@ -232,7 +212,7 @@ class Session(SessionBase, Binder):
         task.add_done_callback(self._keepers.discard)
 
     async def keepalive_interval(self) -> float:
-        return await run_steps_async(self._keepalive_steps())
+        return await drive_async(self._keepalive_steps())
 
 
 class Keeper:
