@@ -19,7 +19,7 @@ from redis.exceptions import LockError, LockNotOwnedError, ResponseError
 
 from ._commands import Command, to_ms, wait_until
 from ._family import LOCK, Family
-from ._confirm import as_confirm
+from ._confirm import Unconfirmed, as_confirm
 from ._connections import check_client
 from ._holding import Binding, Holding
 from ._replies import TAKEN, DeadlockError, WrongTypeError, _decoded, acquire_refused, not_a_lock  # noqa: F401 (re-exported)
@@ -286,6 +286,27 @@ class HoldBase(Options):
         if int(reply) == 0:
             holding.ended = True
             self._forget(holding)
+
+    def _release_steps(self, amount: int):
+        """release()'s flow (_steps.py): under the holding's guard, the release, settled; a
+        holding told by message and now ended leaves its subscriber."""
+        holding = self._releasable()
+        try:
+            yield holding.guard.acquire()
+            try:
+                try:
+                    reply = (yield self._session.call(self._release_command(holding, amount)))[0]
+                except ResponseError as error:
+                    reply = not_a_lock(error)
+                except Unconfirmed as unconfirmed:  # released on the primary all the same
+                    self._settle_release(holding, unconfirmed.reply)
+                    raise unconfirmed.error(self.name, "released on the primary, but the release is") from None
+                self._settle_release(holding, reply)
+            finally:
+                holding.guard.release()
+        finally:
+            if holding.subscriber is not None and not holding.live:
+                holding.subscriber.forget(holding)
 
     def _forget(self, holding: Holding) -> None:
         if self.local.holding is holding:

@@ -17,7 +17,8 @@ from ._base import TAKEN, HoldBase, acquire_refused, logger, not_a_lock, thread_
 from ._commands import NO_RETRIES, READ_GRACE_S, to_ms
 from ._confirm import Unconfirmed
 from ._notify import NotifyUnavailable
-from ._waiting import Acquisition, HoldRequest, drive, notifies
+from ._steps import drive
+from ._waiting import Acquisition, HoldRequest, notifies
 from .session import session_for
 
 
@@ -183,20 +184,7 @@ class Hold(Managed, Blocking, HoldBase):
             unconfirmed.channel.close()
 
     def _release(self, amount: int = 1) -> None:
-        holding = self._releasable()
-        try:
-            with holding.guard:
-                try:
-                    reply = self._session.call(self._release_command(holding, amount))[0]
-                except ResponseError as error:
-                    reply = not_a_lock(error)
-                except Unconfirmed as unconfirmed:  # released on the primary all the same
-                    self._settle_release(holding, unconfirmed.reply)
-                    raise unconfirmed.error(self.name, "released on the primary, but the release is") from None
-                self._settle_release(holding, reply)
-        finally:
-            if holding.subscriber is not None and not holding.live:
-                holding.subscriber.forget(holding)
+        drive(self._release_steps(amount))
 
     def extend(self, additional_time: float, replace_ttl: bool = False) -> Literal[True]:
         """Adds ``additional_time`` seconds to the lease left, or sets the lease to it."""

@@ -15,8 +15,8 @@ plus a grace) leaves the queue with RLOCK.CANCEL; a grant that raced the cancel 
 the next waiter gets it.
 
 The flow is written once, as a generator: each I/O step is a call on `io` (a blocking or an
-asyncio WaitIO) whose result the `yield` hands back. drive() runs it with a blocking io, whose
-steps are already done when they are yielded; the asyncio client's drive awaits each step.
+asyncio WaitIO) whose result the `yield` hands back; _steps.py's drive() and drive_async() run
+it.
 """
 
 from __future__ import annotations
@@ -42,16 +42,6 @@ logger = logging.getLogger("rlock")
 #: How long past the WAIT deadline the server's `timeout` message may take before the wait is
 #: given up here (it comes within milliseconds of the deadline).
 TIMEOUT_GRACE_S = 1.0
-
-
-def drive(flow):
-    """Runs a flow with a blocking io: each step's result is what it yielded."""
-    try:
-        step = next(flow)
-        while True:
-            step = flow.send(step)
-    except StopIteration as done:
-        return done.value
 
 
 def notifies(session, command) -> bool:

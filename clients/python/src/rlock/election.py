@@ -11,7 +11,7 @@ from redis.exceptions import ConnectionError, LockNotOwnedError
 
 from ._election import OBSERVER_NAME, ElectionBase, Leader, NoKeyspaceEvents, ObserverBase, follow
 from ._notify import check_subscribed, is_message, word
-from ._waiting import drive
+from ._steps import drive
 from .lock import Lock
 from .subscriber import Listener
 

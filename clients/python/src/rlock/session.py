@@ -16,7 +16,6 @@ lost; the moment the binding ends, it gives the connection back to the idle list
 
 from __future__ import annotations
 
-import itertools
 import logging
 import select
 import socket
@@ -24,15 +23,13 @@ import threading
 import time
 from typing import Optional
 
-from redis.exceptions import ConnectionError, RedisError, ResponseError
+from redis.exceptions import RedisError
 from redis.retry import Retry
 
-from ._commands import (
-    CALL_RETRIES, CONFIG_COMMAND, READ_GRACE_S, SOCKET_TIMEOUT, FailoverError, failover_retries,
-    is_failover_reply, keepalive_interval,
-)
-from ._confirm import AUTO, ReplicaCount, settle_wait, wait_words
-from ._connections import MAX_IDLE_CONNECTIONS, PerPool, is_cluster, lock_connection_kwargs
+from ._commands import SOCKET_TIMEOUT
+from ._connections import MAX_IDLE_CONNECTIONS, PerPool, is_cluster
+from ._session import BinderBase, SessionBase, execute_steps
+from ._steps import drive
 from .subscriber import NotifyUnavailable, Subscriber
 
 logger = logging.getLogger("rlock")
@@ -43,35 +40,20 @@ class Channel:
         self.connection = connection
         self.home = home  # the Session that made it (a cluster node's), where it goes back
 
-    def _read(self, read_timeout):
+    def send_command(self, args) -> None:
+        self.connection.send_command(*args, check_health=False)
+
+    def send_commands(self, commands) -> None:
+        self.connection.send_packed_command(self.connection.pack_commands(commands), check_health=False)
+
+    def read(self, read_timeout):
         if read_timeout is SOCKET_TIMEOUT:
             return self.connection.read_response()
         return self.connection.read_response(timeout=read_timeout)
 
     def execute(self, args, read_timeout=SOCKET_TIMEOUT, then=None, asking=False):
-        """The reply to `args`; with `then` (a WAIT), both are sent in one go and the reply is
-        (the command's, WAIT's). With `asking`, ASKING goes first (a cluster's ASK)."""
-        if not self.connection.is_connected:  # redis-py would quietly connect a new socket
-            raise ConnectionError("rlock: this lock connection was closed")
-        commands = [("ASKING",)] * asking + [args] + ([then] if then is not None else [])
-        if len(commands) == 1:
-            self.connection.send_command(*args, check_health=False)
-            return self._read(read_timeout)
-        self.connection.send_packed_command(self.connection.pack_commands(commands), check_health=False)
-        if asking:
-            self._read(SOCKET_TIMEOUT)
-        if then is None:
-            return self._read(read_timeout)
-        then_timeout = then[-1] / 1000 + READ_GRACE_S
-        try:
-            reply = self._read(read_timeout)
-        except ResponseError as error:
-            try:  # WAIT's reply, so that the connection stays in step (a replica refuses WAIT)
-                self._read(then_timeout)
-            except ResponseError:
-                pass
-            raise error
-        return reply, self._read(then_timeout)
+        """The reply to `args` (rlock._session.execute_steps)."""
+        return drive(execute_steps(self, args, read_timeout, then, asking))
 
     def stays_open(self, seconds: float, wake: socket.socket) -> bool:
         """Watches the idle connection for `seconds`, then PINGs it; or less, when `wake` (a
@@ -96,9 +78,11 @@ class Channel:
         self.connection.disconnect()
 
 
-class Binder:
-    """Keeping and re-binding watchdog bindings, over `self.call` (a node's Session, or a
-    cluster key's route, which follows the key to whichever node owns it)."""
+class Binder(BinderBase):
+    """Keeping watchdog bindings (a keeper per connection) and re-binding them
+    (rlock._session.BinderBase), blocking: for a node's Session, or a cluster key's route."""
+
+    sleep = staticmethod(time.sleep)
 
     def keep_alive(self, channel, binding) -> None:
         """Gives `channel` to `binding` (a new watchdog binding) for as long as it holds
@@ -115,27 +99,8 @@ class Binder:
         Keeper(binding.lock._session, channel, binding).start()
 
     def rebind(self, binding) -> Optional[Channel]:
-        """A watchdog binding whose connection closed: binds it from a new connection
-        (RENEW ... WATCHDOG, retried while its lease may run), which it returns; else its
-        holdings are lost (reported) or were released meanwhile, and it returns None."""
-        with binding.guard:
-            if not binding.live:  # released meanwhile: nothing to keep
-                return None
-            try:
-                reply, channel = self.call(binding.rebind_command(), keep=True, retries=binding.rebind_retries())
-            except RedisError as error:
-                logger.warning("rlock: re-binding %r failed: %r", binding.lock.name, error)
-                reply, channel = None, None
-            if reply == 1:
-                return channel
-            if channel is not None:
-                channel.home.checkin(channel)
-            lost = binding.live_holdings()
-            for holding in lost:
-                holding.lost = True
-        for holding in lost:
-            holding.lock._report_lost(holding)
-        return None
+        """rlock._session.BinderBase._rebind_steps, blocking."""
+        return drive(self._rebind_steps(binding))
 
     def rebind_elsewhere(self, binding) -> None:
         """A binding on a subscriber that closed: re-bound, it gets a keeper of its own."""
@@ -144,23 +109,16 @@ class Binder:
             self.keep_alive(channel, binding)
 
 
-class Session(Binder):
+class Session(SessionBase, Binder):
     """The Session of one redis-py connection pool: its dedicated connections (a Sentinel-managed pool's
     connect to the primary the sentinels name at that moment)."""
 
     def __init__(self, pool):
-        self._connection_class = pool.connection_class
-        self._kwargs = lock_connection_kwargs(pool, Retry)
-        self.confirm = AUTO  # the client's confirmation setting (rlock.configure)
-        self.replicas = ReplicaCount()
-        # A Sentinel-managed pool follows the primary: calls and waits go on through a failover.
-        self.follows_failover = type(pool).__name__ == "SentinelConnectionPool"
+        super().__init__(pool, Retry)
         self._idle = []
         self._mutex = threading.Lock()
-        self._keepalive = None
         self._subscriber: Optional[Subscriber] = None
         self._subscriber_mutex = threading.Lock()
-        self.notify_unavailable: Optional[str] = None  # why waits block in WAIT instead
 
     def _connect(self, **overrides):
         connection = self._connection_class(**{**self._kwargs, **overrides})
@@ -221,87 +179,15 @@ class Session(Binder):
 
     # -- calls ----------------------------------------------------------------------------------
 
-    def default_retries(self):
-        return failover_retries(time.monotonic()) if self.follows_failover else CALL_RETRIES
-
     def call(self, command, *, keep: bool = False, retries=None, notify: Optional[int] = None):
-        """Runs `command`; returns (reply, the channel if `keep` else None). After a connection
-        error it sends the command again, unchanged but for WAIT's remaining time, on a new
-        connection, as `retries` allows. With `notify` (the subscriber's client id), a call
-        that waits is told by message on that connection, and its reply comes at once. A
-        command with `confirm` is pipelined with WAIT; rlock._confirm.Unconfirmed when too few
-        replicas acknowledged it."""
-        retries = retries or self.default_retries()
-        for attempt in itertools.count():
-            try:
-                return self._attempt(command, keep, notify)
-            except retries.errors:
-                delay = retries.delay(attempt, time.monotonic())
-                if delay is None:
-                    raise
-            time.sleep(delay)
-
-    def _attempt(self, command, keep: bool, notify: Optional[int], asking: bool = False):
-        then = self.wait_words(command)
-        if then is None and command.only_to_confirm:
-            return 1, None
-        channel = self.checkout()
-        try:
-            now = time.monotonic()
-            read_timeout = SOCKET_TIMEOUT if notify is not None else command.read_timeout(now)
-            reply = channel.execute(command.args(now, notify), read_timeout, then, asking)
-        except ResponseError as error:  # the server answered: the connection is fine
-            self.checkin(channel)
-            if is_failover_reply(error):
-                self.replicas.invalidate()
-                raise FailoverError(str(error)) from error
-            raise
-        except BaseException:  # broken, or interrupted mid-call: its state is unknown
-            channel.close()
-            self.replicas.invalidate()
-            raise
-        if then is not None:
-            reply, waited = reply
-            try:
-                reply = settle_wait(command, then, reply, waited, channel if keep else None)
-            except BaseException:
-                if not keep:
-                    self.checkin(channel)
-                raise
-        if keep:
-            return reply, channel
-        self.checkin(channel)
-        return reply, None
+        """rlock._session.SessionBase._call_steps, blocking."""
+        return drive(self._call_steps(command, keep, retries, notify))
 
     def wait_words(self, command):
-        """The WAIT to pipeline after `command` (None: none), from this node's replica count,
-        read (ROLE) at most once a second and again after a failure."""
-        confirm = command.confirm
-        if confirm is None:
-            return None
-        if self.replicas.needs_reading(confirm):
-            reading = self.replicas.reading(confirm)
-            try:
-                probe = next(reading)
-                while True:
-                    try:
-                        reply = self.call(probe, retries=CALL_RETRIES)[0]
-                    except ResponseError as error:
-                        reply = error
-                    probe = reading.send(reply)
-            except StopIteration:
-                pass
-        return wait_words(confirm, self.replicas)
+        return drive(self._wait_words_steps(command))
 
     def keepalive_interval(self) -> float:
-        """Read once from the server: a third of rlock.watchdog-idle-ms."""
-        if self._keepalive is None:
-            try:
-                reply, _ = self.call(CONFIG_COMMAND)
-            except RedisError:  # CONFIG may be renamed or forbidden: assume the default
-                reply = None
-            self._keepalive = keepalive_interval(reply)
-        return self._keepalive
+        return drive(self._keepalive_steps())
 
 
 class Keeper(threading.Thread):

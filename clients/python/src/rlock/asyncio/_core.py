@@ -13,6 +13,7 @@ from .._base import logger
 from .._commands import NO_RETRIES, to_ms
 from .._confirm import Unconfirmed
 from .._notify import NotifyUnavailable
+from .._steps import drive_async
 from .._waiting import HoldRequest, notifies
 from .session import session_for
 from ._tasks import TaskLocal, current_unit, task_serial
@@ -91,20 +92,7 @@ class Hold(Managed, Asynchronous, HoldBase):
             await unconfirmed.channel.close()
 
     async def _release(self, amount: int = 1) -> None:
-        holding = self._releasable()
-        try:
-            async with holding.guard:
-                try:
-                    reply = (await self._session.call(self._release_command(holding, amount)))[0]
-                except ResponseError as error:
-                    reply = not_a_lock(error)
-                except Unconfirmed as unconfirmed:  # released on the primary all the same
-                    self._settle_release(holding, unconfirmed.reply)
-                    raise unconfirmed.error(self.name, "released on the primary, but the release is") from None
-                self._settle_release(holding, reply)
-        finally:
-            if holding.subscriber is not None and not holding.live:
-                holding.subscriber.forget(holding)
+        await drive_async(self._release_steps(amount))
 
     def extend(self, additional_time: float, replace_ttl: bool = False) -> Awaitable[Literal[True]]:
         """As rlock.Lock.extend; like redis-py, raises LockError before it is awaited."""

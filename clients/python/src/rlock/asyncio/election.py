@@ -13,7 +13,7 @@ from .._election import OBSERVER_NAME, ElectionBase, Leader, NoKeyspaceEvents, O
 from .._notify import check_subscribed, is_message, word
 from .._commands import READ_GRACE_S
 from .lock import Lock
-from .notified import drive
+from .._steps import drive_async as drive
 
 __all__ = ["Election", "Leader", "NoKeyspaceEvents", "Observer"]
 

@@ -15,24 +15,11 @@ import time
 
 from redis.exceptions import RedisError
 
+from .._steps import drive_async as drive
 from .._waiting import Acquisition
 from ._tasks import spawn_for_caller
 
 logger = logging.getLogger("rlock")
-
-
-async def drive(flow):
-    """Runs a flow (rlock._waiting), awaiting each I/O step it yields."""
-    value, error = None, None
-    while True:
-        try:
-            step = flow.send(value) if error is None else flow.throw(error)
-        except StopIteration as done:
-            return done.value
-        try:
-            value, error = await step, None
-        except BaseException as raised:  # handed to the flow, which may handle it
-            value, error = None, raised
 
 
 class AsyncIO:

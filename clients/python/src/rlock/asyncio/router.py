@@ -3,70 +3,34 @@
 from __future__ import annotations
 
 import asyncio
-import itertools
-import time
-import weakref
 
-from redis.exceptions import (
-    AskError, ClusterCrossSlotError, ConnectionError, MovedError, RedisClusterException, ResponseError, TimeoutError,
-)
+from redis.exceptions import ConnectionError, RedisClusterException, ResponseError, TimeoutError
 
-from .._commands import CALL_RETRIES, failover_retries
-from .._confirm import AUTO
-from .._connections import PerPool, cross_slot, node_source
-from .._router import REFRESH_EVERY_S, redirected, slot_of
+from .._connections import PerPool
+from .._router import RouterBase, SlotSessionBase
+from .._steps import drive_async
 from .session import Binder, Session
 
 
-class ClusterRouter:
-    """As rlock.router.ClusterRouter."""
+class ClusterRouter(RouterBase):
+    """As rlock.router.ClusterRouter; redis.asyncio's RedisCluster reads its slot map on its
+    first command, which rlock may send (`ready`)."""
+
+    session_class = Session
 
     def __init__(self, cluster):
-        self._cluster = weakref.ref(cluster)
-        self.confirm = AUTO
-        self._nodes = {}  # node name -> Session
-        self._routes = weakref.WeakValueDictionary()  # slot -> SlotSession
-        self._refreshed_at = 0.0
+        super().__init__(cluster)
         self._keepers = set()
 
-    def route(self, names) -> "SlotSession":
-        slot = slot_of(self._cluster(), names)
-        route = self._routes.get(slot)
-        if route is None:
-            route = self._routes[slot] = SlotSession(self, slot)
-        return route
-
-    def node(self, slot: int) -> Session:
-        """The Session of the slot's primary; ConnectionError (retried) while redis-py's slot
-        map has none (it is being read again, or the cluster is reconfiguring)."""
-        try:
-            return self.at(self._cluster().nodes_manager.get_node_from_slot(slot))
-        except (KeyError, IndexError, RedisClusterException) as error:
-            raise ConnectionError(f"rlock: no primary known for slot {slot} yet ({error!r})") from error
-
     async def ready(self) -> None:
-        """redis.asyncio's RedisCluster reads the slot map on its first command: rlock may
-        send the first one."""
         cluster = self._cluster()
         if getattr(cluster, "_initialize", False):
             await cluster.initialize()
 
-    def at(self, node) -> Session:
-        session = self._nodes.get(node.name)
-        if session is None:
-            session = self._nodes[node.name] = Session(node_source(node))
-            session.follows_failover = True
-        return session
-
-    def named(self, host, port):
-        node = self._cluster().nodes_manager.get_node(host, port)
-        return None if node is None else self.at(node)
-
     async def refresh(self) -> None:
         """As rlock.router.ClusterRouter.refresh."""
-        if time.monotonic() - self._refreshed_at < REFRESH_EVERY_S:
+        if not self._refresh_due():
             return
-        self._refreshed_at = time.monotonic()
         try:
             await self._cluster().nodes_manager.initialize()
         except (ConnectionError, TimeoutError, ResponseError, RedisClusterException):
@@ -77,17 +41,8 @@ class ClusterRouter:
             await session.close_idle()
 
 
-class SlotSession(Binder):
+class SlotSession(SlotSessionBase, Binder):
     """As rlock.router.SlotSession."""
-
-    follows_failover = True
-
-    def __init__(self, cluster: ClusterRouter, slot: int):
-        self.cluster, self.slot = cluster, slot
-
-    @property
-    def confirm(self):
-        return self.cluster.confirm
 
     @property
     def notify_unavailable(self):
@@ -130,27 +85,10 @@ class SlotSession(Binder):
     async def call(self, command, *, keep: bool = False, retries=None, notify=None, names=None):
         """As rlock.router.SlotSession.call."""
         await self.cluster.ready()
-        retries = retries or (failover_retries(time.monotonic()) if self.follows_failover else CALL_RETRIES)
-        node, asking, redirects = None, False, 0
-        for attempt in itertools.count():
-            try:
-                node = node or self.cluster.node(self.slot)
-                return await node._attempt(command, keep, notify, asking=asking)
-            except ClusterCrossSlotError as error:
-                raise cross_slot(names or command.words[1:2], error) from None
-            except (AskError, *retries.errors) as error:  # MovedError is an AskError
-                if notify is not None or not isinstance(error, AskError) or isinstance(error, MovedError):
-                    await self.cluster.refresh()
-                redirects, named = redirected(self.cluster, error, notify, redirects)
-                if named is not None:
-                    node, asking = named, not isinstance(error, MovedError)
-                    continue
-                delay = retries.delay(attempt, time.monotonic())
-                if delay is None:
-                    raise
-                await asyncio.sleep(delay)
-            node, asking = None, False
+        return await drive_async(self._call_steps(command, keep, retries, notify, names))
 
+
+ClusterRouter.slot_session_class = SlotSession
 
 #: One ClusterRouter per RedisCluster client.
 clusters = PerPool(ClusterRouter)

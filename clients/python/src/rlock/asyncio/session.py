@@ -6,23 +6,18 @@ gives its connection back the moment its binding ends, as rlock.session's does."
 from __future__ import annotations
 
 import asyncio
-import inspect
-import itertools
 import logging
 import math
-import time
-import weakref
 from typing import Optional
 
 from redis.asyncio.retry import Retry
-from redis.exceptions import ConnectionError, RedisError, ResponseError, TimeoutError
+from redis.exceptions import RedisError, TimeoutError
 
-from .._commands import (
-    CALL_RETRIES, CONFIG_COMMAND, READ_GRACE_S, SOCKET_TIMEOUT, FailoverError, failover_retries,
-    is_failover_reply, keepalive_interval,
-)
-from .._confirm import AUTO, ReplicaCount, settle_wait, wait_words
-from .._connections import MAX_IDLE_CONNECTIONS, PerPool, is_cluster, lock_connection_kwargs
+from .._commands import SOCKET_TIMEOUT
+from .._connections import MAX_IDLE_CONNECTIONS, PerPool, is_cluster
+from .._session import BinderBase, SessionBase, execute_steps
+from .._steps import drive_async
+from ._loops import LoopState, PerLoop
 from .subscriber import NotifyUnavailable, Subscriber
 
 logger = logging.getLogger("rlock")
@@ -33,31 +28,17 @@ class Channel:
         self.connection = connection
         self.home = home  # the Session that made it (a cluster node's), where it goes back
 
+    async def send_command(self, args) -> None:
+        await self.connection.send_command(*args, check_health=False)
+
+    async def send_commands(self, commands) -> None:
+        await self.connection.send_packed_command(self.connection.pack_commands(commands), check_health=False)
+
     async def execute(self, args, read_timeout=SOCKET_TIMEOUT, then=None, asking=False):
         """As rlock.session.Channel.execute."""
-        if not self.connection.is_connected:  # redis-py would quietly connect a new socket
-            raise ConnectionError("rlock: this lock connection was closed")
-        commands = [("ASKING",)] * asking + [args] + ([then] if then is not None else [])
-        if len(commands) == 1:
-            await self.connection.send_command(*args, check_health=False)
-            return await self._read(read_timeout)
-        await self.connection.send_packed_command(self.connection.pack_commands(commands), check_health=False)
-        if asking:
-            await self._read(SOCKET_TIMEOUT)
-        if then is None:
-            return await self._read(read_timeout)
-        then_timeout = then[-1] / 1000 + READ_GRACE_S
-        try:
-            reply = await self._read(read_timeout)
-        except ResponseError as error:
-            try:  # WAIT's reply, so that the connection stays in step (a replica refuses WAIT)
-                await self._read(then_timeout)
-            except ResponseError:
-                pass
-            raise error
-        return reply, await self._read(then_timeout)
+        return await drive_async(execute_steps(self, args, read_timeout, then, asking))
 
-    async def _read(self, read_timeout):
+    async def read(self, read_timeout):
         if read_timeout is SOCKET_TIMEOUT:
             return await self.connection.read_response()
         # redis-py's own timeout= returns None on expiry and leaves the reply to come in the
@@ -107,8 +88,11 @@ class Channel:
         await self.connection.disconnect(nowait=True)
 
 
-class Binder:
-    """As rlock.session.Binder, for redis.asyncio."""
+class Binder(BinderBase):
+    """Keeping watchdog bindings (a keeper per connection) and re-binding them
+    (rlock._session.BinderBase), awaited: for a node's Session, or a cluster key's route."""
+
+    sleep = staticmethod(asyncio.sleep)
 
     async def keep_alive(self, channel, binding) -> None:
         """As rlock.session.Binder.keep_alive, with a keeper task."""
@@ -124,26 +108,7 @@ class Binder:
 
     async def rebind(self, binding) -> Optional[Channel]:
         """As rlock.session.Binder.rebind."""
-        async with binding.guard:
-            if not binding.live:  # released meanwhile: nothing to keep
-                return None
-            try:
-                reply, channel = await self.call(binding.rebind_command(), keep=True, retries=binding.rebind_retries())
-            except RedisError as error:
-                logger.warning("rlock: re-binding %r failed: %r", binding.lock.name, error)
-                reply, channel = None, None
-            if reply == 1:
-                return channel
-            if channel is not None:
-                await channel.home.checkin(channel)
-            lost = binding.live_holdings()
-            for holding in lost:
-                holding.lost = True
-        for holding in lost:
-            reported = holding.lock._report_lost(holding)
-            if inspect.isawaitable(reported):
-                await reported
-        return None
+        return await drive_async(self._rebind_steps(binding))
 
     async def rebind_elsewhere(self, binding) -> None:
         """A binding on a subscriber that closed: re-bound, it gets a keeper of its own."""
@@ -152,22 +117,14 @@ class Binder:
             await self.keep_alive(channel, binding)
 
 
-class Session(Binder):
+class Session(SessionBase, Binder):
     """The dedicated connections of one redis.asyncio connection pool (a Sentinel-managed
     pool's connect to the primary the sentinels name at that moment)."""
 
     def __init__(self, pool):
-        self._connection_class = pool.connection_class
-        self._kwargs = lock_connection_kwargs(pool, Retry)
-        self.confirm = AUTO  # the client's confirmation setting (rlock.asyncio.configure)
-        self.replicas = ReplicaCount()
-        self.follows_failover = type(pool).__name__ == "SentinelConnectionPool"
-        self._idle = []
+        super().__init__(pool, Retry)
+        self._loops = PerLoop(LoopState)  # a connection works only in the loop that made it
         self._keepers = set()  # background tasks: the event loop keeps only weak references
-        self._keepalive = None
-        # Per event loop: its Subscriber, or the task opening it.
-        self._subscribers = weakref.WeakKeyDictionary()
-        self.notify_unavailable: Optional[str] = None  # why waits block in WAIT instead
 
     async def _connect(self, **overrides):
         connection = self._connection_class(**{**self._kwargs, **overrides})
@@ -175,23 +132,26 @@ class Session(Binder):
         return connection
 
     async def checkout(self) -> Channel:
-        if self._idle:
-            return self._idle.pop()
+        idle = self._loops.here().idle
+        if idle:
+            return idle.pop()
         return Channel(await self._connect(), self)
 
     async def checkin(self, channel: Channel) -> None:
-        if len(self._idle) < MAX_IDLE_CONNECTIONS:
-            self._idle.append(channel)
+        idle = self._loops.here().idle
+        if len(idle) < MAX_IDLE_CONNECTIONS:
+            idle.append(channel)
         else:
             await channel.close()
 
     async def close_idle(self) -> None:
-        idle, self._idle = self._idle, []
+        """Closes this loop's idle connections (another loop's work only there)."""
+        here = self._loops.here()
+        idle, here.idle = here.idle, []
         for channel in idle:
             await channel.close()
-        subscriber = self._subscribers.get(asyncio.get_running_loop())
-        if isinstance(subscriber, Subscriber) and subscriber.idle:
-            await subscriber.close()
+        if isinstance(here.subscriber, Subscriber) and here.subscriber.idle:
+            await here.subscriber.close()
 
     # -- the subscriber -------------------------------------------------------------------------
 
@@ -200,12 +160,12 @@ class Session(Binder):
         NotifyUnavailable when the server cannot tell waiters by message."""
         if self.notify_unavailable is not None:
             raise NotifyUnavailable(self.notify_unavailable)
-        loop = asyncio.get_running_loop()
-        entry = self._subscribers.get(loop)
+        here = self._loops.here()
+        entry = here.subscriber
         if isinstance(entry, Subscriber) and entry.error is None:
             return entry
         if not isinstance(entry, asyncio.Task):  # one opening for all who ask meanwhile
-            entry = self._subscribers[loop] = loop.create_task(self._open_subscriber(loop))
+            entry = here.subscriber = asyncio.get_running_loop().create_task(self._open_subscriber(here))
             entry.add_done_callback(lambda task: task.cancelled() or task.exception())
         try:
             return await asyncio.shield(entry)
@@ -219,96 +179,32 @@ class Session(Binder):
                 )
             raise
 
-    async def _open_subscriber(self, loop) -> Subscriber:
+    async def _open_subscriber(self, here: LoopState) -> Subscriber:
         opening = asyncio.current_task()
         try:
             subscriber = await Subscriber.open(self, await self._connect())
         except BaseException:
-            if self._subscribers.get(loop) is opening:
-                del self._subscribers[loop]
+            if here.subscriber is opening:
+                here.subscriber = None
             raise
-        if self._subscribers.get(loop) is opening:
-            if subscriber.error is None:
-                self._subscribers[loop] = subscriber
-            else:
-                del self._subscribers[loop]
+        if here.subscriber is opening:
+            here.subscriber = subscriber if subscriber.error is None else None
         return subscriber
 
     def subscriber_closed(self, subscriber: Subscriber) -> None:
         """The next wait opens a new one."""
-        for loop, entry in list(self._subscribers.items()):
-            if entry is subscriber:
-                del self._subscribers[loop]
+        for here in self._loops.values():
+            if here.subscriber is subscriber:
+                here.subscriber = None
 
     # -- calls ----------------------------------------------------------------------------------
 
-    def default_retries(self):
-        return failover_retries(time.monotonic()) if self.follows_failover else CALL_RETRIES
-
     async def wait_words(self, command, run=None):
-        """As rlock.session.Session.wait_words; `run(probe)` reads (the subscriber reads on
-        itself, opening no other connection)."""
-        confirm = command.confirm
-        if confirm is None:
-            return None
-        if self.replicas.needs_reading(confirm):
-            reading = self.replicas.reading(confirm)
-            try:
-                probe = next(reading)
-                while True:
-                    try:
-                        reply = await run(probe) if run else (await self.call(probe, retries=CALL_RETRIES))[0]
-                    except ResponseError as error:
-                        reply = error
-                    probe = reading.send(reply)
-            except StopIteration:
-                pass
-        return wait_words(confirm, self.replicas)
+        return await drive_async(self._wait_words_steps(command, run))
 
     async def call(self, command, *, keep: bool = False, retries=None, notify: Optional[int] = None):
-        """As rlock.session.Session.call. With `notify` (a subscriber's client id), a call
-        that waits is told by message on that connection, and its reply comes at once."""
-        retries = retries or self.default_retries()
-        for attempt in itertools.count():
-            try:
-                return await self._attempt(command, keep, notify)
-            except retries.errors:
-                delay = retries.delay(attempt, time.monotonic())
-                if delay is None:
-                    raise
-            await asyncio.sleep(delay)
-
-    async def _attempt(self, command, keep: bool, notify: Optional[int] = None, asking: bool = False):
-        then = await self.wait_words(command)
-        if then is None and command.only_to_confirm:
-            return 1, None
-        channel = await self.checkout()
-        try:
-            now = time.monotonic()
-            read_timeout = SOCKET_TIMEOUT if notify is not None else command.read_timeout(now)
-            reply = await channel.execute(command.args(now, notify), read_timeout, then, asking)
-        except ResponseError as error:  # the server answered: the connection is fine
-            await self.checkin(channel)
-            if is_failover_reply(error):
-                self.replicas.invalidate()
-                raise FailoverError(str(error)) from error
-            raise
-        except BaseException:  # broken, or cancelled mid-call: its state is unknown
-            await channel.close()
-            self.replicas.invalidate()
-            raise
-        if then is not None:
-            reply, waited = reply
-            try:
-                reply = settle_wait(command, then, reply, waited, channel if keep else None)
-            except BaseException:
-                if not keep:
-                    await self.checkin(channel)
-                raise
-        if keep:
-            return reply, channel
-        await self.checkin(channel)
-        return reply, None
+        """As rlock.session.Session.call."""
+        return await drive_async(self._call_steps(command, keep, retries, notify))
 
     def track(self, task: asyncio.Task) -> None:
         """Keeps a background task referenced until it ends."""
@@ -316,13 +212,7 @@ class Session(Binder):
         task.add_done_callback(self._keepers.discard)
 
     async def keepalive_interval(self) -> float:
-        if self._keepalive is None:
-            try:
-                reply, _ = await self.call(CONFIG_COMMAND)
-            except RedisError:  # CONFIG may be renamed or forbidden: assume the default
-                reply = None
-            self._keepalive = keepalive_interval(reply)
-        return self._keepalive
+        return await drive_async(self._keepalive_steps())
 
 
 class Keeper:
