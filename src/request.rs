@@ -1,11 +1,13 @@
 //! What every family's commands share: the request an acquire makes (lease, watchdog
 //! connection, request id, hold cap, `NOTIFY` receiver), opening a hash lock for a write
-//! (serving its queue first), and joining the queue (`wait_or_nil`).
+//! (serving its queue first), joining the queue (`wait_or_nil`), and answering a retried call
+//! without an owner (`once`).
 
-use crate::api::{api, bytes, context_flags, selected_db, Ctx, RStr};
+use crate::api::{api, bytes, context_flags, now_ms, selected_db, Ctx, RStr};
 use crate::args;
 use crate::config;
 use crate::error::{Error, Result};
+use crate::lifetime;
 use crate::notify;
 use crate::queue::{self, Ask, Request};
 use crate::reply::Reply;
@@ -166,4 +168,37 @@ where
         watch_lease(ctx, db, key, at);
     }
     Ok(reply)
+}
+
+/// A call with request id `call` (`retries::release_call` of its db, key, a reserved slot
+/// naming the command, and the id) that no holding can remember (a count changed, several
+/// owners released): within the retry window, the reply its first run gave; else `apply` runs
+/// and its reply is remembered. An error is not remembered: it changed nothing.
+pub fn once(ctx: Ctx, call: Option<Vec<u8>>, apply: impl FnOnce() -> Result<i64>) -> Result<i64> {
+    let now = now_ms();
+    if let Some(reply) = call
+        .as_ref()
+        .and_then(|c| lifetime::with_released(|r| r.reply(c, now)))
+    {
+        answered_again(ctx);
+        return Ok(reply);
+    }
+    let reply = apply()?;
+    if let Some(call) = call {
+        let window = config::retry_window_ms();
+        lifetime::with_released(|r| r.remember(&call, reply, now, window));
+    }
+    Ok(reply)
+}
+
+/// A retry answered from memory writes nothing, yet its caller may pipeline `WAIT` after it to
+/// learn whether the replicas have the first call's write. On Redis 7.2+ and Valkey a
+/// connection's `WAIT` counts only from its own last command that propagated something (7.0:
+/// from any command), so the answer propagates a `PING`: no key, no event, no change on a
+/// replica, and the stream stays in order (it is appended inside this command), so a replica
+/// that acknowledges it has every write before it, the first call's included.
+pub fn answered_again(ctx: Ctx) {
+    stats::RETRIES_ANSWERED.add();
+    // SAFETY: `ctx` is the live context of the command; the empty format takes no arguments.
+    unsafe { api!(RedisModule_Replicate)(ctx, c"PING".as_ptr(), c"".as_ptr()) };
 }
