@@ -9,6 +9,7 @@ use crate::config;
 use crate::error::{Error, Result};
 use crate::lifetime;
 use crate::notify;
+use crate::own_writes::answered_again;
 use crate::queue::{self, Ask, Request};
 use crate::reply::Reply;
 use crate::stats;
@@ -189,16 +190,4 @@ pub fn once(ctx: Ctx, call: Option<Vec<u8>>, apply: impl FnOnce() -> Result<i64>
         lifetime::with_released(|r| r.remember(&call, reply, now, window));
     }
     Ok(reply)
-}
-
-/// A retry answered from memory writes nothing, yet its caller may pipeline `WAIT` after it to
-/// learn whether the replicas have the first call's write. On Redis 7.2+ and Valkey a
-/// connection's `WAIT` counts only from its own last command that propagated something (7.0:
-/// from any command), so the answer propagates a `PING`: no key, no event, no change on a
-/// replica, and the stream stays in order (it is appended inside this command), so a replica
-/// that acknowledges it has every write before it, the first call's included.
-pub fn answered_again(ctx: Ctx) {
-    stats::RETRIES_ANSWERED.add();
-    // SAFETY: `ctx` is the live context of the command; the empty format takes no arguments.
-    unsafe { api!(RedisModule_Replicate)(ctx, c"PING".as_ptr(), c"".as_ptr()) };
 }
