@@ -170,10 +170,16 @@ fn with_wait(c: &mut Conn, first: &str, ms: u64) -> (Value, i64) {
     (c.read().unwrap(), c.read().unwrap().int())
 }
 
-#[test]
-fn a_retried_counting_grant_is_confirmed_only_once_the_replica_has_it() {
+/// A master and its one replica, in sync.
+fn replicated() -> (Server, Server) {
     let master = Server::builder().master();
     let replica = Server::builder().replica_of(&master);
+    (master, replica)
+}
+
+#[test]
+fn a_retried_counting_grant_is_confirmed_only_once_the_replica_has_it() {
+    let (master, replica) = replicated();
     let mut c = master.conn();
     c.q("RCSEM.SETPERMITS s 0");
     let mut listener = master.conn();
@@ -222,8 +228,7 @@ fn a_retried_counting_grant_is_confirmed_only_once_the_replica_has_it() {
 
 #[test]
 fn every_retry_answered_from_memory_is_confirmed_only_by_a_replica_that_has_it() {
-    let master = Server::builder().master();
-    let replica = Server::builder().replica_of(&master);
+    let (master, replica) = replicated();
     let mut c = master.conn();
     c.q("RSEM.SETPERMITS sem 3");
     c.q("RLATCH.SET latch 3");
