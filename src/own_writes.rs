@@ -2,9 +2,11 @@
 //! while they run (the writer serves the queue itself, so the callback needs no second look),
 //! and a key they remove is told as the generic `del` event, the one the replicated `DEL` or
 //! last-field `HDEL` fires on a replica: the low-level key API fires none, and a primary and
-//! its replicas must tell subscribers (Redisson's `DeletedObjectListener`) the same thing.
+//! its replicas must tell subscribers (Redisson's `DeletedObjectListener`) the same thing. A
+//! retried call answered from memory writes a `PING` (`answered_again`).
 
 use crate::api::{api, Ctx, RStr};
+use crate::stats;
 use redis_module::raw;
 use std::cell::Cell;
 use std::os::raw::c_int;
@@ -38,4 +40,16 @@ pub fn tell_deleted(ctx: Ctx, key: RStr) {
     // SAFETY: `ctx` is a live command or timer context whose client's db is the key's; `key`
     // is live across the call and Redis copies what it keeps.
     own(|| unsafe { api!(RedisModule_NotifyKeyspaceEvent)(ctx, class, c"del".as_ptr(), key) });
+}
+
+/// A retry answered from memory writes nothing, yet its caller may pipeline `WAIT` after it to
+/// learn whether the replicas have the first call's write. On Redis 7.2+ and Valkey a
+/// connection's `WAIT` counts only from its own last command that propagated something (7.0:
+/// from any command), so the answer propagates a `PING`: no key, no event, no change on a
+/// replica, and the stream stays in order (it is appended inside this command), so a replica
+/// that acknowledges it has every write before it, the first call's included.
+pub fn answered_again(ctx: Ctx) {
+    stats::RETRIES_ANSWERED.add();
+    // SAFETY: `ctx` is the live context of the command; the empty format takes no arguments.
+    unsafe { api!(RedisModule_Replicate)(ctx, c"PING".as_ptr(), c"".as_ptr()) };
 }

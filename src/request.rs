@@ -1,12 +1,15 @@
 //! What every family's commands share: the request an acquire makes (lease, watchdog
 //! connection, request id, hold cap, `NOTIFY` receiver), opening a hash lock for a write
-//! (serving its queue first), and joining the queue (`wait_or_nil`).
+//! (serving its queue first), joining the queue (`wait_or_nil`), and answering a retried call
+//! without an owner (`once`).
 
-use crate::api::{api, bytes, context_flags, selected_db, Ctx, RStr};
+use crate::api::{api, bytes, context_flags, now_ms, selected_db, Ctx, RStr};
 use crate::args;
 use crate::config;
 use crate::error::{Error, Result};
+use crate::lifetime;
 use crate::notify;
+use crate::own_writes::answered_again;
 use crate::queue::{self, Ask, Request};
 use crate::reply::Reply;
 use crate::stats;
@@ -164,6 +167,27 @@ where
     };
     for (key, at) in keys.iter().zip(watch_at()?) {
         watch_lease(ctx, db, key, at);
+    }
+    Ok(reply)
+}
+
+/// A call with request id `call` (`retries::release_call` of its db, key, a reserved slot
+/// naming the command, and the id) that no holding can remember (a count changed, several
+/// owners released): within the retry window, the reply its first run gave; else `apply` runs
+/// and its reply is remembered. An error is not remembered: it changed nothing.
+pub fn once(ctx: Ctx, call: Option<Vec<u8>>, apply: impl FnOnce() -> Result<i64>) -> Result<i64> {
+    let now = now_ms();
+    if let Some(reply) = call
+        .as_ref()
+        .and_then(|c| lifetime::with_released(|r| r.reply(c, now)))
+    {
+        answered_again(ctx);
+        return Ok(reply);
+    }
+    let reply = apply()?;
+    if let Some(call) = call {
+        let window = config::retry_window_ms();
+        lifetime::with_released(|r| r.remember(&call, reply, now, window));
     }
     Ok(reply)
 }

@@ -345,6 +345,16 @@ fn command_docs_and_keys_name_the_new_arguments() {
     assert_eq!(
         args[1],
         (
+            "request-id".into(),
+            "string".into(),
+            strings(&["optional"]),
+            vec![]
+        ),
+        "ID comes before the mode"
+    );
+    assert_eq!(
+        args[2],
+        (
             "mode".into(),
             "oneof".into(),
             vec![],
@@ -352,7 +362,7 @@ fn command_docs_and_keys_name_the_new_arguments() {
         )
     );
     assert_eq!(
-        args[2],
+        args[3],
         (
             "owner".into(),
             "string".into(),
@@ -360,7 +370,7 @@ fn command_docs_and_keys_name_the_new_arguments() {
             vec![]
         )
     );
-    let keys = c.q("COMMAND GETKEYS rsem.releasemany s ALL a b");
+    let keys = c.q("COMMAND GETKEYS rsem.releasemany s ID r ALL a b");
     assert_eq!(
         keys.items().iter().map(Value::text).collect::<Vec<_>>(),
         ["s"]

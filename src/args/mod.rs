@@ -261,6 +261,11 @@ pub fn countdown_options<'a>(args: &[&'a [u8]]) -> Result<Options<'a>> {
     parse(args, &[Opt::Id])
 }
 
+/// `[ID request-id]` (calls that count permits without an owner: `ADDPERMITS`, `SETPERMITS`)
+pub fn request_id_options<'a>(args: &[&'a [u8]]) -> Result<Options<'a>> {
+    parse(args, &[Opt::Id])
+}
+
 /// `[PERMITS n]` and every acquire option.
 pub fn sem_acquire_options<'a>(args: &[&'a [u8]]) -> Result<Options<'a>> {
     parse(args, &SEM_ACQUIRE)

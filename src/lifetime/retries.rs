@@ -168,6 +168,18 @@ pub fn release_call(db: i32, key: &[u8], owner: &[u8], id: &[u8]) -> Vec<u8> {
     call
 }
 
+/// A call with a request id that belongs to no owner (`RCSEM.ADDPERMITS`, `RSEM.RELEASEMANY`):
+/// the owner slot holds `rlock:<command>`, a reserved name no owner can have, so these never
+/// meet an owner's release nor another command's call.
+pub fn command_call(db: i32, key: &[u8], command: &str, id: &[u8]) -> Vec<u8> {
+    release_call(
+        db,
+        key,
+        [b"rlock:", command.as_bytes()].concat().as_slice(),
+        id,
+    )
+}
+
 /// Full releases with a request id, kept in the server's memory for the retry window: the
 /// hash they emptied is gone, and the lock may since be free or someone else's.
 #[derive(Debug, Default)]
@@ -301,6 +313,13 @@ mod tests {
             r.reply(&release_call(0, b"ko", b"", b"id"), 1_499),
             None,
             "parts stay apart"
+        );
+        let many = command_call(0, b"k", "rsem.releasemany", b"id");
+        assert_ne!(many, command_call(0, b"k", "rsem.addpermits", b"id"));
+        assert_ne!(many, release_call(0, b"k", b"rsem.releasemany", b"id"));
+        assert_eq!(
+            many,
+            release_call(0, b"k", b"rlock:rsem.releasemany", b"id")
         );
         assert_eq!(r.reply(&call, 1_500), None);
         assert_eq!(r.len(), 0);

@@ -5,15 +5,15 @@
 
 use crate::api::{bytes, now_ms, selected_db, Ctx, OwnedStr, RStr};
 use crate::args;
-use crate::config;
 use crate::counter::{self, semaphore_channel};
 use crate::error::{Error, Result};
 use crate::holdings::publish;
 use crate::kinds::{permits_fit, Want};
-use crate::lifetime;
 use crate::queue::{self, Ask, Request};
 use crate::reply::{run, with_bytes, Reply};
-use crate::request::{notify_target, wait_or_nil};
+use crate::lifetime;
+use crate::own_writes::answered_again;
+use crate::request::{notify_target, once, wait_or_nil};
 use crate::stats;
 use crate::subscriptions::ensure_string_subscription;
 use std::os::raw::c_int;
@@ -21,12 +21,19 @@ use std::os::raw::c_int;
 use super::rules::{added, drained, remembered_call, Call, COUNTING};
 use super::serve::{serve, take};
 
-/// The reply a call with this request id got, if it was made within the retry window.
-fn answered_before(db: i32, key: &[u8], call: Call, id: Option<&[u8]>) -> Option<i64> {
-    let call = remembered_call(db, key, call, id?);
-    let reply = lifetime::with_released(|r| r.reply(&call, now_ms()))?;
-    stats::RETRIES_ANSWERED.add();
-    Some(reply)
+/// The permits a grant with this request id took, if it was made within the retry window (by
+/// this call or told by message): the retry propagates a `PING`, so that a `WAIT` pipelined
+/// after it confirms the grant (`answered_again`).
+fn granted_before(ctx: Ctx, db: i32, key: &[u8], id: Option<&[u8]>) -> Option<i64> {
+    let call = remembered_call(db, key, Call::Acquire, id?);
+    let granted = lifetime::with_released(|r| r.reply(&call, now_ms()))?;
+    answered_again(ctx);
+    Some(granted)
+}
+
+/// Where a call of this kind with request id `id` (if any) is remembered.
+fn retry_memory(ctx: Ctx, key: RStr, call: Call, id: Option<&[u8]>) -> Option<Vec<u8>> {
+    id.map(|id| remembered_call(selected_db(ctx), bytes(key), call, id))
 }
 
 /// `RCSEM.ACQUIRE key [PERMITS n] [WAIT timeout-ms [NOTIFY [client-id]]] [ID request-id]`:
@@ -40,7 +47,7 @@ fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     let wanted = o.permits.unwrap_or(1);
     let notify = notify_target(ctx, o.notify)?;
     let (db, name) = (selected_db(ctx), bytes(*key));
-    if let Some(granted) = answered_before(db, name, Call::Acquire, o.id) {
+    if let Some(granted) = granted_before(ctx, db, name, o.id) {
         return Ok(Reply::Int(granted));
     }
     let available = counter::get(ctx, *key)?.unwrap_or(0);
@@ -89,49 +96,53 @@ fn release(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
         return Err(Error::WrongArity);
     };
     let o = with_bytes(options, args::sem_release_options)?;
-    let (db, name) = (selected_db(ctx), bytes(*key));
-    if let Some(left) = answered_before(db, name, Call::Release, o.id) {
-        return Ok(Reply::Int(left));
-    }
-    let left = add_and_serve(ctx, *key, o.permits.unwrap_or(1))?;
-    if let Some(id) = o.id {
-        let call = remembered_call(db, name, Call::Release, id);
-        let window = config::retry_window_ms();
-        lifetime::with_released(|r| r.remember(&call, left, now_ms(), window));
-    }
-    stats::RELEASES.add();
+    let call = retry_memory(ctx, *key, Call::Release, o.id);
+    let left = once(ctx, call, || {
+        let left = add_and_serve(ctx, *key, o.permits.unwrap_or(1))?;
+        stats::RELEASES.add();
+        Ok(left)
+    })?;
     Ok(Reply::Int(left))
 }
 
-/// `RCSEM.ADDPERMITS key n`: adds `n` available permits, or removes them when negative (the
-/// count may go below 0: Redisson's `addPermits` and `reducePermits`); replies the permits
-/// available once the queue took what fits.
+/// `RCSEM.ADDPERMITS key n [ID request-id]`: adds `n` available permits, or removes them when
+/// negative (the count may go below 0: Redisson's `addPermits` and `reducePermits`); replies
+/// the permits available once the queue took what fits. With `ID`, a retry within the retry
+/// window adds nothing and replies the same.
 fn add_permits(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
-    let [_, key, n] = argv else {
+    let [_, key, n, options @ ..] = argv else {
         return Err(Error::WrongArity);
     };
     let n = args::integer("permits", bytes(*n))?;
-    Ok(Reply::Int(add_and_serve(ctx, *key, n)?))
+    let o = with_bytes(options, args::request_id_options)?;
+    let call = retry_memory(ctx, *key, Call::AddPermits, o.id);
+    Ok(Reply::Int(once(ctx, call, || add_and_serve(ctx, *key, n))?))
 }
 
-/// `RCSEM.SETPERMITS key n`: sets the available permits when the semaphore was never set (1;
-/// its queue takes what fits), else 0 and nothing changes (Redisson's `trySetPermits`).
+/// `RCSEM.SETPERMITS key n [ID request-id]`: sets the available permits when the semaphore was
+/// never set (1; its queue takes what fits), else 0 and nothing changes (Redisson's
+/// `trySetPermits`). With `ID`, a retry of the call that set them replies 1 again.
 fn set_permits(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
-    let [_, key, n] = argv else {
+    let [_, key, n, options @ ..] = argv else {
         return Err(Error::WrongArity);
     };
     let n = args::at_least("permits", bytes(*n), 0)?;
-    if counter::get(ctx, *key)?.is_some() {
-        return Ok(Reply::Int(0));
-    }
-    counter::set(ctx, *key, n);
-    publish(
-        ctx,
-        &semaphore_channel(bytes(*key)),
-        n.to_string().as_bytes(),
-    );
-    serve(ctx, selected_db(ctx), *key, n);
-    Ok(Reply::Int(1))
+    let o = with_bytes(options, args::request_id_options)?;
+    let call = retry_memory(ctx, *key, Call::SetPermits, o.id);
+    let set = once(ctx, call, || {
+        if counter::get(ctx, *key)?.is_some() {
+            return Ok(0);
+        }
+        counter::set(ctx, *key, n);
+        publish(
+            ctx,
+            &semaphore_channel(bytes(*key)),
+            n.to_string().as_bytes(),
+        );
+        serve(ctx, selected_db(ctx), *key, n);
+        Ok(1)
+    })?;
+    Ok(Reply::Int(set))
 }
 
 /// `RCSEM.DRAIN key`: takes every available permit and replies how many (0 when never set;

@@ -4,7 +4,7 @@
 
 use crate::error::{Error, Result};
 use crate::kinds::Word;
-use crate::lifetime::retries::release_call;
+use crate::lifetime::retries::command_call;
 
 /// The word a counting semaphore waiter's `Want` is named by (and its messages):
 /// `Want::of(COUNTING, n)`.
@@ -32,16 +32,20 @@ pub fn drained(count: Option<i64>) -> (i64, bool) {
 pub enum Call {
     Acquire,
     Release,
+    AddPermits,
+    SetPermits,
 }
 
-/// The server-memory entry of a call with request id `id` on (db, key): the owner slot holds a
-/// reserved name, which no lock owner can have, so these never meet a lock's own entries.
+/// The server-memory entry of a call with request id `id` on (db, key) (`command_call`: never
+/// meets a lock's own entries).
 pub fn remembered_call(db: i32, key: &[u8], call: Call, id: &[u8]) -> Vec<u8> {
-    let slot: &[u8] = match call {
-        Call::Acquire => b"rlock:rcsem.acquire",
-        Call::Release => b"rlock:rcsem.release",
+    let command = match call {
+        Call::Acquire => "rcsem.acquire",
+        Call::Release => "rcsem.release",
+        Call::AddPermits => "rcsem.addpermits",
+        Call::SetPermits => "rcsem.setpermits",
     };
-    release_call(db, key, slot, id)
+    command_call(db, key, command, id)
 }
 
 #[cfg(test)]
@@ -82,6 +86,11 @@ mod tests {
     fn remembered_calls_keep_acquires_releases_and_keys_apart() {
         let acquire = remembered_call(0, b"s", Call::Acquire, b"id");
         assert_ne!(acquire, remembered_call(0, b"s", Call::Release, b"id"));
+        assert_ne!(acquire, remembered_call(0, b"s", Call::AddPermits, b"id"));
+        assert_ne!(
+            remembered_call(0, b"s", Call::SetPermits, b"id"),
+            remembered_call(0, b"s", Call::AddPermits, b"id")
+        );
         assert_ne!(acquire, remembered_call(1, b"s", Call::Acquire, b"id"));
         assert_ne!(acquire, remembered_call(0, b"t", Call::Acquire, b"id"));
         assert_eq!(acquire, remembered_call(0, b"s", Call::Acquire, b"id"));

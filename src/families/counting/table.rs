@@ -44,9 +44,9 @@ pub const COMMANDS: &[Command] = &[
         keys: KEY_1,
         summary: c"Sets the available permits when the counting semaphore was never set; replies 1, else 0.",
         complexity: c"O(1), O(N) for N waiters let in",
-        arity: 3,
+        arity: -3,
         writes: true,
-        args: &[Arg::Key, Arg::Number(c"permits")],
+        args: &[Arg::Key, Arg::Number(c"permits"), Arg::Text(c"ID", c"request-id")],
     },
     Command {
         name: c"rcsem.addpermits",
@@ -55,9 +55,9 @@ pub const COMMANDS: &[Command] = &[
         keys: KEY_1,
         summary: c"Adds (or, negative, removes) available permits and serves the queue; replies the permits then available.",
         complexity: c"O(1), O(N) for N waiters let in",
-        arity: 3,
+        arity: -3,
         writes: true,
-        args: &[Arg::Key, Arg::Number(c"permits")],
+        args: &[Arg::Key, Arg::Number(c"permits"), Arg::Text(c"ID", c"request-id")],
     },
     Command {
         name: c"rcsem.drain",

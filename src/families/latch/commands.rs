@@ -3,17 +3,15 @@
 //! `redisson_countdownlatch__channel__{key}` (`1`: a new count, `0`: open). Waiters queue in the
 //! shared queue as `serve::WANT` and are all answered when it opens (`serve::open`).
 
-use crate::api::{bytes, now_ms, selected_db, Ctx, RStr};
+use crate::api::{bytes, selected_db, Ctx, RStr};
 use crate::args;
-use crate::config;
 use crate::counter;
 use crate::error::{Error, Result};
 use crate::holdings::publish;
-use crate::lifetime::{self, retries};
+use crate::lifetime::retries;
 use crate::queue::Ask;
 use crate::reply::{run, with_bytes, Reply};
-use crate::request::{notify_target, wait_or_nil};
-use crate::stats;
+use crate::request::{once, notify_target, wait_or_nil};
 use std::os::raw::c_int;
 
 use super::serve;
@@ -46,31 +44,21 @@ fn countdown(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     let db = selected_db(ctx);
     let name = bytes(*key);
     let call = o.id.map(|id| retries::release_call(db, name, b"", id));
-    let now = now_ms();
-    if let Some(remaining) = call
-        .as_ref()
-        .and_then(|c| lifetime::with_released(|r| r.reply(c, now)))
-    {
-        stats::RETRIES_ANSWERED.add();
-        return Ok(Reply::Int(remaining));
-    }
-    if counter::get(ctx, *key)?.is_none() {
-        return Ok(Reply::Int(0));
-    }
-    let left = counter::add(ctx, *key, -1)?;
-    if left <= 0 {
-        counter::delete(ctx, *key);
-    }
-    if left == 0 {
-        crate::holdings::tell_change(ctx, name, c"rlatch.opened");
-        publish(ctx, &channel(name), b"0");
-        serve::open(ctx, db, *key);
-    }
-    let remaining = left.max(0);
-    if let Some(call) = call {
-        let window = config::retry_window_ms();
-        lifetime::with_released(|r| r.remember(&call, remaining, now, window));
-    }
+    let remaining = once(ctx, call, || {
+        if counter::get(ctx, *key)?.is_none() {
+            return Ok(0);
+        }
+        let left = counter::add(ctx, *key, -1)?;
+        if left <= 0 {
+            counter::delete(ctx, *key);
+        }
+        if left == 0 {
+            crate::holdings::tell_change(ctx, name, c"rlatch.opened");
+            publish(ctx, &channel(name), b"0");
+            serve::open(ctx, db, *key);
+        }
+        Ok(left.max(0))
+    })?;
     Ok(Reply::Int(remaining))
 }
 

@@ -79,7 +79,7 @@ fn acquire_all(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
         .collect::<Result<Vec<LockKey>>>()?;
     let views = views(&locks, owner)?;
     if let Some(tokens) = o.id.and_then(|id| answered_before(&locks, &views, id)) {
-        crate::stats::RETRIES_ANSWERED.add();
+        crate::own_writes::answered_again(ctx);
         return Ok(tokens_reply(tokens));
     }
     // A key the owner holds is re-entered whoever waits for it (as `RLOCK.ACQUIRE` does); a

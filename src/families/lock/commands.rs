@@ -11,6 +11,7 @@ use crate::kinds::{Acquire, LockType, Release};
 use crate::lifetime::{self, retries, retries::Kind};
 use crate::queue::{self, Ask};
 use crate::reply::{run, with_bytes, Out, Reply};
+use crate::own_writes::answered_again;
 use crate::request::{lease_ms, open_for_write, request, wait_or_nil, watchdog_client};
 use crate::stats;
 use crate::store::LockKey;
@@ -42,7 +43,7 @@ fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     ) = (o.id, &memory, view)
     {
         if memory.find(Kind::Acquire, id) == Some(token) {
-            stats::RETRIES_ANSWERED.add();
+            answered_again(ctx);
             return Ok(Reply::Int(token));
         }
     }
@@ -92,7 +93,7 @@ pub(super) fn release_one(
     let call = id.map(|id| retries::release_call(db, bytes(*key), bytes(*owner), id));
     if let Some(call) = &call {
         if lifetime::with_released(|r| r.reply(call, now_ms()).is_some()) {
-            stats::RETRIES_ANSWERED.add();
+            answered_again(ctx);
             return Ok(Some(0));
         }
     }
@@ -100,7 +101,7 @@ pub(super) fn release_one(
     let mut memory = memory_for(&lock, id, view);
     if let (Some(id), Some(memory)) = (id, &memory) {
         if let Some(remaining) = memory.find(Kind::Release, id) {
-            stats::RETRIES_ANSWERED.add();
+            answered_again(ctx);
             return Ok(Some(remaining));
         }
     }

@@ -11,6 +11,7 @@ use crate::kinds::{Access, LockType};
 use crate::lifetime::{self, retries, retries::Kind};
 use crate::queue::{self, Ask};
 use crate::reply::{run, with_bytes, Out, Reply};
+use crate::own_writes::answered_again;
 use crate::request::{lease_ms, open_for_write, request, wait_or_nil, watchdog_client};
 use crate::stats;
 use crate::store::LockKey;
@@ -68,7 +69,7 @@ fn release(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     let call = o.id.map(|id| retries::release_call(db, name, owner, id));
     if let Some(call) = &call {
         if lifetime::with_released(|r| r.reply(call, now).is_some()) {
-            stats::RETRIES_ANSWERED.add();
+            answered_again(ctx);
             return Ok(Reply::Int(0));
         }
     }
@@ -76,7 +77,7 @@ fn release(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     let mut memory = o.id.map(|_| rwstore::ids(&lock, owner));
     if let (Some(id), Some(memory)) = (o.id, &memory) {
         if let Some(remaining) = memory.find(Kind::Release, id) {
-            stats::RETRIES_ANSWERED.add();
+            answered_again(ctx);
             return Ok(Reply::Int(remaining));
         }
     }

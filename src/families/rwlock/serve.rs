@@ -101,7 +101,7 @@ pub fn take_rw(
     };
     if let (Some(id), Some(token)) = (ask.id, held) {
         if memory.find(Kind::Acquire, id) == Some(token) {
-            stats::RETRIES_ANSWERED.add();
+            crate::own_writes::answered_again(lock.ctx());
             return Ok(Some(token));
         }
     }

@@ -13,7 +13,8 @@ use crate::kinds::{permits_fit, LockType, Want};
 use crate::lifetime::{self, retries, retries::Kind};
 use crate::queue::{self, Ask};
 use crate::reply::{run, with_bytes, Out, Reply};
-use crate::request::{lease_ms, request, wait_or_nil, watchdog_client};
+use crate::own_writes::answered_again;
+use crate::request::{lease_ms, once, request, wait_or_nil, watchdog_client};
 use crate::stats;
 use crate::watch::arm_renewals;
 use std::collections::HashSet;
@@ -56,7 +57,7 @@ fn acquire(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     let held = sem.holding(&id_keeper)?;
     if let (Some(id), Some(held)) = (o.id, held) {
         if sem.ids(&id_keeper).find(Kind::Acquire, id) == Some(held.token) {
-            stats::RETRIES_ANSWERED.add();
+            answered_again(ctx);
             return Ok(Reply::Int(held.token));
         }
     }
@@ -99,7 +100,7 @@ fn release(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
         .as_ref()
         .and_then(|c| lifetime::with_released(|r| r.reply(c, now)))
     {
-        stats::RETRIES_ANSWERED.add();
+        answered_again(ctx);
         return Ok(Reply::Int(reply));
     }
     let Some(mut held) = sem.holding(owner)? else {
@@ -107,7 +108,7 @@ fn release(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     };
     let mut memory = sem.ids(owner);
     if let Some(left) = o.id.and_then(|id| memory.find(Kind::Release, id)) {
-        stats::RETRIES_ANSWERED.add();
+        answered_again(ctx);
         return Ok(Reply::Int(left));
     }
     if permits > held.permits {
@@ -153,13 +154,21 @@ fn all_must_hold(word: &[u8]) -> Result<bool> {
     }
 }
 
-/// `RSEM.RELEASEMANY key ALL|ANY owner [owner ...]`: every permit of several owners back in one
-/// call (Redisson's `release(List)` all or none, `tryRelease(List)` those still held), the queue
-/// served and Redisson's waiters told once. Replies how many owners gave their permits back. An owner holds once: named again, it
-/// counts as not holding (with `ALL`, an error). Owners whose lease ended hold nothing.
+/// `RSEM.RELEASEMANY key [ID request-id] ALL|ANY owner [owner ...]`: every permit of several
+/// owners back in one call (Redisson's `release(List)` all or none, `tryRelease(List)` those
+/// still held), the queue served and Redisson's waiters told once. Replies how many owners
+/// gave their permits back. An owner holds once: named again, it counts as not holding (with
+/// `ALL`, an error). Owners whose lease ended hold nothing. The id comes before the mode, where
+/// no owner can be; with it, a retry within the retry window releases nothing and replies the
+/// same.
 fn release_many(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
-    let [_, key, mode, owners @ ..] = argv else {
-        return Err(Error::WrongArity);
+    let (key, id, mode, owners) = match argv {
+        [_, key, word, id, mode, owners @ ..] if bytes(*word).eq_ignore_ascii_case(b"ID") => {
+            let o = with_bytes(&[*word, *id], args::request_id_options)?;
+            (key, o.id, mode, owners)
+        }
+        [_, key, mode, owners @ ..] => (key, None, mode, owners),
+        _ => return Err(Error::WrongArity),
     };
     if owners.is_empty() {
         return Err(Error::WrongArity);
@@ -170,9 +179,23 @@ fn release_many(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
         .map(|o| args::owner(bytes(*o)))
         .collect::<Result<Vec<&[u8]>>>()?;
     let (mut sem, db) = open_settled(ctx, *key)?;
+    let name = bytes(*key);
+    let call = id.map(|id| retries::command_call(db, name, "rsem.releasemany", id));
+    let released = once(ctx, call, || release_owners(ctx, (&mut sem, db, name), &owners, all))?;
+    Ok(Reply::Int(released))
+}
+
+/// What `RSEM.RELEASEMANY` changes: the owners' holdings removed, their permits given back in
+/// one step; how many owners released.
+fn release_owners(
+    ctx: Ctx,
+    (sem, db, name): (&mut Semaphore, i32, &[u8]),
+    owners: &[&[u8]],
+    all: bool,
+) -> Result<i64> {
     let mut held: Vec<(&[u8], Holding)> = Vec::new();
     let mut named = HashSet::new();
-    for owner in owners {
+    for &owner in owners {
         let again = !named.insert(owner);
         match sem.holding(owner)?.filter(|_| !again) {
             Some(holding) => held.push((owner, holding)),
@@ -181,9 +204,8 @@ fn release_many(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
         }
     }
     if held.is_empty() {
-        return Ok(Reply::Int(0));
+        return Ok(0);
     }
-    let name = bytes(*key);
     for (owner, _) in &held {
         sem.remove_holding(owner);
         lifetime::with_watchdog(|w| w.unbind(db, name, owner));
@@ -191,9 +213,9 @@ fn release_many(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
         holdings::tell_change(ctx, name, c"rsem.released");
         stats::RELEASES.add();
     }
-    give_back(ctx, &mut sem, held.iter().map(|(_, h)| h.permits).sum())?;
-    semaphore_changed(ctx, db, &mut sem);
-    Ok(Reply::Int(held.len() as i64))
+    give_back(ctx, sem, held.iter().map(|(_, h)| h.permits).sum())?;
+    semaphore_changed(ctx, db, sem);
+    Ok(held.len() as i64)
 }
 
 /// `RSEM.RENEW key owner [PX lease-ms] [WATCHDOG]`: the owner's lease starts again (never past
@@ -232,39 +254,50 @@ fn renew(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     Ok(Reply::Int(1))
 }
 
-/// `RSEM.SETPERMITS key n`: sets the available permits when the semaphore does not exist yet
-/// (1), else 0.
+/// `RSEM.SETPERMITS key n [ID request-id]`: sets the available permits when the semaphore does
+/// not exist yet (1), else 0. With `ID`, a retry of the call that set them replies 1 again.
 fn set_permits(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
-    let [_, key, n] = argv else {
+    let [_, key, n, options @ ..] = argv else {
         return Err(Error::WrongArity);
     };
     let n = args::at_least("permits", bytes(*n), 0)?;
+    let o = with_bytes(options, args::request_id_options)?;
     let (mut sem, db) = open_settled(ctx, *key)?;
-    if sem.counter().is_some() {
-        return Ok(Reply::Int(0));
-    }
-    sem.set_available(n);
-    publish(
-        ctx,
-        &semaphore_channel(bytes(*key)),
-        n.to_string().as_bytes(),
-    );
-    semaphore_changed(ctx, db, &mut sem);
-    Ok(Reply::Int(1))
+    let call = o.id.map(|id| retries::command_call(db, bytes(*key), "rsem.setpermits", id));
+    let set = once(ctx, call, || {
+        if sem.counter().is_some() {
+            return Ok(0);
+        }
+        sem.set_available(n);
+        publish(
+            ctx,
+            &semaphore_channel(bytes(*key)),
+            n.to_string().as_bytes(),
+        );
+        semaphore_changed(ctx, db, &mut sem);
+        Ok(1)
+    })?;
+    Ok(Reply::Int(set))
 }
 
-/// `RSEM.ADDPERMITS key n`: adds (negative: removes) available permits; the new count.
+/// `RSEM.ADDPERMITS key n [ID request-id]`: adds (negative: removes) available permits; the new
+/// count. With `ID`, a retry within the retry window adds nothing and replies the same.
 fn add_permits(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
-    let [_, key, n] = argv else {
+    let [_, key, n, options @ ..] = argv else {
         return Err(Error::WrongArity);
     };
     let n = std::str::from_utf8(bytes(*n))
         .ok()
         .and_then(|s| s.parse::<i64>().ok())
         .ok_or(Error::NotAnInteger { option: "n" })?;
+    let o = with_bytes(options, args::request_id_options)?;
     let (mut sem, db) = open_settled(ctx, *key)?;
-    let available = give_back(ctx, &mut sem, n)?;
-    semaphore_changed(ctx, db, &mut sem);
+    let call = o.id.map(|id| retries::command_call(db, bytes(*key), "rsem.addpermits", id));
+    let available = once(ctx, call, || {
+        let available = give_back(ctx, &mut sem, n)?;
+        semaphore_changed(ctx, db, &mut sem);
+        Ok(available)
+    })?;
     Ok(Reply::Int(available))
 }
 

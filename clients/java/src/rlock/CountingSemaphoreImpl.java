@@ -15,7 +15,7 @@ final class CountingSemaphoreImpl extends Handle implements RSemaphore {
 
     @Override
     public boolean trySetPermits(int permits) {
-        return Long.valueOf(1).equals(engine.write(name, "RCSEM.SETPERMITS", name, (long) permits));
+        return Long.valueOf(1).equals(engine.write(name, "RCSEM.SETPERMITS", name, (long) permits, "ID", Engine.requestId()));
     }
 
     @Override
@@ -29,7 +29,7 @@ final class CountingSemaphoreImpl extends Handle implements RSemaphore {
 
     @Override
     public void addPermits(int permits) {
-        engine.write(name, "RCSEM.ADDPERMITS", name, (long) permits);
+        engine.write(name, "RCSEM.ADDPERMITS", name, (long) permits, "ID", Engine.requestId());
     }
 
     @Override
@@ -121,8 +121,10 @@ final class CountingSemaphoreImpl extends Handle implements RSemaphore {
 
     /**
      * {@code RCSEM.ACQUIRE}: true when granted. {@code waitMs} -1: without a deadline; 0: one
-     * attempt. As {@link Acquire}, but nothing is held afterwards: no holding to record, renew or
-     * confirm by message (a grant told by message is not confirmed by the replicas).
+     * attempt. As {@link Acquire}, but nothing is held afterwards: no holding to record or renew.
+     * Every grant is confirmed by the replicas (when the client confirms) and undone when it is
+     * not; a grant told by message, written by another connection, is confirmed by its retry
+     * ({@link #confirmGrant}).
      */
     private boolean take(int permits, long waitMs, boolean interruptible) throws InterruptedException {
         if (check(permits) == 0) {
@@ -133,21 +135,31 @@ final class CountingSemaphoreImpl extends Handle implements RSemaphore {
         }
         waitMs = Engine.forever(waitMs);
         String requestId = Engine.requestId();
-        Target target = new Target(Family.COUNTING, name, requestId);
         if (waitMs == 0) {
-            return granted(engine.write(name, args(permits, Family.NO_WAIT, 0, requestId)));
+            try {
+                return granted(engine.router().write(engine.confirm, name, args(permits, Family.NO_WAIT, 0, requestId)).value());
+            } catch (Confirm.Unconfirmed e) {
+                throw undo(e.node, e, permits);
+            }
         }
         long deadline = Engine.deadline(waitMs);
         PinnedCall call = new PinnedCall(engine, name);
         boolean[] interrupted = {false};
         try {
             while (true) {
+                Target target = new Target(Family.COUNTING, name, requestId);
                 Node.Session session = call.session();
                 long waitArg = Engine.waitArg(deadline);
                 boolean over = waitArg == Family.NO_WAIT;
                 List<Waiter> waiters = over ? List.of()
                         : List.of(engine.dispatcher().register(target, call.node, session.generation, deadline));
-                Object reply = call.send(session, waiters, args(permits, waitArg, session.notifyId, requestId));
+                Object reply;
+                try {
+                    reply = call.send(session, waiters, args(permits, waitArg, session.notifyId, requestId), engine.confirm);
+                } catch (Confirm.Unconfirmed e) {
+                    waiters.forEach(engine.dispatcher()::unregister); // granted at once: no message comes
+                    throw undo(call.node, e, permits);
+                }
                 if (reply == PinnedCall.RESEND) {
                     continue; // the same request id: the server counts it once
                 }
@@ -155,7 +167,11 @@ final class CountingSemaphoreImpl extends Handle implements RSemaphore {
                     Event event = engine.waits().park(waiters.get(0), session, interruptible, deadline, interrupted,
                             () -> engine.releaseQuietly(waiters.get(0).node, target, permits));
                     if (event.kind == Event.Kind.GRANTED) {
-                        return true;
+                        if (confirmGrant(call.node, call.asked, permits, requestId)) {
+                            return true;
+                        }
+                        requestId = Engine.requestId(); // the grant was not found again: ask anew
+                        continue;
                     }
                     if (event.kind == Event.Kind.TIMEOUT) {
                         return false;
@@ -175,6 +191,32 @@ final class CountingSemaphoreImpl extends Handle implements RSemaphore {
                 Thread.currentThread().interrupt();
             }
         }
+    }
+
+    /**
+     * Confirms a grant told by message: the retry of the grant ({@code RCSEM.ACQUIRE ... ID <the
+     * same id>}, no wait), which the server answers from its memory without taking again and
+     * which propagates a {@code PING}, pipelined with {@code WAIT}: a replica that acknowledges
+     * it has the grant. Not confirmed: undone, {@link NotConfirmedException}. False when the
+     * server no longer knows the grant (a failover since: its memory is its own) and the retry
+     * found no permits either; then nothing is taken by this request.
+     */
+    private boolean confirmGrant(Node node, boolean asking, int permits, String requestId) {
+        if (!node.confirms(engine.confirm)) {
+            return true;
+        }
+        try {
+            return granted(engine.router().call(node, asking, engine.confirm, name,
+                    args(permits, Family.NO_WAIT, 0, requestId)).value());
+        } catch (Confirm.Unconfirmed e) {
+            throw undo(e.node, e, permits);
+        }
+    }
+
+    /** A grant not confirmed in time: its permits given back (a release with its own request id), and reported. */
+    private NotConfirmedException undo(Node node, Confirm.Unconfirmed unconfirmed, int permits) {
+        engine.releaseQuietly(node, new Target(Family.COUNTING, name, null), permits);
+        return unconfirmed.report("the acquisition of " + permits + " permits of semaphore " + name, true);
     }
 
     private static boolean granted(Object reply) {

@@ -212,7 +212,7 @@ final class Engine {
     /** {@code RSEM.RELEASEMANY key ANY owners...} on {@code node}, best effort (an undo: the leases end them otherwise). */
     void releaseManyQuietly(Node node, String key, List<String> owners) {
         try {
-            node.call(false, Family.releaseMany(key, false, owners));
+            node.call(false, Family.releaseMany(key, false, owners, requestId()));
         } catch (RuntimeException e) {
             // best effort
         }
@@ -235,12 +235,13 @@ final class Engine {
     }
 
     /**
-     * {@code RSEM.RELEASEMANY key ALL|ANY owners...}: how many owners gave back their permits.
+     * {@code RSEM.RELEASEMANY key ID id ALL|ANY owners...}: how many owners gave back their
+     * permits (a reply lost and the call re-sent: the first call's answer).
      * {@code all}: every owner held, or {@link RLockException} (the server's {@code not held:
      * <owner>}) and nothing changed.
      */
     long releaseMany(String key, List<String> owners, boolean all) {
-        return releaseWrite(confirm, key, Family.releaseMany(key, all, owners), "the release of permits " + key, value -> {
+        return releaseWrite(confirm, key, Family.releaseMany(key, all, owners, requestId()), "the release of permits " + key, value -> {
             owners.forEach(owner -> holdings.released(new Target(Family.PERMITS, key, owner), null));
             return Replies.number(value, 0);
         });

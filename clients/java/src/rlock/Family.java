@@ -71,13 +71,16 @@ enum Family {
     }
 
     /**
-     * {@code RSEM.RELEASEMANY key ALL|ANY owner...}: every permit of each listed owner; {@code ALL}:
-     * all of them held, or an error and nothing changes; {@code ANY}: those held.
+     * {@code RSEM.RELEASEMANY key ID id ALL|ANY owner...}: every permit of each listed owner;
+     * {@code ALL}: all of them held, or an error and nothing changes; {@code ANY}: those held. A
+     * re-sent call (same id) releases nothing and answers as the first.
      */
-    static Object[] releaseMany(String key, boolean all, List<String> owners) {
-        List<Object> args = new ArrayList<>(owners.size() + 3);
+    static Object[] releaseMany(String key, boolean all, List<String> owners, String requestId) {
+        List<Object> args = new ArrayList<>(owners.size() + 5);
         args.add("RSEM.RELEASEMANY");
         args.add(key);
+        args.add("ID");
+        args.add(requestId);
         args.add(all ? "ALL" : "ANY");
         args.addAll(owners);
         return args.toArray();

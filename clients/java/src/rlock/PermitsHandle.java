@@ -4,7 +4,9 @@ import java.util.Map;
 
 /**
  * What {@link ROwnedSemaphore} and {@link RPermitExpirableSemaphore} share: both are one
- * {@code RSEM.*} semaphore, counted the same way; only what a permit belongs to differs.
+ * {@code RSEM.*} semaphore, counted the same way; only what a permit belongs to differs. Setting
+ * and adding permits carry a request id: re-sent after a lost reply, they count once and answer
+ * as the first call.
  */
 abstract class PermitsHandle extends Handle {
     PermitsHandle(Engine engine, String name) {
@@ -12,11 +14,11 @@ abstract class PermitsHandle extends Handle {
     }
 
     public boolean trySetPermits(int permits) {
-        return Long.valueOf(1).equals(engine.write(name, "RSEM.SETPERMITS", name, (long) permits));
+        return Long.valueOf(1).equals(engine.write(name, "RSEM.SETPERMITS", name, (long) permits, "ID", Engine.requestId()));
     }
 
     public void addPermits(int permits) {
-        engine.write(name, "RSEM.ADDPERMITS", name, (long) permits);
+        engine.write(name, "RSEM.ADDPERMITS", name, (long) permits, "ID", Engine.requestId());
     }
 
     public int availablePermits() {

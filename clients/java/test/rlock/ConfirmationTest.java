@@ -118,6 +118,11 @@ class ConfirmationTest {
     /** Resumes the replica and waits until it has acknowledged everything the primary wrote. */
     static void resume(int port) throws Exception {
         topology.resume(port);
+        caughtUp();
+    }
+
+    /** Waits until the replica has acknowledged everything the primary wrote. */
+    static void caughtUp() throws Exception {
         Admin.eventually(10_000, "the replica caught up", () -> {
             String info = RespConnection.text(Admin.call(primary, "INFO", "replication"));
             String offset = info.replaceAll("(?s).*master_repl_offset:(\\d+).*", "$1");
@@ -189,6 +194,54 @@ class ConfirmationTest {
             } finally {
                 resume(port);
             }
+        }
+    }
+
+    /** The permits a counting semaphore's waiter took, or what it threw, run on a thread of its own. */
+    static CompletableFuture<Object> countingWaiter(RSemaphore semaphore) {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                return semaphore.tryAcquire(2, 10, TimeUnit.SECONDS);
+            } catch (Throwable e) {
+                return e;
+            }
+        });
+    }
+
+    static long notifiedWaiters() {
+        return Long.parseLong(Admin.infoField(primary, "rlock", "rlock_notified_waiters"));
+    }
+
+    @Test
+    void aCountingGrantByMessageIsConfirmedOrUndone() throws Exception {
+        String key = "counting-notify";
+        RSemaphore semaphore = rlock.getSemaphore(key);
+        RSemaphore theirs = unconfirmed.getSemaphore(key);
+        assertTrue(theirs.trySetPermits(0));
+        caughtUp(); // Valkey 9.1.2 answers the first WAIT after a replica came online only at its next ACK (~1 s)
+        CompletableFuture<Object> waiter = countingWaiter(semaphore);
+        Admin.eventually(5000, "the waiter queued", () -> notifiedWaiters() == 1);
+        theirs.release(2);
+        assertEquals(true, waiter.get(10, TimeUnit.SECONDS));
+        assertEquals("0", RespConnection.text(Admin.call(replica, "GET", key)), "on the replica when the call returned");
+
+        CompletableFuture<Object> stopped = countingWaiter(semaphore);
+        Admin.eventually(5000, "the waiter queued", () -> notifiedWaiters() == 1);
+        int port = topology.replicaPorts().get(0);
+        topology.pause(port);
+        try {
+            theirs.release(2); // granted to the waiter by message
+            Object thrown = stopped.get(10, TimeUnit.SECONDS);
+            assertTrue(thrown instanceof NotConfirmedException, "the grant by message was reported taken: " + thrown);
+            assertTrue(((Throwable) thrown).getMessage().contains("confirmed by 0 of 1 replicas within 300 ms (undone"),
+                    ((Throwable) thrown).getMessage());
+            assertEquals(2L, Admin.call(primary, "RCSEM.AVAILABLE", key), "the grant was given back");
+            // Granted at once, not confirmed: given back as well.
+            unconfirmedWithin300Ms(() -> semaphore.tryAcquire(2));
+            unconfirmedWithin300Ms(() -> semaphore.tryAcquire(2, 1, TimeUnit.SECONDS));
+            assertEquals(2L, Admin.call(primary, "RCSEM.AVAILABLE", key));
+        } finally {
+            resume(port);
         }
     }
 
