@@ -1,5 +1,6 @@
 package rlock;
 
+import java.time.Duration;
 import java.util.Map;
 
 /**
@@ -19,6 +20,23 @@ abstract class PermitsHandle extends Handle {
 
     public void addPermits(int permits) {
         engine.write(name, "RSEM.ADDPERMITS", name, (long) permits, "ID", Engine.requestId());
+    }
+
+    /**
+     * Sets the time to live of the semaphore's keys, its counter and its holders (docs/semaphore.md,
+     * "Layout"), as Redisson's covers its timeout set: so no holder outlives the count it took
+     * from. True when either exists.
+     */
+    public boolean expire(Duration timeToLive) {
+        long ms = Math.max(1, timeToLive.toMillis());
+        boolean counter = Replies.number(engine.write(name, "PEXPIRE", name, ms), 0) > 0;
+        String holders = holdersKey(name);
+        return Replies.number(engine.write(holders, "PEXPIRE", holders, ms), 0) > 0 || counter;
+    }
+
+    /** The server's holders hash of the semaphore at {@code key}: {@code {key}:rlock:holders}, in the key's slot. */
+    static String holdersKey(String key) {
+        return (key.contains("{") ? key : "{" + key + "}") + ":rlock:holders";
     }
 
     public int availablePermits() {

@@ -119,6 +119,11 @@ public final class RLockClient implements AutoCloseable {
         return new LatchImpl(engine, name);
     }
 
+    /** The keys of the database on every primary (Redisson's {@code getKeys()}): {@code count()}, {@code flushall()}. */
+    public RKeys getKeys() {
+        return new KeysImpl(engine);
+    }
+
     /**
      * An election among candidates of {@code name} (the lock {@code name} itself), as
      * {@code candidate}: see {@link Election}.

@@ -1,5 +1,6 @@
 package rlock;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -90,6 +91,12 @@ public interface RPermitExpirableSemaphore {
      * @throws RLockException when no such permit is held
      */
     long getLeaseTime(String permitId);
+
+    /**
+     * Sets the time to live of the semaphore, its count and its holders alike (as Redisson's,
+     * which sets it on its timeout set too): true when it exists.
+     */
+    boolean expire(Duration timeToLive);
 
     /** {@link #acquire()} on another thread (the permit id belongs to no thread). */
     CompletableFuture<String> acquireAsync();

@@ -162,6 +162,21 @@ final class Router {
         return new ArrayList<>(nodes.values());
     }
 
+    /** The primaries holding the data now: the server, or in Redis Cluster each slot's node, once. */
+    Collection<Node> primaries() {
+        if (!cluster) {
+            return java.util.List.of(seed);
+        }
+        java.util.Set<Node> primaries = new java.util.LinkedHashSet<>();
+        for (int slot = 0; slot < Cluster.SLOTS; slot++) {
+            Node node = slots.get(slot);
+            if (node != null) {
+                primaries.add(node);
+            }
+        }
+        return primaries;
+    }
+
     Node nodeFor(String key) {
         if (!cluster) {
             return seed;

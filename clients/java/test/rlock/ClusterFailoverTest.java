@@ -44,8 +44,7 @@ class ClusterFailoverTest {
     }
 
     static String seed() {
-        Map<String, Object> any = topology.nodes().stream().filter(n -> "primary".equals(n.get("role"))).findFirst().get();
-        return "redis://127.0.0.1:" + Topology.port(any);
+        return topology.seedUri();
     }
 
     /** The port of the primary serving {@code key}'s slot now. */

@@ -108,6 +108,24 @@ class ClusterTest {
         }
     }
 
+    /** getKeys() covers every master, as Redisson's: count() sums their DBSIZE, flushall() empties each. */
+    @Test
+    void keysAreCountedAndFlushedOnEveryMaster() throws Exception {
+        try (RLockClient client = RLockClient.create(nodes.get(1).uri())) {
+            RKeys keys = client.getKeys();
+            keys.flushall();
+            for (int node = 0; node < 3; node++) {
+                client.getLock(keyOn(node, "cluster:keys:")).lock(1, TimeUnit.MINUTES);
+            }
+            assertEquals(3, keys.count());
+            keys.flushall();
+            for (int node = 0; node < 3; node++) {
+                assertEquals(0L, Admin.call(admins.get(node), "DBSIZE"), "node " + node + " flushed");
+            }
+            assertEquals(0, keys.count());
+        }
+    }
+
     @Test
     void waitsAreToldByTheirNode() throws Exception {
         String key = keyOn(2, "cluster:wait:");

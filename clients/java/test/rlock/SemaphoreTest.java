@@ -65,6 +65,23 @@ class SemaphoreTest extends TwoClients {
         assertEquals(0, semaphore.availablePermits());
     }
 
+    /** As Redisson's expire covers its timeout set: a permit held by the watchdog does not outlive its count. */
+    @Test
+    void expireEndsTheHoldersWithTheCount() throws Exception {
+        RPermitExpirableSemaphore semaphore = client.getPermitExpirableSemaphore(name);
+        semaphore.trySetPermits(2);
+        semaphore.acquire();
+        String holders = "{" + name + "}:rlock:holders"; // docs/semaphore.md, "Layout"
+        assertEquals(2L, Admin.call(admin, "EXISTS", name, holders), "the count and the holders hash");
+        assertTrue(semaphore.expire(java.time.Duration.ofMillis(300)));
+        for (String key : List.of(name, holders)) {
+            long ttl = (Long) Admin.call(admin, "PTTL", key);
+            assertTrue(ttl > 0 && ttl <= 300, key + " carries the time to live: " + ttl);
+        }
+        eventually(5000, "both keys ended", () -> (Long) Admin.call(admin, "EXISTS", name, holders) == 0);
+        assertFalse(semaphore.expire(java.time.Duration.ofMillis(300)), "nothing left to expire");
+    }
+
     @Test
     void waitersAreServedInOrderAndWholeRequestsFirst() throws Exception {
         ROwnedSemaphore semaphore = client.getOwnedSemaphore(name);

@@ -110,6 +110,13 @@ public final class Topology implements AutoCloseable {
         return nodes;
     }
 
+    /** A cluster's seed for a client: {@code redis://} to one of its primaries. */
+    public String seedUri() {
+        Map<String, Object> primary = nodes().stream().filter(node -> "primary".equals(node.get("role"))).findFirst()
+                .orElseThrow(() -> new IllegalStateException("the topology has no primary: " + described));
+        return "redis://127.0.0.1:" + port(primary);
+    }
+
     public static int port(Map<String, Object> node) {
         return ((Number) node.get("port")).intValue();
     }

@@ -227,6 +227,20 @@ public class RedissonLockTest extends BaseConcurrentTest {
     }
 
     @Test
+    public void testInCluster() throws Exception {
+        testInCluster(redisson -> {
+            for (int i = 0; i < 3; i++) {
+                RLock lock = redisson.getLock("myLock");
+                lock.lock();
+                assertThat(lock.isLocked()).isTrue();
+                lock.unlock();
+                assertThat(lock.isLocked()).isFalse();
+            }
+        });
+    }
+
+
+    @Test
     public void testAutoExpire() throws InterruptedException {
         final CountDownLatch latch = new CountDownLatch(1);
         
@@ -337,6 +351,18 @@ public class RedissonLockTest extends BaseConcurrentTest {
 
         t2.start();
         t2.join();
+    }
+
+    @Test
+    public void testLockFailoverInCluster() {
+        testInCluster(redisson -> {
+            for (int i = 0; i < 30; i++) {
+                RLock t = redisson.getLock("test_lock");
+                if (t.tryLock()) {
+                    t.unlock();
+                }
+            }
+        });
     }
 
     @Test

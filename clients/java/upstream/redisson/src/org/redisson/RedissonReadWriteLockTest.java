@@ -163,6 +163,17 @@ public class RedissonReadWriteLockTest extends BaseConcurrentTest {
     }
 
     @Test
+    public void testInCluster() {
+        testInCluster(redisson -> {
+            RReadWriteLock s = redisson.getReadWriteLock("1234");
+            s.writeLock().lock();
+            s.readLock().lock();
+            s.readLock().unlock();
+            s.writeLock().unlock();
+        });
+    }
+
+    @Test
     public void testReadLockLeaseTimeoutDiffThreadsWRR() throws InterruptedException {
         RLock writeLock = redisson.getReadWriteLock("my_read_write_lock").writeLock();
         Assertions.assertTrue(writeLock.tryLock(1, 10, TimeUnit.SECONDS));

@@ -3,20 +3,23 @@ package org.redisson;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.function.Consumer;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.testcontainers.containers.GenericContainer;
 import rlock.RLockClient;
-import rlock.resp.RespConnection;
+import rlock.testing.Topology;
 
 /**
  * Stand-in for Redisson's test base class (revision in ../../../README.md), with only what the
  * vendored lock tests use: one shared server (a local redis-server with the rlock module, see
  * {@link GenericContainer}), the shared client {@code redisson}, a "config" that is the server's
  * URI (our client takes a URI where Redisson takes a {@code Config}), a FLUSHALL before
- * each test, and the tests expected to fail for a deliberate difference
- * ({@link DeliberateDifferences}). Redisson's Docker cluster and Sentinel harnesses are left out.
+ * each test, the tests expected to fail for a deliberate difference
+ * ({@link DeliberateDifferences}), and {@link #testInCluster}: Redisson's Docker cluster of 3
+ * masters and 3 replicas is the shared harness's ({@link Topology}, {@code cluster}), started
+ * at a class's first call and stopped after the class. Redisson's Sentinel harness is left out.
  */
 @ExtendWith(DeliberateDifferences.class)
 // Each test's limit (inherited by the vendored classes): above test.sh's 60 s default, which
@@ -30,6 +33,10 @@ public class RedisDockerTest {
     protected static final GenericContainer<?> CONTAINER = createContainer();
 
     protected static RLockClient redisson;
+
+    protected static RLockClient redissonCluster;
+
+    private static Topology cluster;
 
     protected static GenericContainer<?> createContainer(String... params) {
         return new GenericContainer<>(params);
@@ -77,12 +84,36 @@ public class RedisDockerTest {
         }
     }
 
+    protected static void testInCluster(Consumer<RLockClient> redissonCallback) {
+        if (redissonCluster == null) {
+            try {
+                cluster = Topology.start("cluster");
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+            redissonCluster = RLockClient.create(cluster.seedUri());
+        }
+
+        redissonCallback.accept(redissonCluster);
+    }
+
+    @AfterAll
+    static void stopCluster() {
+        if (redissonCluster != null) {
+            redissonCluster.shutdown();
+            redissonCluster = null;
+        }
+        if (cluster != null) {
+            cluster.close();
+            cluster = null;
+        }
+    }
+
     @BeforeEach
     public void beforeEach() {
-        try (RespConnection admin = CONTAINER.server().admin()) {
-            admin.call("FLUSHALL");
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+        redisson.getKeys().flushall();
+        if (redissonCluster != null) {
+            redissonCluster.getKeys().flushall();
         }
     }
 }

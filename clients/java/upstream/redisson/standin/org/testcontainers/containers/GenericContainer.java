@@ -42,9 +42,4 @@ public class GenericContainer<SELF extends GenericContainer<SELF>> {
         }
         return server.port;
     }
-
-    /** The running server, for the stand-in base class's own set-up (flushing between tests). */
-    public RedisServer server() {
-        return server;
-    }
 }
