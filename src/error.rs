@@ -37,6 +37,8 @@ pub enum Error {
     /// The hash at the key has a hold count that is not an integer: not a lock we understand.
     CorruptHolds,
     HoldsOverflow,
+    /// In Redis Cluster, a read-write lock or semaphore whose side keys would land in another slot.
+    SideKeysSlot,
     /// `RWLOCK.ACQUIRE ... WRITE` by an owner that holds read: it would wait for itself.
     Upgrade,
     /// An owner with `MAX_READ_HOLDS` read holds asked for one more.
@@ -147,6 +149,10 @@ impl fmt::Display for Error {
                 )
             }
             Error::HoldsOverflow => write!(f, "ERR hold count would overflow"),
+            Error::SideKeysSlot => write!(
+                f,
+                "ERR in Redis Cluster this key's side keys would land in another slot (a brace without a hash tag): give the name a hash tag, e.g. {{name}}"
+            ),
             Error::Upgrade => write!(
                 f,
                 "ERR this owner holds the read lock: release it before asking for the write lock (an upgrade would wait for itself)"

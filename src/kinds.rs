@@ -18,6 +18,20 @@ pub fn tagged(key: &[u8]) -> Vec<u8> {
     }
 }
 
+/// Whether the keys `tagged` names beside `key` land in `key`'s Cluster slot: when `key` has a
+/// hash tag (a `{` then a `}` with something between, which the side keys keep), or has neither
+/// brace (its wrapped name's tag is the whole key, which is what Redis hashes). Any other key is
+/// hashed whole by Redis, but its side keys are not.
+pub fn side_keys_share_slot(key: &[u8]) -> bool {
+    let has_tag = key.iter().position(|&b| b == b'{').is_some_and(|open| {
+        key[open + 1..]
+            .iter()
+            .position(|&b| b == b'}')
+            .is_some_and(|len| len > 0)
+    });
+    has_tag || !key.iter().any(|&b| b == b'{' || b == b'}')
+}
+
 /// Which lock a key holds: a hash with a `mode` field is a read-write lock, any other hash a
 /// plain lock. A key is only ever one of them; each command family refuses the other.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -131,6 +145,21 @@ mod tests {
         for (available, wanted, queued, expected) in cases {
             let fit = permits_fit(available, wanted, queued);
             assert_eq!(fit, expected, "{available} {wanted} {queued}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod side_key_tests {
+    use super::side_keys_share_slot;
+
+    #[test]
+    fn side_keys_share_the_slot_of_tagged_and_plain_keys_only() {
+        for key in ["lock", "{a}b", "x{tag}y", "a{b}c{d}", "{a}{"] {
+            assert!(side_keys_share_slot(key.as_bytes()), "{key}");
+        }
+        for key in ["a{b", "a{}b", "{}a", "a}b", "}a{", "a{b:c"] {
+            assert!(!side_keys_share_slot(key.as_bytes()), "{key}");
         }
     }
 }

@@ -40,6 +40,16 @@ const HASH_DELETE: RStr = 1usize as RStr;
 
 pub use crate::kinds::LockType;
 
+/// Refuses, in Redis Cluster, a key whose side keys (a read-write lock's timeout keys, a
+/// semaphore's holders) would land in another slot, where a slot migration would leave them.
+pub fn side_keys_in_slot(ctx: Ctx, key: &[u8]) -> Result<()> {
+    let cluster = crate::api::context_flags(ctx) & raw::REDISMODULE_CTX_FLAGS_CLUSTER != 0;
+    if cluster && !crate::kinds::side_keys_share_slot(key) {
+        return Err(Error::SideKeysSlot);
+    }
+    Ok(())
+}
+
 /// An open lock key; closed on drop.
 pub struct LockKey {
     pub(crate) ctx: Ctx,
@@ -97,6 +107,9 @@ impl LockKey {
 
     /// Like `open`, also refusing a lock of the other kind (`WRONGTYPE`, nothing changed).
     pub fn open_as(ctx: Ctx, name: RStr, write: bool, kind: LockType) -> Result<LockKey> {
+        if kind == LockType::ReadWrite {
+            side_keys_in_slot(ctx, bytes(name))?;
+        }
         let lock = LockKey::open(ctx, name, write)?;
         match lock.kind() {
             Some(found) if found != kind => Err(Error::WrongType),

@@ -27,6 +27,7 @@ impl Semaphore {
     /// Opens the semaphore at `key`: WRONGTYPE when the key holds something other than a
     /// counter, or its holders key something other than a hash.
     pub fn open(ctx: Ctx, key: RStr) -> Result<Semaphore> {
+        crate::store::side_keys_in_slot(ctx, bytes(key))?;
         let counter = counter::get(ctx, key)?;
         let name = OwnedStr::new(&holders_key(bytes(key)));
         let holders = LockKey::open(ctx, name.0, true)?;
