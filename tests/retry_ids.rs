@@ -162,10 +162,22 @@ fn a_drain_with_an_id_takes_once_and_answers_a_retry_the_same() {
     assert_eq!(c.q("RCSEM.DRAIN s ID d-2").int(), 2, "another id drains");
     c.q("RCSEM.ADDPERMITS s -3");
     assert_eq!(c.q("RCSEM.DRAIN s").int(), -3, "without an id, below 0");
-    assert_eq!(c.q("RCSEM.DRAIN s ID d-1").int(), 4, "still the first answer");
-    assert_eq!(c.q("RCSEM.DRAIN t ID d-1").int(), 0, "another key is another call");
+    assert_eq!(
+        c.q("RCSEM.DRAIN s ID d-1").int(),
+        4,
+        "still the first answer"
+    );
+    assert_eq!(
+        c.q("RCSEM.DRAIN t ID d-1").int(),
+        0,
+        "another key is another call"
+    );
     c.q("RCSEM.ADDPERMITS t 1");
-    assert_eq!(c.q("RCSEM.DRAIN t ID d-1").int(), 0, "remembered although it took nothing");
+    assert_eq!(
+        c.q("RCSEM.DRAIN t ID d-1").int(),
+        0,
+        "remembered although it took nothing"
+    );
     assert_eq!(c.q("RCSEM.AVAILABLE t").int(), 1);
 }
 
