@@ -1,5 +1,5 @@
 //! Request ids where no holding remembers them: `RSEM.RELEASEMANY ... ID`, `ADDPERMITS ... ID`
-//! and `SETPERMITS ... ID` of both semaphores count once and answer a retry as the first call;
+//! and `SETPERMITS ... ID` of both semaphores and `RCSEM.DRAIN ... ID` count once and answer a retry as the first call;
 //! a retried counting grant (`RCSEM.ACQUIRE ... ID <same id>`) propagates something, so a
 //! `WAIT` pipelined after it confirms the grant only once the replica has it.
 
@@ -93,6 +93,9 @@ fn bad_ids_and_arguments_are_refused_and_change_nothing() {
         ("RCSEM.ADDPERMITS c 1 FOO x".to_string(), "ERR"),
         (format!("RCSEM.ADDPERMITS c 1 ID {long}"), "ERR"),
         ("RCSEM.SETPERMITS c 1 ID".to_string(), "ERR"),
+        ("RCSEM.DRAIN c ID".to_string(), "ERR"),
+        ("RCSEM.DRAIN c PERMITS 1".to_string(), "ERR"),
+        (format!("RCSEM.DRAIN c ID {long}"), "ERR"),
     ];
     for (call, error) in &refused {
         let reply = c.q(call);
@@ -144,6 +147,38 @@ fn addpermits_and_setpermits_with_an_id_count_once() {
     permits_counted_once(&mut c, "RCSEM", |c| c.q("RCSEM.AVAILABLE s").int());
     let remembered = server.info_field("rlock", "rlock_remembered_releases");
     assert!(remembered.parse::<i64>().unwrap() >= 4, "{remembered}");
+}
+
+#[test]
+fn a_drain_with_an_id_takes_once_and_answers_a_retry_the_same() {
+    let server = Server::start();
+    let mut c = server.conn();
+    c.q("RCSEM.SETPERMITS s 4");
+    let drain = "RCSEM.DRAIN s ID d-1";
+    assert_eq!(c.q(drain).int(), 4);
+    c.q("RCSEM.ADDPERMITS s 2");
+    assert_eq!(c.q(drain).int(), 4, "the first call's answer");
+    assert_eq!(c.q("RCSEM.AVAILABLE s").int(), 2, "the retry took nothing");
+    assert_eq!(c.q("RCSEM.DRAIN s ID d-2").int(), 2, "another id drains");
+    c.q("RCSEM.ADDPERMITS s -3");
+    assert_eq!(c.q("RCSEM.DRAIN s").int(), -3, "without an id, below 0");
+    assert_eq!(
+        c.q("RCSEM.DRAIN s ID d-1").int(),
+        4,
+        "still the first answer"
+    );
+    assert_eq!(
+        c.q("RCSEM.DRAIN t ID d-1").int(),
+        0,
+        "another key is another call"
+    );
+    c.q("RCSEM.ADDPERMITS t 1");
+    assert_eq!(
+        c.q("RCSEM.DRAIN t ID d-1").int(),
+        0,
+        "remembered although it took nothing"
+    );
+    assert_eq!(c.q("RCSEM.AVAILABLE t").int(), 1);
 }
 
 /// Sends `SIGCONT` when dropped, so a failed assertion leaves no stopped server behind.
@@ -232,6 +267,7 @@ fn every_retry_answered_from_memory_is_confirmed_only_by_a_replica_that_has_it()
     let mut c = master.conn();
     c.q("RSEM.SETPERMITS sem 3");
     c.q("RLATCH.SET latch 3");
+    c.q("RCSEM.SETPERMITS counted 2");
     c.q("RLOCK.ACQUIRE nested o PX 60000");
     c.q("RLOCK.ACQUIRE gone o PX 60000");
     let calls = [
@@ -244,6 +280,7 @@ fn every_retry_answered_from_memory_is_confirmed_only_by_a_replica_that_has_it()
         "RSEM.ACQUIRE sem o PERMITS 2 PX 60000 ID a-5",
         "RSEM.RELEASE sem o ID r-3",
         "RLATCH.COUNTDOWN latch ID c-1",
+        "RCSEM.DRAIN counted ID d-1",
     ];
     let first: Vec<Value> = calls.iter().map(|call| c.q(call)).collect();
     sync_replica(&mut c);

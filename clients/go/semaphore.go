@@ -12,15 +12,17 @@ func (c *Client) NewSemaphore(name string, opts ...Option) *Semaphore {
 	return &Semaphore{hd: c.newHandle(name, opts)}
 }
 
-// TrySetPermits sets the available permits if the semaphore does not exist yet.
+// TrySetPermits sets the available permits if the semaphore does not exist yet. It carries a
+// request ID, so its resend after a lost reply answers as the first call did (true again).
 func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
-	v, err := s.hd.c.write(ctx, 0, []string{"RSEM.SETPERMITS", s.hd.key, itoa(n)}, true)
+	v, err := s.hd.c.write(ctx, 0, []string{"RSEM.SETPERMITS", s.hd.key, itoa(n), "ID", newID()}, true)
 	return v.num == 1, err
 }
 
-// AddPermits adds n available permits (negative: removes); the new count.
+// AddPermits adds n available permits (negative: removes); the new count. It carries a
+// request ID, so its resend after a lost reply adds once.
 func (s *Semaphore) AddPermits(ctx context.Context, n int64) (int64, error) {
-	v, err := s.hd.c.write(ctx, 0, []string{"RSEM.ADDPERMITS", s.hd.key, itoa(n)}, true)
+	v, err := s.hd.c.write(ctx, 0, []string{"RSEM.ADDPERMITS", s.hd.key, itoa(n), "ID", newID()}, true)
 	return v.num, err
 }
 

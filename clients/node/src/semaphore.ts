@@ -4,6 +4,7 @@ import { Holder } from './holder';
 import { AcquireArg, Family, Hold, LockOptions, acquireOptionsOf, ownerOf } from './options';
 import { Session } from './session';
 import { field } from './reply';
+import { requestId } from './request';
 
 const PERMITS: Family = {
   type: 'permits',
@@ -52,7 +53,7 @@ export class Semaphore extends Holder {
 
   protected override async prepare(session: Session): Promise<void> {
     if (!this.prepared) {
-      this.prepared = session.confirmed(['RSEM.SETPERMITS', this.key, this.limit], this.confirm, this.responseTimeout).then(
+      this.prepared = session.confirmed(['RSEM.SETPERMITS', this.key, this.limit, 'ID', requestId()], this.confirm, this.responseTimeout).then(
         ([, unconfirmed]) => settleUnconfirmed(unconfirmed, `set the permits of semaphore "${this.key}"`, true),
         (err) => {
           this.prepared = null;
@@ -100,17 +101,18 @@ export class Semaphore extends Holder {
 
   /**
    * Sets the permits to `permits` when the semaphore does not exist yet (Redisson's
-   * `trySetPermits`, `RSEM.SETPERMITS`): true when set, false when it existed.
+   * `trySetPermits`, `RSEM.SETPERMITS`): true when set, false when it existed. With a request
+   * id, so a retry after a dropped connection answers as the first call (true again).
    */
   async trySetPermits(permits: number): Promise<boolean> {
     if (!Number.isInteger(permits) || permits < 0) throw new RangeError('rlock: permits must be an integer >= 0');
-    return Number(await this.adminCall(['RSEM.SETPERMITS', this.key, permits], true)) === 1;
+    return Number(await this.adminCall(['RSEM.SETPERMITS', this.key, permits, 'ID', requestId()], true)) === 1;
   }
 
-  /** Adds `permits` (negative: removes) to the available ones and lets waiters in; the permits available now. */
+  /** Adds `permits` (negative: removes) to the available ones and lets waiters in; the permits available now (once, even when retried). */
   async addPermits(permits: number): Promise<number> {
     if (!Number.isInteger(permits)) throw new RangeError('rlock: permits must be an integer');
-    return Number(await this.adminCall(['RSEM.ADDPERMITS', this.key, permits], true));
+    return Number(await this.adminCall(['RSEM.ADDPERMITS', this.key, permits, 'ID', requestId()], true));
   }
 
   /** `write`: confirmed by the replicas. */

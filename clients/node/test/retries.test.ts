@@ -123,6 +123,22 @@ for (const lib of LIBS) {
       proxy.closeOrphans();
     });
 
+    it('semaphore trySetPermits and addPermits whose replies are lost count once', async () => {
+      const k = key();
+      const s = new Semaphore(client, k, 0);
+      const dropped = proxy.dropped;
+      proxy.dropAfter('RSEM.SETPERMITS');
+      assert.equal(await s.trySetPermits(3), true, 'the retry of the call that set them');
+      proxy.dropAfter('RSEM.ADDPERMITS');
+      assert.equal(await s.addPermits(2), 5);
+      proxy.dropAfter('RSEM.ADDPERMITS');
+      assert.equal(await s.addPermits(-1), 4);
+      assert.equal(proxy.dropped, dropped + 3, 'every reply was dropped once');
+      assert.equal(await s.available(), 4, 'each added once');
+      assert.equal(await s.trySetPermits(9), false);
+      proxy.closeOrphans();
+    });
+
     it('latch countDown whose reply is lost counts once', async () => {
       const latch = new CountDownLatch(client, key());
       assert.equal(await latch.trySetCount(3), true);

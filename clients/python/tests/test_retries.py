@@ -60,3 +60,24 @@ async def test_a_watchdog_acquire_whose_connection_broke_is_taken_anew(variant, 
     assert info["token"] == await lock.get(lambda lock: lock.fence)
     await lock.release()
     assert lock_info(admin, "k") is None
+
+
+async def test_retried_set_and_add_permits_count_once(variant, admin):
+    """Each carries a request ID, so the re-sent call is answered as the first: a retried
+    try_set_permits that set the count is True, not "already set"; add_permits adds once."""
+    client = variant.client(connection_class=variant.flaky_connection_class)
+    sem = variant.semaphore("s", client=client)
+    answered = rlock_stat(admin, "retries_answered")
+    dropped = DroppedReplies.count
+
+    DroppedReplies.arm("RSEM.SETPERMITS")
+    assert await sem.try_set_permits(3) is True
+    DroppedReplies.arm("RSEM.ADDPERMITS")
+    assert await sem.add_permits(2) == 5
+    DroppedReplies.arm("RSEM.ADDPERMITS")
+    assert await sem.add_permits(-1) == 4
+
+    assert DroppedReplies.count - dropped == 3
+    assert rlock_stat(admin, "retries_answered") - answered == 3
+    assert await sem.available_permits() == 4
+    assert await sem.try_set_permits(9) is False

@@ -1,7 +1,7 @@
 //! The semaphore (`RSEM.*`): a thin layer over the core, and the permit counts.
 
 use crate::builder::builder_methods;
-use crate::commands::Family;
+use crate::commands::{self, Family};
 use crate::confirm::settle_write;
 use crate::core::Core;
 use crate::error::Result;
@@ -59,27 +59,36 @@ impl Semaphore {
     }
 
     /// Sets the available permits to `n` when the semaphore does not exist yet (`true`), else
-    /// changes nothing (`false`): Redisson's `trySetPermits`. Not retried after a connection
-    /// error (a retry could not tell its own earlier success from someone else's).
+    /// changes nothing (`false`): Redisson's `trySetPermits`. Retry-safe: it carries
+    /// `ID <uuid4>` and is sent once more, unchanged, after a connection error; the server
+    /// answers a retry of the call that set the count `true` again.
     pub async fn try_set_permits(&self, n: u32) -> Result<bool> {
-        let mut cmd = redis::cmd("RSEM.SETPERMITS");
-        cmd.arg(self.core.key()).arg(n);
-        let confirm = self.core.confirmation();
-        let (set, shortfall): (i64, _) = self.core.plain().call_once(&cmd, confirm).await?;
-        settle_write(shortfall, confirm)?;
+        let set: i64 = self.permits_call("RSEM.SETPERMITS", i64::from(n)).await?;
         Ok(set == 1)
     }
 
     /// Adds `n` available permits (negative: removes them) and serves the queue; returns the
-    /// new count. Not retried after a connection error (the server could not tell a retry
-    /// from a second call, and would add twice).
+    /// new count. Retry-safe as [`try_set_permits`](Semaphore::try_set_permits): a retried id
+    /// adds once.
     pub async fn add_permits(&self, n: i64) -> Result<i64> {
-        let mut cmd = redis::cmd("RSEM.ADDPERMITS");
-        cmd.arg(self.core.key()).arg(n);
+        self.permits_call("RSEM.ADDPERMITS", n).await
+    }
+
+    /// `<command> key n ID <fresh id>`, confirmed, retried after a connection error.
+    async fn permits_call(&self, command: &str, n: i64) -> Result<i64> {
+        let mut cmd = redis::cmd(command);
+        cmd.arg(self.core.key())
+            .arg(n)
+            .arg("ID")
+            .arg(commands::request_id());
         let confirm = self.core.confirmation();
-        let (available, shortfall) = self.core.plain().call_once(&cmd, confirm).await?;
+        let (reply, shortfall) = self
+            .core
+            .plain()
+            .call_confirmed(&cmd, Some(Duration::ZERO), confirm)
+            .await?;
         settle_write(shortfall, confirm)?;
-        Ok(available)
+        Ok(reply)
     }
 
     /// The permits available now (`RSEM.INFO`'s `available`; 0 when the semaphore does not

@@ -116,6 +116,29 @@ async fn retried_acquires_and_releases_count_once() -> Result<(), Error> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retried_set_and_add_permits_count_once() -> Result<(), Error> {
+    let redis = server();
+    let proxy = Proxy::start(redis.port).await;
+    let client = client_at(proxy.port);
+    let sem = Semaphore::new(&client, "s");
+
+    proxy.drop_reply_to("RSEM.SETPERMITS");
+    assert!(
+        sem.try_set_permits(3).await?,
+        "the retry of the call that set them"
+    );
+    assert_eq!(retries_answered(&redis), 1, "the second send was a retry");
+    proxy.drop_reply_to("RSEM.ADDPERMITS");
+    assert_eq!(sem.add_permits(2).await?, 5);
+    proxy.drop_reply_to("RSEM.ADDPERMITS");
+    assert_eq!(sem.add_permits(-1).await?, 4);
+    assert_eq!(retries_answered(&redis), 3);
+    assert_eq!(available(&redis, "s"), 4, "each added once");
+    assert!(!sem.try_set_permits(9).await?, "set already");
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dropped_wait_for_permits_leaves_the_queue() -> Result<(), Error> {
     let redis = server();
     let client = client(&redis);

@@ -145,17 +145,23 @@ fn set_permits(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
     Ok(Reply::Int(set))
 }
 
-/// `RCSEM.DRAIN key`: takes every available permit and replies how many (0 when never set;
-/// below 0, the count goes back to 0 and the reply is negative, as Java's `drainPermits`).
-/// Like Redisson's, it does not queue: it takes what is there now.
+/// `RCSEM.DRAIN key [ID request-id]`: takes every available permit and replies how many (0
+/// when never set; below 0, the count goes back to 0 and the reply is negative, as Java's
+/// `drainPermits`). Like Redisson's, it does not queue: it takes what is there now. With `ID`,
+/// a retry within the retry window takes nothing and replies what the first call took.
 fn drain(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
-    let [_, key] = argv else {
+    let [_, key, options @ ..] = argv else {
         return Err(Error::WrongArity);
     };
-    let (taken, write) = drained(counter::get(ctx, *key)?);
-    if write {
-        counter::set(ctx, *key, 0);
-    }
+    let o = with_bytes(options, args::request_id_options)?;
+    let call = retry_memory(ctx, *key, Call::Drain, o.id);
+    let taken = once(ctx, call, || {
+        let (taken, write) = drained(counter::get(ctx, *key)?);
+        if write {
+            counter::set(ctx, *key, 0);
+        }
+        Ok(taken)
+    })?;
     Ok(Reply::Int(taken))
 }
 

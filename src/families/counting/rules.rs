@@ -34,6 +34,7 @@ pub enum Call {
     Release,
     AddPermits,
     SetPermits,
+    Drain,
 }
 
 /// The server-memory entry of a call with request id `id` on (db, key) (`command_call`: never
@@ -44,6 +45,7 @@ pub fn remembered_call(db: i32, key: &[u8], call: Call, id: &[u8]) -> Vec<u8> {
         Call::Release => "rcsem.release",
         Call::AddPermits => "rcsem.addpermits",
         Call::SetPermits => "rcsem.setpermits",
+        Call::Drain => "rcsem.drain",
     };
     command_call(db, key, command, id)
 }
@@ -90,6 +92,10 @@ mod tests {
         assert_ne!(
             remembered_call(0, b"s", Call::SetPermits, b"id"),
             remembered_call(0, b"s", Call::AddPermits, b"id")
+        );
+        assert_ne!(
+            remembered_call(0, b"s", Call::Drain, b"id"),
+            remembered_call(0, b"s", Call::SetPermits, b"id")
         );
         assert_ne!(acquire, remembered_call(1, b"s", Call::Acquire, b"id"));
         assert_ne!(acquire, remembered_call(0, b"t", Call::Acquire, b"id"));

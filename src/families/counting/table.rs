@@ -66,9 +66,9 @@ pub const COMMANDS: &[Command] = &[
         keys: KEY_1,
         summary: c"Takes every available permit; replies how many (negative: the count was below 0 and is now 0).",
         complexity: c"O(1)",
-        arity: 2,
+        arity: -2,
         writes: true,
-        args: &[Arg::Key],
+        args: &[Arg::Key, Arg::Text(c"ID", c"request-id")],
     },
     Command {
         name: c"rcsem.available",

@@ -95,11 +95,13 @@ CONFIG_COMMAND = Command(("CONFIG", "GET", "rlock.watchdog-idle-ms"))
 
 
 def set_permits_command(name, permits: int) -> Command:
-    return Command(("RSEM.SETPERMITS", name, permits))
+    """With an ID: a retry of the call that set the count answers 1 again, not "already set"."""
+    return Command(("RSEM.SETPERMITS", name, permits), request_id=new_request_id())
 
 
 def add_permits_command(name, permits: int) -> Command:
-    return Command(("RSEM.ADDPERMITS", name, permits))
+    """With an ID: a retry after a lost reply adds once."""
+    return Command(("RSEM.ADDPERMITS", name, permits), request_id=new_request_id())
 
 
 def set_count_command(name, count: int) -> Command:
@@ -174,8 +176,8 @@ def failover_retries(now: float, until: Optional[float] = None) -> Retries:
     limit = now + FAILOVER_PATIENCE_S
     return Retries(delays=(0.0, 0.1, 0.2, 0.5), until=limit if until is None else min(until, limit))
 
-#: For a call that has no ID and would count twice if sent again (RSEM.ADDPERMITS, and the
-#: set-if-unset calls, whose retry would read as "already set"): a connection error is raised.
+#: For a call that has no ID and would count twice if sent again (RLATCH.SET, set-if-unset,
+#: whose retry would read as "already set"): a connection error is raised.
 NO_RETRIES = Retries(delays=())
 
 

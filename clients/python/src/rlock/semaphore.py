@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ._commands import NO_RETRIES
 from ._core import Hold, OwnedByThread
 from ._types import SemaphoreBase
 
@@ -25,11 +24,11 @@ class Semaphore(OwnedByThread, Hold, SemaphoreBase):
 
     def try_set_permits(self, permits: int) -> bool:
         """Sets the available permits if the semaphore does not exist yet: True, else False."""
-        return self._run(self._set_permits_command(permits), retries=NO_RETRIES) == 1
+        return self._run(self._set_permits_command(permits)) == 1
 
     def add_permits(self, permits: int) -> int:
         """Adds (negative: removes) available permits; returns how many are available now."""
-        return int(self._run(self._add_permits_command(permits), retries=NO_RETRIES))
+        return int(self._run(self._add_permits_command(permits)))
 
     def available_permits(self) -> int:
         return self._available(self._run(self._info_command()))

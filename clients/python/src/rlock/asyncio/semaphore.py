@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .._commands import NO_RETRIES
 from .._types import SemaphoreBase
 from ._core import Hold, OwnedByTask
 
@@ -23,10 +22,10 @@ class Semaphore(OwnedByTask, Hold, SemaphoreBase):
     """
 
     async def try_set_permits(self, permits: int) -> bool:
-        return await self._run(self._set_permits_command(permits), retries=NO_RETRIES) == 1
+        return await self._run(self._set_permits_command(permits)) == 1
 
     async def add_permits(self, permits: int) -> int:
-        return int(await self._run(self._add_permits_command(permits), retries=NO_RETRIES))
+        return int(await self._run(self._add_permits_command(permits)))
 
     async def available_permits(self) -> int:
         return self._available(await self._run(self._info_command()))

@@ -1,0 +1,134 @@
+package rlock
+
+import (
+	"bytes"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// replyDropper is a TCP proxy in front of a server that, once armed with a command name, lets
+// the next command with that name through and then closes the client's connection instead
+// of passing its reply on: the server carried the call out, the client never learned.
+type replyDropper struct {
+	ln      net.Listener
+	server  string
+	mu      sync.Mutex
+	armed   []byte
+	dropped atomic.Int64
+}
+
+func startReplyDropper(t testing.TB, server string) *replyDropper {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &replyDropper{ln: ln, server: server}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go p.pipe(c)
+		}
+	}()
+	return p
+}
+
+func (p *replyDropper) arm(command string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.armed = []byte(command)
+}
+
+// take reports whether chunk carries the armed command, and disarms it then.
+func (p *replyDropper) take(chunk []byte) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.armed == nil || !bytes.Contains(chunk, p.armed) {
+		return false
+	}
+	p.armed = nil
+	return true
+}
+
+func (p *replyDropper) pipe(client net.Conn) {
+	server, err := net.Dial("tcp", p.server)
+	if err != nil {
+		client.Close()
+		return
+	}
+	var drop atomic.Bool
+	go func() {
+		defer client.Close()
+		buf := make([]byte, 64<<10)
+		for {
+			n, err := server.Read(buf)
+			if n > 0 && drop.Load() {
+				p.dropped.Add(1)
+				server.Close()
+				return
+			}
+			if n > 0 {
+				client.Write(buf[:n])
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	defer server.Close()
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := client.Read(buf)
+		if n > 0 {
+			// Set before the command goes on, so its reply cannot pass first.
+			if p.take(buf[:n]) {
+				drop.Store(true)
+			}
+			server.Write(buf[:n])
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// TrySetPermits and AddPermits whose replies are lost are sent again with the same request
+// ID: the set answers true again (not "already set"), each add counts once.
+func TestLostPermitRepliesCountOnce(t *testing.T) {
+	s := startServer(t)
+	proxy := startReplyDropper(t, s.addr)
+	c := s.client(t, func(o *Options) { o.Addr = proxy.ln.Addr().String() })
+	check := s.client(t)
+	sem := c.NewSemaphore("s")
+	ctx := ctxFor(t, 10*time.Second)
+	answered := infoField(t, check, "rlock", "rlock_retries_answered")
+
+	proxy.arm("RSEM.SETPERMITS")
+	if ok, err := sem.TrySetPermits(ctx, 3); !ok || err != nil {
+		t.Fatalf("the resent set: %v %v, want true", ok, err)
+	}
+	for _, step := range []struct{ n, want int64 }{{2, 5}, {-1, 4}} {
+		proxy.arm("RSEM.ADDPERMITS")
+		if got, err := sem.AddPermits(ctx, step.n); got != step.want || err != nil {
+			t.Fatalf("the resent add of %d: %d %v, want %d", step.n, got, err, step.want)
+		}
+	}
+	if got := proxy.dropped.Load(); got != 3 {
+		t.Fatalf("%d replies dropped, want 3", got)
+	}
+	if got := infoField(t, check, "rlock", "rlock_retries_answered") - answered; got != 3 {
+		t.Fatalf("%d retries answered from memory, want 3", got)
+	}
+	if n, err := check.NewSemaphore("s").Available(ctx); n != 4 || err != nil {
+		t.Fatalf("available %d %v, want 4 (each added once)", n, err)
+	}
+	if ok, err := sem.TrySetPermits(ctx, 9); ok || err != nil {
+		t.Fatalf("a second set: %v %v, want false", ok, err)
+	}
+}
