@@ -262,7 +262,11 @@ fn keys_whose_side_keys_would_leave_their_slot_are_refused() {
     let cluster = Cluster::start();
     let mut client = cluster.client();
     for key in ["a{}b", "a}b", "a{b"] {
-        let before: i64 = cluster.nodes.iter().map(|n| n.conn().q("DBSIZE").int()).sum();
+        let before: i64 = cluster
+            .nodes
+            .iter()
+            .map(|n| n.conn().q("DBSIZE").int())
+            .sum();
         for line in [
             vec!["RWLOCK.ACQUIRE", key, "o", "WRITE", "PX", "60000"],
             vec!["RWLOCK.INFO", key],
@@ -272,11 +276,26 @@ fn keys_whose_side_keys_would_leave_their_slot_are_refused() {
             let reply = client.cmd(&line);
             assert!(reply.err().contains("another slot"), "{line:?}: {reply:?}");
         }
-        let after: i64 = cluster.nodes.iter().map(|n| n.conn().q("DBSIZE").int()).sum();
+        let after: i64 = cluster
+            .nodes
+            .iter()
+            .map(|n| n.conn().q("DBSIZE").int())
+            .sum();
         assert_eq!(after, before, "{key}: a refused call writes nothing");
     }
-    assert!(client.cmd(&["RLOCK.ACQUIRE", "a{}b", "o", "PX", "60000"]).int() > 0, "a plain lock has no side keys");
+    assert!(
+        client
+            .cmd(&["RLOCK.ACQUIRE", "a{}b", "o", "PX", "60000"])
+            .int()
+            > 0,
+        "a plain lock has no side keys"
+    );
     assert_eq!(client.cmd(&["RSEM.SETPERMITS", "{a}b", "2"]).int(), 1);
     assert!(client.cmd(&["RSEM.ACQUIRE", "{a}b", "o"]).int() > 0);
-    assert!(client.cmd(&["RWLOCK.ACQUIRE", "plain", "o", "READ", "PX", "60000"]).int() > 0);
+    assert!(
+        client
+            .cmd(&["RWLOCK.ACQUIRE", "plain", "o", "READ", "PX", "60000"])
+            .int()
+            > 0
+    );
 }

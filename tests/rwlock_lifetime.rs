@@ -247,14 +247,29 @@ fn reentries_add_leases_as_redisson_does() {
         "the first hold keeps its lease"
     );
     let second = expiry(&mut c, "{r}:a:rwlock_timeout:2");
-    assert!(second < first - 50_000, "the second hold has its own: {second} vs {first}");
-    assert_eq!(expiry(&mut c, "r"), first, "a re-entry never shortens the lock");
+    assert!(
+        second < first - 50_000,
+        "the second hold has its own: {second} vs {first}"
+    );
+    assert_eq!(
+        expiry(&mut c, "r"),
+        first,
+        "a re-entry never shortens the lock"
+    );
     c.q("RWLOCK.ACQUIRE r a READ PX 90000");
     let third = expiry(&mut c, "{r}:a:rwlock_timeout:3");
-    assert_eq!(expiry(&mut c, "r"), third, "the key lasts as long as the longest hold");
+    assert_eq!(
+        expiry(&mut c, "r"),
+        third,
+        "the key lasts as long as the longest hold"
+    );
     assert_eq!(c.q("RWLOCK.RELEASE r a READ").int(), 2);
     assert_eq!(c.q("EXISTS {r}:a:rwlock_timeout:3").int(), 0);
-    assert_eq!(expiry(&mut c, "r"), first, "the released hold's lease goes with it");
+    assert_eq!(
+        expiry(&mut c, "r"),
+        first,
+        "the released hold's lease goes with it"
+    );
 
     c.q("RWLOCK.ACQUIRE w b WRITE PX 10000");
     let before = expiry(&mut c, "w");
@@ -264,6 +279,9 @@ fn reentries_add_leases_as_redisson_does() {
         (before + 1000..=before + 1100).contains(&after),
         "a write re-entry adds its lease to the time left: {before} -> {after}"
     );
-    let ttl = holder(&mut c, "w", "b").expect("the writer").field("ttl").int();
+    let ttl = holder(&mut c, "w", "b")
+        .expect("the writer")
+        .field("ttl")
+        .int();
     assert!(ttl > 10_000, "INFO shows the added lease: {ttl}");
 }
