@@ -11,6 +11,7 @@ import threading
 import time
 
 import pytest
+import rlock
 from redis.exceptions import LockError
 
 from support import (
@@ -294,8 +295,11 @@ async def test_a_cancelled_wait_leaves_the_queue(variant, admin, redis_server):
 
 
 WAITER = """
-import sys, time, redis, rlock
-port, kind, name = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+import sys, time, redis, rlock, rlock._waiting
+port, kind, name, late = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4] == "late"
+if late:  # the thread descheduled between its queued call and its wait (where the flake was)
+    give_up_at = rlock._waiting.Acquisition._give_up_at
+    rlock._waiting.Acquisition._give_up_at = lambda self: time.sleep(1) or give_up_at(self)
 r = redis.Redis(port=port)
 if kind in ("read", "write"):
     lock = getattr(rlock.ReadWriteLock(r, name), kind + "_lock")()
@@ -310,12 +314,13 @@ except KeyboardInterrupt:
 """
 
 
-async def interrupted_waiter(admin, port: int, kind: str, name: str) -> None:
-    """A process whose main thread waits for `kind`, interrupted by SIGINT once queued; it
-    stays alive (its subscriber connected) while the test looks at the queue."""
+async def interrupted_waiter(admin, port: int, kind: str, name: str, late: bool = False) -> None:
+    """A process whose main thread waits for `kind`, interrupted by SIGINT once queued; its
+    entry must have left the queue while it is still alive (its subscriber connected): by its
+    cancel, not by the server dropping the waits of a closed connection."""
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-c", WAITER,
-        str(port), kind, name, stdout=asyncio.subprocess.PIPE,
+        str(port), kind, name, "late" if late else "soon", stdout=asyncio.subprocess.PIPE,
     )
     try:
         assert (await process.stdout.readline()).strip() == b"waiting"
@@ -324,7 +329,20 @@ async def interrupted_waiter(admin, port: int, kind: str, name: str) -> None:
         line = await asyncio.wait_for(process.stdout.readline(), 30)
         assert line.strip() == b"interrupted"
         assert process.returncode is None
+        assert queued(admin, kind, name) == 0, "the interrupted waiter left its entry in the queue"
     finally:
         if process.returncode is None:
             process.kill()
         await process.wait()
+
+
+async def test_an_interrupt_between_the_queued_call_and_its_wait_leaves_the_queue(admin, redis_server):
+    """Ctrl-C may come anywhere in the waiting thread, not only while it waits on its future:
+    here (made likely by a pause) after its call was queued and before it waits. The entry
+    still leaves by RLOCK.CANCEL, so a process that goes on does not leave it to be granted."""
+    holder = rlock.Lock(redis_server.client(), "l")
+    assert holder.acquire(blocking=False)  # opens no subscriber, which later tests count
+    cancelled = rlock_stat(admin, "cancelled")
+    await interrupted_waiter(admin, redis_server.port, "lock", "l", late=True)
+    assert rlock_stat(admin, "cancelled") == cancelled + 1
+    holder.release()

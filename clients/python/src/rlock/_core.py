@@ -5,7 +5,9 @@ waiting flow in _waiting.py; the connections in session.py and subscriber.py."""
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import math
+import signal
 import threading
 import time
 import weakref
@@ -101,12 +103,30 @@ def wait_with_notify(session, request, give_back=None):
     (Ctrl-C), it leaves the queue, gives back with `give_back()` what it got meanwhile, and
     raises the interrupt."""
     io = BlockingIO(session)
-    result = drive(Acquisition(io, request).run())
-    if io.interrupt is not None:
-        if result and give_back is not None:
+    with interrupts_deferred(io):
+        result = drive(Acquisition(io, request).run())
+        if io.interrupt is not None and result and give_back is not None:
             give_back()
+    if io.interrupt is not None:
         raise io.interrupt
     return result
+
+
+@contextlib.contextmanager
+def interrupts_deferred(io: BlockingIO):
+    """On the main thread with Python's own Ctrl-C handler: a SIGINT gives the wait up (its
+    flow leaves the queue at its next step) instead of raising wherever the thread is, which
+    between two steps would skip the RLOCK.CANCEL and leave the entry to be granted."""
+    if threading.current_thread() is not threading.main_thread() or (
+        signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: io._interrupted(KeyboardInterrupt()))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 class Blocking:

@@ -21,6 +21,7 @@ class Binding:
         self.lock, self.owner, self.guard = lock, owner, guard
         self.holdings: list = []
         self.bound = False  # a keeper or a subscriber keeps its watchdog connection
+        self.loop = None  # the asyncio event loop whose keeper or subscriber keeps it
         # Called once nothing is held any more: a Keeper waiting on the connection is woken by
         # it to give the connection back at once (else the next acquire would open another).
         self.on_end = None
@@ -34,6 +35,12 @@ class Binding:
     @property
     def live(self) -> bool:
         return any(holding.live for holding in self.holdings)
+
+    @property
+    def orphaned(self) -> bool:
+        """Kept in an event loop that closed: as for a process that exited holding it, its
+        connection closes and the server frees its holdings (asyncio/_loops.py)."""
+        return self.loop is not None and self.loop.is_closed()
 
     def live_holdings(self) -> list:
         return [holding for holding in self.holdings if holding.live]
@@ -73,8 +80,9 @@ class Holding:
 
     @property
     def lost(self) -> bool:
-        """Gone without a release of ours: expired, force-released, connection lost."""
-        return self._lost
+        """Gone without a release of ours: expired, force-released, connection lost (or
+        left in an event loop that closed)."""
+        return self._lost or self.binding.orphaned
 
     @lost.setter
     def lost(self, value: bool) -> None:
@@ -83,7 +91,7 @@ class Holding:
 
     @property
     def live(self) -> bool:
-        return not (self._ended or self._lost)
+        return not (self._ended or self.lost)
 
     @property
     def guard(self):

@@ -16,6 +16,7 @@ from .._notify import NotifyUnavailable
 from .._steps import drive_async
 from .._waiting import HoldRequest, notifies
 from .session import session_for
+from ._loops import LoopLock
 from ._tasks import TaskLocal, current_unit, task_serial
 from .notified import wait_with_notify
 
@@ -25,7 +26,7 @@ class Asynchronous:
     want_async = True
     _channels_for = staticmethod(session_for)
     _caller_serial = staticmethod(task_serial)
-    _new_guard = staticmethod(asyncio.Lock)
+    _new_guard = LoopLock  # kept in a binding, which a later loop may use
 
     async def _run(self, command, otherwise=None, retries=None):
         try:

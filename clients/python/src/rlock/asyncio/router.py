@@ -9,7 +9,8 @@ from redis.exceptions import ConnectionError, RedisClusterException, ResponseErr
 from .._connections import PerPool
 from .._router import RouterBase, SlotSessionBase
 from .._steps import drive_async
-from .session import Binder, Session
+from ._loops import LoopState, PerLoop
+from .session import Binder, Session, track_in
 
 
 class ClusterRouter(RouterBase):
@@ -20,7 +21,7 @@ class ClusterRouter(RouterBase):
 
     def __init__(self, cluster):
         super().__init__(cluster)
-        self._keepers = set()
+        self._loops = PerLoop(LoopState)  # only its background tasks: a node's Session has the rest
 
     async def ready(self) -> None:
         cluster = self._cluster()
@@ -72,9 +73,8 @@ class SlotSession(SlotSessionBase, Binder):
     async def close_idle(self) -> None:
         await self.cluster.close_idle()
 
-    def track(self, task: asyncio.Task) -> None:
-        self.cluster._keepers.add(task)
-        task.add_done_callback(self.cluster._keepers.discard)
+    def track(self, task: asyncio.Task, keeper=None) -> None:
+        track_in(self.cluster._loops.here(), task, keeper)
 
     async def _connect(self, **overrides):
         """A connection to the key's primary (an observer's: keyspace events are the node's)."""

@@ -66,6 +66,8 @@ class Channel:
             try:
                 await asyncio.wait((read, wake), return_when=asyncio.FIRST_COMPLETED)
             finally:
+                if wake.get_loop().is_closed():  # collected pending, its loop closed: nothing runs
+                    return False
                 wake.cancel()
                 if not read.done():
                     read.cancel()
@@ -103,8 +105,9 @@ class Binder(BinderBase):
         if binding is None:
             await channel.home.checkin(channel)
             return
-        binding.bound = True
-        self.track(asyncio.get_running_loop().create_task(Keeper(binding.lock._session, channel, binding).run()))
+        binding.bound, binding.loop = True, asyncio.get_running_loop()
+        keeper = Keeper(binding.lock._session, channel, binding)
+        self.track(binding.loop.create_task(keeper.run()), keeper)
 
     async def rebind(self, binding) -> Optional[Channel]:
         """As rlock.session.Binder.rebind."""
@@ -124,7 +127,6 @@ class Session(SessionBase, Binder):
     def __init__(self, pool):
         super().__init__(pool, Retry)
         self._loops = PerLoop(LoopState)  # a connection works only in the loop that made it
-        self._keepers = set()  # background tasks: the event loop keeps only weak references
 
     async def _connect(self, **overrides):
         connection = self._connection_class(**{**self._kwargs, **overrides})
@@ -206,13 +208,18 @@ class Session(SessionBase, Binder):
         """As rlock.session.Session.call."""
         return await drive_async(self._call_steps(command, keep, retries, notify))
 
-    def track(self, task: asyncio.Task) -> None:
-        """Keeps a background task referenced until it ends."""
-        self._keepers.add(task)
-        task.add_done_callback(self._keepers.discard)
+    def track(self, task: asyncio.Task, keeper=None) -> None:
+        """Keeps a background task referenced (the event loop keeps only weak references) until
+        it ends, or its loop closes."""
+        track_in(self._loops.here(), task, keeper)
 
     async def keepalive_interval(self) -> float:
         return await drive_async(self._keepalive_steps())
+
+
+def track_in(here: LoopState, task: asyncio.Task, keeper) -> None:
+    here.tasks[task] = keeper
+    task.add_done_callback(lambda done: here.tasks.pop(done, None))
 
 
 class Keeper:

@@ -124,6 +124,11 @@ class Subscriber(Dispatcher):
             if not future.done():
                 future.set_exception(self.error)
 
+    def adopt(self, holding, subject: tuple, binding=None) -> None:
+        if binding is not None:  # kept by this loop's subscriber: lost with the loop
+            binding.loop = asyncio.get_running_loop()
+        super().adopt(holding, subject, binding)
+
     def _spawn(self, coroutine) -> asyncio.Task:
         task = asyncio.get_running_loop().create_task(coroutine)
         self._tasks.add(task)
@@ -216,6 +221,8 @@ class Subscriber(Dispatcher):
             await self.connection.disconnect(nowait=True)
             raise
         except BaseException as error:
+            if self._reader.get_loop().is_closed():  # collected pending with its closed loop
+                raise
             await self._close(error, rebind=True)
 
     def _frame(self, frame) -> None:
