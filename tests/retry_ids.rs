@@ -1,5 +1,6 @@
 //! Request ids where no holding remembers them: `RSEM.RELEASEMANY ... ID`, `ADDPERMITS ... ID`
-//! and `SETPERMITS ... ID` of both semaphores and `RCSEM.DRAIN ... ID` count once and answer a retry as the first call;
+//! and `SETPERMITS ... ID` of both semaphores, `RCSEM.DRAIN ... ID` and `RLATCH.SET ... ID`
+//! count once and answer a retry as the first call;
 //! a retried counting grant (`RCSEM.ACQUIRE ... ID <same id>`) propagates something, so a
 //! `WAIT` pipelined after it confirms the grant only once the replica has it.
 
@@ -75,6 +76,7 @@ fn bad_ids_and_arguments_are_refused_and_change_nothing() {
     c.q("RSEM.SETPERMITS s 3");
     c.q("RSEM.ACQUIRE s a PX 60000");
     c.q("RCSEM.SETPERMITS c 3");
+    c.q("RLATCH.SET l 2");
     let before = snapshot(&mut c);
     let long = "i".repeat(65);
     let refused = [
@@ -96,6 +98,12 @@ fn bad_ids_and_arguments_are_refused_and_change_nothing() {
         ("RCSEM.DRAIN c ID".to_string(), "ERR"),
         ("RCSEM.DRAIN c PERMITS 1".to_string(), "ERR"),
         (format!("RCSEM.DRAIN c ID {long}"), "ERR"),
+        ("RLATCH.SET n 2 ID".to_string(), "ERR ID needs a value"),
+        ("RLATCH.SET n 2 x".to_string(), "ERR unknown option 'x'"),
+        ("RLATCH.SET n 2 ID a ID b".to_string(), "ERR"),
+        ("RLATCH.SET n 0 ID s-1".to_string(), "ERR count must be"),
+        (format!("RLATCH.SET n 2 ID {long}"), "ERR"),
+        ("RLATCH.SET l 9 PX 5".to_string(), "ERR unknown option 'PX'"),
     ];
     for (call, error) in &refused {
         let reply = c.q(call);
@@ -179,6 +187,43 @@ fn a_drain_with_an_id_takes_once_and_answers_a_retry_the_same() {
         "remembered although it took nothing"
     );
     assert_eq!(c.q("RCSEM.AVAILABLE t").int(), 1);
+}
+
+#[test]
+fn a_latch_set_with_an_id_sets_once_and_answers_a_retry_1() {
+    let server = Server::start();
+    let mut c = server.conn();
+    let set = "RLATCH.SET l 3 ID s-1";
+    assert_eq!(c.q(set).int(), 1);
+    assert_eq!(c.q(set).int(), 1, "the retry of the call that set it");
+    assert_eq!(
+        c.q("RLATCH.SET l 3 ID s-2").int(),
+        0,
+        "another id: already set"
+    );
+    assert_eq!(c.q("RLATCH.SET l 3").int(), 0, "without an id");
+    c.q("RLATCH.COUNTDOWN l");
+    assert_eq!(c.q(set).int(), 1);
+    assert_eq!(c.q("RLATCH.COUNT l").int(), 2, "the retry set nothing");
+    c.q("RLATCH.COUNTDOWN l");
+    c.q("RLATCH.COUNTDOWN l");
+    assert_eq!(c.q("EXISTS l").int(), 0, "open");
+    assert_eq!(c.q(set).int(), 1, "still the first answer");
+    assert_eq!(c.q("EXISTS l").int(), 0, "an open latch is not set again");
+    assert_eq!(c.q("RLATCH.SET l 3 ID s-2").int(), 0, "remembered 0 too");
+    assert_eq!(c.q("EXISTS l").int(), 0);
+    assert_eq!(
+        c.q("RLATCH.SET m 4 ID s-1").int(),
+        1,
+        "another key is another call"
+    );
+    assert_eq!(c.q("RLATCH.COUNT m").int(), 4);
+    // An error is not remembered: it changed nothing, and the retry runs anew.
+    c.q("HSET h f v");
+    assert!(c.q("RLATCH.SET h 2 ID s-3").err().starts_with("WRONGTYPE"));
+    c.q("DEL h");
+    assert_eq!(c.q("RLATCH.SET h 2 ID s-3").int(), 1);
+    assert_eq!(c.q("RLATCH.COUNT h").int(), 2);
 }
 
 /// Sends `SIGCONT` when dropped, so a failed assertion leaves no stopped server behind.
@@ -281,6 +326,7 @@ fn every_retry_answered_from_memory_is_confirmed_only_by_a_replica_that_has_it()
         "RSEM.RELEASE sem o ID r-3",
         "RLATCH.COUNTDOWN latch ID c-1",
         "RCSEM.DRAIN counted ID d-1",
+        "RLATCH.SET new-latch 2 ID s-1",
     ];
     let first: Vec<Value> = calls.iter().map(|call| c.q(call)).collect();
     sync_replica(&mut c);

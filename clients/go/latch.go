@@ -17,9 +17,10 @@ func (c *Client) NewCountDownLatch(name string) *CountDownLatch {
 	return &CountDownLatch{c: c, key: name}
 }
 
-// TrySetCount sets the count (at least 1) if the latch is not set: true when it was set.
+// TrySetCount sets the count (at least 1) if the latch is not set: true when it was set (with a
+// request id: a call resent after a lost reply that set it is true again).
 func (l *CountDownLatch) TrySetCount(ctx context.Context, n int64) (bool, error) {
-	v, err := l.c.write(ctx, 0, []string{"RLATCH.SET", l.key, itoa(n)}, true)
+	v, err := l.c.write(ctx, 0, []string{"RLATCH.SET", l.key, itoa(n), "ID", newID()}, true)
 	return v.num == 1, err
 }
 

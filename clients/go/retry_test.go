@@ -2,6 +2,7 @@ package rlock
 
 import (
 	"bytes"
+	"context"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -98,37 +99,84 @@ func (p *replyDropper) pipe(client net.Conn) {
 	}
 }
 
+// lostReplies is a client whose connections go through a replyDropper, another straight to
+// the server for the checks, and what the server had answered from its retry memory before.
+type lostReplies struct {
+	proxy    *replyDropper
+	c, check *Client
+	ctx      context.Context
+	answered int64
+}
+
+func startLostReplies(t *testing.T) *lostReplies {
+	s := startServer(t)
+	proxy := startReplyDropper(t, s.addr)
+	check := s.client(t)
+	return &lostReplies{
+		proxy:    proxy,
+		c:        s.client(t, func(o *Options) { o.Addr = proxy.ln.Addr().String() }),
+		check:    check,
+		ctx:      ctxFor(t, 10*time.Second),
+		answered: infoField(t, check, "rlock", "rlock_retries_answered"),
+	}
+}
+
+// expectRetried checks that n replies were dropped and each resent call was answered from the
+// server's memory (its request id known), not carried out again.
+func (l *lostReplies) expectRetried(t *testing.T, n int64) {
+	t.Helper()
+	if got := l.proxy.dropped.Load(); got != n {
+		t.Fatalf("%d replies dropped, want %d", got, n)
+	}
+	if got := infoField(t, l.check, "rlock", "rlock_retries_answered") - l.answered; got != n {
+		t.Fatalf("%d retries answered from memory, want %d", got, n)
+	}
+}
+
 // TrySetPermits and AddPermits whose replies are lost are sent again with the same request
 // ID: the set answers true again (not "already set"), each add counts once.
 func TestLostPermitRepliesCountOnce(t *testing.T) {
-	s := startServer(t)
-	proxy := startReplyDropper(t, s.addr)
-	c := s.client(t, func(o *Options) { o.Addr = proxy.ln.Addr().String() })
-	check := s.client(t)
-	sem := c.NewSemaphore("s")
-	ctx := ctxFor(t, 10*time.Second)
-	answered := infoField(t, check, "rlock", "rlock_retries_answered")
+	l := startLostReplies(t)
+	sem, ctx := l.c.NewSemaphore("s"), l.ctx
 
-	proxy.arm("RSEM.SETPERMITS")
+	l.proxy.arm("RSEM.SETPERMITS")
 	if ok, err := sem.TrySetPermits(ctx, 3); !ok || err != nil {
 		t.Fatalf("the resent set: %v %v, want true", ok, err)
 	}
 	for _, step := range []struct{ n, want int64 }{{2, 5}, {-1, 4}} {
-		proxy.arm("RSEM.ADDPERMITS")
+		l.proxy.arm("RSEM.ADDPERMITS")
 		if got, err := sem.AddPermits(ctx, step.n); got != step.want || err != nil {
 			t.Fatalf("the resent add of %d: %d %v, want %d", step.n, got, err, step.want)
 		}
 	}
-	if got := proxy.dropped.Load(); got != 3 {
-		t.Fatalf("%d replies dropped, want 3", got)
-	}
-	if got := infoField(t, check, "rlock", "rlock_retries_answered") - answered; got != 3 {
-		t.Fatalf("%d retries answered from memory, want 3", got)
-	}
-	if n, err := check.NewSemaphore("s").Available(ctx); n != 4 || err != nil {
+	l.expectRetried(t, 3)
+	if n, err := l.check.NewSemaphore("s").Available(ctx); n != 4 || err != nil {
 		t.Fatalf("available %d %v, want 4 (each added once)", n, err)
 	}
 	if ok, err := sem.TrySetPermits(ctx, 9); ok || err != nil {
+		t.Fatalf("a second set: %v %v, want false", ok, err)
+	}
+}
+
+// A TrySetCount whose reply is lost is sent again with the same request ID and answers true
+// again, setting nothing; a lost CountDown counts once.
+func TestLostLatchRepliesCountOnce(t *testing.T) {
+	l := startLostReplies(t)
+	latch, ctx := l.c.NewCountDownLatch("l"), l.ctx
+
+	l.proxy.arm("RLATCH.SET")
+	if ok, err := latch.TrySetCount(ctx, 3); !ok || err != nil {
+		t.Fatalf("the resent set: %v %v, want true", ok, err)
+	}
+	l.proxy.arm("RLATCH.COUNTDOWN")
+	if left, err := latch.CountDown(ctx); left != 2 || err != nil {
+		t.Fatalf("the resent count-down: %d %v, want 2", left, err)
+	}
+	l.expectRetried(t, 2)
+	if n, err := l.check.NewCountDownLatch("l").Count(ctx); n != 2 || err != nil {
+		t.Fatalf("count %d %v, want 2 (set once, counted down once)", n, err)
+	}
+	if ok, err := latch.TrySetCount(ctx, 9); ok || err != nil {
 		t.Fatalf("a second set: %v %v, want false", ok, err)
 	}
 }

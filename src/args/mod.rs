@@ -261,7 +261,8 @@ pub fn countdown_options<'a>(args: &[&'a [u8]]) -> Result<Options<'a>> {
     parse(args, &[Opt::Id])
 }
 
-/// `[ID request-id]` (calls that count permits without an owner: `ADDPERMITS`, `SETPERMITS`)
+/// `[ID request-id]` (calls that count without an owner: `ADDPERMITS`, `SETPERMITS`, `DRAIN`,
+/// `RLATCH.SET`)
 pub fn request_id_options<'a>(args: &[&'a [u8]]) -> Result<Options<'a>> {
     parse(args, &[Opt::Id])
 }

@@ -33,10 +33,13 @@ export class CountDownLatch {
     return reply;
   }
 
-  /** Sets the count when the latch is not set (or already open): true; else false. */
+  /**
+   * Sets the count when the latch is not set (or already open): true; else false. With a
+   * request id, so a retry after a dropped connection answers as the first call (true again).
+   */
   async trySetCount(count: number): Promise<boolean> {
     if (!Number.isInteger(count) || count < 1) throw new RangeError('rlock: count must be an integer >= 1');
-    return Number(await this.call(['RLATCH.SET', this.key, count], true)) === 1;
+    return Number(await this.call(['RLATCH.SET', this.key, count, 'ID', requestId()], true)) === 1;
   }
 
   /** Counts down by one (once, even when the call is retried after a dropped connection); the remaining count. */

@@ -139,14 +139,16 @@ for (const lib of LIBS) {
       proxy.closeOrphans();
     });
 
-    it('latch countDown whose reply is lost counts once', async () => {
+    it('latch trySetCount and countDown whose replies are lost count once', async () => {
       const latch = new CountDownLatch(client, key());
-      assert.equal(await latch.trySetCount(3), true);
-      proxy.dropAfter('RLATCH.COUNTDOWN');
       const dropped = proxy.dropped;
+      proxy.dropAfter('RLATCH.SET');
+      assert.equal(await latch.trySetCount(3), true, 'the retry of the call that set it');
+      proxy.dropAfter('RLATCH.COUNTDOWN');
       assert.equal(await latch.countDown(), 2);
-      assert.equal(proxy.dropped, dropped + 1);
+      assert.equal(proxy.dropped, dropped + 2, 'every reply was dropped once');
       assert.equal(await latch.getCount(), 2);
+      assert.equal(await latch.trySetCount(9), false);
       proxy.closeOrphans();
     });
 

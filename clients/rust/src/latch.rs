@@ -71,13 +71,12 @@ impl CountDownLatch {
     }
 
     /// Sets the count (at least 1) when the latch is not set: `true`; else changes nothing:
-    /// `false` (Redisson's `trySetCount`). Not retried after a connection error (a retry
-    /// could not tell its own earlier success from someone else's).
+    /// `false` (Redisson's `trySetCount`). Retry-safe as [`count_down`](Self::count_down): the
+    /// server answers a retry of the call that set the latch `true` again.
     pub async fn try_set_count(&self, count: u64) -> Result<bool> {
         let mut cmd = redis::cmd("RLATCH.SET");
         cmd.arg(&self.key).arg(count);
-        let (set, shortfall): (i64, _) = self.plain.call_once(&cmd, &self.confirm).await?;
-        settle_write(shortfall, &self.confirm)?;
+        let set: i64 = self.retry_safe_call(cmd).await?;
         Ok(set == 1)
     }
 
@@ -86,14 +85,20 @@ impl CountDownLatch {
     /// after a connection error, and the server counts a retried id once.
     pub async fn count_down(&self) -> Result<u64> {
         let mut cmd = redis::cmd("RLATCH.COUNTDOWN");
-        cmd.arg(&self.key).arg("ID").arg(commands::request_id());
+        cmd.arg(&self.key);
+        self.retry_safe_call(cmd).await
+    }
+
+    /// `cmd ID <fresh id>`, confirmed, sent once more after a connection error.
+    async fn retry_safe_call<T: redis::FromRedisValue>(&self, mut cmd: redis::Cmd) -> Result<T> {
+        cmd.arg("ID").arg(commands::request_id());
         let confirm = &self.confirm;
-        let (left, shortfall) = self
+        let (reply, shortfall) = self
             .plain
             .call_confirmed(&cmd, Some(Duration::ZERO), confirm)
             .await?;
         settle_write(shortfall, confirm)?;
-        Ok(left)
+        Ok(reply)
     }
 
     /// The remaining count (0 when the latch is open or was never set).

@@ -1,6 +1,6 @@
 //! `CountDownLatch` against real redis-server processes with the module loaded: counting
-//! down, waits that share one connection and open together, retried count-downs, and waits
-//! that are given up (a latch's `RLOCK.CANCEL` names no owner, so it would take out every
+//! down, waits that share one connection and open together, retried sets and count-downs, and
+//! waits that are given up (a latch's `RLOCK.CANCEL` names no owner, so it would take out every
 //! wait of the latch on the shared connection: the client must keep the others waiting).
 
 #[path = "../../../tests/common/mod.rs"]
@@ -201,19 +201,26 @@ async fn waits_that_come_while_another_leaves_are_still_let_in() -> Result<(), E
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_retried_count_down_counts_once() -> Result<(), Error> {
+async fn a_retried_set_and_count_down_count_once() -> Result<(), Error> {
     let redis = server();
     let proxy = Proxy::start(redis.port).await;
     let client = client_at(proxy.port);
     let latch = CountDownLatch::new(&client, "l");
-    assert!(latch.try_set_count(3).await?);
 
-    // The count-down reaches the server, its reply is lost with the connection, and the
-    // client sends it again with the same id on a fresh connection: one down, not two.
+    // Each call reaches the server, its reply is lost with the connection, and the client
+    // sends it again with the same id on a fresh connection: the set is `true` again (not
+    // "already set"), the count-down one down, not two.
+    proxy.drop_reply_to("RLATCH.SET");
+    assert!(
+        latch.try_set_count(3).await?,
+        "the retry of the call that set it"
+    );
+    assert_eq!(retries_answered(&redis), 1, "the second send was a retry");
     proxy.drop_reply_to("RLATCH.COUNTDOWN");
     assert_eq!(latch.count_down().await?, 2);
-    assert_eq!(retries_answered(&redis), 1, "the second send was a retry");
+    assert_eq!(retries_answered(&redis), 2);
     assert_eq!(latch.count().await?, 2);
+    assert!(!latch.try_set_count(9).await?, "set already");
     assert_eq!(latch.count_down().await?, 1);
     Ok(())
 }

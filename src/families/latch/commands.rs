@@ -11,7 +11,7 @@ use crate::holdings::publish;
 use crate::lifetime::retries;
 use crate::queue::Ask;
 use crate::reply::{run, with_bytes, Reply};
-use crate::request::{once, notify_target, wait_or_nil};
+use crate::request::{notify_target, once, wait_or_nil};
 use std::os::raw::c_int;
 
 use super::serve;
@@ -20,18 +20,25 @@ fn channel(key: &[u8]) -> Vec<u8> {
     [&b"redisson_countdownlatch__channel__{"[..], key, b"}"].concat()
 }
 
-/// `RLATCH.SET key count`: 1 when the latch was not set (now it is), else 0.
+/// `RLATCH.SET key count [ID request-id]`: 1 when the latch was not set (now it is), else 0.
+/// With `ID`, a retry of the call that set it replies 1 again, within the retry window.
 fn set(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
-    let [_, key, count] = argv else {
+    let [_, key, count, options @ ..] = argv else {
         return Err(Error::WrongArity);
     };
     let count = args::at_least("count", bytes(*count), 1)?;
-    if counter::get(ctx, *key)?.is_some() {
-        return Ok(Reply::Int(0));
-    }
-    counter::set(ctx, *key, count);
-    publish(ctx, &channel(bytes(*key)), b"1");
-    Ok(Reply::Int(1))
+    let o = with_bytes(options, args::request_id_options)?;
+    let call =
+        o.id.map(|id| retries::command_call(selected_db(ctx), bytes(*key), "rlatch.set", id));
+    let set = once(ctx, call, || {
+        if counter::get(ctx, *key)?.is_some() {
+            return Ok(0);
+        }
+        counter::set(ctx, *key, count);
+        publish(ctx, &channel(bytes(*key)), b"1");
+        Ok(1)
+    })?;
+    Ok(Reply::Int(set))
 }
 
 /// `RLATCH.COUNTDOWN key [ID request-id]`: the remaining count; at 0 the latch opens for every

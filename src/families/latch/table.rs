@@ -11,9 +11,9 @@ pub const COMMANDS: &[Command] = &[
         keys: KEY_1,
         summary: c"Sets a count-down latch when it is not set; replies 1, else 0.",
         complexity: c"O(1)",
-        arity: 3,
+        arity: -3,
         writes: true,
-        args: &[Arg::Key, Arg::Number(c"count")],
+        args: &[Arg::Key, Arg::Number(c"count"), Arg::Text(c"ID", c"request-id")],
     },
     Command {
         name: c"rlatch.countdown",

@@ -13,7 +13,8 @@ final class LatchImpl extends Handle implements RCountDownLatch {
         if (count < 1) {
             throw new IllegalArgumentException("a count of at least 1");
         }
-        return Long.valueOf(1).equals(engine.write(name, "RLATCH.SET", name, count));
+        // With an id: re-sent after a lost reply, the call that set the latch answers 1 again.
+        return Long.valueOf(1).equals(engine.write(name, "RLATCH.SET", name, count, "ID", Engine.requestId()));
     }
 
     @Override

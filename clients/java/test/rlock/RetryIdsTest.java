@@ -1,6 +1,7 @@
 package rlock;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
@@ -10,13 +11,14 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
+import rlock.resp.RespConnection;
 import rlock.testing.Admin;
 import rlock.testing.Proxy;
 
 /**
  * Calls that count permits without a holding to remember them: their reply lost, they are re-sent
  * with the same request id and count once, answering as the first call did (releasing a list of
- * permit ids, adding and setting permits, a counting semaphore's release).
+ * permit ids, adding and setting permits, a counting semaphore's release, setting a latch).
  */
 class RetryIdsTest extends OneServer {
     Proxy proxy;
@@ -93,5 +95,17 @@ class RetryIdsTest extends OneServer {
         assertEquals(5L, Admin.call(admin, "RCSEM.AVAILABLE", counting));
         assertTrue(semaphore.tryAcquire(5));
         assertEquals(0L, Admin.call(admin, "RCSEM.AVAILABLE", counting));
+    }
+
+    @Test
+    void aLostReplyToSettingALatchIsAnsweredAsTheFirstCallAndSetsOnce() throws Exception {
+        RCountDownLatch latch = client.getCountDownLatch(name);
+        boolean[] set = new boolean[1];
+        withLostReply("RLATCH.SET", () -> set[0] = latch.trySetCount(3));
+        assertTrue(set[0], "the re-sent call answers 1 as the first did, not 0");
+        withLostReply("RLATCH.COUNTDOWN", latch::countDown);
+        assertEquals(2L, Admin.call(admin, "RLATCH.COUNT", name));
+        assertFalse(latch.trySetCount(9), "set already");
+        assertEquals("2", RespConnection.text(Admin.call(admin, "GET", name)));
     }
 }

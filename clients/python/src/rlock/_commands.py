@@ -105,7 +105,8 @@ def add_permits_command(name, permits: int) -> Command:
 
 
 def set_count_command(name, count: int) -> Command:
-    return Command(("RLATCH.SET", name, count))
+    """With an ID: a retry of the call that set the latch answers 1 again, not "already set"."""
+    return Command(("RLATCH.SET", name, count), request_id=new_request_id())
 
 
 def count_down_command(name) -> Command:
@@ -176,8 +177,8 @@ def failover_retries(now: float, until: Optional[float] = None) -> Retries:
     limit = now + FAILOVER_PATIENCE_S
     return Retries(delays=(0.0, 0.1, 0.2, 0.5), until=limit if until is None else min(until, limit))
 
-#: For a call that has no ID and would count twice if sent again (RLATCH.SET, set-if-unset,
-#: whose retry would read as "already set"): a connection error is raised.
+#: For a call without an ID that a resend would run twice (RLOCK.GUARD: the command it guards
+#: may not be idempotent): a connection error is raised.
 NO_RETRIES = Retries(delays=())
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ._commands import NO_RETRIES
 from ._core import Blocking, wait_with_notify
 from ._notify import NotifyUnavailable
 from ._types import LatchBase
@@ -25,8 +24,9 @@ class CountDownLatch(Blocking, LatchBase):
     """
 
     def try_set_count(self, count: int) -> bool:
-        """Sets the count (at least 1) if the latch is not set: True, else False."""
-        return self._run(self._set_count_command(count), retries=NO_RETRIES) == 1
+        """Sets the count (at least 1) if the latch is not set: True, else False. A call
+        retried after a dropped connection that set it is True."""
+        return self._run(self._set_count_command(count)) == 1
 
     def count_down(self) -> int:
         """Counts one down; returns the count left (0: open). A call retried after a dropped

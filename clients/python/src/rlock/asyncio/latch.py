@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .._commands import NO_RETRIES
 from .._notify import NotifyUnavailable
 from .._types import LatchBase
 from .._waiting import LatchRequest, notifies
@@ -23,7 +22,7 @@ class CountDownLatch(Asynchronous, LatchBase):
     """
 
     async def try_set_count(self, count: int) -> bool:
-        return await self._run(self._set_count_command(count), retries=NO_RETRIES) == 1
+        return await self._run(self._set_count_command(count)) == 1
 
     async def count_down(self) -> int:
         return int(await self._run(self._count_down_command()))
