@@ -109,6 +109,21 @@ class ConfigTest extends OneServer {
     }
 
     @Test
+    void anObjectListenerIsToldTheGivenName() throws Exception {
+        Admin.call(admin, "CONFIG", "SET", "notify-keyspace-events", "Egx");
+        try (RLockClient client = RLockClient.create(mapped())) {
+            List<String> deleted = new java.util.concurrent.CopyOnWriteArrayList<>();
+            RLock lock = client.getLock("orders");
+            lock.addListener((DeletedObjectListener) deleted::add);
+            lock.lock();
+            lock.unlock();
+            assertEquals(List.of("orders"), deleted);
+        } finally {
+            Admin.call(admin, "CONFIG", "SET", "notify-keyspace-events", "");
+        }
+    }
+
+    @Test
     void getConfigDescribesTheClientAndConnectsAnotherAlike() throws Exception {
         try (RLockClient client = RLockClient.create(server.uri(),
                 new RLockOptions().watchdogLease(java.time.Duration.ofSeconds(7)))) {
