@@ -37,7 +37,7 @@ public final class Election {
     }
 
     public String getName() {
-        return name;
+        return engine.nameOf(name);
     }
 
     /** The lock key: the name itself. */
@@ -108,7 +108,7 @@ public final class Election {
      */
     public void onLost(LongConsumer listener) {
         engine.holdings().addListener(lost -> {
-            if (lost.name().equals(key) && lost.owner().equals(candidate) && lost.type().equals(Family.LOCK.type)) {
+            if (lost.name().equals(getName()) && lost.owner().equals(candidate) && lost.type().equals(Family.LOCK.type)) {
                 listener.accept(lost.token());
             }
         });

@@ -48,7 +48,7 @@ final class Engine {
         this.executor.setRemoveOnCancelPolicy(true);
         this.async = new AsyncCalls(id);
         this.objectEvents = new ObjectEvents(this, id, settings.db());
-        this.holdings = new Holdings(this::background);
+        this.holdings = new Holdings(this::background, options.nameMapper::unmap);
         this.dispatcher = new Dispatcher(this);
         this.waits = new WaitByMessage(this, options.responseTimeout.toNanos());
         this.router = uri.masterName != null ? new Router(this, new Sentinels(uri.masterName, uri.sentinels, settings,
@@ -85,6 +85,19 @@ final class Engine {
 
     RLockOptions options() {
         return options;
+    }
+
+    /** The key of the object the user calls {@code name} (through the options' {@link NameMapper}). */
+    String key(String name) {
+        if (name == null) {
+            throw new IllegalArgumentException("a name, not null");
+        }
+        return options.nameMapper.map(name);
+    }
+
+    /** The name the user gave the object whose key is {@code key}. */
+    String nameOf(String key) {
+        return options.nameMapper.unmap(key);
     }
 
     RespConnection.Settings settings() {

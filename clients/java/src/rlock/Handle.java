@@ -6,6 +6,7 @@ package rlock;
  */
 abstract class Handle {
     final Engine engine;
+    /** The key: the user's name through the client's {@link NameMapper}. */
     final String name;
 
     Handle(Engine engine, String name) {
@@ -14,7 +15,7 @@ abstract class Handle {
     }
 
     public String getName() {
-        return name;
+        return engine.nameOf(name);
     }
 
     /** Removes the key (Redisson's {@code RObject.delete()}, for the types that declare it): true when it existed. */

@@ -15,9 +15,12 @@ final class Holdings {
     private final Map<Target, Holding> byTarget = new ConcurrentHashMap<>();
     private final List<LockLostListener> listeners = new CopyOnWriteArrayList<>();
     private final Executor callbacks;
+    /** A key to the name the user gave it ({@link NameMapper#unmap}), for the reports. */
+    private final java.util.function.UnaryOperator<String> nameOfKey;
 
-    Holdings(Executor callbacks) {
+    Holdings(Executor callbacks, java.util.function.UnaryOperator<String> nameOfKey) {
         this.callbacks = callbacks;
+        this.nameOfKey = nameOfKey;
     }
 
     void addListener(LockLostListener listener) {
@@ -100,7 +103,7 @@ final class Holdings {
 
     void lost(Holding holding) {
         if (holding.markLost()) {
-            LostLock lost = new LostLock(holding.target.key(), holding.target.family().type,
+            LostLock lost = new LostLock(nameOfKey.apply(holding.target.key()), holding.target.family().type,
                     holding.target.owner(), holding.token);
             for (LockLostListener listener : listeners) {
                 callbacks.execute(() -> listener.lockLost(lost));

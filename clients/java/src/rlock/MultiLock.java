@@ -58,13 +58,13 @@ public final class MultiLock extends AcquiringLock {
         }
         List<String> names = new ArrayList<>(locks.size());
         for (List<LockImpl> group : byClient(locks)) {
-            List<String> groupNames = group.stream().map(LockImpl::getName).toList();
+            List<String> groupNames = group.stream().map(lock -> lock.name).toList();
             if (new HashSet<>(groupNames).size() != groupNames.size()) {
                 throw new IllegalArgumentException("a lock is named more than once: " + groupNames);
             }
         }
         for (LockImpl lock : locks) {
-            names.add(lock.getName());
+            names.add(lock.name);
         }
         return List.copyOf(names);
     }
@@ -105,9 +105,9 @@ public final class MultiLock extends AcquiringLock {
         return new MultiLock(engine, plain(locks), 0);
     }
 
-    /** Its keys, in the order of its tokens. */
+    /** Its locks' names (as given to {@code getLock}), in the order of its tokens. */
     public List<String> getNames() {
-        return keys;
+        return locks.stream().map(LockImpl::getName).toList();
     }
 
     // ---- acquiring ----
@@ -139,7 +139,7 @@ public final class MultiLock extends AcquiringLock {
     private boolean takeAll(List<LockImpl> group, long threadId, long leaseMs, long waitMs, boolean interruptible)
             throws InterruptedException {
         Engine client = group.get(0).engine;
-        List<String> names = group.stream().map(LockImpl::getName).toList();
+        List<String> names = group.stream().map(lock -> lock.name).toList();
         return Acquire.all(client, names, client.owner(threadId), lockDelayMs).run(leaseMs, waitMs, interruptible) != null;
     }
 
@@ -156,7 +156,7 @@ public final class MultiLock extends AcquiringLock {
     /** One hold of each of {@code group}'s keys: the keys the calling thread did not hold. */
     private static List<String> releaseAll(List<LockImpl> group, long threadId) {
         Engine client = group.get(0).engine;
-        return client.releaseAll(group.stream().map(LockImpl::getName).toList(), client.owner(threadId));
+        return client.releaseAll(group.stream().map(lock -> lock.name).toList(), client.owner(threadId));
     }
 
     // ---- releasing ----

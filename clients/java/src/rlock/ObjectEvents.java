@@ -152,9 +152,9 @@ final class ObjectEvents {
             teller.execute(() -> {
                 try {
                     if (registration.event.equals(EXPIRED)) {
-                        ((ExpiredObjectListener) registration.listener).onExpired(registration.key);
+                        ((ExpiredObjectListener) registration.listener).onExpired(engine.nameOf(registration.key));
                     } else {
-                        ((DeletedObjectListener) registration.listener).onDeleted(registration.key);
+                        ((DeletedObjectListener) registration.listener).onDeleted(engine.nameOf(registration.key));
                     }
                 } catch (RuntimeException e) {
                     // a listener's failure is its own

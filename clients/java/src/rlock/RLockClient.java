@@ -21,9 +21,12 @@ import rlock.resp.RedisUri;
  */
 public final class RLockClient implements AutoCloseable {
     private final Engine engine;
+    /** Where it connected: what {@link #getConfig()} describes. */
+    private final RedisUri uri;
 
-    private RLockClient(Engine engine) {
+    private RLockClient(Engine engine, RedisUri uri) {
         this.engine = engine;
+        this.uri = uri;
     }
 
     /**
@@ -45,11 +48,38 @@ public final class RLockClient implements AutoCloseable {
         if (options.masterName == null) {
             throw new IllegalArgumentException("RLockOptions.sentinel(masterName, host:port...) or a URI");
         }
-        return new RLockClient(new Engine(RedisUri.sentinel(options.masterName, options.sentinels, null, null, 0), options));
+        return connect(RedisUri.sentinel(options.masterName, options.sentinels, null, null, 0), options);
     }
 
     public static RLockClient create(String redisUri, RLockOptions options) {
-        return new RLockClient(new Engine(RedisUri.parse(redisUri), options));
+        return connect(RedisUri.parse(redisUri), options);
+    }
+
+    /**
+     * Redisson's {@code Redisson.create(config)}: the server mode, addresses, credentials, name
+     * mapper and timeouts of {@code config} (see {@link Config}). A cluster's node addresses are
+     * tried in turn until one answers.
+     *
+     * @throws RLockException when no address given can be reached (the last failure)
+     */
+    public static RLockClient create(Config config) {
+        RLockOptions options = config.toOptions();
+        RLockException last = null;
+        for (RedisUri uri : config.uris()) {
+            try {
+                return connect(uri, options);
+            } catch (RLockException e) {
+                if (last != null) {
+                    e.addSuppressed(last);
+                }
+                last = e;
+            }
+        }
+        throw last;
+    }
+
+    private static RLockClient connect(RedisUri uri, RLockOptions options) {
+        return new RLockClient(new Engine(uri, options.copy()), uri);
     }
 
     /**
@@ -59,7 +89,7 @@ public final class RLockClient implements AutoCloseable {
      * Closing either closes both.
      */
     public RLockClient withConfirm(Confirm confirm) {
-        return new RLockClient(engine.with(confirm == null ? Confirm.off() : confirm));
+        return new RLockClient(engine.with(confirm == null ? Confirm.off() : confirm), uri);
     }
 
     /** This client's id: the first part of its owner ids ({@code <id>:<thread id>}). */
@@ -68,7 +98,7 @@ public final class RLockClient implements AutoCloseable {
     }
 
     public RLock getLock(String name) {
-        return new LockImpl(engine, name, Family.LOCK);
+        return new LockImpl(engine, engine.key(name), Family.LOCK);
     }
 
     /**
@@ -77,12 +107,17 @@ public final class RLockClient implements AutoCloseable {
      * is silent as Redisson's fair lock (another holder: {@code IllegalMonitorStateException}).
      */
     public RLock getFairLock(String name) {
-        return LockImpl.fair(engine, name);
+        return LockImpl.fair(engine, engine.key(name));
     }
 
-    /** This client's options (Redisson's {@code getConfig()}); changing them later has no effect. */
-    public RLockOptions getConfig() {
-        return engine.options().copy();
+    /**
+     * This client's configuration (Redisson's {@code getConfig()}): its server mode and address
+     * (a cluster's: the node it was seeded with), credentials, name mapper, watchdog lease;
+     * {@code RLockClient.create(getConfig())} connects another client alike. A copy: changing it
+     * does not change this client.
+     */
+    public Config getConfig() {
+        return Config.of(uri, engine.options(), engine.router().isCluster());
     }
 
     /**
@@ -94,12 +129,12 @@ public final class RLockClient implements AutoCloseable {
     }
 
     public RReadWriteLock getReadWriteLock(String name) {
-        return new ReadWriteLockImpl(engine, name);
+        return new ReadWriteLockImpl(engine, engine.key(name));
     }
 
     /** Redisson's {@code RSemaphore}: counted permits that belong to nobody (any thread releases). */
     public RSemaphore getSemaphore(String name) {
-        return new CountingSemaphoreImpl(engine, name);
+        return new CountingSemaphoreImpl(engine, engine.key(name));
     }
 
     /**
@@ -108,15 +143,15 @@ public final class RLockClient implements AutoCloseable {
      * fencing token ({@link ROwnedSemaphore#getToken()}).
      */
     public ROwnedSemaphore getOwnedSemaphore(String name) {
-        return new SemaphoreImpl(engine, name);
+        return new SemaphoreImpl(engine, engine.key(name));
     }
 
     public RPermitExpirableSemaphore getPermitExpirableSemaphore(String name) {
-        return new PermitSemaphoreImpl(engine, name);
+        return new PermitSemaphoreImpl(engine, engine.key(name));
     }
 
     public RCountDownLatch getCountDownLatch(String name) {
-        return new LatchImpl(engine, name);
+        return new LatchImpl(engine, engine.key(name));
     }
 
     /** The keys of the database on every primary (Redisson's {@code getKeys()}): {@code count()}, {@code flushall()}. */
@@ -129,7 +164,7 @@ public final class RLockClient implements AutoCloseable {
      * {@code candidate}: see {@link Election}.
      */
     public Election getElection(String name, String candidate) {
-        return new Election(engine, name, candidate);
+        return new Election(engine, engine.key(name), candidate);
     }
 
     /** Told of each holding that ended without its owner's release (see {@link LockLostListener}). */

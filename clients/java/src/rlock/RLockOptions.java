@@ -16,6 +16,7 @@ public final class RLockOptions {
     java.util.List<String> sentinels = java.util.List.of();
     String sentinelUser;
     String sentinelPassword;
+    NameMapper nameMapper = NameMapper.direct();
 
     /** For {@code rediss://}: the factory of TLS sockets (default: the JDK's default one). */
     public RLockOptions sslSocketFactory(SSLSocketFactory factory) {
@@ -97,6 +98,18 @@ public final class RLockOptions {
         return this;
     }
 
+    /**
+     * Redisson's {@code NameMapper}: every object name becomes its key through
+     * {@code mapper.map} and is reported back through {@code mapper.unmap} (default: as given).
+     */
+    public RLockOptions nameMapper(NameMapper mapper) {
+        if (mapper == null) {
+            throw new IllegalArgumentException("a NameMapper (NameMapper.direct() for none)");
+        }
+        this.nameMapper = mapper;
+        return this;
+    }
+
     /** A copy: what a client hands out of its options cannot change them. */
     RLockOptions copy() {
         RLockOptions copy = new RLockOptions();
@@ -111,6 +124,7 @@ public final class RLockOptions {
         copy.sentinels = sentinels;
         copy.sentinelUser = sentinelUser;
         copy.sentinelPassword = sentinelPassword;
+        copy.nameMapper = nameMapper;
         return copy;
     }
 }

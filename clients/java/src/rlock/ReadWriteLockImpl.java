@@ -1,11 +1,13 @@
 package rlock;
 
 final class ReadWriteLockImpl implements RReadWriteLock {
+    private final Engine engine;
     private final String name;
     private final RLock read;
     private final RLock write;
 
     ReadWriteLockImpl(Engine engine, String name) {
+        this.engine = engine;
         this.name = name;
         this.read = new LockImpl(engine, name, Family.READ);
         this.write = new LockImpl(engine, name, Family.WRITE);
@@ -13,7 +15,7 @@ final class ReadWriteLockImpl implements RReadWriteLock {
 
     @Override
     public String getName() {
-        return name;
+        return engine.nameOf(name);
     }
 
     @Override

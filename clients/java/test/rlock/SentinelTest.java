@@ -60,6 +60,27 @@ class SentinelTest {
         assertThrows(IllegalArgumentException.class, () -> RLockClient.create("redis-sentinel://127.0.0.1:1/"));
     }
 
+    /** Redisson's {@code Config.useSentinelServers()}, and {@code getConfig()} describing such a client. */
+    @Test
+    @Order(0)
+    void redissonsConfigFindsThePrimary() {
+        List<String> sentinels = java.util.Arrays.stream(topology.sentinelUri().replaceAll(".*//|/.*", "").split(","))
+                .map(hostPort -> "redis://" + hostPort).toList();
+        Config config = new Config();
+        config.useSentinelServers().setMasterName("rlock").addSentinelAddress(sentinels.toArray(String[]::new));
+        try (RLockClient client = RLockClient.create(config)) {
+            RLock lock = client.getLock("configured");
+            assertTrue(lock.tryLock());
+            Config described = client.getConfig();
+            assertEquals("rlock", described.useSentinelServers().getMasterName());
+            assertEquals(sentinels, described.useSentinelServers().getSentinelAddresses());
+            try (RLockClient alike = RLockClient.create(described)) {
+                assertTrue(alike.getLock("configured").isLocked(), "the same primary");
+            }
+            lock.unlock();
+        }
+    }
+
     /**
      * A sentinel that requires a password (another master name over the same primary, so the
      * topology's sentinels ignore it): refused without it, asked with {@code sentinelAuth}.

@@ -39,6 +39,16 @@ public final class RedisUri {
         this.db = db;
     }
 
+    /** The same server with these credentials and database (a configuration that gives them apart). */
+    public RedisUri withAuth(String user, String password, int db) {
+        return new RedisUri(tls, host, port, user, password, db, masterName, sentinels);
+    }
+
+    /** {@code redis://host:port} ({@code rediss://} for TLS), without credentials or database. */
+    public String address() {
+        return (tls ? "rediss://" : "redis://") + (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + port;
+    }
+
     /**
      * A sentinel address list and master name, as Lettuce writes them:
      * {@code redis-sentinel://[[user]:password@]host:port[,host:port...]/mastername} (or

@@ -2,6 +2,7 @@ package org.redisson;
 
 import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Test;
+import rlock.Config;
 import rlock.RLock;
 import rlock.RLockClient;
 import org.slf4j.Logger;
@@ -60,7 +61,7 @@ public class RedissonFairLockTest extends BaseConcurrentTest {
                 1000L, TimeUnit.SECONDS,
                 new SynchronousQueue<Runnable>());
 
-        String cfg = createConfig();
+        Config cfg = createConfig();
         RLockClient redisson = RLockClient.create(cfg);
 
         AtomicInteger acquiredLocks = new AtomicInteger();

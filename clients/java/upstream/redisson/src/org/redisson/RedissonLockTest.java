@@ -3,8 +3,11 @@ package org.redisson;
 import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Test;
 import rlock.*;
+import org.redisson.client.*;
+import org.redisson.client.protocol.RedisCommands;
 import org.testcontainers.containers.GenericContainer;
 
+import java.util.List;
 import java.util.concurrent.*;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -74,8 +77,53 @@ public class RedissonLockTest extends BaseConcurrentTest {
     }
 
     @Test
+    public void testSubscriptionsPerConnection() throws InterruptedException {
+        Config config = createConfig();
+        config.useSingleServer()
+                .setAddress(redisson.getConfig().useSingleServer().getAddress());
+
+        RLockClient redisson  = RLockClient.create(config);
+        ExecutorService e = Executors.newFixedThreadPool(32);
+        AtomicInteger errors = new AtomicInteger();
+        AtomicInteger ops = new AtomicInteger();
+        for (int i = 0; i < 5000; i++) {
+            int j = i;
+            e.submit(() -> {
+                try {
+                    String lockKey = "lock-" + ThreadLocalRandom.current().nextInt(5);
+                    RLock lock = redisson.getLock(lockKey);
+                    lock.lock();
+                    Thread.sleep(ThreadLocalRandom.current().nextInt(20));
+                    lock.unlock();
+                    ops.incrementAndGet();
+                } catch (Exception exception) {
+                    exception.printStackTrace();
+                    if(exception instanceof RedisTimeoutException){
+                        return;
+                    }
+                    errors.incrementAndGet();
+                }
+            });
+        }
+
+        e.shutdown();
+        assertThat(e.awaitTermination(150, TimeUnit.SECONDS)).isTrue();
+        assertThat(errors.get()).isZero();
+
+        RedisClientConfig cc = new RedisClientConfig();
+        cc.setAddress(redisson.getConfig().useSingleServer().getAddress());
+        RedisClient c = RedisClient.create(cc);
+        RedisConnection ccc = c.connect();
+        List<String> channels = ccc.sync(RedisCommands.PUBSUB_CHANNELS);
+        assertThat(channels).isEmpty();
+        c.shutdown();
+
+        redisson.shutdown();
+    }
+
+    @Test
     public void testSinglePubSub() throws InterruptedException, ExecutionException {
-        String config = createConfig();
+        Config config = createConfig();
         ExecutorService executorService = Executors.newFixedThreadPool(4);
         RLockClient redissonClient = RLockClient.create(config);
         AtomicBoolean hasFails = new AtomicBoolean();
@@ -123,7 +171,7 @@ public class RedissonLockTest extends BaseConcurrentTest {
         GenericContainer<?> redis = createContainer();
         redis.start();
 
-        String config = createConfig(redis);
+        Config config = createConfig(redis);
         RLockClient redisson = RLockClient.create(config);
 
         Assertions.assertThrows(RLockException.class, () -> {

@@ -1,6 +1,7 @@
 package org.redisson;
 
 import org.junit.jupiter.api.Test;
+import rlock.Config;
 import rlock.RLock;
 import rlock.RLockClient;
 import rlock.MultiLock;
@@ -142,7 +143,7 @@ public class RedissonMultiLockTest extends RedisDockerTest {
     }
 
     private RLockClient createClient(GenericContainer<?> redis) {
-        String config = createConfig(redis);
+        Config config = createConfig(redis);
         return RLockClient.create(config);
     }
     

@@ -5,6 +5,8 @@ import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Test;
 
 import java.util.concurrent.CompletableFuture;
+import rlock.Config;
+import rlock.NameMapper;
 import rlock.RPermitExpirableSemaphore;
 import rlock.RLockClient;
 import rlock.RLockException;
@@ -20,6 +22,39 @@ import java.util.concurrent.atomic.AtomicInteger;
 import static org.assertj.core.api.Assertions.assertThat;
 
 public class RedissonPermitExpirableSemaphoreTest extends BaseConcurrentTest {
+
+    @Test
+    public void testGetInClusterNameMapper() {
+        testInCluster(client -> {
+            Config config = client.getConfig();
+            config.setSlavesSyncTimeout(2000);
+            config.useClusterServers()
+                    .setNameMapper(new NameMapper() {
+                        @Override
+                        public String map(String name) {
+                            return "test::" + name;
+                        }
+
+                        @Override
+                        public String unmap(String name) {
+                            return name.replace("test::", "");
+                        }
+                    });
+            RLockClient redisson = RLockClient.create(config);
+
+            RPermitExpirableSemaphore s = redisson.getPermitExpirableSemaphore("semaphore");
+            s.trySetPermits(1);
+            try {
+                String v = s.acquire();
+                s.release(v);
+            } catch (InterruptedException e) {
+                throw new RuntimeException(e);
+            }
+
+            redisson.shutdown();
+
+        });
+    }
 
     @Test
     public void testUpdateLeaseTime() throws InterruptedException {

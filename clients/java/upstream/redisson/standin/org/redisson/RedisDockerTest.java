@@ -8,14 +8,15 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.testcontainers.containers.GenericContainer;
+import rlock.Config;
 import rlock.RLockClient;
 import rlock.testing.Topology;
 
 /**
  * Stand-in for Redisson's test base class (revision in ../../../README.md), with only what the
  * vendored lock tests use: one shared server (a local redis-server with the rlock module, see
- * {@link GenericContainer}), the shared client {@code redisson}, a "config" that is the server's
- * URI (our client takes a URI where Redisson takes a {@code Config}), a FLUSHALL before
+ * {@link GenericContainer}), the shared client {@code redisson}, its {@code Config}
+ * ({@link Config}, the client's counterpart of Redisson's), a FLUSHALL before
  * each test, the tests expected to fail for a deliberate difference
  * ({@link DeliberateDifferences}), and {@link #testInCluster}: Redisson's Docker cluster of 3
  * masters and 3 replicas is the shared harness's ({@link Topology}, {@code cluster}), started
@@ -58,12 +59,14 @@ public class RedisDockerTest {
         redisson = createInstance();
     }
 
-    protected static String createConfig() {
+    protected static Config createConfig() {
         return createConfig(CONTAINER);
     }
 
-    protected static String createConfig(GenericContainer<?> container) {
-        return "redis://127.0.0.1:" + container.getFirstMappedPort();
+    protected static Config createConfig(GenericContainer<?> container) {
+        Config config = new Config();
+        config.useSingleServer().setAddress("redis://127.0.0.1:" + container.getFirstMappedPort());
+        return config;
     }
 
     public static RLockClient createInstance() {
