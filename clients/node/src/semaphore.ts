@@ -26,6 +26,16 @@ function permitsAndOptions(first: number | AcquireArg, second: AcquireArg, fixed
   return [fixed ?? 1, first];
 }
 
+/** Set only while `Semaphore.ofPermitsSetElsewhere` constructs (construction is synchronous). */
+let zeroAllowed = false;
+
+/** redis-semaphore's checks and messages: a limit is a whole number of at least 1. */
+export function checkLimit(limit: unknown, orZero = false): void {
+  if (limit === undefined || limit === null || (limit === 0 && !orZero)) throw new TypeError('rlock: "limit" is required');
+  if (typeof limit !== 'number') throw new TypeError('rlock: "limit" must be a number');
+  if (!Number.isInteger(limit) || limit < 0) throw new RangeError('rlock: "limit" must be an integer >= 1');
+}
+
 /**
  * A semaphore of `limit` permits (`RSEM.*`) whose permits belong to their holder: they come
  * back when its lease ends or, with the watchdog, when its process dies. In the shape of
@@ -40,10 +50,21 @@ export class Semaphore extends Holder {
 
   constructor(client: unknown, key: string, readonly limit: number, options: LockOptions = {}, family: Family = PERMITS) {
     super(client, key, ownerOf(options), family, options);
-    // redis-semaphore's messages; a limit of 0 is allowed here (permits added later)
-    if (limit === undefined || limit === null) throw new TypeError('rlock: "limit" is required');
-    if (typeof limit !== 'number') throw new TypeError('rlock: "limit" must be a number');
-    if (!Number.isInteger(limit) || limit < 0) throw new RangeError('rlock: "limit" must be an integer >= 0');
+    checkLimit(limit, zeroAllowed);
+  }
+
+  /**
+   * A semaphore whose permits are set elsewhere (`setPermits`, `addPermits`, another process):
+   * its acquires never set them, and it has none until they are (a `limit` of 0, which the
+   * constructor refuses as redis-semaphore's does, since there it can only be a mistake).
+   */
+  static ofPermitsSetElsewhere(client: unknown, key: string, options: LockOptions = {}): Semaphore {
+    zeroAllowed = true;
+    try {
+      return new Semaphore(client, key, 0, options);
+    } finally {
+      zeroAllowed = false;
+    }
   }
 
   /** The same family under another name in messages (MultiSemaphore's "multi-semaphore"). */

@@ -125,7 +125,7 @@ for (const lib of LIBS) {
 
     it('semaphore trySetPermits and addPermits whose replies are lost count once', async () => {
       const k = key();
-      const s = new Semaphore(client, k, 0);
+      const s = Semaphore.ofPermitsSetElsewhere(client, k);
       const dropped = proxy.dropped;
       proxy.dropAfter('RSEM.SETPERMITS');
       assert.equal(await s.trySetPermits(3), true, 'the retry of the call that set them');

@@ -107,8 +107,8 @@ function holder(actor: Actor, step: Step): any {
     case 'write':
       return side(actor, step);
     case 'semaphore':
-      // limit 0: the runner never lets an acquire create the semaphore; set_permits does.
-      return actor.handle('semaphore', step.key, step, (o) => new Semaphore(actor.client, step.key, 0, o));
+      // The runner never lets an acquire create the semaphore; set_permits does.
+      return actor.handle('semaphore', step.key, step, (o) => Semaphore.ofPermitsSetElsewhere(actor.client, step.key, o));
     default:
       throw new Kind('Unsupported', `type ${step.type}`);
   }
