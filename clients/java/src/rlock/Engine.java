@@ -147,6 +147,7 @@ final class Engine {
     private void maintain() {
         holdings.forgetExpired();
         router.maintain();
+        Rebind.verifySuspects(this);
         for (Node node : router.nodes()) {
             if (closed.get()) {
                 return;
@@ -208,6 +209,26 @@ final class Engine {
      */
     long release(Family family, String key, String owner, int permits) {
         Target target = new Target(family, key, owner);
+        return releasing(List.of(target), () -> release(target, permits));
+    }
+
+    /**
+     * {@code release} with {@code targets} marked as being released until their holdings are
+     * updated: a re-bind answered "not held" meanwhile saw this release, not a loss ({@link Rebind}).
+     */
+    private <T> T releasing(List<Target> targets, java.util.function.Supplier<T> release) {
+        targets.forEach(holdings::releaseSent);
+        try {
+            return release.get();
+        } finally {
+            targets.forEach(holdings::releaseSettled);
+        }
+    }
+
+    private long release(Target target, int permits) {
+        Family family = target.family();
+        String key = target.key();
+        String owner = target.owner();
         Object value;
         Confirm.Unconfirmed unconfirmed = null;
         try {
@@ -247,6 +268,11 @@ final class Engine {
 
     /** As above, confirmed as {@code confirm} says (null: not, as for an undo). */
     List<String> releaseAll(List<String> keys, String owner, Confirm confirm) {
+        return releasing(keys.stream().map(key -> new Target(Family.LOCK, key, owner)).toList(),
+                () -> releaseAllNow(keys, owner, confirm));
+    }
+
+    private List<String> releaseAllNow(List<String> keys, String owner, Confirm confirm) {
         Object reply;
         Confirm.Unconfirmed unconfirmed = null;
         try {

@@ -13,6 +13,8 @@ import java.util.stream.Collectors;
  */
 final class Holdings {
     private final Map<Target, Holding> byTarget = new ConcurrentHashMap<>();
+    /** Releases sent whose reply is not yet accounted for, per target (a count: several threads may release). */
+    private final Map<Target, Integer> releasing = new ConcurrentHashMap<>();
     private final List<LockLostListener> listeners = new CopyOnWriteArrayList<>();
     private final Executor callbacks;
 
@@ -72,6 +74,26 @@ final class Holdings {
         }
     }
 
+    /** A release of {@code target} is about to be sent. */
+    void releaseSent(Target target) {
+        releasing.merge(target, 1, Integer::sum);
+    }
+
+    /** That release's reply is accounted for ({@link #released}), or it failed. */
+    void releaseSettled(Target target) {
+        releasing.computeIfPresent(target, (key, count) -> count > 1 ? count - 1 : null);
+    }
+
+    /**
+     * Whether a re-bind's "not held" for {@code holding} is explained by the client itself: its
+     * release was sent (the server may have done it before the re-bind's {@code RENEW}, on the
+     * same connection, while the reply is not yet read), or it is no longer the holding known
+     * for its target (released, or moved to another node and re-bound there).
+     */
+    boolean releasedMeanwhile(Holding holding) {
+        return releasing.containsKey(holding.target) || !isCurrent(holding);
+    }
+
     /** A plain lease set anew ({@code updateLeaseTime}). */
     void renewed(Target target, long leaseMs) {
         Holding known = byTarget.get(target);
@@ -113,6 +135,22 @@ final class Holdings {
         return byTarget.values().stream()
                 .filter(h -> h.node == node && h.watchdog && !h.isLost())
                 .collect(Collectors.toList());
+    }
+
+    /** The holdings a re-bind found missing, to be checked on their key's primary ({@link Rebind#verifySuspects}). */
+    List<Holding> suspects() {
+        return byTarget.values().stream().filter(h -> h.suspectedAt != 0 && !h.isLost()).collect(Collectors.toList());
+    }
+
+    /** Whether {@code holding} is still the one known for its target (not released, moved or replaced). */
+    boolean isCurrent(Holding holding) {
+        return byTarget.get(holding.target) == holding;
+    }
+
+    /** A suspect found held and bound on {@code node}: it lives there now, suspected no more. */
+    void rebound(Holding holding, Node node) {
+        byTarget.computeIfPresent(holding.target, (target, h) -> h != holding ? h
+                : new Holding(target, node, h.token, h.watchdog, h.leaseMs, h.count, h.expires));
     }
 
     /** A failover: the holdings taken on {@code from} now live on {@code to} (to be re-bound there). */
