@@ -209,19 +209,20 @@ final class Engine {
      */
     long release(Family family, String key, String owner, int permits) {
         Target target = new Target(family, key, owner);
-        return releasing(List.of(target), () -> release(target, permits));
+        return releasing(List.of(target), permits, () -> release(target, permits));
     }
 
     /**
-     * {@code release} with {@code targets} marked as being released until their holdings are
-     * updated: a re-bind answered "not held" meanwhile saw this release, not a loss ({@link Rebind}).
+     * {@code release} of {@code count} holds or permits of each of {@code targets}, marked as
+     * under way until their holdings are updated: a re-bind answered "not held" meanwhile may have
+     * seen this release rather than a loss ({@link Holdings#releasedMeanwhile}).
      */
-    private <T> T releasing(List<Target> targets, java.util.function.Supplier<T> release) {
-        targets.forEach(holdings::releaseSent);
+    private <T> T releasing(List<Target> targets, long count, java.util.function.Supplier<T> release) {
+        targets.forEach(target -> holdings.releaseSent(target, count));
         try {
             return release.get();
         } finally {
-            targets.forEach(holdings::releaseSettled);
+            targets.forEach(target -> holdings.releaseSent(target, -count));
         }
     }
 
@@ -268,7 +269,7 @@ final class Engine {
 
     /** As above, confirmed as {@code confirm} says (null: not, as for an undo). */
     List<String> releaseAll(List<String> keys, String owner, Confirm confirm) {
-        return releasing(keys.stream().map(key -> new Target(Family.LOCK, key, owner)).toList(),
+        return releasing(keys.stream().map(key -> new Target(Family.LOCK, key, owner)).toList(), 1,
                 () -> releaseAllNow(keys, owner, confirm));
     }
 

@@ -13,8 +13,8 @@ import java.util.stream.Collectors;
  */
 final class Holdings {
     private final Map<Target, Holding> byTarget = new ConcurrentHashMap<>();
-    /** Releases sent whose reply is not yet accounted for, per target (a count: several threads may release). */
-    private final Map<Target, Integer> releasing = new ConcurrentHashMap<>();
+    /** The holds or permits of releases sent whose reply is not yet accounted for, per target. */
+    private final Map<Target, Long> releasing = new ConcurrentHashMap<>();
     private final List<LockLostListener> listeners = new CopyOnWriteArrayList<>();
     private final Executor callbacks;
 
@@ -74,24 +74,26 @@ final class Holdings {
         }
     }
 
-    /** A release of {@code target} is about to be sent. */
-    void releaseSent(Target target) {
-        releasing.merge(target, 1, Integer::sum);
-    }
-
-    /** That release's reply is accounted for ({@link #released}), or it failed. */
-    void releaseSettled(Target target) {
-        releasing.computeIfPresent(target, (key, count) -> count > 1 ? count - 1 : null);
+    /**
+     * A release of {@code count} holds or permits of {@code target} is about to be sent; a
+     * negative count: its reply is accounted for ({@link #released}), or it failed.
+     */
+    void releaseSent(Target target, long count) {
+        releasing.compute(target, (key, sent) -> {
+            long now = (sent == null ? 0 : sent) + count;
+            return now > 0 ? now : null;
+        });
     }
 
     /**
-     * Whether a re-bind's "not held" for {@code holding} is explained by the client itself: its
-     * release was sent (the server may have done it before the re-bind's {@code RENEW}, on the
-     * same connection, while the reply is not yet read), or it is no longer the holding known
-     * for its target (released, or moved to another node and re-bound there).
+     * Whether a re-bind's "not held" for {@code holding} is explained by the client itself:
+     * releases of all it holds were sent (the server may have done them before the re-bind's
+     * {@code RENEW}, on the same connection, while their replies are not yet read), or it is no
+     * longer the holding known for its target (released, or moved to another node and re-bound
+     * there). A release of part of it explains nothing: the rest was lost.
      */
     boolean releasedMeanwhile(Holding holding) {
-        return releasing.containsKey(holding.target) || !isCurrent(holding);
+        return releasing.getOrDefault(holding.target, 0L) >= holding.count || !isCurrent(holding);
     }
 
     /** A plain lease set anew ({@code updateLeaseTime}). */
