@@ -10,19 +10,26 @@ class RespError(Exception):
     """An error reply from the server."""
 
 
+# Ports (and their bus ports) already handed out: a topology asks for all its ports before its
+# servers bind them, and the kernel may offer a port it just offered again.
+_handed_out: set[int] = set()
+
+
 def free_port() -> int:
-    """A loopback port that is free now and whose cluster bus port (+10000) is free too."""
+    """A loopback port that is free now and whose cluster bus port (+10000) is free too,
+    neither handed out before by this process."""
     while True:
         with socket.socket() as sock:
             sock.bind(("127.0.0.1", 0))
             port = sock.getsockname()[1]
-        if port + 10000 > 65535:
+        if port + 10000 > 65535 or {port, port + 10000} & _handed_out:
             continue
         with socket.socket() as bus:
             try:
                 bus.bind(("127.0.0.1", port + 10000))
             except OSError:
                 continue
+        _handed_out.update((port, port + 10000))
         return port
 
 

@@ -167,6 +167,7 @@ final class Engine {
     private void maintain() {
         holdings.forgetExpired();
         router.maintain();
+        Rebind.verifySuspects(this);
         for (Node node : router.nodes()) {
             if (closed.get()) {
                 return;
@@ -237,14 +238,28 @@ final class Engine {
      */
     long release(Family family, String key, String owner, int permits) {
         Target target = new Target(family, key, owner);
-        long remaining = releaseWrite(confirm, key, family.release(key, owner, permits, requestId()),
-                "the release of " + family.type + " " + key, value -> {
+        long remaining = releasing(List.of(target), permits, () -> releaseWrite(confirm, key,
+                family.release(key, owner, permits, requestId()), "the release of " + family.type + " " + key, value -> {
                     Long left = value == null ? null : Replies.number(value, 0);
                     holdings.released(target, left);
                     return left == null ? -1L : left;
-                });
+                }));
         objectEvents.settle(key);
         return remaining;
+    }
+
+    /**
+     * {@code release} of {@code count} holds or permits of each of {@code targets}, marked as
+     * under way until their holdings are updated: a re-bind answered "not held" meanwhile may have
+     * seen this release rather than a loss ({@link Holdings#releasedMeanwhile}).
+     */
+    private <T> T releasing(List<Target> targets, long count, java.util.function.Supplier<T> release) {
+        targets.forEach(target -> holdings.releaseSent(target, count));
+        try {
+            return release.get();
+        } finally {
+            targets.forEach(target -> holdings.releaseSent(target, -count));
+        }
     }
 
     /**
@@ -254,10 +269,12 @@ final class Engine {
      * <owner>}) and nothing changed.
      */
     long releaseMany(String key, List<String> owners, boolean all) {
-        return releaseWrite(confirm, key, Family.releaseMany(key, all, owners, requestId()), "the release of permits " + key, value -> {
-            owners.forEach(owner -> holdings.released(new Target(Family.PERMITS, key, owner), null));
-            return Replies.number(value, 0);
-        });
+        List<Target> targets = owners.stream().map(owner -> new Target(Family.PERMITS, key, owner)).toList();
+        return releasing(targets, 1, () -> releaseWrite(confirm, key, Family.releaseMany(key, all, owners, requestId()),
+                "the release of permits " + key, value -> {
+                    targets.forEach(target -> holdings.released(target, null));
+                    return Replies.number(value, 0);
+                }));
     }
 
     /** A write about {@code key} (its errors raised), confirmed by the replicas: else {@link NotConfirmedException}. */
@@ -279,7 +296,9 @@ final class Engine {
 
     /** As above, confirmed as {@code confirm} says (null: not, as for an undo). */
     List<String> releaseAll(List<String> keys, String owner, Confirm confirm) {
-        return releaseWrite(confirm, keys.get(0), Family.releaseAll(keys, owner, requestId()), "the release of " + keys, reply -> {
+        List<Target> targets = keys.stream().map(key -> new Target(Family.LOCK, key, owner)).toList();
+        return releasing(targets, 1, () -> releaseWrite(confirm, keys.get(0), Family.releaseAll(keys, owner, requestId()),
+                "the release of " + keys, reply -> {
             if (!(reply instanceof List) || ((List<?>) reply).size() != keys.size()) {
                 throw new RLockException("ERR", "unexpected reply to RLOCK.RELEASEALL: " + text(reply));
             }
@@ -290,10 +309,10 @@ final class Engine {
                 if (count == null) {
                     notHeld.add(keys.get(i));
                 }
-                holdings.released(new Target(Family.LOCK, keys.get(i), owner), count == null ? null : Replies.number(count, 0));
+                holdings.released(targets.get(i), count == null ? null : Replies.number(count, 0));
             }
             return notHeld;
-        });
+        }));
     }
 
     /**

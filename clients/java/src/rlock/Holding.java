@@ -15,6 +15,11 @@ final class Holding {
      */
     volatile long expires;
     private volatile boolean lost;
+    /**
+     * System.nanoTime() when a re-bind under Sentinel or Cluster was answered "not held" (0: not
+     * suspected): lost only once the key's primary, as the topology names it, says so too.
+     */
+    volatile long suspectedAt;
 
     Holding(Target target, Node node, long token, boolean watchdog, long leaseMs, long count) {
         this.target = target;
@@ -33,6 +38,13 @@ final class Holding {
 
     boolean isLost() {
         return lost;
+    }
+
+    /** A re-bind found it missing: suspected from now, unless it already was. */
+    synchronized void suspect() {
+        if (suspectedAt == 0) {
+            suspectedAt = Math.max(1, System.nanoTime());
+        }
     }
 
     /** Marks it lost; true the first time. */

@@ -13,6 +13,8 @@ import java.util.stream.Collectors;
  */
 final class Holdings {
     private final Map<Target, Holding> byTarget = new ConcurrentHashMap<>();
+    /** The holds or permits of releases sent whose reply is not yet accounted for, per target. */
+    private final Map<Target, Long> releasing = new ConcurrentHashMap<>();
     private final List<LockLostListener> listeners = new CopyOnWriteArrayList<>();
     private final Executor callbacks;
     /** A key to the name the user gave it ({@link NameMapper#unmap}), for the reports. */
@@ -75,6 +77,28 @@ final class Holdings {
         }
     }
 
+    /**
+     * A release of {@code count} holds or permits of {@code target} is about to be sent; a
+     * negative count: its reply is accounted for ({@link #released}), or it failed.
+     */
+    void releaseSent(Target target, long count) {
+        releasing.compute(target, (key, sent) -> {
+            long now = (sent == null ? 0 : sent) + count;
+            return now > 0 ? now : null;
+        });
+    }
+
+    /**
+     * Whether a re-bind's "not held" for {@code holding} is explained by the client itself:
+     * releases of all it holds were sent (the server may have done them before the re-bind's
+     * {@code RENEW}, on the same connection, while their replies are not yet read), or it is no
+     * longer the holding known for its target (released, or moved to another node and re-bound
+     * there). A release of part of it explains nothing: the rest was lost.
+     */
+    boolean releasedMeanwhile(Holding holding) {
+        return releasing.getOrDefault(holding.target, 0L) >= holding.count || !isCurrent(holding);
+    }
+
     /** A plain lease set anew ({@code updateLeaseTime}). */
     void renewed(Target target, long leaseMs) {
         Holding known = byTarget.get(target);
@@ -116,6 +140,22 @@ final class Holdings {
         return byTarget.values().stream()
                 .filter(h -> h.node == node && h.watchdog && !h.isLost())
                 .collect(Collectors.toList());
+    }
+
+    /** The holdings a re-bind found missing, to be checked on their key's primary ({@link Rebind#verifySuspects}). */
+    List<Holding> suspects() {
+        return byTarget.values().stream().filter(h -> h.suspectedAt != 0 && !h.isLost()).collect(Collectors.toList());
+    }
+
+    /** Whether {@code holding} is still the one known for its target (not released, moved or replaced). */
+    boolean isCurrent(Holding holding) {
+        return byTarget.get(holding.target) == holding;
+    }
+
+    /** A suspect found held and bound on {@code node}: it lives there now, suspected no more. */
+    void rebound(Holding holding, Node node) {
+        byTarget.computeIfPresent(holding.target, (target, h) -> h != holding ? h
+                : new Holding(target, node, h.token, h.watchdog, h.leaseMs, h.count, h.expires));
     }
 
     /** A failover: the holdings taken on {@code from} now live on {@code to} (to be re-bound there). */

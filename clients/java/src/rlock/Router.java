@@ -94,6 +94,21 @@ final class Router {
         }
     }
 
+    /**
+     * The node that is {@code key}'s primary now as the topology itself says (the slot map read
+     * again, or the sentinels asked) and answers {@code ROLE} as a primary; null when none does yet.
+     */
+    Node primaryNow(String key) {
+        Node node;
+        if (sentinels != null) {
+            String[] named = sentinels.primary();
+            node = named == null ? null : node(named[0], Integer.parseInt(named[1]));
+        } else {
+            node = cluster && !ClusterSlots.refresh(this, engine) ? null : nodeFor(key);
+        }
+        return node != null && isPrimary(node) ? node : null;
+    }
+
     private static boolean isPrimary(Node node) {
         try {
             Object role = node.call(false, "ROLE");

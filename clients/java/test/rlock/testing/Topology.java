@@ -44,7 +44,12 @@ public final class Topology implements AutoCloseable {
             process.destroyForcibly();
             throw new IOException("the harness ended before the " + kind + " topology was ready");
         }
-        topology.described = map(Json.parse(line));
+        Map<String, Object> described = map(Json.parse(line));
+        if (Boolean.FALSE.equals(described.get("ok"))) { // it could not start: it says why (logs on stderr)
+            process.destroyForcibly();
+            throw new IOException("the harness could not start the " + kind + " topology: " + described.get("error"));
+        }
+        topology.described = described;
         return topology;
     }
 
