@@ -51,18 +51,30 @@ export async function until<T>(check: () => Promise<T> | T, timeoutMs = 5000, wh
   }
 }
 
-async function pingOnce(port: number): Promise<boolean> {
+/** The process id of the redis-server answering on `port`, or null when none answers yet. */
+async function pidOn(port: number): Promise<number | null> {
   return new Promise((resolve) => {
     const socket = net.connect(port, '127.0.0.1');
-    const done = (ok: boolean) => {
+    let reply = '';
+    const done = (pid: number | null) => {
       socket.destroy();
-      resolve(ok);
+      resolve(pid);
     };
-    socket.setTimeout(500, () => done(false));
-    socket.on('error', () => done(false));
-    socket.on('connect', () => socket.write('PING\r\n'));
-    socket.on('data', (data) => done(data.toString().startsWith('+PONG')));
+    socket.setTimeout(500, () => done(null));
+    socket.on('error', () => done(null));
+    socket.on('connect', () => socket.write('INFO server\r\n'));
+    socket.on('data', (data) => {
+      reply += data.toString();
+      const match = /process_id:(\d+)/.exec(reply);
+      if (match) done(Number(match[1]));
+    });
   });
+}
+
+class PortTaken extends Error {
+  constructor(port: number) {
+    super(`port ${port} was taken by another process`);
+  }
 }
 
 export class Server {
@@ -72,25 +84,41 @@ export class Server {
     private readonly dir: string,
   ) {}
 
-  /** `port`: that one (a server restarted where its clients reconnect); omitted, a free one. */
+  /**
+   * `port`: that one (a server restarted where its clients reconnect); omitted, a free one, and
+   * another if a test process running beside this one took it first (suites run side by side).
+   */
   static async start(options: { module?: boolean; config?: string[]; port?: number } = {}): Promise<Server> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await Server.startOn(options.port ?? (await freePort()), options);
+      } catch (err) {
+        if (options.port !== undefined || attempt === 5 || !(err instanceof PortTaken)) throw err;
+      }
+    }
+  }
+
+  private static async startOn(port: number, options: { module?: boolean; config?: string[] }): Promise<Server> {
     if (options.module !== false && !existsSync(MODULE)) {
       throw new Error(`${MODULE} is missing: build it first (cargo build --release --lib)`);
     }
-    const port = options.port ?? (await freePort());
     const dir = mkdtempSync(path.join(os.tmpdir(), 'rlock-node-'));
     const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir];
     if (options.module !== false) args.push('--loadmodule', MODULE, ...(options.config ?? []));
-    const child = spawn(REDIS_SERVER, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(REDIS_SERVER, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     running.add(child);
-    let stderr = '';
-    child.stderr!.on('data', (data) => (stderr += data));
+    let log = '';
+    child.stdout!.on('data', (data) => (log += data));
+    child.stderr!.on('data', (data) => (log += data));
     const server = new Server(port, child, dir);
     const deadline = Date.now() + 10_000;
-    while (!(await pingOnce(port))) {
+    // Ours answers with its own pid: a server of another test process on the same port does not.
+    while ((await pidOn(port)) !== child.pid) {
       if (child.exitCode !== null || Date.now() > deadline) {
         server.kill();
-        throw new Error(`redis-server on ${port} did not start: ${stderr}`);
+        await sleep(50); // the last of its output
+        if (/Address already in use/.test(log)) throw new PortTaken(port);
+        throw new Error(`redis-server on ${port} did not start: ${log}`);
       }
       await sleep(10);
     }
