@@ -21,6 +21,10 @@ class TopologyError(RuntimeError):
     pass
 
 
+class PortTaken(TopologyError):
+    """The server exited because another process holds its port (or its cluster bus port)."""
+
+
 def wait_for(what: str, check, deadline_s: float = READY_S, logs=None):
     """Polls `check` (a truthy value ends the wait) until the deadline, then fails with `what`
     and the servers' logs."""
@@ -73,11 +77,17 @@ class Process:
         return self.process.poll() is None
 
     def wait_ready(self):
-        def pong():
+        """Until this process answers on its port. Ours is the server whose INFO names our child's
+        pid: a suite running beside may have a server of its own on the port, answering PING."""
+        def ours():
             if not self.alive():
+                self.process.wait()
+                if "Address already in use" in self.log_text():
+                    raise PortTaken(f"port {self.port} (or its bus port {self.port + 10000}) is held by "
+                                    f"another process:\n{self.log_text()}")
                 raise TopologyError(f"{self.command[0]} on port {self.port} exited:\n{self.log_text()}")
-            return self.call("PING") == "PONG"
-        wait_for(f"PING on port {self.port}", pong, logs=self.log_text)
+            return info(self, "server").get("process_id") == str(self.process.pid)
+        wait_for(f"port {self.port} to answer as pid {self.process.pid}", ours, logs=self.log_text)
 
     def signal(self, number: int):
         if self.alive():

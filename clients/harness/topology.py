@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from process import MODULE, Process, TopologyError, info, wait_for
+from process import MODULE, PortTaken, Process, TopologyError, info, wait_for
 from resp import RespError, free_port
 
 MASTER_NAME = "rlock"
@@ -35,6 +35,8 @@ KINDS = ("standalone", "replicated", "sentinel", "cluster")
 # loaded 2-core machine does not fail over by itself.
 SENTINEL_DOWN_AFTER_MS = 1000
 CLUSTER_NODE_TIMEOUT_MS = 1500
+# Starts on a new free port when another process took the last one first (suites run side by side).
+START_ATTEMPTS = 5
 
 
 class Topology:
@@ -67,45 +69,52 @@ class Topology:
 
     # --- starting ---------------------------------------------------------------------------
 
+    @staticmethod
+    def _started(start) -> Process:
+        """`start(port)` on a free port, ready; on another one when a process running beside
+        took the port between `free_port` and the bind."""
+        for attempt in range(1, START_ATTEMPTS + 1):
+            process = start(free_port())
+            try:
+                process.wait_ready()
+                return process
+            except BaseException as error:
+                process.kill()  # not yet in the topology, so `stop` would not
+                if not isinstance(error, PortTaken) or attempt == START_ATTEMPTS:
+                    raise
+
     def _node(self, *args: str) -> Process:
-        port = free_port()
-        node = Process(self.workdir / f"node-{port}", port, list(args), module=self.module)
+        node = self._started(lambda port: Process(self.workdir / f"node-{port}", port, list(args),
+                                                  module=self.module))
         self.nodes.append(node)
         return node
 
     def _start_standalone(self):
-        self._node().wait_ready()
+        self._node()
 
     def _start_replicated(self):
         primary = self._node()
-        primary.wait_ready()
-        replica = self._node("--replicaof", "127.0.0.1", str(primary.port))
-        replica.wait_ready()
+        self._node("--replicaof", "127.0.0.1", str(primary.port))
         self._await_replicas_in_sync(primary, 1)
 
     def _start_sentinel(self):
         self._start_replicated()
         primary = self.nodes[0]
+        conf = [
+            f"sentinel monitor {MASTER_NAME} 127.0.0.1 {primary.port} 2",
+            f"sentinel down-after-milliseconds {MASTER_NAME} {SENTINEL_DOWN_AFTER_MS}",
+            f"sentinel failover-timeout {MASTER_NAME} 3000",
+            f"sentinel parallel-syncs {MASTER_NAME} 1",
+        ]
         for _ in range(3):
-            port = free_port()
-            conf = [
-                f"sentinel monitor {MASTER_NAME} 127.0.0.1 {primary.port} 2",
-                f"sentinel down-after-milliseconds {MASTER_NAME} {SENTINEL_DOWN_AFTER_MS}",
-                f"sentinel failover-timeout {MASTER_NAME} 3000",
-                f"sentinel parallel-syncs {MASTER_NAME} 1",
-            ]
-            sentinel = Process(self.workdir / f"sentinel-{port}", port, conf, sentinel=True)
-            self.sentinels.append(sentinel)
-        for sentinel in self.sentinels:
-            sentinel.wait_ready()
+            self.sentinels.append(self._started(
+                lambda port: Process(self.workdir / f"sentinel-{port}", port, conf, sentinel=True)))
         self._await_sentinels_agree(primary.port, replicas=1)
 
     def _start_cluster(self):
         nodes = [self._node("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
                             "--cluster-node-timeout", str(CLUSTER_NODE_TIMEOUT_MS))
                  for _ in range(6)]
-        for node in nodes:
-            node.wait_ready()
         create = subprocess.run(
             ["redis-cli", "--cluster", "create", *(f"127.0.0.1:{n.port}" for n in nodes),
              "--cluster-replicas", "1", "--cluster-yes"],
