@@ -2,15 +2,16 @@
 //! port in its own temporary directory, killed (and their directory removed) on drop.
 #![allow(dead_code)]
 
+mod builder;
 pub mod cluster;
 pub mod redisson;
 pub mod resp;
 
+use builder::NotStarted;
+pub use builder::ServerBuilder;
 pub use resp::{Conn, Value};
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -61,116 +62,11 @@ pub fn module_path() -> PathBuf {
     .clone()
 }
 
-static NEXT_DIR: AtomicUsize = AtomicUsize::new(0);
-
-pub struct ServerBuilder {
-    files_from: Option<PathBuf>,
-    module: bool,
-    module_args: Vec<String>,
-    args: Vec<String>,
-    bin: String,
-}
-
-impl ServerBuilder {
-    /// Without the module: a plain Redis, as a replica or AOF reader would be.
-    pub fn without_module(mut self) -> Self {
-        self.module = false;
-        self
-    }
-
-    pub fn module_args(mut self, args: &[&str]) -> Self {
-        self.module_args = args.iter().map(|s| s.to_string()).collect();
-        self
-    }
-
-    /// Extra `--name value` settings.
-    pub fn arg(mut self, name: &str, value: &str) -> Self {
-        self.args.push(format!("--{name}"));
-        self.args.push(value.to_string());
-        self
-    }
-
-    /// Starts from a copy of another server's data directory (its RDB or AOF).
-    pub fn files_from(mut self, dir: &Path) -> Self {
-        self.files_from = Some(dir.to_path_buf());
-        self
-    }
-
-    /// Starts a replica of `master` and waits until its link is up. The master should have
-    /// been started with `master()` so the first sync starts at once.
-    pub fn replica_of(self, master: &Server) -> Server {
-        let replica = self
-            .arg("replicaof", &format!("127.0.0.1 {}", master.port))
-            .start();
-        let (mut r, mut m) = (replica.conn(), master.conn());
-        wait_until("replica in sync", || {
-            r.q("INFO replication")
-                .text()
-                .contains("master_link_status:up")
-        });
-        // The master counts the replica online only after its first ACK (FAILOVER needs that).
-        let me = format!("port={},state=online", replica.port);
-        wait_until("master sees the replica online", || {
-            m.q("INFO replication").text().contains(&me)
-        });
-        replica
-    }
-
-    /// A master that syncs new replicas without Redis's default 5 s diskless delay.
-    pub fn master(self) -> Server {
-        self.arg("repl-diskless-sync-delay", "0").start()
-    }
-
-    pub fn bin(mut self, bin: &str) -> Self {
-        self.bin = bin.to_string();
-        self
-    }
-
-    pub fn start(self) -> Server {
-        let dir = std::env::temp_dir().join(format!(
-            "rlock-test-{}-{}",
-            std::process::id(),
-            NEXT_DIR.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        if let Some(from) = &self.files_from {
-            copy_dir(from, &dir);
-        }
-        let mut server = Server {
-            port: 0,
-            dir,
-            child: None,
-            builder: self,
-        };
-        server.launch();
-        server
-    }
-}
-
 pub struct Server {
     pub port: u16,
     pub dir: PathBuf,
     child: Option<Child>,
     builder: ServerBuilder,
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    for entry in std::fs::read_dir(from).expect("read dir").flatten() {
-        let (src, dst) = (entry.path(), to.join(entry.file_name()));
-        if src.is_dir() {
-            std::fs::create_dir_all(&dst).expect("mkdir");
-            copy_dir(&src, &dst);
-        } else if entry.file_name() != "redis.log" {
-            std::fs::copy(&src, &dst).expect("copy");
-        }
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("free port")
-        .port()
 }
 
 impl Server {
@@ -181,6 +77,7 @@ impl Server {
             module_args: vec![],
             args: vec![],
             bin: redis_server_bin(),
+            port: None,
         }
     }
 
@@ -193,44 +90,49 @@ impl Server {
         std::fs::read_to_string(self.dir.join("redis.log")).unwrap_or_default()
     }
 
-    fn launch(&mut self) {
-        for _attempt in 0..5 {
-            if self.port == 0 || self.child.is_some() {
-                self.port = free_port();
-            }
-            let mut cmd = Command::new(&self.builder.bin);
-            cmd.args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
-                .arg("--dir")
-                .arg(&self.dir)
-                .args(["--logfile", "redis.log", "--save", "", "--daemonize", "no"])
-                .args([
-                    "--enable-debug-command",
-                    "yes",
-                    "--enable-module-command",
-                    "yes",
-                ]);
-            if self.builder.module {
-                cmd.arg("--loadmodule")
-                    .arg(module_path())
-                    .args(&self.builder.module_args);
-            }
-            cmd.args(&self.builder.args)
-                .stdout(Stdio::null())
-                .stderr(Stdio::null());
-            let child = cmd
-                .spawn()
-                .unwrap_or_else(|e| panic!("start {}: {e}", self.builder.bin));
-            self.child = Some(child);
-            if self.wait_ready() {
-                return;
-            }
-            let log = self.log();
-            if !log.contains("Address already in use") {
-                panic!("redis-server did not start; its log:\n{log}");
-            }
-            self.port = 0;
+    /// Starts the server on `self.port` and waits until it answers there.
+    fn launch(&mut self) -> Result<(), NotStarted> {
+        let logged_before = self.log().len();
+        let mut cmd = Command::new(&self.builder.bin);
+        cmd.args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
+            .arg("--dir")
+            .arg(&self.dir)
+            .args(["--logfile", "redis.log", "--save", "", "--daemonize", "no"])
+            .args([
+                "--enable-debug-command",
+                "yes",
+                "--enable-module-command",
+                "yes",
+            ]);
+        if self.builder.module {
+            cmd.arg("--loadmodule")
+                .arg(module_path())
+                .args(&self.builder.module_args);
         }
-        panic!("redis-server found no free port; log:\n{}", self.log());
+        cmd.args(&self.builder.args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        let child = cmd
+            .spawn()
+            .unwrap_or_else(|e| panic!("start {}: {e}", self.builder.bin));
+        self.child = Some(child);
+        if self.wait_ready() {
+            return Ok(());
+        }
+        self.kill();
+        let log = self.log();
+        // Only this launch's lines: the log of a restarted server holds its earlier ones too.
+        if log[logged_before.min(log.len())..].contains("Address already in use") {
+            return Err(NotStarted::PortTaken(format!(
+                "redis-server: port {} (or its bus port {}) is held by another process; its log:\n{log}",
+                self.port,
+                u32::from(self.port) + 10000
+            )));
+        }
+        Err(NotStarted::Failed(format!(
+            "redis-server on port {} did not start; its log:\n{log}",
+            self.port
+        )))
     }
 
     /// Waits for PING from *our* process: with ports chosen concurrently, another test's
@@ -246,12 +148,15 @@ impl Server {
                 return false;
             }
             let pid = child.id().to_string();
-            // Probe errors (refused, reset by a server that is exiting) just mean "not yet".
-            let serving_pid =
-                Conn::connect(self.port).and_then(|mut conn| match conn.try_cmd(&["PING"])? {
+            // Probe errors (refused, reset by a server that is exiting) just mean "not yet"; a
+            // foreign listener that never answers must not hold the probe past our child's exit.
+            let serving_pid = Conn::connect(self.port).and_then(|mut conn| {
+                conn.set_read_timeout(Some(Duration::from_millis(500)));
+                match conn.try_cmd(&["PING"])? {
                     Value::Simple(pong) if pong == "PONG" => conn.try_cmd(&["INFO", "server"]),
                     other => Ok(other),
-                });
+                }
+            });
             if let Ok(Value::Bulk(info)) = serving_pid {
                 let info = String::from_utf8_lossy(&info).into_owned();
                 let serving = info
@@ -273,9 +178,13 @@ impl Server {
 
     /// Kills the server with SIGKILL (no shutdown save) and starts it again on the same
     /// port and directory with the same settings.
+    /// A clash on that port (another process took it meanwhile) panics: its clients reconnect
+    /// there, so another port would not do.
     pub fn kill9_and_restart(&mut self) {
         self.kill();
-        self.launch();
+        if let Err(NotStarted::PortTaken(why) | NotStarted::Failed(why)) = self.launch() {
+            panic!("restart: {why}");
+        }
     }
 
     /// The server's process id, for signals (SIGSTOP/SIGCONT) from a test.
