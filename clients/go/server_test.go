@@ -3,7 +3,9 @@ package rlock
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -41,32 +43,70 @@ func freePort(t testing.TB) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
+// startAttempts: a new free port when another process took the last one first (suites run
+// side by side).
+const startAttempts = 5
+
+// errPortTaken: the server exited because another process holds its port (or bus port).
+var errPortTaken = errors.New("held by another process")
+
 func startServer(t testing.TB, args ...string) *server {
+	return startServerPicking(t, func() int { return freePort(t) }, args...)
+}
+
+// startServerPicking starts on a port from pick, and on another one when it was taken.
+func startServerPicking(t testing.TB, pick func() int, args ...string) *server {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		s, err := startServerOn(t, pick(), args...)
+		if err == nil {
+			return s
+		}
+		if !errors.Is(err, errPortTaken) || attempt == startAttempts {
+			t.Fatal(err)
+		}
+	}
+}
+
+// startServerOn starts a server on port and waits until it answers there. Ours is the one
+// whose INFO names our child's pid: a suite running beside may have a server on the port too.
+func startServerOn(t testing.TB, port int, args ...string) (*server, error) {
 	t.Helper()
 	dir := t.TempDir()
-	port := freePort(t)
-	bin := serverBinary()
 	s := &server{addr: fmt.Sprintf("127.0.0.1:%d", port), log: filepath.Join(dir, "server.log")}
 	all := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
 		"--save", "", "--appendonly", "no", "--logfile", s.log, "--loadmodule", modulePath(t)}, args...)
-	s.cmd = exec.Command(bin, all...)
+	s.cmd = exec.Command(serverBinary(), all...)
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	exited := make(chan struct{})
+	go func() { s.cmd.Wait(); close(exited) }()
+	stop := func() { s.cmd.Process.Kill(); <-exited }
 	t.Cleanup(func() {
-		s.cmd.Process.Kill()
-		s.cmd.Wait()
+		stop()
 		if t.Failed() {
-			t.Logf("server log:\n%s", s.readLog())
+			t.Logf("server log (port %d):\n%s", port, s.readLog())
 		}
 	})
+	ours := fmt.Sprintf("process_id:%d", s.cmd.Process.Pid)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		if reply, err := s.raw("PING"); err == nil && reply == "+PONG" {
-			return s
+		if info, err := s.rawBulk("INFO server"); err == nil && strings.Contains(info+"\r\n", ours+"\r\n") {
+			return s, nil
+		}
+		select {
+		case <-exited:
+			if strings.Contains(s.readLog(), "Address already in use") {
+				return nil, fmt.Errorf("redis-server: port %d (or its bus port %d) %w:\n%s",
+					port, port+10000, errPortTaken, s.readLog())
+			}
+			return nil, fmt.Errorf("redis-server on port %d exited:\n%s", port, s.readLog())
+		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("redis-server did not answer PING within 10 s:\n%s", s.readLog())
+			stop()
+			return nil, fmt.Errorf("redis-server on port %d did not start within 10 s:\n%s", port, s.readLog())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -85,8 +125,8 @@ func (s *server) readLog() string {
 	return string(b)
 }
 
-// raw sends one inline command on a fresh connection and returns the first reply line.
-func (s *server) raw(cmd string) (string, error) {
+// rawBulk sends one inline command on a fresh connection and returns its bulk reply.
+func (s *server) rawBulk(cmd string) (string, error) {
 	nc, err := net.DialTimeout("tcp", s.addr, time.Second)
 	if err != nil {
 		return "", err
@@ -94,8 +134,18 @@ func (s *server) raw(cmd string) (string, error) {
 	defer nc.Close()
 	nc.SetDeadline(time.Now().Add(time.Second))
 	fmt.Fprintf(nc, "%s\r\n", cmd)
-	line, err := bufio.NewReader(nc).ReadString('\n')
-	return strings.TrimSpace(line), err
+	r := bufio.NewReader(nc)
+	header, err := r.ReadString('\n')
+	if err != nil || !strings.HasPrefix(header, "$") {
+		return "", fmt.Errorf("not a bulk reply: %q (%v)", header, err)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(header[1:]))
+	if err != nil || n < 0 {
+		return "", fmt.Errorf("bad bulk length %q", header)
+	}
+	body := make([]byte, n)
+	_, err = io.ReadFull(r, body)
+	return string(body), err
 }
 
 func (s *server) client(t testing.TB, opts ...func(*Options)) *Client {
