@@ -13,6 +13,8 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import rlock.resp.RespConnection;
 
@@ -57,18 +59,55 @@ public final class RedisServer implements AutoCloseable {
         }
     }
 
-    /** Starts a server on a free port; {@code extra} are more command-line options. */
-    public static RedisServer start(String... extra) throws IOException, InterruptedException {
-        return start(freePort(), extra);
+    /** The server exited because another process holds its port (or its cluster bus port). */
+    public static final class PortTaken extends IOException {
+        PortTaken(String message) {
+            super(message);
+        }
     }
 
+    /** A new free port when another process took the last one first (suites run side by side). */
+    private static final int START_ATTEMPTS = 5;
+
+    interface StartOn {
+        RedisServer on(int port) throws IOException, InterruptedException;
+    }
+
+    interface PortPicker {
+        int pick() throws IOException;
+    }
+
+    private static RedisServer onAFreePort(StartOn start) throws IOException, InterruptedException {
+        return picking(RedisServer::freePort, start);
+    }
+
+    /** {@code start} on a port from {@code pick}, and on another one when it was taken. */
+    static RedisServer picking(PortPicker pick, StartOn start) throws IOException, InterruptedException {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return start.on(pick.pick());
+            } catch (PortTaken taken) {
+                if (attempt == START_ATTEMPTS) {
+                    throw taken;
+                }
+            }
+        }
+    }
+
+    /** Starts a server on a free port; {@code extra} are more command-line options. */
+    public static RedisServer start(String... extra) throws IOException, InterruptedException {
+        return onAFreePort(port -> start(port, extra));
+    }
+
+    /** Starts a server on {@code port}; another process holding it fails with {@link PortTaken}. */
     public static RedisServer start(int port, String... extra) throws IOException, InterruptedException {
         Path dir = Files.createTempDirectory("rlock-java-test-");
         List<String> command = new ArrayList<>(List.of(binary(), "--port", String.valueOf(port), "--save", "",
                 "--appendonly", "no", "--dir", dir.toString(), "--logfile", dir.resolve("redis.log").toString(),
                 "--loadmodule", module().toString()));
         command.addAll(List.of(extra));
-        return launch(port, dir, command);
+        int password = command.indexOf("--requirepass");
+        return launch(port, dir, command, password < 0 ? null : command.get(password + 1));
     }
 
     /** The server binary: {@code REDIS_SERVER} (as the harness reads it), else redis-server on the PATH. */
@@ -79,24 +118,36 @@ public final class RedisServer implements AutoCloseable {
 
     /** A sentinel (no module) on a free port with these lines of configuration. */
     public static RedisServer sentinel(String... config) throws IOException, InterruptedException {
-        int port = freePort();
+        return onAFreePort(port -> sentinel(port, config));
+    }
+
+    private static RedisServer sentinel(int port, String... config) throws IOException, InterruptedException {
         Path dir = Files.createTempDirectory("rlock-java-sentinel-");
         Path conf = dir.resolve("sentinel.conf");
         Files.writeString(conf, String.join("\n", config) + "\n");
         return launch(port, dir, List.of(binary(), conf.toString(), "--sentinel", "--port", String.valueOf(port),
-                "--dir", dir.toString(), "--logfile", dir.resolve("redis.log").toString()));
+                "--dir", dir.toString(), "--logfile", dir.resolve("redis.log").toString()),
+                Stream.of(config).filter(line -> line.startsWith("requirepass "))
+                        .map(line -> line.substring("requirepass ".length()).trim()).findFirst().orElse(null));
     }
 
-    private static RedisServer launch(int port, Path dir, List<String> command) throws IOException, InterruptedException {
+    private static RedisServer launch(int port, Path dir, List<String> command, String password)
+            throws IOException, InterruptedException {
         Process process = new ProcessBuilder(command).redirectErrorStream(true)
                 .redirectOutput(dir.resolve("stdout.log").toFile()).start();
         RUNNING.add(process);
         RedisServer server = new RedisServer(port, dir, process);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!server.answersPing()) {
+        // Ours is the server whose INFO names our child's pid: a suite running beside may have a
+        // server of its own on the port, answering PING.
+        while (!server.answersAs(process.pid(), password)) {
             if (!process.isAlive() || System.nanoTime() > deadline) {
                 String log = server.log();
                 server.close();
+                if (log.contains("Address already in use")) {
+                    throw new PortTaken("redis-server: port " + port + " (or its bus port " + (port + 10000)
+                            + ") is held by another process: " + log);
+                }
                 throw new IOException("redis-server on port " + port + " did not start: " + log);
             }
             Thread.sleep(20);
@@ -104,18 +155,44 @@ public final class RedisServer implements AutoCloseable {
         return server;
     }
 
-    private boolean answersPing() {
+    private boolean answersAs(long pid, String password) {
         try (Socket socket = new Socket("127.0.0.1", port)) {
             socket.setSoTimeout(1000);
+            StringBuilder request = new StringBuilder();
+            if (password != null) {
+                request.append(command("AUTH", password));
+            }
+            request.append(command("INFO", "server"));
             OutputStream out = socket.getOutputStream();
-            out.write("*1\r\n$4\r\nPING\r\n".getBytes(StandardCharsets.US_ASCII));
+            out.write(request.toString().getBytes(StandardCharsets.UTF_8));
             out.flush();
             InputStream in = socket.getInputStream();
-            int first = in.read();
-            return first == '+' || first == '-';
+            StringBuilder replies = new StringBuilder();
+            byte[] chunk = new byte[4096];
+            for (int read; (read = in.read(chunk)) >= 0; ) {
+                replies.append(new String(chunk, 0, read, StandardCharsets.UTF_8));
+                Matcher serving = PROCESS_ID.matcher(replies);
+                if (serving.find()) {
+                    return Long.parseLong(serving.group(1)) == pid;
+                }
+                if (replies.charAt(0) == '-' || replies.indexOf("\r\n-") >= 0) {
+                    return false; // LOADING, NOAUTH: not (yet) ours
+                }
+            }
+            return false;
         } catch (IOException e) {
             return false;
         }
+    }
+
+    private static final Pattern PROCESS_ID = Pattern.compile("\r\nprocess_id:(\\d+)\r\n");
+
+    private static String command(String... args) {
+        StringBuilder encoded = new StringBuilder("*" + args.length + "\r\n");
+        for (String arg : args) {
+            encoded.append('$').append(arg.getBytes(StandardCharsets.UTF_8).length).append("\r\n").append(arg).append("\r\n");
+        }
+        return encoded.toString();
     }
 
     public String uri() {
