@@ -62,6 +62,7 @@ async function pidOn(port: number): Promise<number | null> {
     };
     socket.setTimeout(500, () => done(null));
     socket.on('error', () => done(null));
+    socket.on('close', () => done(null)); // closed before a full answer (a later call is a no-op)
     socket.on('connect', () => socket.write('INFO server\r\n'));
     socket.on('data', (data) => {
       reply += data.toString();
