@@ -361,7 +361,8 @@ async def test_asyncio_election(new_server):
         third = await asyncio.wait_for(campaigns[1], 5)
         assert await asyncio.wait_for(observer.next(), 5) == ("c3", third)
         assert third > second
-        assert observer_connections(admin) not in ([], [connection]), "through a new connection"
+        await eventually(lambda: observer_connections(admin) not in ([], [connection]),
+                         what="the observer on a new connection")
         await eventually(lambda: lost == ["c1", "c2"], what="on_lost of c2")
         await elections[2].resign()
         assert await asyncio.wait_for(observer.next(), 5) is None
