@@ -229,9 +229,14 @@ pub fn release(
         lock.hset(&[(&count, remaining.to_string().as_bytes())]);
         if access == Access::Shared {
             // Like Redisson: the highest hold's timeout key goes with its lease, and the key's
-            // expiry follows the longest lease left.
+            // expiry follows the longest lease left. Only a hold whose lease was the key's
+            // own can change that: the others skip the look at every reader.
+            let gone = timeout_key(bytes(lock.name()), owner, remaining + 1);
+            let gone_end = side_key_expire_at(lock.ctx(), &gone);
             delete_reader_keys(lock, owner, remaining + 1, remaining + 1);
-            return settle(lock, now, None);
+            if gone_end.is_none_or(|end| lock.expire_at().is_none_or(|at| end >= at)) {
+                return settle(lock, now, None);
+            }
         }
         return Ok(Settled::Held {
             mode: mode(lock)?.unwrap_or(Mode::Read),
