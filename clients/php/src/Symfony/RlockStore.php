@@ -14,6 +14,7 @@ use Symfony\Component\Lock\Exception\InvalidTtlException;
 use Symfony\Component\Lock\Exception\LockConflictedException;
 use Symfony\Component\Lock\Exception\LockStorageException;
 use Symfony\Component\Lock\Key;
+use Symfony\Component\Lock\Store\ExpiringStoreTrait;
 
 /**
  * A Symfony Lock store on rlock's read-write lock (`RWLOCK.*`): `save` takes the write side,
@@ -30,6 +31,8 @@ use Symfony\Component\Lock\Key;
  */
 final class RlockStore implements BlockingStoreInterface, BlockingSharedLockStoreInterface
 {
+    use ExpiringStoreTrait; // checkNotExpired(): a Key past its lifetime is deleted, LockExpiredException
+
     private const STATE = 'rlock.owner';
 
     private readonly Client $client;
@@ -76,12 +79,15 @@ final class RlockStore implements BlockingStoreInterface, BlockingSharedLockStor
         $lock = $this->lock($key);
         $this->storage(function () use ($lock, $ttl) {
             try {
-                $lock->writeLock()->refresh($ttl); // RWLOCK.RENEW: every holding of this owner
+                // RWLOCK.RENEW: every holding of this owner; a watchdog holding keeps the
+                // watchdog's lease (the TTL is Symfony's own clock), a lease becomes $ttl (whole ms)
+                $lock->writeLock()->refresh($this->watchdog ? null : max(1.0, ceil($ttl * 1000)) / 1000);
             } catch (NotHeldException) {
                 throw new LockConflictedException();
             }
         });
         $key->reduceLifetime($ttl);
+        $this->checkNotExpired($key);
     }
 
     public function delete(Key $key)
@@ -110,11 +116,12 @@ final class RlockStore implements BlockingStoreInterface, BlockingSharedLockStor
      * Takes one side, once per Key: saving a Key that holds that side again only refreshes it. A
      * Key holding the write side that asks to read keeps a read hold and gives up the write side
      * (the server's downgrade); one holding the read side that asks to write gives up its read
-     * hold first, then asks (not atomic, unlike Symfony's RedisStore: another writer may come
-     * first, and then the Key holds nothing).
+     * hold first, then asks, when no other Key reads (not atomic, unlike Symfony's RedisStore: a
+     * writer or reader of another process may come in between, and then the Key holds nothing).
      */
     private function take(Key $key, bool $read, ?float $wait): void
     {
+        $this->checkNotExpired($key);
         $lock = $this->lock($key);
         [$side, $other] = $read ? [$lock->readLock(), $lock->writeLock()] : [$lock->writeLock(), $lock->readLock()];
         $granted = $this->storage(function () use ($side, $other, $read, $wait) {
@@ -124,6 +131,9 @@ final class RlockStore implements BlockingStoreInterface, BlockingSharedLockStor
             }
             $holdsOther = $other->isHeld();
             if ($holdsOther && !$read) {
+                if ($wait !== null && $this->otherHolders($side) > 0) {
+                    return false; // other readers: a promotion cannot be granted now
+                }
                 $other->release();
             }
             $granted = $side->acquire($wait);
@@ -140,6 +150,15 @@ final class RlockStore implements BlockingStoreInterface, BlockingSharedLockStor
         } else {
             $key->reduceLifetime($this->initialTtl);
         }
+        $this->checkNotExpired($key);
+    }
+
+    /** Holders of the lock other than this Key's owner. */
+    private function otherHolders(\Rlock\SideLock $side): int
+    {
+        $info = \Rlock\Replies::map($this->client->session($side->name())->call(['RWLOCK.INFO', $side->name()]));
+        $others = array_filter($info['holders'] ?? [], fn ($h) => (\Rlock\Replies::map($h)['owner'] ?? null) !== $side->owner());
+        return count($others);
     }
 
     private function lock(Key $key): ReadWriteLock
