@@ -11,9 +11,15 @@ use Rlock\Client;
 /**
  * Laravel's Redis cache store with its locks on rlock: caching is unchanged, `lock()` and
  * `restoreLock()` return RlockLock on the store's lock connection (phpredis or Predis).
+ *
+ * Locks whose names start with one of `handed_over` (default: `laravel_unique_job:`, the
+ * ShouldBeUnique lock that the dispatching request takes and a worker releases) are never bound
+ * to the connection: they must outlive the process that took them.
  */
 class RlockCacheStore extends RedisStore
 {
+    public const HANDED_OVER = ['laravel_unique_job:'];
+
     /** @var array<string, Client> by lock connection name */
     private array $clients = [];
 
@@ -24,7 +30,12 @@ class RlockCacheStore extends RedisStore
 
     public function lock($name, $seconds = 0, $owner = null)
     {
-        return new RlockLock($this->rlockClient(), $this->prefix . $name, $seconds, $owner, $this->rlockOptions['watchdog'] ?? true);
+        $handedOver = false;
+        foreach ($this->rlockOptions['handed_over'] ?? self::HANDED_OVER as $prefix) {
+            $handedOver = $handedOver || str_starts_with((string) $name, $prefix);
+        }
+        $watchdog = ($this->rlockOptions['watchdog'] ?? true) && !$handedOver;
+        return new RlockLock($this->rlockClient(), $this->prefix . $name, $seconds, $owner, $watchdog);
     }
 
     public function restoreLock($name, $owner)

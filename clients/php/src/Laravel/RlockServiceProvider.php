@@ -10,7 +10,8 @@ use Illuminate\Support\ServiceProvider;
 /**
  * Registers the `rlock` cache driver: a Redis cache store whose locks are rlock's. In
  * config/cache.php, `'driver' => 'rlock'` in place of `'driver' => 'redis'` (same `connection`,
- * `lock_connection`, `prefix`), plus the optional `watchdog` (true) and `confirm` ('auto').
+ * `lock_connection`, `prefix`), plus the optional `watchdog` (true), `handed_over` (lock name
+ * prefixes never bound to the connection, default ['laravel_unique_job:']) and `confirm` ('auto').
  */
 class RlockServiceProvider extends ServiceProvider
 {
@@ -22,7 +23,7 @@ class RlockServiceProvider extends ServiceProvider
                 $app['redis'],
                 $config['prefix'] ?? $app['config']['cache.prefix'] ?? '',
                 $config['connection'] ?? 'default',
-                array_intersect_key($config, array_flip(['watchdog', 'confirm', 'confirm_timeout_ms', 'on_confirm_failure'])),
+                array_intersect_key($config, array_flip(['watchdog', 'handed_over', 'confirm', 'confirm_timeout_ms', 'on_confirm_failure'])),
             );
             if (isset($config['lock_connection'])) {
                 $store->setLockConnection($config['lock_connection']);
