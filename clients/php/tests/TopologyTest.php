@@ -1,0 +1,97 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Rlock\Tests;
+
+use PHPUnit\Framework\TestCase;
+use Rlock\Client;
+use Rlock\Exception\NotConfirmedException;
+use Rlock\Replies;
+use Rlock\Tests\Support\Drivers;
+use Rlock\Tests\Support\Topology;
+
+/** Replicas, Sentinel and Cluster from the shared topology harness (clients/harness). */
+final class TopologyTest extends TestCase
+{
+    /** @dataProvider drivers */
+    public function testAcquisitionsAreConfirmedByTheReplicasAndUndoneWhenNot(string $driver): void
+    {
+        $topology = new Topology('replicated');
+        try {
+            $primary = $topology->description['primary']['port'];
+            $replica = $topology->description['replicas'][0]['port'];
+            $client = new Client(Drivers::connect($driver, $primary), ['confirm_timeout_ms' => 300]);
+            $lock = $client->lock('confirmed');
+            $this->assertTrue($lock->acquire());
+            $this->assertSame($lock->token(), Replies::map(Drivers::connect('phpredis', $replica)->rawCommand('RLOCK.INFO', 'confirmed'))['token'],
+                'the replica has the holding when acquire() returns');
+
+            $topology->command(['op' => 'pause', 'port' => $replica]);
+            try {
+                $client->lock('unconfirmed')->acquire();
+                $this->fail('no NotConfirmedException');
+            } catch (NotConfirmedException $e) {
+                $this->assertStringContainsString('confirmed by 0 of 1 replicas within 300 ms; undone', $e->getMessage());
+            }
+            $this->assertFalse(Drivers::connect('phpredis', $primary)->rawCommand('RLOCK.INFO', 'unconfirmed'), 'undone on the primary');
+            $kept = new Client(Drivers::connect($driver, $primary), ['confirm_timeout_ms' => 100, 'on_confirm_failure' => 'warn', 'logger' => fn () => null]);
+            $this->assertTrue($kept->lock('warned')->acquire(), "'warn' keeps it");
+            $this->assertTrue((new Client(Drivers::connect($driver, $primary), ['confirm' => 'off']))->lock('off')->acquire());
+            $topology->command(['op' => 'resume', 'port' => $replica]);
+        } finally {
+            $topology->stop();
+        }
+    }
+
+    public function testSentinelNamesThePrimaryAndAConfirmedLockSurvivesAFailover(): void
+    {
+        $topology = new Topology('sentinel');
+        try {
+            $sentinels = array_map(fn ($s) => [$s['host'], $s['port']], $topology->description['sentinels']);
+            $lock = Client::fromSentinel($sentinels, 'rlock')->lock('orders');
+            $this->assertTrue($lock->acquire(null));
+            $after = $topology->command(['op' => 'failover', 'key' => 'orders']);
+            $this->assertNotSame($topology->description['primary']['port'], $after['primary']['port']);
+            $promoted = Client::fromSentinel($sentinels, 'rlock');
+            $info = Replies::map(Drivers::connect('phpredis', $after['primary']['port'])->rawCommand('RLOCK.INFO', 'orders'));
+            $this->assertSame($lock->token(), $info['token'], 'the promoted replica has the confirmed holding');
+            $this->assertFalse($promoted->lock('orders')->acquire(), 'and another owner is excluded there');
+        } finally {
+            $topology->stop();
+        }
+    }
+
+    public function testClusterRoutesEachKeyToItsNode(): void
+    {
+        $topology = new Topology('cluster');
+        try {
+            $seeds = array_map(fn ($n) => "{$n['host']}:{$n['port']}", array_filter($topology->description['nodes'], fn ($n) => $n['role'] === 'primary'));
+            $mine = new Client(new \RedisCluster(null, array_values($seeds), 5.0, 60.0));
+            $theirs = new Client(new \Predis\Client(array_map(fn ($s) => "tcp://$s", array_values($seeds)), ['cluster' => 'redis']));
+            $nodes = [];
+            foreach (range(1, 12) as $i) {
+                $lock = $mine->lock("job:$i");
+                $this->assertTrue($lock->acquire(), "job:$i");
+                $this->assertFalse($theirs->lock("job:$i")->acquire(), "job:$i excluded over Predis's cluster");
+                $this->assertTrue($lock->isHeld());
+                $this->assertSame(0, $lock->release());
+                $this->assertTrue($theirs->lock("job:$i")->acquire(), "job:$i over Predis once free");
+                $nodes[(new \RedisCluster(null, array_values($seeds)))->rawCommand("job:$i", 'CLUSTER', 'MYID')] = true;
+            }
+            $this->assertCount(3, $nodes, 'the keys spread over the three primaries');
+            $rw = $mine->readWriteLock('{doc}');
+            $this->assertTrue($rw->readLock()->acquire());
+            $semaphore = $mine->semaphore('{pool}');
+            $this->assertTrue($semaphore->trySetPermits(1));
+            $this->assertTrue($semaphore->acquire());
+        } finally {
+            $topology->stop();
+        }
+    }
+
+    public function drivers(): array
+    {
+        return ['phpredis' => ['phpredis'], 'predis' => ['predis']];
+    }
+}
