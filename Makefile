@@ -15,7 +15,7 @@ deps: ## Install what a fresh Debian machine lacks to build and run (redis-serve
 	  $$(python3 -c 'import ensurepip, venv' 2>/dev/null || echo python3 python3-venv) \
 	  $$(ls /usr/lib/llvm-*/lib/libclang.so >/dev/null 2>&1 || echo libclang-dev))
 
-test-deps: ## Install what the tests of the clients and operations tools need (Node.js, Go, a JDK and JUnit 5, Prometheus and its Redis exporter)
+test-deps: ## Install what the tests of the clients and operations tools need (Node.js, Go, a JDK and JUnit 5, PHP and its Redis, Symfony and Laravel packages, Prometheus and its Redis exporter)
 	@$(call install_missing, \
 	  $$(command -v npm >/dev/null || echo nodejs npm) \
 	  $$(command -v go >/dev/null || echo golang-go) \
@@ -25,7 +25,14 @@ test-deps: ## Install what the tests of the clients and operations tools need (N
 	  $$([ -f /usr/share/java/slf4j-api.jar ] || echo libslf4j-java) \
 	  $$(command -v openssl >/dev/null || echo openssl) \
 	  $$(command -v promtool >/dev/null || echo prometheus) \
-	  $$(command -v prometheus-redis-exporter >/dev/null || echo prometheus-redis-exporter))
+	  $$(command -v prometheus-redis-exporter >/dev/null || echo prometheus-redis-exporter) \
+	  $$(command -v php >/dev/null || echo php-cli) \
+	  $$(php -r 'exit(extension_loaded("redis") ? 0 : 1);' 2>/dev/null || echo php-redis) \
+	  $$([ -f /usr/share/php/Predis/autoload.php ] || echo php-predis) \
+	  $$([ -f /usr/share/php/Symfony/Component/Lock/autoload.php ] || echo php-symfony-lock) \
+	  $$([ -f /usr/share/php/Symfony/Component/Semaphore/autoload.php ] || echo php-symfony-semaphore) \
+	  $$([ -f /usr/share/php/Illuminate/autoload.php ] || echo php-laravel-framework) \
+	  $$(command -v phpunit >/dev/null || echo phpunit))
 
 # apt-get installs the packages named, if any.
 install_missing = missing=$$(echo $(1)); if [ -n "$$missing" ]; then \
@@ -62,6 +69,7 @@ test: build test-deps ## Run every test: the module's unit and integration tests
 	  "java=bash clients/java/test.sh --no-build --select-package rlock" \
 	  "rust-client=bash clients/rust/test.sh" \
 	  "go=bash clients/go/test.sh" \
+	  "php=bash clients/php/test.sh" \
 	  "ops=bash ops/test.sh"
 
 # Where `make install` puts things; the Debian package uses PREFIX=/usr (module in
