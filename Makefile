@@ -4,7 +4,7 @@ CARGO ?= cargo
 MODULE := target/release/librlock.so
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help deps test-deps build java run test test-compat bench bench-pairs clean install deb
+.PHONY: help deps test-deps build java run test test-compat bench bench-pairs bench-php clean install deb
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -129,12 +129,16 @@ bench: build $(VENV)/.chart-installed ## Benchmark RLOCK against the Redisson sc
 
 PY_CLIENT_VENV := clients/python/.venv
 
-bench-pairs: build ## Our Node and Python helpers beside the libraries they replace (target/bench-{node,python,pairs}.json)
+bench-pairs: build ## Our Node, Python and PHP helpers beside the libraries they replace (target/bench-{node,python,php,pairs}.json)
 	cd clients/node && { [ -d node_modules ] || npm ci --no-audit --no-fund; } && npx tsc -p bench && node dist/bench/pairs.js
 	[ -x $(PY_CLIENT_VENV)/bin/python ] || python3 -m venv $(PY_CLIENT_VENV)
 	$(PY_CLIENT_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --editable clients/python
 	$(PY_CLIENT_VENV)/bin/python clients/python/bench/pairs.py
+	$(MAKE) bench-php
 	python3 benches/pairs.py
+
+bench-php: build ## Symfony Lock's RedisStore (retry loop) beside ours (waits in the server): release-to-hold time (target/bench-php.json)
+	RLOCK_MODULE=$${RLOCK_MODULE:-$(CURDIR)/$(MODULE)} php clients/php/bench/handoff.php
 
 clean: ## Remove build output
 	$(CARGO) clean
