@@ -158,6 +158,36 @@ final class LockTest extends ServerTestCase
     }
 
     /** @dataProvider drivers */
+    public function testACallAfterADroppedConnectionIsSentAgainOnANewOne(string $driver): void
+    {
+        $redis = static::$server->connect($driver);
+        $lock = (new \Rlock\Client($redis))->lock('k', ['lease' => 60.0]);
+        $this->assertTrue($lock->acquire());
+        $id = $redis instanceof \Redis ? $redis->rawCommand('CLIENT', 'ID') : $redis->executeRaw(['CLIENT', 'ID']);
+        static::$server->admin('CLIENT', 'KILL', 'ID', (string) $id);
+        $this->assertSame(0, $lock->release(), 'the release reached the server on a new connection');
+        $this->assertFalse(static::$server->admin('RLOCK.INFO', 'k'));
+    }
+
+    /** @dataProvider drivers */
+    public function testAWatchdogHoldingWhoseConnectionDroppedIsFoundLost(string $driver): void
+    {
+        $redis = static::$server->connect($driver);
+        $lost = 0;
+        $lock = (new \Rlock\Client($redis))->lock('k', ['on_lost' => function () use (&$lost) {
+            $lost++;
+        }]);
+        $this->assertTrue($lock->acquire());
+        $id = $redis instanceof \Redis ? $redis->rawCommand('CLIENT', 'ID') : $redis->executeRaw(['CLIENT', 'ID']);
+        static::$server->admin('CLIENT', 'KILL', 'ID', (string) $id);
+        $this->assertFalse(static::$server->admin('RLOCK.INFO', 'k'), 'the server ended it with its connection');
+        $this->assertFalse($lock->isHeld());
+        $this->assertSame(1, $lost);
+        $this->expectException(NotHeldException::class);
+        $lock->release();
+    }
+
+    /** @dataProvider drivers */
     public function testAnotherTypeAtTheKeyIsWrongTypeAndChangesNothing(string $driver): void
     {
         static::$server->admin('SET', 'plain', 'value');

@@ -209,6 +209,18 @@ final class SymfonyLockTest extends ServerTestCase
         }
     }
 
+    public function testAnotherTypeAtTheKeyIsAStorageErrorNotAConflict(): void
+    {
+        static::$server->admin('SET', 'taken', 'plain');
+        try {
+            $this->store()->save(new Key('taken'));
+            $this->fail('no LockStorageException');
+        } catch (\Symfony\Component\Lock\Exception\LockStorageException $e) {
+            $this->assertStringContainsString('WRONGTYPE', $e->getMessage());
+        }
+        $this->assertSame('plain', static::$server->admin('GET', 'taken'));
+    }
+
     private function assertConflicts(callable $call): void
     {
         try {
