@@ -32,6 +32,7 @@ test-deps: ## Install what the tests of the clients and operations tools need (N
 	  $$([ -f /usr/share/php/Symfony/Component/Lock/autoload.php ] || echo php-symfony-lock) \
 	  $$([ -f /usr/share/php/Symfony/Component/Semaphore/autoload.php ] || echo php-symfony-semaphore) \
 	  $$([ -f /usr/share/php/Illuminate/autoload.php ] || echo php-laravel-framework) \
+	  $$([ -f /usr/share/php/Symfony/Bundle/FrameworkBundle/autoload.php ] || echo php-symfony-framework-bundle) \
 	  $$(command -v phpunit >/dev/null || echo phpunit))
 
 # apt-get installs the packages named, if any.

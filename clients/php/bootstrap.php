@@ -11,6 +11,7 @@ foreach ([
     'Symfony/Component/Lock/autoload.php',
     'Symfony/Component/Semaphore/autoload.php',
     'Illuminate/autoload.php',
+    'Symfony/Bundle/FrameworkBundle/autoload.php',
 ] as $autoload) {
     if (stream_resolve_include_path($autoload) !== false) {
         require_once $autoload;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the PHP package's tests (phpunit, against real redis-server processes with the module
 # loaded, Sentinel and Cluster from clients/harness). Debian's packages only (php-cli, php-redis,
-# php-predis, php-symfony-lock, php-symfony-semaphore, php-laravel-framework, phpunit): nothing
+# php-predis, php-symfony-lock, php-symfony-semaphore, php-symfony-framework-bundle,
+# php-laravel-framework, phpunit): nothing
 # is downloaded. Extra arguments go to phpunit (e.g. --filter Symfony, or tests/SpecTest.php).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
