@@ -86,7 +86,7 @@ class Holding
         }
         array_push($args, 'ID', Session::newId());
         // A blocked wait must not be cut by the client's read timeout: the server answers by its deadline.
-        $readTimeout = !$blocked ? 0.0 : ($wait === null ? null : $wait + 30.0);
+        $readTimeout = !$blocked ? 0.0 : $wait;
         $token = $this->session->write($args, fn () => $this->giveBack($permits), $readTimeout);
         if ($token === null) {
             return false;

@@ -47,6 +47,8 @@ final class Session
     /**
      * Runs one command (its `ID`, if any, already in $args); a broken connection is reopened and
      * the same command sent once more (the server answers a repeated ID as it did the first time).
+     * `$readTimeout`: 0.0 keeps the connection's own; a blocked wait passes its deadline in
+     * seconds (null: none), and the read timeout is lifted for it.
      */
     public function call(array $args, ?float $readTimeout = 0.0): mixed
     {

@@ -80,6 +80,22 @@ final class TopologyTest extends TestCase
                 $nodes[(new \RedisCluster(null, array_values($seeds)))->rawCommand("job:$i", 'CLUSTER', 'MYID')] = true;
             }
             $this->assertCount(3, $nodes, 'the keys spread over the three primaries');
+            // Waits: phpredis's RedisCluster cannot lift its read timeout for one call, so a wait
+            // that could outlast it is refused before it is sent; without one (0), it waits.
+            $this->assertTrue($mine->lock('queue')->acquire());
+            $short = new Client(new \RedisCluster(null, array_values($seeds), 5.0, 0.5));
+            try {
+                $short->lock('queue')->acquire(2.0);
+                $this->fail('a wait longer than the read timeout was sent');
+            } catch (\Rlock\Exception\InvalidArgumentException $e) {
+                $this->assertStringContainsString('read_timeout 0', $e->getMessage());
+            }
+            $this->assertSame(0, (int) (Replies::map((new \RedisCluster(null, array_values($seeds)))->rawCommand('queue', 'RLOCK.INFO', 'queue'))['waiters'] ?? 0));
+            foreach ([new \RedisCluster(null, array_values($seeds), 5.0, 0), new \Predis\Client(array_map(fn ($s) => "tcp://$s?read_write_timeout=0.5", array_values($seeds)), ['cluster' => 'redis'])] as $redis) {
+                $started = microtime(true);
+                $this->assertFalse((new Client($redis))->lock('queue')->acquire(1.0), get_class($redis));
+                $this->assertGreaterThanOrEqual(0.99, microtime(true) - $started, get_class($redis) . ' waited in the queue');
+            }
             $rw = $mine->readWriteLock('{doc}');
             $this->assertTrue($rw->readLock()->acquire());
             $semaphore = $mine->semaphore('{pool}');

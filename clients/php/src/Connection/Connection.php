@@ -23,8 +23,14 @@ interface Connection
      */
     public function pipeline(array $commands): array;
 
-    /** Seconds a reply may take before the connection is given up; null: no limit (a blocked wait). */
+    /**
+     * Runs `$body` with the read timeout lifted for a blocked wait whose reply the server sends
+     * within `$seconds` (null: no limit); the adapter adds a margin for the round trip.
+     */
     public function withReadTimeout(?float $seconds, callable $body): mixed;
+
+    /** Seconds added to a wait's deadline for the reply's round trip on a loaded machine. */
+    public const REPLY_MARGIN_S = 30.0;
 
     /** Opens the connection again after ConnectionLost (the server then knows it as a new client). */
     public function reconnect(): void;

@@ -86,9 +86,23 @@ final class PhpRedisConnection implements Connection
 
     public function withReadTimeout(?float $seconds, callable $body): mixed
     {
+        if ($this->redis instanceof \RedisCluster) {
+            // RedisCluster keeps the read timeout its node connections were made with: a wait
+            // that could outlast it would be cut by the client, so it is refused before it is sent.
+            $limit = (float) $this->redis->getOption(\Redis::OPT_READ_TIMEOUT);
+            if ($limit > 0 && ($seconds === null || $seconds + 1.0 > $limit)) {
+                throw new \Rlock\Exception\InvalidArgumentException(sprintf(
+                    'a wait of %s needs a longer read timeout than this RedisCluster has (%s s), and phpredis cannot lift it '
+                    . 'for one call: make the RedisCluster with read_timeout 0 (no limit) or longer than the longest wait',
+                    $seconds === null ? 'no limit' : "$seconds s",
+                    $limit
+                ));
+            }
+            return $body();
+        }
         // 0 is phpredis's "not set" (default_socket_timeout applies), but setting 0 would mean no wait at all.
         $before = (float) $this->redis->getOption(\Redis::OPT_READ_TIMEOUT) ?: (float) ini_get('default_socket_timeout');
-        $this->redis->setOption(\Redis::OPT_READ_TIMEOUT, $seconds === null ? -1 : $seconds);
+        $this->redis->setOption(\Redis::OPT_READ_TIMEOUT, $seconds === null ? -1 : $seconds + self::REPLY_MARGIN_S);
         try {
             return $body();
         } finally {

@@ -63,7 +63,7 @@ final class PredisConnection implements Connection
             $s = $s === null ? 31536000.0 : $s;
             stream_set_timeout($resource, (int) floor($s), (int) (($s - floor($s)) * 1e6));
         };
-        $set($seconds);
+        $set($seconds === null ? null : $seconds + self::REPLY_MARGIN_S);
         try {
             return $body();
         } finally {
