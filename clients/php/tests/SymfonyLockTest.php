@@ -209,6 +209,39 @@ final class SymfonyLockTest extends ServerTestCase
         }
     }
 
+    public function testBadTtlsAreRefusedAndChangeNothing(): void
+    {
+        foreach ([fn () => new RlockStore(static::$server->connect(), 0.0), fn () => new RlockStore(static::$server->connect(), -1.0)] as $make) {
+            try {
+                $make();
+                $this->fail('a TTL <= 0 was accepted');
+            } catch (\Symfony\Component\Lock\Exception\InvalidTtlException $e) {
+                $this->assertStringContainsString('strictly positive TTL', $e->getMessage());
+            }
+        }
+        $store = $this->store();
+        $key = new Key('ttl');
+        $store->save($key);
+        $before = static::$server->admin('RWLOCK.INFO', 'ttl');
+        try {
+            $store->putOffExpiration($key, -1);
+            $this->fail('a negative putOffExpiration was accepted');
+        } catch (\Symfony\Component\Lock\Exception\InvalidTtlException $e) {
+            $this->assertStringContainsString('TTL greater than 0', $e->getMessage());
+        }
+        $this->assertCount(1, $this->holders($before));
+        $this->assertSame($this->holders($before), $this->holders(static::$server->admin('RWLOCK.INFO', 'ttl')));
+    }
+
+    /** Each holder's owner, mode, holds and token (not its ttl, which runs down). */
+    private function holders(mixed $info): array
+    {
+        return array_map(function ($holder) {
+            $holder = \Rlock\Replies::map($holder);
+            return [$holder['owner'], $holder['mode'], $holder['holds'], $holder['token']];
+        }, \Rlock\Replies::map($info)['holders'] ?? []);
+    }
+
     public function testAnotherTypeAtTheKeyIsAStorageErrorNotAConflict(): void
     {
         static::$server->admin('SET', 'taken', 'plain');
