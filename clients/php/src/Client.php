@@ -61,22 +61,26 @@ final class Client
      */
     public static function fromSentinel(array $sentinels, string $masterName, array $options = [], float $timeout = 2.0): self
     {
-        $errors = [];
-        foreach ($sentinels as [$host, $port]) {
-            try {
-                $sentinel = new \RedisSentinel($host, (int) $port, $timeout);
-                $address = $sentinel->getMasterAddrByName($masterName);
-                if (is_array($address) && count($address) === 2) {
-                    $redis = new \Redis();
-                    $redis->connect($address[0], (int) $address[1], $timeout);
-                    return new self($redis, $options);
+        $locate = static function () use ($sentinels, $masterName, $timeout): array {
+            $errors = [];
+            foreach ($sentinels as [$host, $port]) {
+                try {
+                    $address = (new \RedisSentinel($host, (int) $port, $timeout))->getMasterAddrByName($masterName);
+                    if (is_array($address) && count($address) === 2) {
+                        return [$address[0], (int) $address[1]];
+                    }
+                    $errors[] = "$host:$port does not know '$masterName'";
+                } catch (\RedisException $e) {
+                    $errors[] = "$host:$port: {$e->getMessage()}";
                 }
-                $errors[] = "$host:$port does not know '$masterName'";
-            } catch (\RedisException $e) {
-                $errors[] = "$host:$port: {$e->getMessage()}";
             }
-        }
-        throw new Exception\LockException("no sentinel named a primary for '$masterName': " . implode('; ', $errors));
+            throw new Exception\LockException("no sentinel named a primary for '$masterName': " . implode('; ', $errors));
+        };
+        [$host, $port] = $locate();
+        $redis = new \Redis();
+        $redis->connect($host, $port, $timeout);
+        // After a failover the session reconnects to the primary the sentinels name then.
+        return new self(new PhpRedisConnection($redis, null, \Closure::fromCallable($locate)), $options);
     }
 
     /** The owner of this process's holdings: a random id and the pid (a forked child is another owner). */

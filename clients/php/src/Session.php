@@ -107,7 +107,14 @@ final class Session
     private function send(array $commands, ?float $readTimeout): array
     {
         $run = fn () => $this->connection->pipeline($commands);
-        $once = fn () => $readTimeout === 0.0 ? $run() : $this->connection->withReadTimeout($readTimeout, $run);
+        $once = function () use ($run, $readTimeout) {
+            $replies = $readTimeout === 0.0 ? $run() : $this->connection->withReadTimeout($readTimeout, $run);
+            // A primary that became a replica (a failover) refuses writes: find the primary again.
+            if ($replies[0] instanceof ServerError && str_starts_with($replies[0]->getMessage(), 'READONLY')) {
+                throw new ConnectionLost($replies[0]->getMessage());
+            }
+            return $replies;
+        };
         try {
             return $once();
         } catch (ConnectionLost) {

@@ -44,19 +44,31 @@ final class TopologyTest extends TestCase
         }
     }
 
-    public function testSentinelNamesThePrimaryAndAConfirmedLockSurvivesAFailover(): void
+    /** @dataProvider drivers */
+    public function testSentinelNamesThePrimaryAndAConfirmedLockSurvivesAFailover(string $driver): void
     {
         $topology = new Topology('sentinel');
         try {
             $sentinels = array_map(fn ($s) => [$s['host'], $s['port']], $topology->description['sentinels']);
-            $lock = Client::fromSentinel($sentinels, 'rlock')->lock('orders');
+            $connect = fn () => $driver === 'phpredis'
+                ? Client::fromSentinel($sentinels, 'rlock')
+                : new Client(new \Predis\Client(array_map(fn ($s) => "tcp://{$s[0]}:{$s[1]}", $sentinels), ['replication' => 'sentinel', 'service' => 'rlock']));
+            $client = $connect();
+            $lock = $client->lock('orders');
             $this->assertTrue($lock->acquire(null));
             $after = $topology->command(['op' => 'failover', 'key' => 'orders']);
             $this->assertNotSame($topology->description['primary']['port'], $after['primary']['port']);
-            $promoted = Client::fromSentinel($sentinels, 'rlock');
-            $info = Replies::map(Drivers::connect('phpredis', $after['primary']['port'])->rawCommand('RLOCK.INFO', 'orders'));
-            $this->assertSame($lock->token(), $info['token'], 'the promoted replica has the confirmed holding');
-            $this->assertFalse($promoted->lock('orders')->acquire(), 'and another owner is excluded there');
+            $promoted = Drivers::connect('phpredis', $after['primary']['port']);
+            $this->assertSame($lock->token(), Replies::map($promoted->rawCommand('RLOCK.INFO', 'orders'))['token'],
+                'the promoted replica has the confirmed holding');
+
+            $lock->refresh(); // on the old primary's connection: the session finds the new primary
+            $this->assertTrue($lock->isHeld());
+            $this->assertFalse($lock->isLost());
+            $this->assertNotFalse(Replies::map($promoted->rawCommand('RLOCK.INFO', 'orders'))['watchdog'],
+                're-bound to the connection to the new primary');
+            $this->assertFalse($connect()->lock('orders', ['owner' => 'someone-else'])->acquire(), 'another owner is excluded there');
+            $this->assertSame(0, $lock->release());
         } finally {
             $topology->stop();
         }

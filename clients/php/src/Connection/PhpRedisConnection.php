@@ -13,7 +13,11 @@ namespace Rlock\Connection;
  */
 final class PhpRedisConnection implements Connection
 {
-    public function __construct(private \Redis|\RedisCluster $redis, private ?string $routeKey = null)
+    /**
+     * @param ?\Closure $locate where to reconnect, [host, port] (Sentinel: the primary it names now);
+     *                         null: where the connection was
+     */
+    public function __construct(private \Redis|\RedisCluster $redis, private ?string $routeKey = null, private ?\Closure $locate = null)
     {
         if ($redis instanceof \RedisCluster && $routeKey === null) {
             throw new \Rlock\Exception\InvalidArgumentException('a RedisCluster connection needs the key whose node it serves');
@@ -115,8 +119,7 @@ final class PhpRedisConnection implements Connection
         if ($this->redis instanceof \RedisCluster) {
             return; // RedisCluster reconnects to the slot's node by itself on the next command
         }
-        $host = $this->redis->getHost();
-        $port = $this->redis->getPort();
+        [$host, $port] = $this->locate !== null ? ($this->locate)() : [$this->redis->getHost(), $this->redis->getPort()];
         $timeout = $this->redis->getTimeout();
         $auth = $this->redis->getAuth();
         $db = $this->redis->getDbNum();
@@ -150,7 +153,7 @@ final class PhpRedisConnection implements Connection
         $message = $e->getMessage();
         // phpredis throws for some error replies (e.g. a cluster node's, MOVED it could not follow)
         // and for a broken socket; only the latter is a lost connection.
-        if (preg_match('/socket|connection|went away|read error|timed out|Can\'t communicate/i', $message)) {
+        if (preg_match('/socket|connection|went away|read error|timed out|Can\'t communicate|Unable to send/i', $message)) {
             return new ConnectionLost("connection to {$this->describe()} lost: $message", 0, $e);
         }
         return new ServerError($message, 0, $e);

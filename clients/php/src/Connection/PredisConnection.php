@@ -77,6 +77,11 @@ final class PredisConnection implements Connection
     {
         $node = $this->node();
         $node->disconnect();
+        $connection = $this->client->getConnection();
+        if ($connection instanceof \Predis\Connection\Aggregate\SentinelReplication) {
+            $connection->querySentinel(); // the primary the sentinels name now
+            $node = $this->node();
+        }
         try {
             $node->connect();
         } catch (ConnectionException $e) {
