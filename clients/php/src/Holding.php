@@ -87,6 +87,7 @@ class Holding
         array_push($args, 'ID', Session::newId());
         // A blocked wait must not be cut by the client's read timeout: the server answers by its deadline.
         $readTimeout = !$blocked ? 0.0 : $wait;
+        $reconnects = $this->session->reconnects();
         $token = $this->session->write($args, fn () => $this->giveBack($permits), $readTimeout);
         if ($token === null) {
             return false;
@@ -96,6 +97,12 @@ class Holding
         $this->lost = false;
         if ($this->leaseMs === null) {
             $this->session->bind($this);
+            if ($this->session->reconnects() !== $reconnects) {
+                // Answered by a resend on a new connection: the grant may have been bound to the
+                // old one (and ended with it). Bind it here, or report it lost.
+                $this->rebind();
+                return !$this->lost;
+            }
         }
         return true;
     }

@@ -30,6 +30,7 @@ final class Session
     private array $bound = [];
     private ?int $replicas = null;
     private float $replicasReadAt = 0.0;
+    private int $reconnects = 0;
 
     public function __construct(
         public readonly Connection $connection,
@@ -123,8 +124,15 @@ final class Session
         }
     }
 
+    /** How many times this session reconnected (a call that spans one may need a re-bind). */
+    public function reconnects(): int
+    {
+        return $this->reconnects;
+    }
+
     private function reconnect(): void
     {
+        $this->reconnects++;
         $this->connection->reconnect();
         $this->replicas = null;
         // The old connection's watchdog holdings ended with it unless re-bound from this one.

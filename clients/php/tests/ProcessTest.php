@@ -46,6 +46,27 @@ final class ProcessTest extends ServerTestCase
         $this->assertLessThan(1.0, $elapsed, "the waiter got it {$elapsed} s after the kill");
     }
 
+    /** @dataProvider drivers */
+    public function testAWaiterWhoseConnectionDropsWaitsAgainOnANewOneAndHoldsThere(string $driver): void
+    {
+        $holder = $this->client($driver)->lock('k');
+        $this->assertTrue($holder->acquire());
+        $waiter = $this->actor($driver);
+        $waiter->start(['op' => 'acquire', 'type' => 'lock', 'key' => 'k', 'wait_ms' => 60000]);
+        $this->awaitTrue(fn () => $this->waiters('k') === 1, 'the waiter is queued');
+        $blocked = array_values(array_filter(explode("\n", (string) static::$server->admin('CLIENT', 'LIST')), fn ($line) => str_contains($line, 'cmd=rlock.acquire') && preg_match('/flags=\S*b/', $line)));
+        $this->assertCount(1, $blocked, 'one blocked client');
+        preg_match('/^id=(\d+)/', $blocked[0], $m);
+        static::$server->admin('CLIENT', 'KILL', 'ID', $m[1]);
+        $this->awaitTrue(fn () => $this->waiters('k') === 1 && !str_contains((string) static::$server->admin('CLIENT', 'LIST'), "id={$m[1]} "), 'the wait was sent again on a new connection');
+        $this->assertSame(0, $holder->release());
+        $reply = $waiter->join();
+        $this->assertTrue($reply['ok'], json_encode($reply));
+        $info = \Rlock\Replies::map(static::$server->admin('RLOCK.INFO', 'k'));
+        $this->assertSame($reply['result'], $info['token']);
+        $this->assertSame($waiter->result(['op' => 'client_id']), $info['watchdog'], 'bound to the new connection');
+    }
+
     public function testALeaseHoldingOutlivesItsKilledProcessUntilTheLeaseEnds(): void
     {
         $holder = $this->actor();
