@@ -62,11 +62,7 @@ final class LockTest extends ServerTestCase
     /** @dataProvider drivers */
     public function testAWaiterInAnotherProcessIsGrantedWhenTheHolderReleases(string $driver): void
     {
-        $holder = $this->client($driver)->lock('k');
-        $this->assertTrue($holder->acquire());
-        $waiter = $this->actor($driver);
-        $waiter->start(['op' => 'acquire', 'type' => 'lock', 'key' => 'k', 'wait_ms' => 30000]);
-        $this->awaitTrue(fn () => $this->waiters('k') === 1, 'the other process waits in the queue');
+        [$holder, $waiter] = $this->heldWithAWaiter($driver, 'k');
         $this->assertSame(0, $holder->release());
         $reply = $waiter->join();
         $this->assertTrue($reply['ok'], json_encode($reply));

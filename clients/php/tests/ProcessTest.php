@@ -49,11 +49,7 @@ final class ProcessTest extends ServerTestCase
     /** @dataProvider drivers */
     public function testAWaiterWhoseConnectionDropsWaitsAgainOnANewOneAndHoldsThere(string $driver): void
     {
-        $holder = $this->client($driver)->lock('k');
-        $this->assertTrue($holder->acquire());
-        $waiter = $this->actor($driver);
-        $waiter->start(['op' => 'acquire', 'type' => 'lock', 'key' => 'k', 'wait_ms' => 60000]);
-        $this->awaitTrue(fn () => $this->waiters('k') === 1, 'the waiter is queued');
+        [$holder, $waiter] = $this->heldWithAWaiter($driver, 'k');
         $blocked = array_values(array_filter(explode("\n", (string) static::$server->admin('CLIENT', 'LIST')), fn ($line) => str_contains($line, 'cmd=rlock.acquire') && preg_match('/flags=\S*b/', $line)));
         $this->assertCount(1, $blocked, 'one blocked client');
         preg_match('/^id=(\d+)/', $blocked[0], $m);

@@ -52,6 +52,20 @@ abstract class ServerTestCase extends TestCase
         return $this->actors[] = new ActorProcess(static::$server->port, $driver, null, null, $owner);
     }
 
+    /**
+     * A lock held by this process and another process waiting for it in the server's queue:
+     * [the holder's Lock, the waiter (its acquire started; join() reads the grant)].
+     */
+    protected function heldWithAWaiter(string $driver, string $key): array
+    {
+        $holder = $this->client($driver)->lock($key);
+        $this->assertTrue($holder->acquire());
+        $waiter = $this->actor($driver);
+        $waiter->start(['op' => 'acquire', 'type' => 'lock', 'key' => $key, 'wait_ms' => 60000]);
+        $this->awaitTrue(fn () => $this->waiters($key) === 1, 'the other process waits in the queue');
+        return [$holder, $waiter];
+    }
+
     /** Polls a condition on the server's state until true (a generous deadline: a loaded machine). */
     protected function awaitTrue(callable $condition, string $what, float $seconds = 10.0): void
     {
