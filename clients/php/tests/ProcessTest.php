@@ -67,9 +67,10 @@ final class ProcessTest extends ServerTestCase
     {
         $holder = $this->actor();
         $holder->result(['op' => 'acquire', 'type' => 'lock', 'key' => 'k', 'lease_ms' => 60000]);
+        $id = $holder->result(['op' => 'client_id']);
         $holder->kill();
         // The server sees the connection close; a lease holding is not bound to it.
-        $this->awaitTrue(fn () => !str_contains((string) static::$server->admin('CLIENT', 'LIST'), 'cmd=rlock'), 'the connection is gone');
+        $this->awaitTrue(fn () => !str_contains((string) static::$server->admin('CLIENT', 'LIST'), "id=$id "), 'the connection is gone');
         $this->assertGreaterThan(30000, \Rlock\Replies::map(static::$server->admin('RLOCK.INFO', 'k'))['ttl']);
     }
 
