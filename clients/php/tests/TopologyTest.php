@@ -21,8 +21,9 @@ final class TopologyTest extends TestCase
         try {
             $primary = $topology->description['primary']['port'];
             $replica = $topology->description['replicas'][0]['port'];
+            // A generous timeout where the replica is healthy (a loaded machine), a short one where it is paused.
+            $lock = (new Client(Drivers::connect($driver, $primary), ['confirm_timeout_ms' => 10000]))->lock('confirmed');
             $client = new Client(Drivers::connect($driver, $primary), ['confirm_timeout_ms' => 300]);
-            $lock = $client->lock('confirmed');
             $this->assertTrue($lock->acquire());
             $this->assertSame($lock->token(), Replies::map(Drivers::connect('phpredis', $replica)->rawCommand('RLOCK.INFO', 'confirmed'))['token'],
                 'the replica has the holding when acquire() returns');
