@@ -76,6 +76,9 @@ final class RlockStore implements BlockingStoreInterface, BlockingSharedLockStor
         if ($ttl <= 0) {
             throw new InvalidTtlException(sprintf('"%s()" expects a TTL greater than 0. Got %s.', __METHOD__, $ttl));
         }
+        // The lifetime starts before the request, as in Symfony's stores: a TTL shorter than the
+        // round trip has run out by the time the server answers.
+        $key->reduceLifetime($ttl);
         $lock = $this->lock($key);
         $this->storage(function () use ($lock, $ttl) {
             try {
@@ -86,7 +89,6 @@ final class RlockStore implements BlockingStoreInterface, BlockingSharedLockStor
                 throw new LockConflictedException();
             }
         });
-        $key->reduceLifetime($ttl);
         $this->checkNotExpired($key);
     }
 
@@ -122,6 +124,9 @@ final class RlockStore implements BlockingStoreInterface, BlockingSharedLockStor
     private function take(Key $key, bool $read, ?float $wait): void
     {
         $this->checkNotExpired($key);
+        if (!$this->watchdog && $wait === 0.0) {
+            $key->reduceLifetime($this->initialTtl); // before the request, as in Symfony's stores
+        }
         $lock = $this->lock($key);
         [$side, $other] = $read ? [$lock->readLock(), $lock->writeLock()] : [$lock->writeLock(), $lock->readLock()];
         $granted = $this->storage(function () use ($side, $other, $read, $wait) {
@@ -147,8 +152,8 @@ final class RlockStore implements BlockingStoreInterface, BlockingSharedLockStor
         }
         if ($this->watchdog) {
             $key->markUnserializable();
-        } else {
-            $key->reduceLifetime($this->initialTtl);
+        } elseif ($wait !== 0.0) {
+            $key->reduceLifetime($this->initialTtl); // a wait's lease starts at the grant
         }
         $this->checkNotExpired($key);
     }
