@@ -148,7 +148,8 @@ def lock_info(admin, key: str) -> dict:
     reply = admin.execute_command("RLOCK.INFO", key)
     if not reply:
         return {}
-    return dict(zip(reply[0::2], reply[1::2])) if isinstance(reply, list) else dict(reply)
+    fields = dict(zip(reply[0::2], reply[1::2])) if isinstance(reply, list) else dict(reply)
+    return {(name.decode() if isinstance(name, bytes) else name): value for name, value in fields.items()}
 
 
 def lock_holder(admin, key: str):

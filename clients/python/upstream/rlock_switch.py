@@ -21,6 +21,8 @@ import rlock  # noqa: E402
 import rlock.asyncio  # noqa: E402
 from servers import RedisServer  # noqa: E402
 
+from deselect import deselect  # noqa: E402
+
 _server = None
 _directory = None
 
@@ -45,11 +47,7 @@ NOT_APPLICABLE = {
 
 
 def pytest_collection_modifyitems(config, items):
-    kept = [item for item in items if item.originalname not in NOT_APPLICABLE]
-    left_out = [item for item in items if item.originalname in NOT_APPLICABLE]
-    if left_out:
-        config.hook.pytest_deselected(items=left_out)
-        items[:] = kept
+    deselect(config, items, NOT_APPLICABLE)
 
 
 def pytest_configure(config):

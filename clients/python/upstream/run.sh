@@ -10,16 +10,7 @@ python="${PYTHON:-$here/../.venv/bin/python}"
 version="$("$python" -c 'import redis; print(redis.__version__)')"
 dest="$here/../.upstream/redis-$version"
 
-if [ ! -f "$dest/tests/test_lock.py" ]; then
-  download="$(mktemp -d)"
-  trap 'rm -rf "$download"' EXIT
-  "$python" -m pip download --quiet --disable-pip-version-check --no-binary :all: --no-deps \
-    "redis==$version" -d "$download"
-  mkdir -p "$dest"
-  # Only the tests and their pytest settings: `import redis` must find the installed redis-py.
-  tar -xzf "$download/redis-$version.tar.gz" -C "$dest" --strip-components=1 \
-    "redis-$version/tests" "redis-$version/pyproject.toml"
-fi
+bash "$here/sdist_tests.sh" "$python" redis "$version" "redis" "$dest" tests pyproject.toml
 
 cd "$dest"
 PYTHONPATH="$here" exec "$python" -m pytest -p rlock_switch -p no:cacheprovider -q -o addopts= \
