@@ -17,8 +17,6 @@ from celery_singleton import Singleton
 from rlock.contrib.celery import UniqueTask
 
 URL = os.environ["RLOCK_TEST_REDIS_URL"]
-ONCE_URL = os.environ.get("RLOCK_TEST_ONCE_URL", URL)
-ONCE_BACKEND = os.environ.get("RLOCK_TEST_ONCE_BACKEND", "rlock.contrib.celery_once.Backend")
 #: How long a job waits for its go before giving up (a test that failed elsewhere).
 JOB_DEADLINE_S = 120
 
@@ -29,11 +27,13 @@ app.conf.update(
     worker_prefetch_multiplier=1,
     broker_transport_options={"visibility_timeout": float(os.environ.get("RLOCK_TEST_VISIBILITY_S", 3600))},
     broker_connection_retry_on_startup=True,
-    # the switches docs/frameworks.md shows, one line each
-    ONCE={"backend": ONCE_BACKEND, "settings": {"url": ONCE_URL, "default_timeout": 60}},
-    singleton_backend_class="rlock.contrib.celery_singleton.Backend",
-    imports=["rlock.contrib.celery_once", "rlock.contrib.celery_singleton"],
 )
+# The switches docs/frameworks.md shows (test_docs_switches.py checks they are these lines).
+app.conf.ONCE = {"backend": "rlock.contrib.celery_once.Backend", "settings": {"url": URL, "default_timeout": 60}}
+app.conf.singleton_backend_class = "rlock.contrib.celery_singleton.Backend"
+app.conf.imports = ["rlock.contrib.celery_once", "rlock.contrib.celery_singleton"]  # the worker adopts the jobs' locks
+if "RLOCK_TEST_ONCE_BACKEND" in os.environ:  # a worker on celery-once's own backend, for the contrast
+    app.conf.ONCE = {**app.conf.ONCE, "backend": os.environ["RLOCK_TEST_ONCE_BACKEND"]}
 _redis = redis.Redis.from_url(URL, decode_responses=True)
 
 
