@@ -52,15 +52,16 @@ def admin(redis_server):
 
 
 class Worker:
-    """A `celery worker` process (threads pool) on the test app, ready once its worker_ready
+    """A `celery worker` process (threads pool unless told) on the test app, ready once its worker_ready
     signal wrote its key."""
 
-    def __init__(self, admin, log_dir: Path, concurrency: int = 4, queues: str = "celery", env: dict = None):
+    def __init__(self, admin, log_dir: Path, concurrency: int = 4, queues: str = "celery", pool: str = "threads",
+                 env: dict = None):
         self.name = f"w{next(_worker_numbers)}"
         self.log = log_dir / f"celery-{self.name}.log"
         environment = {**os.environ, "RLOCK_TEST_WORKER": self.name, **(env or {})}
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "celery_app", "worker", "--pool", "threads",
+            [sys.executable, "-m", "celery", "-A", "celery_app", "worker", "--pool", pool,
              "--concurrency", str(concurrency), "--queues", queues, "--hostname", f"{self.name}@%h", "--without-gossip",
              "--without-mingle", "--without-heartbeat", "--loglevel", "INFO", "--logfile", str(self.log)],
             cwd=HERE, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,

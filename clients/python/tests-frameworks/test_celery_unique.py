@@ -3,6 +3,8 @@ enqueue, a worker killed with -9 mid-job, a job re-delivered after its worker di
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 
 import pytest
@@ -156,6 +158,29 @@ def test_a_redelivered_job_takes_over_its_own_lock(app, admin, start_worker, job
     (_, first), (pid, again) = started(admin, job_name, 2)  # re-delivered (acks_late) once visible again
     assert (first, again, pid) == (job.id, job.id, taking_over.pid)
     assert lock_info(admin, key)["owner"] == f"celery:{job.id}"  # its own lock, not refused as a duplicate
+    assert task.apply_async((job_name,), queue="parked").id == job.id
+    let_finish(admin, job_name)
+    assert job.get(timeout=RESULT_TIMEOUT_S) == job_name
+    assert lock_holder(admin, key) is None
+
+
+def test_prefork_a_killed_pool_process_hands_the_job_and_its_lock_to_the_next(app, admin, start_worker, job_name):
+    """With the prefork pool the lock is bound to the pool process that runs the job: killed,
+    its job is re-delivered at once (acks_late, reject_on_worker_lost) and takes over its own
+    lock from a new pool process, a new connection."""
+    worker = start_worker(concurrency=1, queues="prefork", pool="prefork")
+    task = app.until_executed
+    job = task.apply_async((job_name,), queue="prefork")
+    (child, _), = started(admin, job_name)
+    assert child != worker.pid
+    key = key_of(task, job_name)
+    bound_before = lock_info(admin, key)["watchdog"]
+    os.kill(child, signal.SIGKILL)
+    (_, first), (new_child, again) = started(admin, job_name, 2)
+    assert (first, again) == (job.id, job.id) and new_child not in (child, worker.pid)
+    info = wait_for(lambda: (lambda i: i if i.get("watchdog") not in (None, bound_before) else None)(lock_info(admin, key)),
+                    "the job's lock bound to the new pool process")
+    assert info["owner"] == f"celery:{job.id}"
     assert task.apply_async((job_name,), queue="parked").id == job.id
     let_finish(admin, job_name)
     assert job.get(timeout=RESULT_TIMEOUT_S) == job_name
