@@ -137,8 +137,10 @@ def test_a_killed_worker_lets_the_waiting_duplicate_run(app, admin, shared_worke
 
     worker.kill()
     killed_at = time.monotonic()
-    (_, first), (pid, second) = started(admin, job_name, 2)
+    wait_for(lambda: lock_holder(admin, key) == f"celery:{waiting.id}", "the lock granted to the waiting duplicate",
+             deadline_s=10)
     assert time.monotonic() - killed_at < FREED_WITHIN_S
+    (_, first), (pid, second) = started(admin, job_name, 2)
     assert (pid, second) == (shared_worker.pid, waiting.id)
     let_finish(admin, job_name)
     assert waiting.get(timeout=RESULT_TIMEOUT_S) == job_name
