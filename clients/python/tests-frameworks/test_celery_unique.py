@@ -101,11 +101,17 @@ def test_bad_settings_are_refused_before_anything_is_sent(app, admin, job_name):
         def run(self, name):
             return name
 
+    bad_keys = type("BadKeys", (Unknown,), {"unique": "until_executed", "unique_on": "nope"})
+    bad_lease = type("BadLease", (Unknown,), {"unique": "until_executed", "unique_queue_lease": 0})
+    queued_before = admin.llen("parked")
     with pytest.raises(ValueError, match="unique must be one of"):
         Unknown().apply_async((job_name,), queue="parked")
     with pytest.raises(ValueError, match="unique_on names no argument"):
-        type("BadKeys", (Unknown,), {"unique": "until_executed", "unique_on": "nope"})().apply_async((job_name,), queue="parked")
-    assert admin.llen("parked") == 0 or not any(job_name in m for m in admin.lrange("parked", 0, -1))
+        bad_keys().apply_async((job_name,), queue="parked")
+    with pytest.raises(ValueError, match="positive number of seconds"):
+        bad_lease().apply_async((job_name,), queue="parked")
+    assert admin.llen("parked") == queued_before  # nothing enqueued
+    assert admin.keys("rlock:unique:unknown-mode:*") == []  # nothing locked
 
 
 def test_a_killed_worker_frees_the_lock_within_a_second(app, admin, start_worker, job_name):

@@ -51,8 +51,10 @@ class CacheLockTests(SimpleTestCase):
 
     def test_versions_are_distinct_keys(self):
         with cache.lock("report:2", version=1):
-            with cache.lock("report:2", version=2) as other:
-                self.assertIsNotNone(other.fence)
+            other_version = cache.lock("report:2", version=2, thread_local=False)
+            self.assertTrue(in_thread(lambda: other_version.acquire(blocking=False)))
+            self.assertFalse(in_thread(lambda: cache.lock("report:2", version=1).acquire(blocking=False)))
+            other_version.release()
 
     def test_a_killed_process_frees_its_lock_within_a_second(self):
         holder = subprocess.Popen([sys.executable, "-m", "django_site.holder", "report:3"], stdin=subprocess.PIPE,
