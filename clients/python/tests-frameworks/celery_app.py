@@ -94,3 +94,12 @@ def singleton_job(self, name):
 @app.task(bind=True, base=Singleton, unique_on=["name"], raise_on_duplicate=True)
 def singleton_raising(self, name, attempt):
     return _job(self, name)
+
+
+@app.task(bind=True, base=UniqueTask, unique="until_executed")
+def until_executed_retrying(self, name):
+    """Its first run asks for a retry; the second is an ordinary job."""
+    if self.request.retries == 0:
+        _redis.rpush(f"started:{name}", f"{os.getpid()} {self.request.id}")
+        raise self.retry(countdown=1)
+    return _job(self, name)

@@ -59,6 +59,19 @@ def test_until_executed_collapses_until_the_job_finished(app, admin, shared_work
     assert again.get(timeout=RESULT_TIMEOUT_S) == job_name
 
 
+def test_until_executed_keeps_a_retried_job_unique(app, admin, shared_worker, job_name):
+    task = app.until_executed_retrying
+    job = task.delay(job_name)
+    (_, first), (_, again) = started(admin, job_name, 2)  # the run that retried, then the retry
+    assert first == again == job.id
+    key = key_of(task, job_name)
+    assert lock_holder(admin, key) == f"celery:{job.id}"
+    assert task.delay(job_name).id == job.id  # still collapsed onto the retried job
+    let_finish(admin, job_name)
+    assert job.get(timeout=RESULT_TIMEOUT_S) == job_name
+    wait_for(lambda: lock_holder(admin, key) is None, "the lock ended with the retried job")
+
+
 def test_until_executed_raising_refuses_a_duplicate(app, admin, job_name):
     task = app.until_executed_raising
     first = task.apply_async((job_name,), queue="parked")
