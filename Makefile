@@ -65,6 +65,7 @@ test: build test-deps ## Run every test: the module's unit and integration tests
 	  "server=$(CARGO) test --release" \
 	  "redisson-lock=bash clients/java/test.sh --no-build --select-class $(REDISSON)LockTest --select-class $(REDISSON)FairLockTest" \
 	  "python=bash clients/python/test.sh" \
+	  "python-frameworks=bash clients/python/test-frameworks.sh" \
 	  "redisson-other=bash clients/java/test.sh --no-build --select-class $(REDISSON)SemaphoreTest --select-class $(REDISSON)PermitExpirableSemaphoreTest --select-class $(REDISSON)CountDownLatchTest --select-class $(REDISSON)MultiLockTest" \
 	  "node=bash clients/node/test.sh" \
 	  "java=bash clients/java/test.sh --no-build --select-package rlock" \
