@@ -14,22 +14,22 @@ type handle struct {
 	key  string
 	set  settings
 	mu   sync.Mutex
-	held map[kind]*holding
+	held map[Family]*Holding
 	// until is when a plain lease ends (zero under the watchdog).
 	until time.Time
 }
 
 func (c *Client) newHandle(key string, opts []Option) *handle {
-	return &handle{c: c, key: key, set: c.settings(opts), held: map[kind]*holding{}}
+	return &handle{c: c, key: key, set: c.settings(opts), held: map[Family]*Holding{}}
 }
 
-func (hd *handle) spec(k kind, permits int) spec {
-	return spec{kind: k, keys: []string{hd.key}, owner: hd.set.owner, permits: permits,
+func (hd *handle) spec(k Family, permits int) spec {
+	return spec{family: k, keys: []string{hd.key}, owner: hd.set.owner, permits: permits,
 		lease: hd.set.lease, watchdog: hd.set.watchdog, maxHold: hd.set.maxHold, lockDelay: hd.set.lockDelay}
 }
 
 // take acquires (waiting by NOTIFY when wait is set) and returns the token.
-func (hd *handle) take(ctx context.Context, k kind, permits int, wait bool) (int64, error) {
+func (hd *handle) take(ctx context.Context, k Family, permits int, wait bool) (int64, error) {
 	sp := hd.spec(k, permits)
 	var t []int64
 	var err error
@@ -47,7 +47,7 @@ func (hd *handle) take(ctx context.Context, k kind, permits int, wait bool) (int
 
 // granted records a grant: a new holding, or the current one under a new token (a
 // semaphore's further permits, a read-write lock's downgrade).
-func (hd *handle) granted(k kind, token int64) {
+func (hd *handle) granted(k Family, token int64) {
 	hd.mu.Lock()
 	defer hd.mu.Unlock()
 	if !hd.set.watchdog {
@@ -66,7 +66,7 @@ func (hd *handle) granted(k kind, token int64) {
 }
 
 // give releases one hold (or permits); at 0 the holding is over.
-func (hd *handle) give(ctx context.Context, k kind, permits int) (int64, error) {
+func (hd *handle) give(ctx context.Context, k Family, permits int) (int64, error) {
 	left, err := hd.c.release(ctx, k, hd.key, hd.set.owner, permits)
 	if err == nil && left == 0 {
 		hd.forget(k, false)
@@ -79,7 +79,7 @@ func (hd *handle) give(ctx context.Context, k kind, permits int) (int64, error) 
 
 // forget drops the holding of kind k; lost: the server said it was no longer held, which is
 // how the client learns of a loss no message told.
-func (hd *handle) forget(k kind, lost bool) {
+func (hd *handle) forget(k Family, lost bool) {
 	hd.mu.Lock()
 	defer hd.mu.Unlock()
 	if h := hd.held[k]; h != nil {
@@ -91,13 +91,13 @@ func (hd *handle) forget(k kind, lost bool) {
 	}
 }
 
-func (hd *handle) holding(k kind) *holding {
+func (hd *handle) holding(k Family) *Holding {
 	hd.mu.Lock()
 	defer hd.mu.Unlock()
 	return hd.held[k]
 }
 
-func (hd *handle) token(k kind) int64 {
+func (hd *handle) token(k Family) int64 {
 	if h := hd.holding(k); h != nil {
 		return h.token
 	}
@@ -107,7 +107,7 @@ func (hd *handle) token(k kind) int64 {
 var closedChan = func() chan struct{} { ch := make(chan struct{}); close(ch); return ch }()
 
 // lost is closed when the current holding of kind k is lost (at once when there is none).
-func (hd *handle) lost(k kind) <-chan struct{} {
+func (hd *handle) lost(k Family) <-chan struct{} {
 	if h := hd.holding(k); h != nil {
 		return h.lost
 	}
@@ -115,7 +115,7 @@ func (hd *handle) lost(k kind) <-chan struct{} {
 }
 
 // extend sets the lease again (redsync's Extend): false when no longer held.
-func (hd *handle) extend(ctx context.Context, k kind) (bool, error) {
+func (hd *handle) extend(ctx context.Context, k Family) (bool, error) {
 	held, err := hd.c.renew(ctx, k, hd.key, hd.set.owner, hd.set.lease, hd.set.watchdog)
 	if err != nil && !errors.Is(err, ErrNotConfirmed) {
 		return false, fromServer(err, []string{hd.key})
@@ -137,14 +137,14 @@ func (hd *handle) extend(ctx context.Context, k kind) (bool, error) {
 func (hd *handle) guard(ctx context.Context, token int64, args []string) (interface{}, error) {
 	cmd := append([]string{"RLOCK.GUARD", hd.key, hd.set.owner, itoa(token)}, args...)
 	out, at, err := hd.c.send(ctx, request{key: hd.key, once: true,
-		build: func(*node, *session) ([][]string, error) { return [][]string{cmd}, nil }})
+		build: func(*node, *Session) ([][]string, error) { return [][]string{cmd}, nil }})
 	if err == nil {
 		err = out[0].err
 	}
 	if err != nil {
 		err = fromServer(err, []string{hd.key})
 		if errors.Is(err, ErrNotHeld) {
-			if h := hd.holding(kindLock); h != nil {
+			if h := hd.holding(familyLock); h != nil {
 				h.markLost()
 			}
 		}

@@ -16,13 +16,13 @@ func (c *Client) NewMultiLock(keys []string, opts ...Option) *MultiLock {
 	set := c.settings(opts)
 	m := &MultiLock{c: c, keys: keys}
 	for _, key := range keys {
-		m.hds = append(m.hds, &handle{c: c, key: key, set: set, held: map[kind]*holding{}})
+		m.hds = append(m.hds, &handle{c: c, key: key, set: set, held: map[Family]*Holding{}})
 	}
 	return m
 }
 
 func (m *MultiLock) spec() spec {
-	sp := m.hds[0].spec(kindLock, 0)
+	sp := m.hds[0].spec(familyLock, 0)
 	sp.keys = m.keys
 	return sp
 }
@@ -45,7 +45,7 @@ func (m *MultiLock) take(ctx context.Context, wait bool) error {
 		return err
 	}
 	for i, hd := range m.hds {
-		hd.granted(kindLock, t[i])
+		hd.granted(familyLock, t[i])
 	}
 	return nil
 }
@@ -54,20 +54,20 @@ func (m *MultiLock) take(ctx context.Context, wait bool) error {
 // longer held (the others are released).
 func (m *MultiLock) Unlock(ctx context.Context) error {
 	cmd := append([]string{"RLOCK.RELEASEALL", itoa(int64(len(m.keys)))}, m.keys...)
-	v, err := m.c.write(ctx, 0, append(cmd, m.hds[0].set.owner, "ID", newID()), true)
+	v, err := m.c.write(ctx, append(cmd, m.hds[0].set.owner, "ID", newID()), true)
 	if err != nil {
 		return fromServer(err, m.keys)
 	}
 	var missing error
 	for i, hd := range m.hds {
-		if i < len(v.elems) && v.elems[i].kind == ':' && v.elems[i].num > 0 {
+		if i < len(v.elems) && v.elems[i].kind == valInt && v.elems[i].num > 0 {
 			continue
 		}
 		gone := i >= len(v.elems) || v.elems[i].isNil()
 		if gone {
 			missing = ErrNotHeld
 		}
-		hd.forget(kindLock, gone)
+		hd.forget(familyLock, gone)
 	}
 	return missing
 }
@@ -76,7 +76,7 @@ func (m *MultiLock) Unlock(ctx context.Context) error {
 func (m *MultiLock) Tokens() []int64 {
 	out := make([]int64, len(m.hds))
 	for i, hd := range m.hds {
-		out[i] = hd.token(kindLock)
+		out[i] = hd.token(familyLock)
 	}
 	return out
 }

@@ -26,7 +26,7 @@ func TestMain(m *testing.M) {
 
 func hold(spec []string) {
 	addr, what, key := spec[0], spec[1], spec[2]
-	c := NewClient(Options{Addr: addr})
+	c := newTestClient(testOptions{Addr: addr})
 	ctx := context.Background()
 	var token int64
 	var err error

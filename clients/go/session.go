@@ -2,82 +2,156 @@ package rlock
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"strconv"
+	"sync"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
-// session is one connection to the primary with what waiting by NOTIFY needs: on RESP3 the
-// connection itself is subscribed to its channel and keeps running commands; on RESP2 a
-// second connection subscribes and the waits name its client id.
-type session struct {
-	conn   *conn
-	sub    *conn    // RESP2 only
-	notify []string // "NOTIFY" or "NOTIFY <id of sub>"
-	// A third of the server's rlock.watchdog-idle-ms: the PING period while idle.
+// Session is rlock's pair of connections to one primary, both taken out of the user's go-redis
+// client and never given back to its pool (a pool would hand a watchdog holder's connection to
+// other traffic, and its idle or lifetime reaper would close it and end the holding silently):
+//   - conn, an EphemeralConn of the node's client (its hooks and tracing see every command),
+//     carries every call: acquires (an immediate WATCHDOG grant is bound to it), waits,
+//     releases, renewals and their confirmation by the replicas;
+//   - the Dispatcher's subscriber, which the waits name (NOTIFY <id>): a grant by message is
+//     bound to it.
+//
+// Both are PINGed every third of rlock.watchdog-idle-ms while they live. When either fails,
+// the session is over: the holdings bound to it are re-bound on a new one, or reported lost.
+type Session struct {
+	conn      *redis.Conn
+	mu        sync.Mutex // one round trip at a time on conn
+	disp      *Dispatcher
 	pingEvery time.Duration
-	failed    chan struct{} // closed when either connection fails
+	failed    chan struct{}
+	once      sync.Once
 }
 
-func (s *session) close(err error) {
-	s.conn.close(err)
-	if s.sub != nil {
-		s.sub.close(err)
-	}
-}
-
-// lost is closed when either connection of the session fails.
-func (s *session) lost() <-chan struct{} { return s.failed }
-
-// watch closes failed when either connection fails, and then closes both.
-func (s *session) watch() {
-	s.failed = s.conn.done
-	if s.sub == nil {
-		return
-	}
-	s.failed = make(chan struct{})
-	go func() {
-		select {
-		case <-s.conn.done:
-		case <-s.sub.done:
-		}
-		s.close(ErrConnection)
+func (s *Session) fail() {
+	s.once.Do(func() {
 		close(s.failed)
-	}()
+		s.conn.Close()
+		s.disp.close()
+	})
 }
 
-// node is one server the client talks to: the primary (addr "", found at each connect from
-// Options.Addr or the sentinels), or in a Cluster one primary by address. Each has one
-// session, dialled once whoever asks, and the count of its replicas.
+// lost is closed when the session failed (either connection).
+func (s *Session) lost() <-chan struct{} { return s.failed }
+
+func (s *Session) isFailed() bool {
+	select {
+	case <-s.failed:
+		return true
+	default:
+		return false
+	}
+}
+
+// pipeline sends the commands in one round trip on the session's connection. A server error
+// stays with its command; a failure of the connection ends the session (ErrConnection).
+func (s *Session) pipeline(ctx context.Context, cmds ...[]string) ([]result, error) {
+	// The caller's context ending must not tear the connection mid-reply (with go-redis's
+	// ContextTimeoutEnabled it would): the holdings bound to it would end. Its values (trace
+	// spans) still reach the user's hooks.
+	ctx = context.WithoutCancel(ctx)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.isFailed() {
+		return nil, fmt.Errorf("%w: the session ended", ErrConnection)
+	}
+	rcs := make([]*redis.Cmd, len(cmds))
+	if len(cmds) == 1 {
+		rcs[0] = s.conn.Do(ctx, cmdArgs(cmds[0])...)
+	} else {
+		s.conn.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, c := range cmds {
+				rcs[i] = p.Do(ctx, cmdArgs(c)...)
+			}
+			return nil
+		})
+	}
+	out := make([]result, len(cmds))
+	for i, rc := range rcs {
+		out[i] = commandResult(rc)
+		if errors.Is(out[i].err, ErrConnection) {
+			go s.fail()
+			return nil, out[i].err
+		}
+	}
+	return out, nil
+}
+
+func (s *Session) do(ctx context.Context, args ...string) (value, error) {
+	out, err := s.pipeline(ctx, args)
+	if err != nil {
+		return value{}, err
+	}
+	return out[0].reply, out[0].err
+}
+
+func cmdArgs(cmd []string) []interface{} {
+	out := make([]interface{}, len(cmd))
+	for i, a := range cmd {
+		out[i] = a
+	}
+	return out
+}
+
+// node is one primary the client talks to ("" : the one server of a *redis.Client; in a
+// Cluster, a primary by address). Each has one session, dialled once whoever asks, and the
+// count of its replicas.
 type node struct {
 	addr     string
-	sess     *session
+	client   *redis.Client
+	sess     *Session
 	dialing  chan struct{}
 	replicas replicaCache
 }
 
-// nodeAt is the node at addr ("": the one primary of a client that is not a Cluster's).
-func (c *Client) nodeAt(addr string) *node {
+// nodeAt is the node at addr, served by the go-redis client nc.
+func (c *Client) nodeAt(addr string, nc *redis.Client) *node {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n := c.nodes[addr]
 	if n == nil {
-		n = &node{addr: addr}
+		n = &node{addr: addr, client: nc}
 		c.nodes[addr] = n
+	}
+	return n
+}
+
+// nodeFor is the node that serves key now.
+func (c *Client) nodeFor(ctx context.Context, key string) (*node, error) {
+	addr, nc, err := c.router.nodeFor(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	return c.nodeAt(addr, nc), nil
+}
+
+// knownNode is the node key is served by as far as go-redis knows now: where a holding
+// granted now is bound.
+func (c *Client) knownNode(key string) *node {
+	n, err := c.nodeFor(context.Background(), key)
+	if err != nil {
+		return nil
 	}
 	return n
 }
 
 // session returns the node's current session, connecting (once, whoever asks) when there is
 // none.
-func (c *Client) session(ctx context.Context, n *node) (*session, error) {
+func (c *Client) session(ctx context.Context, n *node) (*Session, error) {
 	for {
 		c.mu.Lock()
 		if c.closed {
 			c.mu.Unlock()
 			return nil, errClientClosed
 		}
-		if s := n.sess; s != nil && !s.conn.closed() && (s.sub == nil || !s.sub.closed()) {
+		if s := n.sess; s != nil && !s.isFailed() {
 			c.mu.Unlock()
 			return s, nil
 		}
@@ -93,12 +167,12 @@ func (c *Client) session(ctx context.Context, n *node) (*session, error) {
 		}
 		n.dialing = make(chan struct{})
 		c.mu.Unlock()
-		s, err := c.connect(ctx, n)
+		s, err := c.connect(context.WithoutCancel(ctx), n)
 		c.mu.Lock()
 		close(n.dialing)
 		n.dialing = nil
 		if err == nil && c.closed {
-			s.close(errClientClosed)
+			s.fail()
 			err = errClientClosed
 		}
 		if err == nil {
@@ -113,95 +187,86 @@ func (c *Client) session(ctx context.Context, n *node) (*session, error) {
 	}
 }
 
-func (c *Client) connect(ctx context.Context, n *node) (*session, error) {
-	addr := n.addr
-	if addr == "" {
-		var err error
-		if addr, err = c.primaryAddr(ctx); err != nil {
-			return nil, err
+// connect takes a connection of rlock's own from the node's client and starts its Dispatcher.
+func (c *Client) connect(ctx context.Context, n *node) (*Session, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	s := &Session{conn: n.client.EphemeralConn(), pingEvery: 10 * time.Second, failed: make(chan struct{})}
+	fail := func(err error) (*Session, error) {
+		s.conn.Close()
+		if s.disp != nil {
+			s.disp.close()
 		}
-	}
-	o := c.dialOptions(addr)
-	cn, err := dial(ctx, o, c.onPush)
-	if err != nil {
 		return nil, err
 	}
-	s := &session{conn: cn, notify: []string{"NOTIFY"}, pingEvery: 10 * time.Second}
-	fail := func(err error) (*session, error) {
-		s.close(err)
-		return nil, err
-	}
-	if c.opts.MasterName != "" {
-		if err := checkPrimary(ctx, cn); err != nil {
-			return fail(err)
-		}
-	}
-	if idle, err := cn.do(ctx, "CONFIG", "GET", "rlock.watchdog-idle-ms"); err == nil && len(idle.elems) == 2 {
-		if n, ok := idle.elems[1].integer(); ok && n > 0 {
-			s.pingEvery = time.Duration(n) * time.Millisecond / 3
-		}
-	}
-	receiver := cn
-	if !cn.resp3 {
-		if s.sub, err = dial(ctx, o, c.onPush); err != nil {
-			return fail(err)
-		}
-		id, err := s.sub.do(ctx, "CLIENT", "ID")
-		if err != nil {
-			return fail(err)
-		}
-		s.notify = []string{"NOTIFY", strconv.FormatInt(id.num, 10)}
-		receiver = s.sub
-	}
-	channel, err := receiver.do(ctx, "RLOCK.CHANNEL")
+	// A failover client's sentinels can name the old primary for a moment: refuse a replica.
+	role, err := s.conn.Do(ctx, "ROLE").Slice()
 	if err != nil {
-		return fail(fmt.Errorf("rlock: is the module loaded? RLOCK.CHANNEL: %w", err))
+		return fail(fmt.Errorf("%w: %v", ErrConnection, err))
 	}
-	if err := receiver.subscribe(ctx, channel.str); err != nil {
+	if len(role) == 0 || role[0] != "master" {
+		return fail(fmt.Errorf("%w: the server is not a primary", ErrConnection))
+	}
+	s.pingEvery = c.pingPeriod(ctx, s.conn)
+	if s.disp, err = newDispatcher(ctx, n.client, s.conn, c.onMessage); err != nil {
 		return fail(err)
 	}
 	n.replicas.invalidate()
-	s.watch()
+	go func() {
+		select {
+		case <-s.disp.failed:
+			s.fail()
+		case <-s.failed:
+		}
+	}()
 	return s, nil
 }
 
-func (c *Client) dialOptions(addr string) dialOptions {
-	db := c.opts.DB
-	if c.cluster() {
-		db = 0 // a Cluster has only database 0
+// pingPeriod is a third of rlock.watchdog-idle-ms (the server's watchdog stops renewing a
+// holding whose connection sent nothing for that long), or of rlock.watchdog-grace-ms when
+// that is set and shorter: go-redis tells nobody that an idle connection broke, so the PING is
+// what finds it, and a holding outlives its closed connection only for the grace period.
+func (c *Client) pingPeriod(ctx context.Context, conn *redis.Conn) time.Duration {
+	every := 10 * time.Second
+	reply, err := conn.Do(ctx, "CONFIG", "GET", "rlock.watchdog-*").Result()
+	if err != nil {
+		return every
 	}
-	return dialOptions{
-		addr: addr, username: c.opts.Username, password: c.opts.Password, db: db,
-		tls: c.opts.TLSConfig, dialTimeout: c.opts.DialTimeout, timeout: c.opts.Timeout,
-		protocol: c.opts.Protocol,
+	for _, name := range []string{"rlock.watchdog-idle-ms", "rlock.watchdog-grace-ms"} {
+		if v, ok := valueOf(reply).field(name); ok {
+			if n, ok := v.integer(); ok && n > 0 && time.Duration(n)*time.Millisecond/3 < every {
+				every = time.Duration(n) * time.Millisecond / 3
+			}
+		}
 	}
+	return every
 }
 
 // keepAlive PINGs the session while it lives (the server's watchdog stops renewing a holding
-// whose connection sent nothing for rlock.watchdog-idle-ms), and when it fails, reconnects
-// and re-binds the watchdog holdings; waiters re-send their own waits.
-func (c *Client) keepAlive(n *node, s *session) {
-	lost := s.lost()
+// whose connection sent nothing for rlock.watchdog-idle-ms), and when it fails, re-binds the
+// watchdog holdings on a new one; waiters send their own waits again.
+func (c *Client) keepAlive(n *node, s *Session) {
 	ticker := time.NewTicker(s.pingEvery)
 	defer ticker.Stop()
 	for {
 		select {
 		case <-c.stop:
 			return
-		case <-lost:
+		case <-s.lost():
 			c.mu.Lock()
 			if n.sess == s {
 				n.sess = nil
 			}
 			c.mu.Unlock()
-			s.close(ErrConnection)
+			c.router.changed(context.Background())
 			c.rebind(n)
 			return
 		case <-ticker.C:
-			ctx, cancel := context.WithTimeout(context.Background(), c.opts.Timeout)
-			s.conn.do(ctx, "PING")
-			if s.sub != nil {
-				s.sub.do(ctx, "PING")
+			ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+			if _, err := s.do(ctx, "PING"); err == nil {
+				if err := s.disp.ping(ctx); err != nil {
+					s.fail()
+				}
 			}
 			cancel()
 		}

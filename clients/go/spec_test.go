@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // specSupported are the capabilities of this runner (README: `requires`).
@@ -125,7 +127,7 @@ func TestSpec(t *testing.T) {
 
 // specRun is one scenario being run.
 type specRun struct {
-	admin      *conn
+	admin      *redis.Client
 	topology   *topology
 	actors     map[string]*specActor
 	saved      map[string]interface{}
@@ -151,11 +153,12 @@ type specOutcome struct {
 func runScenario(addr string, tp *topology, body map[string]interface{}) (err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	admin, err := dial(ctx, dialOptions{addr: addr, dialTimeout: 5 * time.Second, timeout: 10 * time.Second, protocol: 3}, nil)
-	if err != nil {
+	admin := redis.NewClient(&redis.Options{Addr: addr, Protocol: 3, PoolSize: 1, ReadTimeout: 10 * time.Second,
+		DisableIdentity: true})
+	if err := admin.Ping(ctx).Err(); err != nil {
 		return err
 	}
-	defer admin.close(errClientClosed)
+	defer admin.Close()
 	r := &specRun{admin: admin, topology: tp, actors: map[string]*specActor{},
 		saved: map[string]interface{}{}, background: map[string]*specBackground{}}
 	defer func() {
@@ -216,7 +219,10 @@ func (r *specRun) finish() error {
 func (r *specRun) do(args ...string) (interface{}, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	v, err := r.admin.do(ctx, args...)
+	v, err := r.admin.Do(ctx, cmdArgs(args)...).Result()
+	if errors.Is(err, redis.Nil) {
+		v, err = nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}
