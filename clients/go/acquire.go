@@ -84,12 +84,19 @@ func (c *Client) tryAcquire(ctx context.Context, sp spec) ([]int64, error) {
 	if t := tokens(reply); t != nil {
 		return t, nil
 	}
-	return nil, ErrFailed
+	return nil, notGranted()
 }
 
 // acquire waits in the server's queue by NOTIFY (no blocked connection) until the grant,
-// the limit (0: none) or the end of ctx; ErrFailed when the server's wait ran out.
+// the limit (0: none) or the end of ctx. The server's WAIT is the limit alone, never the
+// context's deadline: its timeout, whole milliseconds, could come before the context ends and
+// be taken for "not granted". So a context that ends returns exactly ctx.Err(), after the wait
+// has left the queue (RLOCK.CANCEL); a not granted (*ErrTaken, ErrFailed) means the limit ran
+// out.
 func (c *Client) acquire(ctx context.Context, sp spec, limit time.Duration) ([]int64, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	w := c.addWaiter(sp.family, sp.keys, sp.owner)
 	defer c.removeWaiter(w)
 	id := newID()
@@ -97,22 +104,19 @@ func (c *Client) acquire(ctx context.Context, sp spec, limit time.Duration) ([]i
 	if limit > 0 {
 		deadline = time.Now().Add(limit)
 	}
-	if d, ok := ctx.Deadline(); ok && (deadline.IsZero() || d.Before(deadline)) {
-		deadline = d
-	}
 	for {
 		wait := "0"
 		if !deadline.IsZero() {
 			left := time.Until(deadline)
 			if left <= 0 {
-				return nil, ErrFailed
+				return nil, notGranted()
 			}
 			wait = ms(left)
 		}
 		out, at, err := c.send(ctx, c.waitRequest(w, sp.keys[0], func(notify []string) []string {
 			return sp.command(id, wait, notify)
 		}))
-		if ctx.Err() != nil {
+		if err != nil && ctx.Err() != nil {
 			return nil, c.cancelWait(ctx, sp, w)
 		}
 		if errors.Is(err, ErrConnection) {
@@ -131,18 +135,18 @@ func (c *Client) acquire(ctx context.Context, sp spec, limit time.Duration) ([]i
 			return c.confirmGrant(ctx, sp, t, at)
 		}
 		if out[0].reply.str != "WAITING" {
-			return nil, ErrFailed
+			return nil, notGranted()
 		}
 		t, err := w.outcome(ctx, c, at.s)
 		switch {
+		case err == nil: // granted, even if ctx ended meanwhile: it is held
+			return c.confirmGrant(ctx, sp, t, target{})
 		case errors.Is(err, errRequeue):
 			continue
 		case ctx.Err() != nil:
 			return nil, c.cancelWait(ctx, sp, w)
-		case err != nil:
-			return nil, err
 		}
-		return c.confirmGrant(ctx, sp, t, target{})
+		return nil, err
 	}
 }
 

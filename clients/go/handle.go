@@ -3,6 +3,7 @@ package rlock
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -30,9 +31,15 @@ func (hd *handle) spec(k Family, permits int) spec {
 
 // take acquires (waiting by NOTIFY when wait is set) and returns the token.
 func (hd *handle) take(ctx context.Context, k Family, permits int, wait bool) (int64, error) {
+	if hd.set.err != nil {
+		return 0, hd.set.err
+	}
 	sp := hd.spec(k, permits)
 	var t []int64
 	var err error
+	if wait && hd.set.wait < 0 { // WithTries(1): one try, as redsync's
+		wait = false
+	}
 	if wait {
 		t, err = hd.c.acquire(ctx, sp, hd.set.wait)
 	} else {
@@ -50,9 +57,7 @@ func (hd *handle) take(ctx context.Context, k Family, permits int, wait bool) (i
 func (hd *handle) granted(k Family, token int64) {
 	hd.mu.Lock()
 	defer hd.mu.Unlock()
-	if !hd.set.watchdog {
-		hd.until = time.Now().Add(hd.set.lease)
-	}
+	hd.setUntil()
 	if h := hd.held[k]; h != nil && !h.isLost() {
 		h.token = token
 		return
@@ -65,8 +70,20 @@ func (hd *handle) granted(k Family, token int64) {
 	hd.c.register(h)
 }
 
+// setUntil is when a plain lease ends as redsync counts it: the lease less its drift
+// allowance (expiry × drift factor + 2 ms). Called with hd.mu held.
+func (hd *handle) setUntil() {
+	if !hd.set.watchdog {
+		drift := time.Duration(float64(hd.set.lease)*hd.set.driftFactor) + 2*time.Millisecond
+		hd.until = time.Now().Add(hd.set.lease - drift)
+	}
+}
+
 // give releases one hold (or permits); at 0 the holding is over.
 func (hd *handle) give(ctx context.Context, k Family, permits int) (int64, error) {
+	if hd.set.err != nil {
+		return 0, hd.set.err
+	}
 	left, err := hd.c.release(ctx, k, hd.key, hd.set.owner, permits)
 	if err == nil && left == 0 {
 		hd.forget(k, false)
@@ -114,22 +131,43 @@ func (hd *handle) lost(k Family) <-chan struct{} {
 	return closedChan
 }
 
-// extend sets the lease again (redsync's Extend): false when no longer held.
+// extend sets the lease again (redsync's Extend): false with ErrExtendFailed (which also
+// matches ErrNotHeld) when no longer held; with WithSetNXOnExtend it then takes the lock again
+// if it is free.
 func (hd *handle) extend(ctx context.Context, k Family) (bool, error) {
+	if hd.set.err != nil {
+		return false, hd.set.err
+	}
 	held, err := hd.c.renew(ctx, k, hd.key, hd.set.owner, hd.set.lease, hd.set.watchdog)
 	if err != nil && !errors.Is(err, ErrNotConfirmed) {
 		return false, fromServer(err, []string{hd.key})
 	}
 	if !held {
 		hd.forget(k, true)
-		return false, ErrNotHeld
+		if hd.set.setNXOnExtend {
+			if _, err := hd.take(ctx, k, 0, false); err == nil {
+				return true, nil
+			}
+		}
+		return false, fmt.Errorf("%w: %w", ErrExtendFailed, ErrNotHeld)
 	}
 	hd.mu.Lock()
-	if !hd.set.watchdog {
-		hd.until = time.Now().Add(hd.set.lease)
-	}
+	hd.setUntil()
 	hd.mu.Unlock()
 	return true, err
+}
+
+// valid asks the server whether this owner holds the key now (redsync's Valid).
+func (hd *handle) valid(ctx context.Context) (bool, error) {
+	if hd.set.err != nil {
+		return false, hd.set.err
+	}
+	v, err := hd.c.do(ctx, "RLOCK.INFO", hd.key)
+	if err != nil {
+		return false, fromServer(err, []string{hd.key})
+	}
+	owner, _ := v.field("owner")
+	return owner.str == hd.set.owner, nil
 }
 
 // guard runs one write through RLOCK.GUARD: only while this owner holds the lock with its

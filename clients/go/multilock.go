@@ -1,6 +1,9 @@
 package rlock
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 // MultiLock takes several plain locks at once, every key or none (RLOCK.ACQUIREALL): one
 // place in every key's queue, granted in one step, so requests that share keys never
@@ -34,8 +37,14 @@ func (m *MultiLock) Lock(ctx context.Context) error { return m.take(ctx, true) }
 func (m *MultiLock) TryLock(ctx context.Context) error { return m.take(ctx, false) }
 
 func (m *MultiLock) take(ctx context.Context, wait bool) error {
+	if err := m.check(); err != nil {
+		return err
+	}
 	var t []int64
 	var err error
+	if wait && m.hds[0].set.wait < 0 { // WithTries(1)
+		wait = false
+	}
 	if wait {
 		t, err = m.c.acquire(ctx, m.spec(), m.hds[0].set.wait)
 	} else {
@@ -53,6 +62,9 @@ func (m *MultiLock) take(ctx context.Context, wait bool) error {
 // Unlock releases one hold of every key (RLOCK.RELEASEALL); ErrNotHeld when a key was no
 // longer held (the others are released).
 func (m *MultiLock) Unlock(ctx context.Context) error {
+	if err := m.check(); err != nil {
+		return err
+	}
 	cmd := append([]string{"RLOCK.RELEASEALL", itoa(int64(len(m.keys)))}, m.keys...)
 	v, err := m.c.write(ctx, append(cmd, m.hds[0].set.owner, "ID", newID()), true)
 	if err != nil {
@@ -70,6 +82,14 @@ func (m *MultiLock) Unlock(ctx context.Context) error {
 		hd.forget(familyLock, gone)
 	}
 	return missing
+}
+
+// check refuses a MultiLock without keys, or with a bad option, before anything is sent.
+func (m *MultiLock) check() error {
+	if len(m.keys) == 0 {
+		return errors.New("rlock: a MultiLock needs one key or more")
+	}
+	return m.hds[0].set.err
 }
 
 // Tokens are the fencing tokens, in the keys' order.

@@ -54,7 +54,15 @@ func (m *Mutex) Extend() (bool, error) { return m.ExtendContext(context.Backgrou
 // ExtendContext is Extend with a context.
 func (m *Mutex) ExtendContext(ctx context.Context) (bool, error) { return m.hd.extend(ctx, familyLock) }
 
-// Until is when the plain lease ends (WithExpiry); the zero time under the watchdog.
+// Valid asks the server whether this Mutex holds the lock now (redsync's deprecated Valid:
+// prefer Lost, which is told).
+func (m *Mutex) Valid() (bool, error) { return m.ValidContext(context.Background()) }
+
+// ValidContext is Valid with a context.
+func (m *Mutex) ValidContext(ctx context.Context) (bool, error) { return m.hd.valid(ctx) }
+
+// Until is when the plain lease ends (WithExpiry), less redsync's drift allowance; the zero
+// time under the watchdog.
 func (m *Mutex) Until() time.Time {
 	m.hd.mu.Lock()
 	defer m.hd.mu.Unlock()

@@ -1,6 +1,9 @@
 package rlock
 
-import "context"
+import (
+	"context"
+	"fmt"
+)
 
 // Semaphore is a weighted semaphore (RSEM) in golang.org/x/sync/semaphore's shape, over the
 // server's owned, leased permits: a holder's permits come back when its lease ends or its
@@ -40,6 +43,9 @@ func (s *Semaphore) Available(ctx context.Context) (int64, error) {
 // Acquire waits for n permits, in FIFO order (a large request is not passed by small ones),
 // until granted or ctx ends (then ctx.Err(), with nothing taken).
 func (s *Semaphore) Acquire(ctx context.Context, n int64) error {
+	if err := permitCount("Acquire", n); err != nil {
+		return err
+	}
 	_, err := s.hd.take(ctx, familyPermits, int(n), true)
 	return err
 }
@@ -52,6 +58,9 @@ func (s *Semaphore) TryAcquire(n int64) bool {
 // TryAcquireContext is TryAcquire that says why nothing was taken: ErrFailed when the permits
 // are not available now, or the error (ErrWrongType, *NotConfirmedError, ErrConnection ...).
 func (s *Semaphore) TryAcquireContext(ctx context.Context, n int64) error {
+	if err := permitCount("TryAcquire", n); err != nil {
+		return err
+	}
 	_, err := s.hd.take(ctx, familyPermits, int(n), false)
 	return err
 }
@@ -64,6 +73,9 @@ func (s *Semaphore) Release(n int64) error {
 
 // ReleaseContext is Release with a context.
 func (s *Semaphore) ReleaseContext(ctx context.Context, n int64) error {
+	if err := permitCount("Release", n); err != nil {
+		return err
+	}
 	_, err := s.hd.give(ctx, familyPermits, int(n))
 	return err
 }
@@ -71,3 +83,11 @@ func (s *Semaphore) ReleaseContext(ctx context.Context, n int64) error {
 // Token is the fencing token of the latest grant; Lost is closed when the permits are lost.
 func (s *Semaphore) Token() int64          { return s.hd.token(familyPermits) }
 func (s *Semaphore) Lost() <-chan struct{} { return s.hd.lost(familyPermits) }
+
+// permitCount refuses a number of permits below 1 before anything is sent.
+func permitCount(call string, n int64) error {
+	if n < 1 {
+		return fmt.Errorf("rlock: Semaphore.%s needs 1 permit or more, got %d", call, n)
+	}
+	return nil
+}

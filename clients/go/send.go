@@ -56,7 +56,7 @@ func (c *Client) send(ctx context.Context, r request) ([]result, target, error) 
 		if err == nil {
 			out, err = c.roundTrip(ctx, r, n, s, asking)
 		}
-		if ctx.Err() != nil {
+		if err != nil && ctx.Err() != nil {
 			return nil, target{}, ctx.Err()
 		}
 		if err != nil {

@@ -100,7 +100,7 @@ func (w *waiter) take(m message) ([]int64, error) {
 		}
 		return nil, nil
 	case "timeout":
-		return nil, ErrFailed
+		return nil, notGranted()
 	case "failed":
 		switch m.value {
 		case "READONLY", "MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN":
