@@ -40,30 +40,74 @@ type specScenario struct {
 	body map[string]interface{}
 }
 
-// specScenarios reads every scenario file, after check.py has found them well-formed.
+// specSchemaVersion is the newest scenario-file schema this runner supports.
+const specSchemaVersion = "1.0"
+
+// specScenarios reads every scenario file, after check.py has found them well-formed; a file
+// with a newer schemaVersion fails the run (it is never skipped).
 func specScenarios(t *testing.T) []specScenario {
 	dir, _ := filepath.Abs("../spec")
 	if out, err := exec.Command("python3", filepath.Join(dir, "check.py")).CombinedOutput(); err != nil {
 		t.Fatalf("clients/spec/check.py: %v\n%s", err, out)
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
-	sort.Strings(files)
 	var all []specScenario
 	for _, file := range files {
 		if filepath.Base(file) == "schema.json" {
 			continue
 		}
-		content, err := readJSONFile(file)
+		found, err := readScenarioFile(file)
 		if err != nil {
-			t.Fatalf("%s: %v", file, err)
+			t.Fatal(err)
 		}
-		stem := strings.TrimSuffix(filepath.Base(file), ".json")
-		for _, s := range content.(map[string]interface{})["scenarios"].([]interface{}) {
-			body := s.(map[string]interface{})
-			all = append(all, specScenario{name: stem + "." + body["name"].(string), body: body})
+		all = append(all, found...)
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].name < all[j].name })
+	return all
+}
+
+// readScenarioFile reads one scenario file's scenarios, named <file stem>.<name>, refusing a
+// schemaVersion newer than specSchemaVersion (a file without one is of the first schema).
+func readScenarioFile(file string) ([]specScenario, error) {
+	content, err := readJSONFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", file, err)
+	}
+	top, _ := content.(map[string]interface{})
+	if v, ok := top["schemaVersion"]; ok {
+		version, _ := v.(string)
+		if newer, err := schemaNewer(version, specSchemaVersion); err != nil || newer {
+			return nil, fmt.Errorf("%s: schemaVersion %q is not one this runner supports (up to %s): %v", file, v, specSchemaVersion, err)
 		}
 	}
-	return all
+	stem := strings.TrimSuffix(filepath.Base(file), ".json")
+	list, _ := top["scenarios"].([]interface{})
+	if len(list) == 0 {
+		return nil, fmt.Errorf("%s: no scenarios", file)
+	}
+	var out []specScenario
+	for _, s := range list {
+		body := s.(map[string]interface{})
+		out = append(out, specScenario{name: stem + "." + body["name"].(string), body: body})
+	}
+	return out, nil
+}
+
+// schemaNewer compares two "major.minor" versions: true when version is newer than supported.
+func schemaNewer(version, supported string) (bool, error) {
+	parse := func(v string) (int, int, error) {
+		var major, minor int
+		if n, err := fmt.Sscanf(v, "%d.%d", &major, &minor); err != nil || n != 2 || fmt.Sprintf("%d.%d", major, minor) != v {
+			return 0, 0, fmt.Errorf("not a major.minor version: %q", v)
+		}
+		return major, minor, nil
+	}
+	vMajor, vMinor, err := parse(version)
+	if err != nil {
+		return false, err
+	}
+	sMajor, sMinor, _ := parse(supported)
+	return vMajor > sMajor || vMajor == sMajor && vMinor > sMinor, nil
 }
 
 func TestSpec(t *testing.T) {
