@@ -23,7 +23,9 @@ import (
 // the session is over: the holdings bound to it are re-bound on a new one, or reported lost.
 type Session struct {
 	conn      *redis.Conn
-	mu        sync.Mutex // one round trip at a time on conn
+	mu        sync.Mutex   // guards queue and sending: one round trip at a time on conn
+	queue     []*batchCall // callers waiting for the next round trip
+	sending   bool
 	disp      *Dispatcher
 	pingEvery time.Duration
 	failed    chan struct{}
@@ -52,36 +54,89 @@ func (s *Session) isFailed() bool {
 
 // pipeline sends the commands in one round trip on the session's connection. A server error
 // stays with its command; a failure of the connection ends the session (ErrConnection).
+// Callers that arrive while a round trip is under way are sent together in the next one (one
+// go-redis pipeline), so goroutines on different keys do not wait for each other's replies.
 func (s *Session) pipeline(ctx context.Context, cmds ...[]string) ([]result, error) {
 	// The caller's context ending must not tear the connection mid-reply (with go-redis's
 	// ContextTimeoutEnabled it would): the holdings bound to it would end. Its values (trace
 	// spans) still reach the user's hooks.
-	ctx = context.WithoutCancel(ctx)
+	call := &batchCall{ctx: context.WithoutCancel(ctx), cmds: cmds}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.isFailed() {
-		return nil, fmt.Errorf("%w: the session ended", ErrConnection)
+	s.queue = append(s.queue, call)
+	if s.sending {
+		s.mu.Unlock()
+		<-call.done()
+		return call.out, call.err
 	}
-	rcs := make([]*redis.Cmd, len(cmds))
-	if len(cmds) == 1 {
-		rcs[0] = s.conn.Do(ctx, cmdArgs(cmds[0])...)
+	s.sending = true
+	for len(s.queue) > 0 {
+		batch := s.queue
+		s.queue = nil
+		s.mu.Unlock()
+		s.send(batch)
+		s.mu.Lock()
+	}
+	s.sending = false
+	s.mu.Unlock()
+	return call.out, call.err
+}
+
+// batchCall is one caller's commands in a round trip shared with others.
+type batchCall struct {
+	ctx      context.Context
+	cmds     [][]string
+	rcs      []*redis.Cmd
+	out      []result
+	err      error
+	finished chan struct{}
+	once     sync.Once
+}
+
+func (b *batchCall) done() <-chan struct{} {
+	b.once.Do(func() { b.finished = make(chan struct{}) })
+	return b.finished
+}
+
+func (b *batchCall) finish() {
+	b.done()
+	close(b.finished)
+}
+
+// send makes one round trip of the batch's commands and hands each caller its results.
+func (s *Session) send(batch []*batchCall) {
+	if s.isFailed() {
+		for _, b := range batch {
+			b.err = fmt.Errorf("%w: the session ended", ErrConnection)
+			b.finish()
+		}
+		return
+	}
+	if len(batch) == 1 && len(batch[0].cmds) == 1 {
+		b := batch[0]
+		b.rcs = []*redis.Cmd{s.conn.Do(b.ctx, cmdArgs(b.cmds[0])...)}
 	} else {
-		s.conn.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for i, c := range cmds {
-				rcs[i] = p.Do(ctx, cmdArgs(c)...)
+		s.conn.Pipelined(batch[0].ctx, func(p redis.Pipeliner) error {
+			for _, b := range batch {
+				b.rcs = make([]*redis.Cmd, len(b.cmds))
+				for i, c := range b.cmds {
+					b.rcs[i] = p.Do(b.ctx, cmdArgs(c)...)
+				}
 			}
 			return nil
 		})
 	}
-	out := make([]result, len(cmds))
-	for i, rc := range rcs {
-		out[i] = commandResult(rc)
-		if errors.Is(out[i].err, ErrConnection) {
-			go s.fail()
-			return nil, out[i].err
+	for _, b := range batch {
+		b.out = make([]result, len(b.rcs))
+		for i, rc := range b.rcs {
+			b.out[i] = commandResult(rc)
+			if errors.Is(b.out[i].err, ErrConnection) {
+				go s.fail()
+				b.out, b.err = nil, b.out[i].err
+				break
+			}
 		}
+		b.finish()
 	}
-	return out, nil
 }
 
 func (s *Session) do(ctx context.Context, args ...string) (value, error) {
