@@ -19,7 +19,10 @@ func TestMain(m *testing.M) {
 		hold(strings.Fields(spec))
 		return
 	}
+	tb := &mainTB{}
+	exampleServer = startServer(tb).addr
 	code := m.Run()
+	tb.close()
 	stopTopologies()
 	os.Exit(code)
 }

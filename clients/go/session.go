@@ -22,21 +22,31 @@ import (
 // Both are PINGed every third of rlock.watchdog-idle-ms while they live. When either fails,
 // the session is over: the holdings bound to it are re-bound on a new one, or reported lost.
 type Session struct {
-	conn      *redis.Conn
-	mu        sync.Mutex   // guards queue and sending: one round trip at a time on conn
-	queue     []*batchCall // callers waiting for the next round trip
-	sending   bool
-	disp      *Dispatcher
-	pingEvery time.Duration
-	failed    chan struct{}
-	once      sync.Once
+	conn    *redis.Conn
+	mu      sync.Mutex   // guards queue and sending: one round trip at a time on conn
+	queue   []*batchCall // callers waiting for the next round trip
+	sending bool
+	// closeAfter: the session failed during a round trip, which closes conn when it ends.
+	closeAfter bool
+	disp       *Dispatcher
+	pingEvery  time.Duration
+	failed     chan struct{}
+	once       sync.Once
 }
 
 func (s *Session) fail() {
 	s.once.Do(func() {
 		close(s.failed)
-		s.conn.Close()
 		s.disp.close()
+		// go-redis's Conn may not be closed while a command runs on it: the round trip under
+		// way closes it when it ends.
+		s.mu.Lock()
+		if s.sending {
+			s.closeAfter = true
+		} else {
+			s.conn.Close()
+		}
+		s.mu.Unlock()
 	})
 }
 
@@ -77,6 +87,10 @@ func (s *Session) pipeline(ctx context.Context, cmds ...[]string) ([]result, err
 		s.mu.Lock()
 	}
 	s.sending = false
+	if s.closeAfter {
+		s.closeAfter = false
+		s.conn.Close()
+	}
 	s.mu.Unlock()
 	return call.out, call.err
 }
@@ -255,14 +269,17 @@ func (c *Client) connect(ctx context.Context, n *node) (*Session, error) {
 		return nil, err
 	}
 	// A failover client's sentinels can name the old primary for a moment: refuse a replica.
-	role, err := s.conn.Do(ctx, "ROLE").Slice()
-	if err != nil {
-		return fail(fmt.Errorf("%w: %v", ErrConnection, err))
-	}
-	if len(role) == 0 || role[0] != "master" {
-		return fail(fmt.Errorf("%w: the server is not a primary", ErrConnection))
+	if n.client.Options().Addr == failoverAddr {
+		role, err := s.conn.Do(ctx, "ROLE").Slice()
+		if err != nil {
+			return fail(fmt.Errorf("%w: %v", ErrConnection, err))
+		}
+		if len(role) == 0 || role[0] != "master" {
+			return fail(fmt.Errorf("%w: the server is not a primary", ErrConnection))
+		}
 	}
 	s.pingEvery = c.pingPeriod(ctx, s.conn)
+	var err error
 	if s.disp, err = newDispatcher(ctx, n.client, s.conn, c.onMessage); err != nil {
 		return fail(err)
 	}
@@ -276,6 +293,9 @@ func (c *Client) connect(ctx context.Context, n *node) (*Session, error) {
 	}()
 	return s, nil
 }
+
+// failoverAddr is the address go-redis gives the options of a redis.NewFailoverClient.
+const failoverAddr = "FailoverClient"
 
 // pingPeriod is a third of rlock.watchdog-idle-ms (the server's watchdog stops renewing a
 // holding whose connection sent nothing for that long), or of rlock.watchdog-grace-ms when
