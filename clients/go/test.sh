@@ -4,14 +4,10 @@
 # Extra arguments go to `go test` (e.g. -run Mutex -v, or -short to skip the topologies).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
-# The preinstalled Go (1.26); Debian's golang-go (1.19) is too old for go-redis v9.
-for dir in /usr/local/go/bin /usr/lib/go-1.2[4-9]/bin; do
-    if [ -x "$dir/go" ]; then
-        export PATH="$dir:$PATH"
-        break
-    fi
-done
-export GOTOOLCHAIN=local
+# A Go new enough (the preinstalled 1.26; Debian's golang-go 1.19 is too old for go-redis v9
+# and only ever bootstraps the download of the pinned toolchain): see go-toolchain.sh.
+PATH="$("$root/clients/go/go-toolchain.sh"):$PATH"
+export PATH GOTOOLCHAIN=local
 export RLOCK_MODULE="${RLOCK_MODULE:-${CARGO_TARGET_DIR:-$root/target}/release/librlock.so}"
 if [ ! -f "$RLOCK_MODULE" ]; then
     echo "test.sh: $RLOCK_MODULE is missing; building the module first" >&2
