@@ -15,7 +15,8 @@
 // queue, waiting by NOTIFY). Prints each figure's median and range and writes every round's
 // figures to target/bench-go.json (benches/pairs.py sets the pair side by side).
 //
-// Environment: BENCH_REPS (5), BENCH_ROUND_MS (2000), BENCH_CONTENDERS (16), RLOCK_MODULE.
+// Environment: BENCH_REPS (5), BENCH_ROUND_MS (2000), BENCH_CONTENDERS (16), RLOCK_MODULE,
+// BENCH_CPUPROFILE (a file: the run's CPU profile, for go tool pprof).
 package main
 
 import (
@@ -28,6 +29,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"sync"
@@ -81,6 +83,14 @@ func (l redsyncMutex) Unlock(ctx context.Context) error {
 }
 
 func main() {
+	if path := os.Getenv("BENCH_CPUPROFILE"); path != "" { // go tool pprof -top <binary> <path>
+		f, err := os.Create(path)
+		if err != nil {
+			fail(err)
+		}
+		must(pprof.StartCPUProfile(f))
+		defer pprof.StopCPUProfile()
+	}
 	root, _ := filepath.Abs("../../..")
 	module := os.Getenv("RLOCK_MODULE")
 	if module == "" {
