@@ -3,6 +3,8 @@ package rlock
 import (
 	"context"
 	"errors"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -12,8 +14,8 @@ import (
 // grant by message each fail after about the confirmation timeout and leave nothing held.
 func TestAcquisitionNotConfirmedByAStoppedReplicaIsUndone(t *testing.T) {
 	tp := startTopology(t, "replicated")
-	opts := Options{Addr: tp.state.Primary.addr(), Confirm: Confirm{Timeout: 300 * time.Millisecond}}
-	adm := NewClient(Options{Addr: tp.state.Primary.addr(), Confirm: Confirm{Mode: ConfirmOff}})
+	opts := testOptions{Addr: tp.state.Primary.addr(), Confirm: Confirm{Timeout: 300 * time.Millisecond}}
+	adm := newTestClient(testOptions{Addr: tp.state.Primary.addr(), Confirm: Confirm{Mode: ConfirmOff}})
 	defer adm.Close()
 	stoppedReplica(t, tp, opts, adm, "confirmed", tp.state.Replicas[0].Port)
 }
@@ -23,8 +25,8 @@ func TestAcquisitionNotConfirmedByAStoppedReplicaIsUndone(t *testing.T) {
 // says it was not confirmed; the waiter's grant by message, written by the holder's release
 // on another connection, is undone (its RENEW propagates, so the WAIT after it counts it on
 // every server: after a PING instead, Redis 8.2.3 and Valkey answer 1); nothing is left held.
-func stoppedReplica(t *testing.T, tp *topology, opts Options, adm *Client, key string, replica int) {
-	c, c2 := NewClient(opts), NewClient(opts)
+func stoppedReplica(t *testing.T, tp *topology, opts testOptions, adm *Client, key string, replica int) {
+	c, c2 := newTestClient(opts), newTestClient(opts)
 	defer c.Close()
 	defer c2.Close()
 	// Valkey 9.1.2's replica leaves WAIT unanswered for ~0.5 s after it reports itself in
@@ -88,7 +90,7 @@ func (f *fence) write(token int64) bool {
 // reported lost: the re-binding RENEW answers 0 there.
 func TestSentinelFailoverReportsAHoldingTheNewPrimaryLacks(t *testing.T) {
 	tp := startTopology(t, "sentinel")
-	c := NewClient(Options{SentinelAddrs: tp.sentinelAddrs(), MasterName: tp.state.MasterName})
+	c := newTestClient(testOptions{SentinelAddrs: tp.sentinelAddrs(), MasterName: tp.state.MasterName})
 	defer c.Close()
 	lost := make(chan int64, 1)
 	m := c.NewMutex("vanishing", WithOnLost(func(_ string, token int64) { lost <- token }))
@@ -113,11 +115,104 @@ func TestSentinelFailoverReportsAHoldingTheNewPrimaryLacks(t *testing.T) {
 	}
 }
 
+// Across a Sentinel failover (go-redis's failover client; before the kill rounds below, which
+// leave the shared topology without a replica), the other types' holders re-bind
+// on the new primary and their waiters, waiting by NOTIFY, queue there again and are served:
+// a RWMutex reader behind a writer, a Semaphore waiter behind the holder of its one permit,
+// and a CountDownLatch waiter until the count reaches 0.
+func TestSentinelFailoverServesRWMutexSemaphoreAndLatchWaits(t *testing.T) {
+	tp := startTopology(t, "sentinel")
+	c := newTestClient(testOptions{SentinelAddrs: tp.sentinelAddrs(), MasterName: tp.state.MasterName})
+	defer c.Close()
+	ctx := ctxFor(t, 60*time.Second)
+	writer := c.NewRWMutex("fo-rw")
+	if err := writer.Lock(); err != nil {
+		t.Fatal(err)
+	}
+	sem := c.NewSemaphore("fo-sem")
+	if _, err := sem.TrySetPermits(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := sem.Acquire(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	latch := c.NewCountDownLatch("fo-latch")
+	if _, err := latch.TrySetCount(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	reader, semWaiter := c.NewRWMutex("fo-rw"), c.NewSemaphore("fo-sem")
+	got := map[string]chan error{"reader": make(chan error, 1), "permit": make(chan error, 1), "latch": make(chan error, 1)}
+	go func() { got["reader"] <- reader.RLockContext(ctx) }()
+	go func() { got["permit"] <- semWaiter.Acquire(ctx, 1) }()
+	go func() { got["latch"] <- latch.Wait(ctx) }()
+	queued := func() bool { return infoFieldOr(c, "rlock", "rlock_waiters") == 3 }
+	eventually(t, "the three waits queued", queued)
+	tp.do(map[string]interface{}{"op": "failover", "key": "fo-rw"})
+	eventually(t, "the holders re-bound on the new primary", func() bool {
+		rw, err := c.Do(ctx, "RWLOCK.INFO", "fo-rw")
+		s, err2 := c.Do(ctx, "RSEM.INFO", "fo-sem")
+		return err == nil && err2 == nil && field(rw, "mode") == "write" && field(s, "available") == int64(0)
+	})
+	eventually(t, "the waits queued on the new primary", queued)
+	for name, ch := range got {
+		select {
+		case err := <-ch:
+			t.Fatalf("%s returned before its turn: %v", name, err)
+		default:
+		}
+	}
+	select {
+	case <-writer.Lost():
+		t.Fatal("the writer lost its lock")
+	case <-sem.Lost():
+		t.Fatal("the semaphore holder lost its permit")
+	default:
+	}
+	if err := writer.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got["reader"]; err != nil || reader.RToken() == 0 {
+		t.Fatalf("reader: %v (token %d)", err, reader.RToken())
+	}
+	if err := sem.Release(1); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got["permit"]; err != nil {
+		t.Fatalf("semaphore waiter: %v", err)
+	}
+	if _, err := latch.CountDown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got["latch"]; err != nil {
+		t.Fatalf("latch waiter: %v", err)
+	}
+	reader.RUnlock()
+	semWaiter.Release(1)
+}
+
+// infoFieldOr reads one INFO field, -1 while the server is away.
+func infoFieldOr(c *Client, section, name string) int64 {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	v, err := c.Do(ctx, "INFO", section)
+	if err != nil {
+		return -1
+	}
+	text, _ := v.(string)
+	for _, line := range strings.Split(text, "\r\n") {
+		if value, ok := strings.CutPrefix(line, name+":"); ok {
+			n, _ := strconv.ParseInt(value, 10, 64)
+			return n
+		}
+	}
+	return -1
+}
+
 // A confirmed holder, a waiter by NOTIFY and the fenced resource across SENTINEL FAILOVER,
 // then across kill -9 of the new primary.
 func TestSentinelFailoverKeepsTheConfirmedHolderAndServesTheWaiter(t *testing.T) {
 	tp := startTopology(t, "sentinel")
-	opts := Options{SentinelAddrs: tp.sentinelAddrs(), MasterName: tp.state.MasterName}
+	opts := testOptions{SentinelAddrs: tp.sentinelAddrs(), MasterName: tp.state.MasterName}
 	failoverRounds(t, tp, opts, "leader", func() int { return tp.state.Primary.Port })
 }
 
@@ -126,8 +221,8 @@ func TestSentinelFailoverKeepsTheConfirmedHolderAndServesTheWaiter(t *testing.T)
 // promotion of its replica. The holder re-binds on the new primary and still holds, the
 // waiters queue there and are served after it with rising tokens, and the fenced resource
 // never accepts two holders.
-func failoverRounds(t *testing.T, tp *topology, opts Options, key string, primaryPort func() int) {
-	c1, c2 := NewClient(opts), NewClient(opts)
+func failoverRounds(t *testing.T, tp *topology, opts testOptions, key string, primaryPort func() int) {
+	c1, c2 := newTestClient(opts), newTestClient(opts)
 	defer c1.Close()
 	defer c2.Close()
 	var f fence
