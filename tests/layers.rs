@@ -26,8 +26,14 @@ fn a_family_named_outside_its_folder_is_refused() {
     for (room, line) in [
         ("deadlock.rs", "use crate::families::lock::rules::WANT;"),
         ("scan/mod.rs", "use crate::families::lock::store::Holder;"),
-        ("upkeep/mod.rs", "use crate::families::rwlock::family::ReadWrite;"),
-        ("queue/serve.rs", "fn f() { crate::families::latch::serve::admit(); }"),
+        (
+            "upkeep/mod.rs",
+            "use crate::families::rwlock::family::ReadWrite;",
+        ),
+        (
+            "queue/serve.rs",
+            "fn f() { crate::families::latch::serve::admit(); }",
+        ),
     ] {
         let mut files = source_files();
         let text = files.get_mut(room).expect("the room exists");

@@ -15,7 +15,11 @@ fn column_roots(header: &str) -> Vec<PathBuf> {
         .iter()
         .skip(1)
         .map(|heading| {
-            let helper = heading.split_whitespace().next().unwrap_or_default().to_lowercase();
+            let helper = heading
+                .split_whitespace()
+                .next()
+                .unwrap_or_default()
+                .to_lowercase();
             let helper = helper.trim_matches(|c: char| !c.is_alphanumeric());
             let base = ticked(heading).into_iter().next().unwrap_or_default();
             clients.join(helper).join(base)
@@ -47,15 +51,23 @@ fn every_file_and_symbol_of_the_step_table_exists() {
                 let path = base.join(&file);
                 match (fs::read_to_string(&path), name) {
                     (Err(_), _) => problems.push(format!("{step}: {} is missing", shown(&path))),
-                    (Ok(text), Some(symbol)) if !has_word(&text, &symbol) => problems
-                        .push(format!("{step}: `{symbol}` is not in {}", shown(&path))),
+                    (Ok(text), Some(symbol)) if !has_word(&text, &symbol) => {
+                        problems.push(format!("{step}: `{symbol}` is not in {}", shown(&path)))
+                    }
                     _ => {}
                 }
             }
         }
     }
-    assert!(problems.is_empty(), "\n{}\n({checked} names checked)\n", problems.join("\n"));
-    assert!(checked >= 50, "only {checked} names read: is the table's shape still the one parsed here?");
+    assert!(
+        problems.is_empty(),
+        "\n{}\n({checked} names checked)\n",
+        problems.join("\n")
+    );
+    assert!(
+        checked >= 50,
+        "only {checked} names read: is the table's shape still the one parsed here?"
+    );
 }
 
 /// What a cell names: each file (None, the file) and each symbol with the file it is given
@@ -116,11 +128,18 @@ fn cells(row: &str) -> Vec<String> {
 }
 
 fn ticked(text: &str) -> Vec<String> {
-    text.split('`').skip(1).step_by(2).map(String::from).collect()
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .map(String::from)
+        .collect()
 }
 
 fn shown(path: &Path) -> String {
-    path.strip_prefix(root()).unwrap_or(path).display().to_string()
+    path.strip_prefix(root())
+        .unwrap_or(path)
+        .display()
+        .to_string()
 }
 
 fn root() -> &'static Path {
@@ -133,14 +152,26 @@ fn a_cell_names_files_and_the_symbols_in_them() {
     let named = |cell: &str| -> Vec<(Option<String>, String)> { names(cell) };
     let own = |s: &str, f: &str| (Some(s.to_string()), f.to_string());
     let file = |f: &str| (None, f.to_string());
-    assert_eq!(named("`core.rs` (`owner_id`)"), [file("core.rs"), own("owner_id", "core.rs")]);
+    assert_eq!(
+        named("`core.rs` (`owner_id`)"),
+        [file("core.rs"), own("owner_id", "core.rs")]
+    );
     assert_eq!(
         named("`acquire.ts` (one key or all), `holder.ts`; `Family` in `options.ts`"),
-        [file("acquire.ts"), file("holder.ts"), own("Family", "options.ts"), file("options.ts")]
+        [
+            file("acquire.ts"),
+            file("holder.ts"),
+            own("Family", "options.ts"),
+            file("options.ts")
+        ]
     );
     assert_eq!(named("—"), []);
     assert_eq!(
         named("`session.ts` (`rebind`, `recover`)"),
-        [file("session.ts"), own("rebind", "session.ts"), own("recover", "session.ts")]
+        [
+            file("session.ts"),
+            own("rebind", "session.ts"),
+            own("recover", "session.ts")
+        ]
     );
 }
