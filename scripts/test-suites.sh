@@ -6,7 +6,9 @@
 #
 # Usage: test-suites.sh name=command ...   (listed longest first: they start in that order)
 # Each suite's output goes to target/test-logs/<name>.log. A suite's log is printed whole when it
-# fails, its last lines when it passes. Exit code: non-zero when any suite failed.
+# fails, its last lines when it passes. At the end: every suite's wall time, longest first, and
+# the slowest tests of each where its runner prints them (scripts/slowest-tests.py; pytest's
+# are asked for through PYTEST_ADDOPTS). Exit code: non-zero when any suite failed.
 set -uo pipefail
 # Job control on: a non-interactive shell starts background jobs with SIGINT and SIGQUIT ignored,
 # and a process inherits ignored signals, so every test process would ignore Ctrl-C (Python then
@@ -18,8 +20,11 @@ jobs="${TEST_JOBS:-3}"
 logs="${TEST_LOGS:-target/test-logs}"
 mkdir -p "$logs"
 
-declare -A pid_of_name=() started_at=()
+declare -A pid_of_name=() started_at=() took_of=()
 failed=()
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+all_started=$(date +%s)
+export PYTEST_ADDOPTS="${PYTEST_ADDOPTS:-} --durations=5"
 trap 'for pid in "${pid_of_name[@]}"; do kill -- "-$pid" 2>/dev/null; done' EXIT
 
 # Waits for any one running suite to end and reports it.
@@ -31,6 +36,7 @@ reap() {
     if [ "${pid_of_name[$name]}" = "$done_pid" ]; then
       unset "pid_of_name[$name]"
       local took=$(( $(date +%s) - started_at[$name] ))
+      took_of[$name]=$took
       if [ "$rc" -eq 0 ]; then
         echo "== $name: passed in ${took}s (log: $logs/$name.log)"
         tail -n 5 "$logs/$name.log" | sed "s/^/   $name| /"
@@ -57,6 +63,14 @@ for suite in "$@"; do
 done
 while [ "${#pid_of_name[@]}" -gt 0 ]; do
   reap
+done
+
+echo "== wall time per suite, longest first (all: $(( $(date +%s) - all_started ))s, $jobs at a time)"
+for name in "${!took_of[@]}"; do
+  echo "${took_of[$name]} $name"
+done | sort -rn | while read -r took name; do
+  printf '   %5ss  %s\n' "$took" "$name"
+  python3 "$here/slowest-tests.py" "$logs/$name.log" 5 | sed 's/^/            /'
 done
 
 if [ "${#failed[@]}" -gt 0 ]; then

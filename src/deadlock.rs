@@ -2,21 +2,17 @@
 //! O2 holds B and now asks for A) is refused at once. The search is pure, over what the
 //! queues and the lock hashes say (`WaitsFor`); an owner is one thread of control.
 //!
-//! Edges go from a waiter to the owners that keep it out: the holders its request excludes
-//! and, for the read-write lock, the waiters ahead of it that exclude it (a reader queued
-//! behind a writer waits for that writer). A plain lock's single-key waiters ahead wait for
-//! the same holder, so they add no edge of their own; a request for several keys ahead does
-//! (it may keep a free key until it has them all), and it waits for every key it names, as
-//! one owner. Semaphores and latches are not single-holder
-//! resources and add none.
+//! Edges go from a waiter to the owners that keep it out: each family says which (its
+//! `Family::blockers`, through the family contract: the holders its request excludes, and the
+//! waiters ahead of it that keep it out too). A request for several keys waits for every key
+//! it names, as one owner. Only the families whose waiters wait for owners are searched
+//! (`Family::waits_for_owners`): permits and counts are held by no one owner.
 
 use crate::acl::{Access, Caller};
 use crate::api::{Ctx, OwnedStr};
 use crate::config;
 use crate::error::{Error, Result};
-use crate::families::lock::rules::WANT as LOCK;
-use crate::families::rwlock::rules::{READ, WRITE};
-use crate::families::rwlock::store as rwstore;
+use crate::families::contract;
 use crate::kinds::Want;
 use crate::queue;
 use crate::stats;
@@ -125,33 +121,9 @@ impl WaitsFor for Server {
         let Ok(lock) = LockKey::open(self.ctx, name.0, false) else {
             return Vec::new();
         };
-        let read_write = want == READ || want == WRITE;
-        let mut blockers: Vec<Vec<u8>> = match want {
-            LOCK => lock.holder().map(|h| h.owner).into_iter().collect(),
-            _ if read_write => {
-                let holders = rwstore::holders(&lock).unwrap_or_default();
-                let readers = holders.readers.into_iter().filter(|_| want == WRITE);
-                holders
-                    .writer
-                    .into_iter()
-                    .chain(readers)
-                    .map(|h| h.owner)
-                    .collect()
-            }
-            // Permits and counts are held by no one owner a waiter waits for.
-            _ => Vec::new(),
-        };
-        if want == LOCK {
-            blockers.extend(queue::groups_ahead_of(self.db, key, owner));
-        }
-        if read_write {
-            let ahead = queue::ahead_of(self.db, key, owner).into_iter();
-            blockers.extend(
-                ahead
-                    .filter(|(_, w)| want == WRITE || *w == WRITE)
-                    .map(|(o, _)| o),
-            );
-        }
+        let mut blockers = contract::serving(want)
+            .map(|family| family.blockers(&lock, self.db, want, owner))
+            .unwrap_or_default();
         blockers.retain(|b| b != owner);
         blockers
     }
@@ -164,7 +136,7 @@ impl WaitsFor for Server {
 /// Refuses a wait for `want` of `key` by `owner` that would close a cycle (`DEADLOCK`), when
 /// detection is on. Cheap unless another key has waiters: a cycle needs a holder that waits.
 pub fn check(ctx: Ctx, (db, key): (i32, &[u8]), want: Want, owner: &[u8]) -> Result<()> {
-    let searched = [LOCK, READ, WRITE].contains(&want);
+    let searched = contract::serving(want).is_some_and(|family| family.waits_for_owners());
     if !config::deadlock_detection() || !searched {
         return Ok(());
     }
@@ -187,6 +159,10 @@ pub fn check(ctx: Ctx, (db, key): (i32, &[u8]), want: Want, owner: &[u8]) -> Res
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kinds::Word;
+
+    /// A waiter's want: the search itself never looks at it (the table below answers alike).
+    const LOCK: Want = Want::one(&Word("lock"));
     use std::collections::HashMap;
 
     /// Plain locks: key -> holder; owner -> keys it waits for.

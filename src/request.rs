@@ -15,7 +15,7 @@ use crate::reply::Reply;
 use crate::stats;
 use crate::store::{LockKey, LockType};
 use crate::subscriptions::{ensure_keyspace_subscription, ensure_unsubscribe_filter};
-use crate::upkeep::serve_queue_if_free;
+use crate::families::handover::serve_queue_if_free;
 use crate::watch::watch_lease;
 use redis_module::raw;
 

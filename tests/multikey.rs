@@ -205,7 +205,8 @@ fn deadlock_through_a_request_for_several_keys() {
         reply.err(),
         "DEADLOCK this wait would close a cycle: o2 waits for a held by o1; o1 waits for b held by o2"
     );
-    assert!(took < Duration::from_millis(100), "{took:?}");
+    // At once, not after the 10 s wait (a wide bound: a loaded machine is slow, not 10 s slow).
+    assert!(took < Duration::from_millis(1000), "{took:?}");
     // And the request that closes a cycle is refused whole.
     c.q("RLOCK.ACQUIRE x o3 PX 60000");
     c.q("RLOCK.ACQUIRE y o4 PX 60000");

@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """Checks every scenario file in clients/spec against schema.json, and the rules a schema
-cannot say (README.md): declared actors, saved names defined before use, background steps
+cannot say (README.md): a schemaVersion this checker supports (CONTRACT.md R1), citations of
+rules CONTRACT.md has, declared actors, saved names defined before use, background steps
 ended by a join or cancel, an actor left alone while its background step runs, a handle's
 lease and confirmation fixed by its first step.
 
     python3 clients/spec/check.py        # exit 1 and one line per problem
 
-Runners import load() (Python) or run this file (other languages) before the scenarios, so a
-malformed file fails loudly. Standard library only: a validator for the JSON Schema keywords
-schema.json uses, nothing more.
+It checks the scenarios that must pass (`*.json`), those that must fail (`valid-fail/`, well
+formed too), and that each file of `invalid/` is refused. Runners import load() (Python) or run
+this file (other languages) before the scenarios, so a malformed file fails loudly; each runner
+also refuses a newer schemaVersion on its own. Standard library only: a validator for the JSON
+Schema keywords schema.json uses, nothing more.
 """
 
 from __future__ import annotations
@@ -20,6 +23,12 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SCHEMA = json.loads((HERE / "schema.json").read_text())
+#: The version of scenario files schema.json describes, the newest this checker reads.
+SUPPORTED_VERSION = SCHEMA["schemaVersion"]
+#: The rule ids of CONTRACT.md (`## C2 ...` sections, `**C2.1**` rules) a scenario may cite.
+CONTRACT_IDS = set(re.findall(r"^## ([CR][0-9]+) ", (HERE / "CONTRACT.md").read_text(), re.M)) | set(
+    re.findall(r"\*\*([CR][0-9]+\.[0-9]+)\*\*", (HERE / "CONTRACT.md").read_text())
+)
 TYPES = {"object": dict, "array": list, "string": str, "integer": int, "boolean": bool}
 HANDLE_OPTIONS = ("lease_ms", "confirm")
 #: The handle a step uses, by its type or op: a read-write lock's sides share one.
@@ -64,9 +73,25 @@ def validate(value, schema, path="$"):
     return problems
 
 
+def version_problem(content, supported: str = SUPPORTED_VERSION):
+    """Why a file's schemaVersion cannot be read by a runner supporting `supported`, or None."""
+    version = content.get("schemaVersion") if isinstance(content, dict) else None
+    if version is None:
+        return "no schemaVersion"
+    match = re.fullmatch(r"([0-9]+)\.([0-9]+)", version) if isinstance(version, str) else None
+    if match is None:
+        return f"schemaVersion {json.dumps(version)} is not <major>.<minor>"
+    mine = tuple(int(part) for part in supported.split("."))
+    if tuple(int(part) for part in match.groups()) > mine:
+        return f"schemaVersion {version} is newer than {supported}, the newest this runner reads"
+    return None
+
+
 def semantic_problems(scenario, path):
     """What the README requires beyond the schema."""
     problems, actors = [], set(scenario.get("actors", []))
+    problems += [f"{path}: cites {cite}, which CONTRACT.md has not" for cite in scenario.get("cites", [])
+                 if cite not in CONTRACT_IDS]
     saved, running, handles = set(), {}, {}  # running: background name -> actor
 
     def refs(value):
@@ -84,7 +109,7 @@ def semantic_problems(scenario, path):
         if actor is not None and actor not in actors:
             problems.append(f"{where}: actor {actor!r} is not declared")
         busy = {name for name, owner in running.items() if owner == actor}
-        if actor is not None and busy and op not in ("kill_connection", "crash"):
+        if actor is not None and busy and op not in ("kill_connection", "crash", "drop_reply"):
             problems.append(f"{where}: {actor} is busy with background step {sorted(busy)}")
         problems += [f"{where}: ${name} is not saved before" for name in refs(step.get("expect")) if name not in saved]
         if op in ("join", "cancel"):
@@ -110,16 +135,25 @@ def semantic_problems(scenario, path):
     return problems
 
 
-def load(directory: Path = HERE):
-    """[(file stem, scenario)] of every scenario file; raises ValueError listing every problem."""
+def load(directory: Path = HERE, supported: str = SUPPORTED_VERSION):
+    """[(file stem, scenario)] of every scenario file of `directory` (the top level: those that
+    must pass; `valid-fail/`: those that must fail); raises ValueError listing every problem,
+    a file whose schemaVersion is newer than `supported` among them."""
+    return load_files(sorted(f for f in directory.glob("*.json") if f.name != "schema.json"), supported)
+
+
+def load_files(files, supported: str = SUPPORTED_VERSION):
+    """[(file stem, scenario)] of `files`; raises ValueError listing every problem."""
     problems, scenarios = [], []
-    for file in sorted(directory.glob("*.json")):
-        if file.name == "schema.json":
-            continue
+    for file in files:
         try:
             content = json.loads(file.read_text())
         except json.JSONDecodeError as error:
             problems.append(f"{file.name}: {error}")
+            continue
+        refused = version_problem(content, supported)
+        if refused:
+            problems.append(f"{file.name}: refused: {refused}")
             continue
         found = validate(content, SCHEMA, file.name)
         problems += found
@@ -135,8 +169,23 @@ def load(directory: Path = HERE):
     return scenarios
 
 
+def refused_files():
+    """Problems of `invalid/`: each of its files must be refused by load_files."""
+    problems = []
+    for file in sorted((HERE / "invalid").glob("*.json")):
+        try:
+            load_files([file])
+            problems.append(f"invalid/{file.name}: accepted, but it must be refused")
+        except ValueError:
+            pass
+    return problems
+
+
 if __name__ == "__main__":
     try:
-        print(f"{len(load())} scenarios, all well-formed")
+        passing, failing = load(), load(HERE / "valid-fail")
     except ValueError as error:
         sys.exit(str(error))
+    if refused_files():
+        sys.exit("\n".join(refused_files()))
+    print(f"{len(passing)} scenarios and {len(failing)} that must fail, all well-formed; invalid/ refused")

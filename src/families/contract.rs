@@ -1,6 +1,8 @@
-//! The family contract: everything upkeep (timers, server events, the watchdog) asks of a
-//! family, so that upkeep reaches a family only through the families registered here from the
-//! table in `families/mod.rs`, never by name. Each family implements it in its `family.rs`.
+//! The family contract: everything the shared rooms ask of a family (upkeep's timers, server
+//! events and watchdog; the deadlock search; `RLOCK.SCAN`), so that they reach a family only
+//! through the families registered here from the table in `families/mod.rs`, never by name.
+//! Each family implements it in its `family.rs`. It sits below the families, beside the queue's
+//! contract (`queue::Admission`).
 
 use crate::api::Ctx;
 use crate::kinds::{LockType, Want, Word};
@@ -11,6 +13,14 @@ use std::sync::OnceLock;
 /// Gives a lock that just became free to the head of its queue, whichever family that waiter
 /// is of, or tells Redisson's clients it is free (upkeep's `hand_over`, passed down).
 pub type HandOver<'a> = &'a dyn Fn(&mut LockKey);
+
+/// A holder of a lock hash, as `RLOCK.SCAN` lists it.
+pub struct Held {
+    pub owner: Vec<u8>,
+    pub holds: i64,
+    /// Its fencing token, which is also when it was granted.
+    pub token: i64,
+}
 
 pub trait Family: Sync {
     /// The words its waiters' `Want`s are named by (and its `NOTIFY` messages call them by):
@@ -62,6 +72,25 @@ pub trait Family: Sync {
 
     /// A watchdog holding whose connection closed ends, if it is still the binding's.
     fn end_holding(&self, _ctx: Ctx, _: &LockId, _: &Binding, _: HandOver) {}
+
+    /// Whether its waiters wait for owners (the holders of a lock), which the deadlock search
+    /// follows. Permits and counts are held by no one owner a waiter waits for.
+    fn waits_for_owners(&self) -> bool {
+        false
+    }
+
+    /// The owners that keep `owner`'s request for `want` of the lock hash `lock` (in `db`) out,
+    /// given the waiters ahead of it in the queue (all of them when `owner` is not queued
+    /// there): the wait edges the deadlock search follows.
+    fn blockers(&self, _lock: &LockKey, _db: i32, _want: Want, _owner: &[u8]) -> Vec<Vec<u8>> {
+        Vec::new()
+    }
+
+    /// The holders of its lock hash `lock` that have a fencing token `keep` keeps (a look at
+    /// the token first spares reading the rest of the hash).
+    fn holders(&self, _lock: &LockKey, _keep: &dyn Fn(i64) -> bool) -> Vec<Held> {
+        Vec::new()
+    }
 }
 
 /// The families of the family table, registered at load.
@@ -81,6 +110,16 @@ fn registered() -> &'static [&'static dyn Family] {
 /// The family whose waiters ask for `want`.
 pub fn serving(want: Want) -> Option<&'static dyn Family> {
     registered().iter().copied().find(|f| f.serves(want))
+}
+
+/// The holders of the lock hash `lock` that `keep` keeps by their token, whichever family's
+/// lock hash it is (none for another hash).
+pub fn holders(lock: &LockKey, keep: &dyn Fn(i64) -> bool) -> Vec<Held> {
+    registered()
+        .iter()
+        .filter(|f| f.keeps_lock_hash())
+        .flat_map(|f| f.holders(lock, keep))
+        .collect()
 }
 
 /// The family of holdings (and lock hashes) of `kind`.

@@ -8,6 +8,7 @@
 //! it finds the families through `contract`, where `lib.rs` registers them at load.
 
 pub mod contract;
+pub mod handover;
 
 use crate::command::Command;
 pub use contract::Family;

@@ -1,6 +1,6 @@
 //! Waiters blocked in their connection (`... WAIT` without `NOTIFY`): Redis's blocked-client
 //! calls and the callbacks it makes. Each blocked client is unblocked exactly once, by whoever
-//! takes its waiter out of the registry.
+//! takes its waiter out of the registry (through `deliver.rs`, which answers it).
 
 use super::ask::Ask;
 use super::deadlines::arm_wake_timer;
@@ -40,14 +40,6 @@ pub fn block(ctx: Ctx, db: i32, keys: &[&[u8]], ask: Ask, wait: Wait) -> Result<
         arm_wake_timer(ctx, r);
     });
     Ok(())
-}
-
-/// Answers a blocked client taken out of the registry (no outcome: nil).
-pub(super) fn unblock(bc: NonZeroUsize, outcome: Option<Outcome>) {
-    let data = outcome.map_or(null_mut(), |o| Box::into_raw(Box::new(o)).cast::<c_void>());
-    // SAFETY: the caller took the waiter out of the registry, so this is its one
-    // UnblockClient; Redis hands `data` to `on_reply` and then to `free_outcome`.
-    unsafe { api!(RedisModule_UnblockClient)(bc.get() as Bc, data) };
 }
 
 /// Takes a blocked waiter out because its client timed out or went away.

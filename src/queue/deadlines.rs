@@ -2,11 +2,10 @@
 //! timeout only in `beforeSleep`, which otherwise may run ~100 ms late; a `NOTIFY` waiter's
 //! deadline is the module's own to keep.
 
-use super::registry::{serve_departed, tell, with, Registry};
+use super::deliver::time_out;
+use super::registry::{serve_departed, with, Registry};
 use super::waiter::Via;
 use crate::api::{create_timer, guarded, now_ms, stop_timer, Ctx};
-use crate::notify::Event;
-use crate::stats;
 use std::cmp::Reverse;
 use std::os::raw::c_void;
 use std::ptr::null_mut;
@@ -48,12 +47,7 @@ extern "C" fn on_wake_timer(ctx: Ctx, _data: *mut c_void) {
             arm_wake_timer(ctx, r);
             timed_out
         });
-        for waiter in timed_out {
-            if let Some(client) = waiter.receiver() {
-                stats::WAIT_TIMEOUTS.add();
-                tell(&waiter, client, |_| Event::Timeout);
-            }
-        }
+        timed_out.into_iter().for_each(time_out);
         serve_departed(ctx);
     })
 }

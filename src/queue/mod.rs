@@ -61,7 +61,7 @@ pub fn cancel(ctx: Ctx, db: i32, key: &[u8], owner: &[u8], caller: u64) -> usize
     let count = taken.len();
     for waiter in taken {
         if let Via::Blocked(bc) = waiter.via {
-            blocked::unblock(bc, None);
+            deliver::unblock(bc, None);
         }
     }
     serve_departed(ctx);

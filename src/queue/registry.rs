@@ -1,15 +1,15 @@
 //! The registry of every queue and waiter, on the main thread: pushing waiters, taking them
-//! out (a grant, a timeout, a disconnect, a cancel), the queues whose head left, and telling a
-//! waiter by message.
+//! out (a grant, a timeout, a disconnect, a cancel) and the queues whose head left. Telling a
+//! waiter what became of it is `deliver.rs`'s.
 
 use super::ask::Ask;
 use super::group::Group;
 use super::slab::{Handle, Slab};
 use super::waiter::{Via, Waiter};
-use crate::api::{bytes, now_ms, Ctx, TimerId};
+use crate::api::{now_ms, Ctx, TimerId};
 use crate::args::Wait;
 use crate::kinds::Want;
-use crate::notify::{self, Event};
+use crate::notify;
 use crate::stats;
 use std::cell::{Cell, RefCell};
 use std::cmp::Reverse;
@@ -355,17 +355,5 @@ pub(super) fn drop_queue(r: &mut Registry, db: i32, key: &[u8]) {
     queues.remove(key);
     if queues.is_empty() {
         r.queues.remove(&db);
-    }
-}
-
-/// Sends a waiter told by message one message per key of its request, in their order:
-/// `event(index)` is what the message for the index-th key says.
-pub(super) fn tell<'a>(waiter: &Waiter, client: u64, event: impl Fn(usize) -> Event<'a>) {
-    let owner = bytes(waiter.ask.owner.0);
-    for (index, key) in waiter.keys().iter().enumerate() {
-        notify::send(
-            client,
-            notify::message(&event(index), waiter.ask.want, key, owner),
-        );
     }
 }

@@ -11,7 +11,7 @@ use crate::api::{
     OwnedStr, RStr, OK,
 };
 use crate::error::{Error, Result};
-use crate::families::lock::store::Holder;
+use crate::families::contract::{self, Held};
 use crate::queue;
 use crate::reply::Out;
 use crate::store::LockKey;
@@ -21,10 +21,10 @@ use std::os::raw::c_int;
 mod args;
 use args::Scan;
 
-/// One listed lock: `[key, owner, holds, held, ttl, waiters]` in the reply.
+/// One listed holder: `[key, owner, holds, held, ttl, waiters]` in the reply.
 struct Entry {
     key: Vec<u8>,
-    holder: Holder,
+    holder: Held,
     /// ms since the holding was granted.
     held: i64,
     /// ms left, -1 without expiry.
@@ -70,24 +70,29 @@ fn scan(ctx: Ctx, argv: &[RStr]) -> Result<Page> {
     Ok(Page { cursor, entries })
 }
 
-/// The lock at `name` if the hash there is an rlock lock (it has a token; a Redisson-protocol
-/// lock has none) held at least `min_held` ms.
-fn entry(ctx: Ctx, db: i32, name: &[u8], now: i64, min_held: i64) -> Option<Entry> {
+/// The holders of the lock at `name`, if the hash there is one whose family lists them (the
+/// family contract's `holders`), held at least `min_held` ms.
+fn entry(ctx: Ctx, db: i32, name: &[u8], now: i64, min_held: i64) -> Vec<Entry> {
     let key = OwnedStr::new(name);
-    let lock = LockKey::open(ctx, key.0, false).ok()?;
-    // One field lookup decides, before the full read of the hash: the token is the grant time.
-    let held = crate::clock::held_ms(lock.token()?, now);
-    if held < min_held {
-        return None;
+    let Ok(lock) = LockKey::open(ctx, key.0, false) else {
+        return Vec::new();
+    };
+    // The token is the grant time: it decides before the rest of the hash is read.
+    let long_enough = |token| crate::clock::held_ms(token, now) >= min_held;
+    let holders = contract::holders(&lock, &long_enough);
+    if holders.is_empty() {
+        return Vec::new();
     }
-    let holder = lock.holder()?;
-    Some(Entry {
+    let ttl = lock.expire_at().map_or(-1, |at| (at - now).max(0));
+    let waiters = queue::count(db, name);
+    let entry = |holder: Held| Entry {
         key: name.to_vec(),
-        ttl: lock.expire_at().map_or(-1, |at| (at - now).max(0)),
-        waiters: queue::count(db, name),
-        held,
+        held: crate::clock::held_ms(holder.token, now),
+        ttl,
+        waiters,
         holder,
-    })
+    };
+    holders.into_iter().map(entry).collect()
 }
 
 /// Runs `SCAN cursor MATCH pattern COUNT n TYPE hash`, hands each key to `each`, and returns

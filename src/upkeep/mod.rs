@@ -27,11 +27,9 @@ use crate::stats;
 use crate::store::{open_at, LockKey};
 use crate::watch::{self, Work, PAUSE_POLL_MS};
 
-mod handover;
 mod slots;
 mod watchdog;
-pub use handover::{hand_over, serve_queue_if_free};
-use handover::{hand_over_kind, serve_free};
+use crate::families::handover::{hand_over_kind, serve_free};
 pub use watchdog::{client_closed, turned_replica};
 use watchdog::{end_holding, renew_due};
 

@@ -5,6 +5,7 @@
  * expectations is here. Scenarios needing a capability the helper lacks are skipped by name.
  */
 
+import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
@@ -17,7 +18,9 @@ import { Topology } from './topology';
 
 const SPEC = path.join(REPO, 'clients/spec');
 /** Capabilities of the Node helper. */
-const SUPPORTED = new Set(['cancel', 'confirmation']);
+const SUPPORTED = new Set(['cancel', 'confirmation', 'drop_reply']);
+/** The newest scenario-file version this runner reads (clients/spec/CONTRACT.md R1). */
+const SCHEMA_VERSION = '1.0';
 /** Known drifts (clients/spec/README.md): scenario -> what the helper does instead. */
 const DRIFTS = new Map<string, string>();
 const AWAIT_DEFAULT_MS = 5000;
@@ -28,14 +31,53 @@ const ONLY = process.env.SPEC_ONLY;
 // check.py validates every file (the schema and the README's rules): a malformed file fails loudly.
 execFileSync('python3', [path.join(SPEC, 'check.py')], { stdio: ['ignore', 'ignore', 'inherit'] });
 
-const scenarios: Array<{ name: string; scenario: Record<string, any> }> = [];
-for (const file of readdirSync(SPEC).filter((f) => f.endsWith('.json') && f !== 'schema.json').sort()) {
-  const stem = file.slice(0, -'.json'.length);
-  for (const scenario of JSON.parse(readFileSync(path.join(SPEC, file), 'utf8')).scenarios) {
-    const name = `${stem}.${scenario.name}`;
-    if (!ONLY || name.startsWith(ONLY)) scenarios.push({ name, scenario });
+type Named = { name: string; scenario: Record<string, any> };
+
+/** A scenario file's content; a file of a newer schemaVersion than SCHEMA_VERSION, or of none,
+ * is refused (CONTRACT.md R1): never run, never skipped. */
+function readSpecFile(file: string): Record<string, any> {
+  const content = JSON.parse(readFileSync(file, 'utf8'));
+  const version = content?.schemaVersion;
+  const parts = typeof version === 'string' ? /^(\d+)\.(\d+)$/.exec(version) : null;
+  if (!parts) throw new Error(`${path.basename(file)}: refused: schemaVersion ${JSON.stringify(version)} is not <major>.<minor>`);
+  const [major, minor] = SCHEMA_VERSION.split('.').map(Number);
+  const [fileMajor, fileMinor] = [Number(parts[1]), Number(parts[2])];
+  if (fileMajor > major || (fileMajor === major && fileMinor > minor)) {
+    throw new Error(`${path.basename(file)}: refused: schemaVersion ${version} is newer than ${SCHEMA_VERSION}`);
   }
+  return content;
 }
+
+/** Every scenario of the scenario files in `dir`, named `<file>.<name>`. */
+function scenariosIn(dir: string): Named[] {
+  const found: Named[] = [];
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.json') && f !== 'schema.json').sort()) {
+    const stem = file.slice(0, -'.json'.length);
+    for (const scenario of readSpecFile(path.join(dir, file)).scenarios) {
+      const name = `${stem}.${scenario.name}`;
+      if (!ONLY || name.startsWith(ONLY)) found.push({ name, scenario });
+    }
+  }
+  return found;
+}
+
+const scenarios = scenariosIn(SPEC);
+/** Scenarios whose expectations are deliberately wrong (CONTRACT.md R2): each must fail here. */
+const mustFail = scenariosIn(path.join(SPEC, 'valid-fail'));
+
+describe('spec files', () => {
+  it('a newer schemaVersion is refused', () => {
+    assert.throws(
+      () => readSpecFile(path.join(SPEC, 'invalid/newer-schema.json')),
+      /newer-schema.json: refused: schemaVersion 2.0 is newer than 1.0/,
+    );
+  });
+  for (const file of readdirSync(path.join(SPEC, 'invalid')).filter((f) => f.endsWith('.json'))) {
+    it(`invalid/${file} is refused`, () => {
+      assert.throws(() => readSpecFile(path.join(SPEC, 'invalid', file)), /refused: schemaVersion/);
+    });
+  }
+});
 
 let users = 0;
 
@@ -240,6 +282,19 @@ class Run {
       case 'kill_connection':
         await this.command(['CLIENT', 'KILL', 'USER', this.actors.get(step.actor)!.user]);
         return null;
+      case 'drop_reply': {
+        // The command runs and the actor's connections close in one transaction, before any
+        // reply or message of what it did reaches the actor (CONTRACT.md R3.1).
+        const user = this.actors.get(step.actor)!.user;
+        const replies: unknown[] = await this.admin
+          .multi()
+          .addCommand(step.command)
+          .addCommand(['CLIENT', 'KILL', 'USER', user])
+          .exec();
+        const errors = replies.filter((reply) => reply instanceof Error);
+        if (errors.length) throw new Failed(`the drop's transaction failed: ${errors.join('; ')}`);
+        return null;
+      }
       case 'crash': {
         const user = this.actors.get(step.actor)!.user;
         await this.command(['ACL', 'SETUSER', user, 'off']);
@@ -303,27 +358,7 @@ for (const lib of LIBS) {
       const missing = (scenario.requires ?? []).filter((c: string) => !SUPPORTED.has(c));
       const skip = missing.length ? `${name}: the Node helper does not support ${missing.join(', ')}` : false;
       it(name, { skip, timeout: 60_000 }, async (t) => {
-        let run = new Run(scenario, lib, server.port, admin);
-        let replicaAdmin: any = null;
-        if (scenario.topology === 'replicated') {
-          replicated ??= Topology.start('replicated');
-          const topology = await replicated;
-          const port = topology.described.primary!.port;
-          replicaAdmin = createClient({ RESP: 3, socket: { port, host: '127.0.0.1' } });
-          replicaAdmin.on('error', () => {});
-          await replicaAdmin.connect();
-          run = new Run(scenario, lib, port, replicaAdmin, topology);
-        }
-        let failure: unknown = null;
-        try {
-          await run.start();
-          for (const [index, step] of scenario.steps.entries()) await run.step(index, step);
-        } catch (err) {
-          failure = err;
-        } finally {
-          await run.finish();
-          await replicaAdmin?.close();
-        }
+        const failure = await runScenario(scenario, lib, server.port, admin);
         const drift = DRIFTS.get(name);
         if (drift) {
           if (!failure) throw new Error(`${name} passes: remove its known drift (${drift})`);
@@ -333,6 +368,41 @@ for (const lib of LIBS) {
         if (failure) throw failure;
       });
     }
+
+    for (const { name, scenario } of mustFail) {
+      it(`valid-fail/${name} fails`, { timeout: 60_000 }, async () => {
+        const failure = await runScenario(scenario, lib, server.port, admin);
+        if (!(failure instanceof Failed)) {
+          throw new Error(`valid-fail/${name} passed, but its expectations are deliberately wrong: the runner did not check them`);
+        }
+      });
+    }
   });
+}
+
+/** Runs one scenario; returns why it failed (null: it passed). */
+async function runScenario(scenario: Record<string, any>, lib: string, port: number, admin: any): Promise<unknown> {
+  let run = new Run(scenario, lib, port, admin);
+  let replicaAdmin: any = null;
+  if (scenario.topology === 'replicated') {
+    replicated ??= Topology.start('replicated');
+    const topology = await replicated;
+    const primary = topology.described.primary!.port;
+    replicaAdmin = createClient({ RESP: 3, socket: { port: primary, host: '127.0.0.1' } });
+    replicaAdmin.on('error', () => {});
+    await replicaAdmin.connect();
+    run = new Run(scenario, lib, primary, replicaAdmin, topology);
+  }
+  let failure: unknown = null;
+  try {
+    await run.start();
+    for (const [index, step] of scenario.steps.entries()) await run.step(index, step);
+  } catch (err) {
+    failure = err;
+  } finally {
+    await run.finish();
+    await replicaAdmin?.close();
+  }
+  return failure;
 }
 

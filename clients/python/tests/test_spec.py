@@ -22,10 +22,21 @@ SPEC = Path(__file__).resolve().parents[2] / "spec"
 sys.path.insert(0, str(SPEC))
 import check  # noqa: E402  (clients/spec/check.py: the schema and the README's rules)
 
-SCENARIOS = check.load(SPEC)
-SUPPORTED = {"blocking": {"confirmation"}, "asyncio": {"cancel", "confirmation"}}
+#: The newest scenario-file version this runner reads (clients/spec/CONTRACT.md R1): a newer
+#: file is refused, never run or skipped.
+SCHEMA_VERSION = "1.0"
+SCENARIOS = check.load(SPEC, supported=SCHEMA_VERSION)
+#: Scenarios whose expectations are deliberately wrong (R2): each must FAIL here.
+MUST_FAIL = check.load(SPEC / "valid-fail", supported=SCHEMA_VERSION)
+SUPPORTED = {"blocking": {"confirmation", "drop_reply"}, "asyncio": {"cancel", "confirmation", "drop_reply"}}
 #: Known drifts (clients/spec/README.md): (variant, scenario) -> what the helper does instead.
-DRIFTS: dict = {}  # none
+DRIFTS: dict = {
+    (variant, f"retry.{name}"): "a NOTIFY wait whose subscriber closes raises ConnectionError "
+    "instead of sending the call again with the same request id (CONTRACT.md C9.2)"
+    for variant in ("blocking", "asyncio")
+    for name in ("dropped_grant_of_a_leased_lock_is_taken_once", "dropped_grant_of_a_watchdog_lock_is_held_once",
+                 "dropped_grant_of_permits_counts_once")
+}
 AWAIT_DEFAULT_MS = 5000
 JOIN_CAP_S = 30.0
 users = itertools.count(1)
@@ -221,6 +232,16 @@ class Run:
     async def op_kill_connection(self, step):
         self.admin.execute_command("CLIENT", "KILL", "USER", self.actors[step["actor"]].user)
 
+    async def op_drop_reply(self, step):
+        """The command runs and the actor's connections close in one transaction, before any
+        reply or message of what the command did reaches the actor (CONTRACT.md R3.1)."""
+        pipe = self.admin.pipeline(transaction=True)
+        pipe.execute_command(*step["command"])
+        pipe.execute_command("CLIENT", "KILL", "USER", self.actors[step["actor"]].user)
+        errors = [reply for reply in pipe.execute(raise_on_error=False) if isinstance(reply, Exception)]
+        if errors:
+            raise StepFailed(f"the drop's transaction failed: {errors}")
+
     async def op_crash(self, step):
         user = self.actors[step["actor"]].user
         self.admin.execute_command("ACL", "SETUSER", user, "off")
@@ -268,6 +289,31 @@ async def test_spec(entry, variant, redis_server, request):
         pytest.skip(f"{name}: the {variant.name} runner does not support {', '.join(sorted(missing))}")
     if (variant.name, name) in DRIFTS:
         request.applymarker(pytest.mark.xfail(reason=f"known drift: {DRIFTS[variant.name, name]}", strict=True))
+    await run_scenario(scenario, variant, request)
+
+
+@pytest.mark.parametrize("entry", MUST_FAIL, ids=scenario_id)
+async def test_spec_valid_fail(entry, variant, redis_server, request):
+    """A scenario with a deliberately wrong expectation fails its step: a runner that stopped
+    comparing would pass it (CONTRACT.md R2)."""
+    with pytest.raises(StepFailed):
+        await run_scenario(entry[1], variant, request)
+
+
+@pytest.mark.parametrize("file", sorted((SPEC / "invalid").glob("*.json")), ids=lambda f: f.name)
+def test_spec_refuses_an_unreadable_version(file):
+    """A file of a newer schemaVersion (or none) is refused loudly, not run and not skipped
+    (CONTRACT.md R1)."""
+    with pytest.raises(ValueError, match="refused: (no schemaVersion|schemaVersion .* is newer than 1.0)"):
+        check.load_files([file], supported=SCHEMA_VERSION)
+
+
+def test_spec_refuses_a_newer_schema():
+    with pytest.raises(ValueError, match="newer-schema.json: refused: schemaVersion 2.0 is newer than 1.0"):
+        check.load_files([SPEC / "invalid" / "newer-schema.json"], supported=SCHEMA_VERSION)
+
+
+async def run_scenario(scenario, variant, request):
     topology = None
     if scenario.get("topology") == "replicated":
         topology = request.getfixturevalue("replicated")

@@ -15,7 +15,7 @@ use crate::own_writes::answered_again;
 use crate::request::{lease_ms, open_for_write, request, wait_or_nil, watchdog_client};
 use crate::stats;
 use crate::store::LockKey;
-use crate::upkeep::{hand_over, serve_queue_if_free};
+use crate::families::handover::{hand_over, serve_queue_if_free};
 use crate::watch::{arm_renewals, watch_lease};
 use std::os::raw::c_int;
 

@@ -3,10 +3,11 @@
 
 use crate::api::{bytes, now_ms, Ctx, OwnedStr};
 use crate::clock::lease_end;
-use crate::families::contract::{Family, HandOver};
+use crate::families::contract::{Family, HandOver, Held};
 use crate::holdings;
-use crate::kinds::{LockType, Word};
+use crate::kinds::{LockType, Want, Word};
 use crate::lifetime::watchdog::{Binding, LockId};
+use crate::queue;
 use crate::stats;
 use crate::store::{open_if, open_to_renew, LockKey};
 use crate::watch::{after_grant, arm_renewals, watch_lease};
@@ -31,6 +32,32 @@ impl Family for Plain {
 
     fn keeps_lock_hash(&self) -> bool {
         true
+    }
+
+    fn waits_for_owners(&self) -> bool {
+        true
+    }
+
+    /// Its holder, and the requests for several keys ahead (one may keep a free key until it
+    /// has them all, and waits for every key it names, as one owner). Single-key waiters ahead
+    /// wait for the same holder, so they add no edge of their own.
+    fn blockers(&self, lock: &LockKey, db: i32, _want: Want, owner: &[u8]) -> Vec<Vec<u8>> {
+        let holder = lock.holder().map(|h| h.owner).into_iter();
+        let groups = queue::groups_ahead_of(db, bytes(lock.name()), owner);
+        holder.chain(groups).collect()
+    }
+
+    /// An rlock lock has a token (a Redisson-protocol lock has none).
+    fn holders(&self, lock: &LockKey, keep: &dyn Fn(i64) -> bool) -> Vec<Held> {
+        let Some(token) = lock.token().filter(|&t| keep(t)) else {
+            return Vec::new();
+        };
+        let held = lock.holder().map(|h| Held {
+            owner: h.owner,
+            holds: h.holds,
+            token,
+        });
+        held.into_iter().collect()
     }
 
     /// A request for several keys may now head every queue with this key its own owner's:

@@ -16,13 +16,14 @@ use crate::request::{lease_ms, open_for_write, request, wait_or_nil, watchdog_cl
 use crate::stats;
 use crate::store::LockKey;
 use crate::subscriptions::watch_for_loss;
-use crate::upkeep::{hand_over, serve_queue_if_free};
+use crate::families::handover::{hand_over, serve_queue_if_free};
 use crate::watch::arm_renewals;
 use std::os::raw::c_int;
 
 use super::family::{serve_rw, watch_rw};
 use super::rules::{self as rwlock, Mode};
-use super::serve::{announce_open, take_rw};
+use super::serve::announce_open;
+use super::take::take_rw;
 use super::store::{self as rwstore, Settled};
 
 /// `RWLOCK.ACQUIRE key owner READ|WRITE [PX lease-ms] [WAIT timeout-ms] [WATCHDOG] [ID id]

@@ -6,7 +6,7 @@ use crate::api::{bytes, now_ms, Ctx};
 use crate::clock::lease_end;
 use crate::families::contract::{Family, HandOver};
 use crate::holdings;
-use crate::kinds::{LockType, Word};
+use crate::kinds::{LockType, Want, Word};
 use crate::lifetime::watchdog::{Binding, LockId};
 use crate::queue;
 use crate::stats;
@@ -30,6 +30,22 @@ impl Family for ReadWrite {
 
     fn keeps_lock_hash(&self) -> bool {
         true
+    }
+
+    fn waits_for_owners(&self) -> bool {
+        true
+    }
+
+    /// The holders `want` excludes (a writer excludes all; a reader, the writer), and the
+    /// waiters ahead that exclude it (a reader queued behind a writer waits for that writer).
+    fn blockers(&self, lock: &LockKey, db: i32, want: Want, owner: &[u8]) -> Vec<Vec<u8>> {
+        let write = want == rwlock::WRITE;
+        let holders = rwstore::holders(lock).unwrap_or_default();
+        let readers = holders.readers.into_iter().filter(|_| write);
+        let ahead = queue::ahead_of(db, bytes(lock.name()), owner).into_iter();
+        let ahead = ahead.filter(|(_, w)| write || *w == rwlock::WRITE);
+        let holding = holders.writer.into_iter().chain(readers).map(|h| h.owner);
+        holding.chain(ahead.map(|(o, _)| o)).collect()
     }
 
     /// Drops the read holdings whose lease ended first, which may free the lock or let

@@ -10,3 +10,4 @@ pub mod serve;
 mod sidekeys;
 pub mod store;
 pub mod table;
+pub mod take;

@@ -7,22 +7,22 @@
 #[path = "../../../../tests/common/mod.rs"]
 #[allow(clippy::type_complexity)] // the shared fixture, linted where it lives
 mod common;
+mod files;
 mod json;
 mod ops;
 #[path = "../support/mod.rs"]
 mod support;
 mod topology;
 
-use json::{matches, parse, Json};
+use json::{matches, Json};
 use ops::Actor;
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::task::JoinHandle;
 
 /// Capabilities this runner has (README: `requires`).
-const SUPPORTED: &[&str] = &["cancel", "confirmation"];
+const SUPPORTED: &[&str] = &["cancel", "confirmation", "drop_reply"];
 /// Known drifts (README): scenario -> what the helper does instead.
 const DRIFTS: &[(&str, &str)] = &[];
 const AWAIT_DEFAULT_MS: i64 = 5000;
@@ -192,6 +192,19 @@ impl Run {
                 }
                 .map(|()| Json::Null)
             }
+            "drop_reply" => {
+                // The command runs and the actor's connections close in one transaction,
+                // before any reply or message of what it did reaches the actor (R3.1).
+                let user = actor.expect("actor").user.clone();
+                let mut drop = redis::pipe();
+                drop.atomic().add_command(command(&step.strings("command")));
+                drop.cmd("CLIENT").arg("KILL").arg("USER").arg(&user);
+                let replies: Result<Vec<redis::Value>, _> = drop.query_async(&mut self.admin).await;
+                replies
+                    .map(|_| Json::Null)
+                    .map_err(|e| format!("the drop's transaction failed: {e}"))?;
+                Ok(Json::Null)
+            }
             "kill_connection" | "crash" => {
                 let user = actor.expect("actor").user.clone();
                 if op == "crash" {
@@ -309,46 +322,13 @@ async fn run_scenario(
     failed
 }
 
-/// Every scenario of clients/spec, after check.py has found the files well-formed.
-fn scenarios() -> Vec<(String, Json)> {
-    let spec = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../spec");
-    let checked = std::process::Command::new("python3")
-        .arg(spec.join("check.py"))
-        .output()
-        .expect("python3");
-    assert!(
-        checked.status.success(),
-        "{}",
-        String::from_utf8_lossy(&checked.stderr)
-    );
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&spec)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json") && !p.ends_with("schema.json"))
-        .collect();
-    files.sort();
-    let mut all = Vec::new();
-    for file in files {
-        let content = parse(&std::fs::read_to_string(&file).unwrap())
-            .unwrap_or_else(|e| panic!("{file:?}: {e}"));
-        let stem = file.file_stem().unwrap().to_string_lossy().to_string();
-        for scenario in content.items("scenarios") {
-            all.push((
-                format!("{stem}.{}", scenario.str("name").unwrap()),
-                scenario,
-            ));
-        }
-    }
-    all
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_scenario() {
     let server = support::server();
     let only = std::env::var("SPEC_ONLY").unwrap_or_default();
     let (mut serial, mut report, mut failures) = (0, Vec::new(), Vec::new());
     let mut replicated = None;
-    for (name, scenario) in scenarios()
+    for (name, scenario) in files::scenarios_in(&files::spec_dir())
         .into_iter()
         .filter(|(name, _)| name.contains(&only))
     {
@@ -414,4 +394,42 @@ async fn every_scenario() {
         failures.len(),
         failures.join("\n")
     );
+}
+
+/// Scenarios whose expectations are deliberately wrong (CONTRACT.md R2): each must fail here,
+/// or the runner has stopped checking something.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn valid_fail_scenarios_fail() {
+    let server = support::server();
+    let mut serial = 0;
+    let mut passed = Vec::new();
+    for (name, scenario) in files::scenarios_in(&files::spec_dir().join("valid-fail")) {
+        match run_scenario(server.port, None, &scenario, &mut serial).await {
+            Err(why) => eprintln!("spec: failed as it must: valid-fail/{name}: {why}"),
+            Ok(()) => passed.push(format!("valid-fail/{name}")),
+        }
+    }
+    assert!(
+        passed.is_empty(),
+        "passed, but their expectations are wrong: {passed:?}"
+    );
+}
+
+/// A file of a newer schemaVersion (or none) is refused, never run or skipped (R1).
+#[test]
+fn a_newer_schema_is_refused() {
+    let invalid = files::spec_dir().join("invalid");
+    let refused = files::read_spec_file(&invalid.join("newer-schema.json")).map(|_| ());
+    assert_eq!(
+        refused,
+        Err("newer-schema.json: refused: schemaVersion 2.0 is newer than 1.0".into())
+    );
+    for file in std::fs::read_dir(&invalid).unwrap() {
+        let file = file.unwrap().path();
+        let refused = files::read_spec_file(&file).map(|_| ());
+        assert!(
+            refused.is_err_and(|e| e.contains("refused: schemaVersion")),
+            "{file:?} was read"
+        );
+    }
 }

@@ -1,5 +1,7 @@
 //! Handing a lock that just became free to the head of its queue, whichever family that
-//! waiter is of; Redisson's clients hear of it when nobody takes it.
+//! waiter is of; Redisson's clients hear of it when nobody takes it. It sits beside the family
+//! contract, below the families, so that their commands, `request.rs` and upkeep all call it
+//! downwards.
 
 use crate::api::{bytes, Ctx};
 use crate::families::contract;
@@ -19,7 +21,7 @@ pub fn serve_queue_if_free(ctx: Ctx, lock: &mut LockKey, db: i32) {
 
 /// Grants a free lock to the head of its queue, whatever family that waiter is of, and
 /// watches what follows. Returns whether anyone was granted.
-pub(super) fn serve_free(ctx: Ctx, lock: &mut LockKey, db: i32) -> bool {
+pub fn serve_free(ctx: Ctx, lock: &mut LockKey, db: i32) -> bool {
     let head = queue::next_want(db, bytes(lock.name()));
     head.and_then(contract::serving)
         .is_some_and(|family| family.serve_free(ctx, lock, db))
@@ -31,7 +33,7 @@ pub fn hand_over(ctx: Ctx, lock: &mut LockKey, db: i32, kind: LockType) {
     hand_over_kind(ctx, lock, db, Some(kind));
 }
 
-pub(super) fn hand_over_kind(ctx: Ctx, lock: &mut LockKey, db: i32, kind: Option<LockType>) {
+pub fn hand_over_kind(ctx: Ctx, lock: &mut LockKey, db: i32, kind: Option<LockType>) {
     holdings::unbind(db, bytes(lock.name()));
     if serve_free(ctx, lock, db) {
         return;
