@@ -43,11 +43,11 @@ ADOPT_S = 0.05
 class Kept:
     """One kept channel: its binding, the Session that re-binds it, when it is next PINGed."""
 
-    __slots__ = ("session", "channel", "binding", "due", "busy")
+    __slots__ = ("session", "channel", "binding", "interval", "due", "busy")
 
-    def __init__(self, session, channel, binding):
-        self.session, self.channel, self.binding = session, channel, binding
-        self.due: Optional[float] = None  # set by the keeper (it reads the interval)
+    def __init__(self, session, channel, binding, interval: float):
+        self.session, self.channel, self.binding, self.interval = session, channel, binding, interval
+        self.due: Optional[float] = None  # set when the keeper first looks at it
         self.busy = False  # the keeper is PINGing or checking it: a release leaves it to the keeper
 
 
@@ -75,13 +75,16 @@ class Keeper:
         """Keeps `channel` for `binding` (a new watchdog binding) for as long as it holds
         anything; `session` re-binds it if the channel closes."""
         binding.bound = True
+        # Read once per Session (CONFIG GET), here rather than by the keeper thread, so that the
+        # read takes no idle connection from under a caller: the first acquire pays for it.
+        interval = session.keepalive_interval()
         with self._mutex:
             # Before reading `live`: an end from now on tells us.
             binding.on_end = functools.partial(self._binding_ended, binding)
             if not binding.live:  # released meanwhile (another thread, thread_local=False)
                 kept = None
             else:
-                kept = self._kept[binding] = Kept(session, channel, binding)
+                kept = self._kept[binding] = Kept(session, channel, binding, interval)
                 self._adopted = True
                 if self._thread is None or self._wakes_at > time.monotonic() + ADOPT_S:
                     self._wake_locked()
@@ -151,7 +154,7 @@ class Keeper:
         now = time.monotonic()
         for entry in kept:
             if entry.due is None:
-                entry.due = now + self._interval(entry)
+                entry.due = now + entry.interval
         sockets = {}
         for entry in kept:
             sock = entry.channel.connection._sock
@@ -174,10 +177,6 @@ class Keeper:
             sock = entry.channel.connection._sock
             if sock is None or entry.due <= now or (sock in readable and sockets.get(sock) is entry):
                 self._look_at(entry, now)
-
-    @staticmethod
-    def _interval(entry: Kept) -> float:
-        return entry.session.keepalive_interval()
 
     def _look_at(self, entry: Kept, now: float) -> None:
         with self._mutex:
@@ -210,7 +209,7 @@ class Keeper:
                 return False
             if entry.due <= now:
                 entry.channel.execute(("PING",))
-                entry.due = time.monotonic() + self._interval(entry)
+                entry.due = time.monotonic() + entry.interval
             return True
         except (RedisError, OSError, ValueError):
             return False
