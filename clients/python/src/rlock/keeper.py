@@ -36,17 +36,19 @@ LINGER_S = 60.0
 
 #: While channels are being kept one after another (a loop of watchdog acquires), the keeper
 #: looks for new ones this often instead of being woken for each (a wake-up cost a pair about a
-#: third of its CPU time): a new channel's close is noticed within this, not at once.
+#: third of its CPU time); it watches a channel from this age on: a new channel's close is
+#: noticed within this (twice this at worst), not at once.
 ADOPT_S = 0.05
 
 
 class Kept:
     """One kept channel: its binding, the Session that re-binds it, when it is next PINGed."""
 
-    __slots__ = ("session", "channel", "binding", "interval", "due", "busy")
+    __slots__ = ("session", "channel", "binding", "interval", "kept_at", "due", "busy")
 
     def __init__(self, session, channel, binding, interval: float):
         self.session, self.channel, self.binding, self.interval = session, channel, binding, interval
+        self.kept_at = time.monotonic()
         self.due: Optional[float] = None  # set when the keeper first looks at it
         self.busy = False  # the keeper is PINGing or checking it: a release leaves it to the keeper
 
@@ -149,18 +151,21 @@ class Keeper:
 
     def _watch(self, wake: socket.socket, kept: list, adopting: bool) -> None:
         """Waits until a kept channel needs a look (its PING is due, or it became readable,
-        which only a closed connection does) or the keeper is woken (or, `adopting`, ADOPT_S
-        has passed: channels were kept lately); then looks."""
+        which only a closed connection does; a channel kept less than ADOPT_S ago, once it is
+        that old) or the keeper is woken (or, `adopting`, ADOPT_S has passed: channels were
+        kept lately); then looks. A channel is watched only from ADOPT_S on: in a loop of
+        acquires each is given back sooner, and then reused by the next call, whose reply
+        would wake the keeper for nothing on every pair."""
         now = time.monotonic()
+        sockets, wakes_at = {}, now + LINGER_S
         for entry in kept:
-            if entry.due is None:
-                entry.due = now + entry.interval
-        sockets = {}
-        for entry in kept:
+            if entry.due is None:  # not looked at yet: once it is ADOPT_S old
+                wakes_at = min(wakes_at, entry.kept_at + ADOPT_S)
+                continue
+            wakes_at = min(wakes_at, entry.due)
             sock = entry.channel.connection._sock
             if sock is not None:
                 sockets[sock] = entry
-        wakes_at = min((entry.due for entry in kept), default=now + LINGER_S)
         with self._mutex:
             # A channel kept since the snapshot either saw this wakes_at (and woke us if far)
             # or set _adopted before: then we look again soon.
@@ -174,6 +179,10 @@ class Keeper:
             readable = list(sockets)
         now = time.monotonic()
         for entry in kept:
+            if entry.due is None:
+                if now - entry.kept_at >= ADOPT_S:
+                    self._look_at(entry, now)
+                continue
             sock = entry.channel.connection._sock
             if sock is None or entry.due <= now or (sock in readable and sockets.get(sock) is entry):
                 self._look_at(entry, now)
@@ -207,7 +216,9 @@ class Keeper:
             # can_read: the parser may hold bytes already read off the socket.
             if not connection.is_connected or connection.can_read(timeout=0):
                 return False
-            if entry.due <= now:
+            if entry.due is None:  # its first look: watched from now on
+                entry.due = now + entry.interval
+            elif entry.due <= now:
                 entry.channel.execute(("PING",))
                 entry.due = time.monotonic() + entry.interval
             return True
