@@ -88,7 +88,9 @@ async function measure(pair: Pair, figures: Figures): Promise<void> {
     const order = rep % 2 === 0 ? pair.sides : [...pair.sides].reverse();
     for (const side of order) {
       const prefix = `node.${pair.name}.${side.name}`;
-      record(figures, `${prefix}.uncontended.pairs_per_s`, await uncontended(side, `bench:${prefix}:u${rep}`, ROUND_MS));
+      for (const [figure, value] of Object.entries(await uncontended(side, `bench:${prefix}:u${rep}`, ROUND_MS))) {
+        record(figures, `${prefix}.uncontended.${figure}`, value);
+      }
       record(figures, `${prefix}.parallel${CONTENDERS}.pairs_per_s`, await parallel(side, `bench:${prefix}:p${rep}`, CONTENDERS, ROUND_MS));
       record(figures, `${prefix}.handoff.median_ms`, await handoff(side, `bench:${prefix}:o${rep}`, HANDOFFS));
       const hot = await hotLock(side, `bench:${prefix}:h${rep}`, CONTENDERS, ROUND_MS);

@@ -1,6 +1,7 @@
 /**
  * The workloads every bench pair runs, the same for both sides of a pair:
- * - uncontended: one contender, acquire then release as fast as it can (pairs/s);
+ * - uncontended: one contender, acquire then release as fast as it can (pairs/s, and the
+ *   process's CPU time per pair);
  * - parallel: `contenders` contenders, each on its own client and its own key, the same loop
  *   (pairs/s of all of them together);
  * - hot lock: `contenders` contenders, each on its own client, acquire then release at once in
@@ -37,19 +38,27 @@ export interface HotFigures {
   unfinished_waits: number;
 }
 
-export async function uncontended(side: Side, key: string, roundMs: number): Promise<number> {
+export interface UncontendedFigures {
+  pairs_per_s: number;
+  /** The process's CPU time per pair: what a loaded machine changes least. */
+  cpu_us_per_pair: number;
+}
+
+export async function uncontended(side: Side, key: string, roundMs: number): Promise<UncontendedFigures> {
   const holder = side.holder(0, key);
   // One pair first, outside the clock: connections and scripts are set up by then.
   await holder.acquire();
   await holder.release();
   let pairs = 0;
   const start = performance.now();
+  const cpu = process.cpuUsage();
   while (performance.now() - start < roundMs) {
     await holder.acquire();
     await holder.release();
     pairs++;
   }
-  return (pairs * 1000) / (performance.now() - start);
+  const used = process.cpuUsage(cpu);
+  return { pairs_per_s: (pairs * 1000) / (performance.now() - start), cpu_us_per_pair: (used.user + used.system) / pairs };
 }
 
 export async function parallel(side: Side, key: string, contenders: number, roundMs: number): Promise<number> {

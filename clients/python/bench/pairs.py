@@ -3,7 +3,8 @@ python-redis-lock's Lock (PyPI), on one redis-server with the module that this s
 in the same run with rounds interleaved (the order of the sides rotates from round to round).
 The workloads are the Node pairs' (clients/node/bench/workloads.ts):
 
-- uncontended: one thread, acquire then release as fast as it can (pairs/s);
+- uncontended: one thread, acquire then release as fast as it can (pairs/s, and the process's
+  CPU time per pair, all threads);
 - parallel: CONTENDERS threads, each with its own client and its own key, the same loop
   (pairs/s of all of them together);
 - hot lock: CONTENDERS threads, each with its own client and Lock object, acquire then release
@@ -83,17 +84,18 @@ def acquired(lock) -> None:
         raise RuntimeError(f"{lock.name}: not acquired within {BLOCKING_TIMEOUT_S} s")
 
 
-def uncontended(make, client, key) -> float:
+def uncontended(make, client, key) -> dict:
     lock = make(client, key)
     acquired(lock)  # one pair outside the clock: connections and scripts are set up by then
     lock.release()
     pairs = 0
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     while time.perf_counter() - start < ROUND_S:
         acquired(lock)
         lock.release()
         pairs += 1
-    return pairs / (time.perf_counter() - start)
+    # CPU time of the whole process (every thread) per pair: what a loaded machine changes least.
+    return {"pairs_per_s": pairs / (time.perf_counter() - start), "cpu_us_per_pair": 1e6 * (time.process_time() - cpu) / pairs}
 
 
 def parallel(make, clients, key) -> float:
@@ -208,9 +210,8 @@ def main() -> None:
             for rep in range(REPS):
                 for name in names[rep % len(names):] + names[: rep % len(names)]:
                     prefix = f"python.lock.{name}"
-                    figures.setdefault(f"{prefix}.uncontended.pairs_per_s", []).append(
-                        uncontended(SIDES[name], clients[0], f"bench:{prefix}:u{rep}")
-                    )
+                    for figure, value in uncontended(SIDES[name], clients[0], f"bench:{prefix}:u{rep}").items():
+                        figures.setdefault(f"{prefix}.uncontended.{figure}", []).append(value)
                     figures.setdefault(f"{prefix}.parallel{CONTENDERS}.pairs_per_s", []).append(
                         parallel(SIDES[name], clients, f"bench:{prefix}:p{rep}")
                     )
