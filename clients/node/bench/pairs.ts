@@ -14,7 +14,7 @@ import { loadavg } from 'node:os';
 import path from 'node:path';
 import Redis from 'ioredis';
 import { Mutex as SemaphoreMutex } from 'redis-semaphore';
-import { Mutex, Redlock, RedlockLock, closeConnections } from '../src';
+import { Mutex, Redlock, closeConnections } from '../src';
 import { REPO, Server } from '../test/support';
 import { Holder, Side, handoff, hotLock, parallel, uncontended } from './workloads';
 

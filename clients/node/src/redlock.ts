@@ -323,10 +323,11 @@ export class Redlock extends EventEmitter {
           lock = extended;
           if (!done) schedule();
         },
-        (err) => {
+        (err): Promise<void> | undefined => {
           if (!done && lock.expiration > Date.now()) return sleep(settings.retryDelay).then(extend);
           signal.error = err;
           controller.abort(err);
+          return undefined;
         },
       );
     const schedule = () => {
