@@ -38,7 +38,10 @@ function connect(port: number): Redis {
 }
 
 /** A lock whose acquire() returns a handle to release: a Redlock lock of either package. */
-function redlockHolder(redlock: { acquire(resources: string[], duration: number): Promise<{ release(): Promise<unknown> }> }, key: string): Holder {
+function redlockHolder(
+  redlock: { acquire(resources: string[], duration: number): Promise<{ release(): Promise<unknown> }> },
+  key: string,
+): Holder {
   let lock: { release(): Promise<unknown> } | null = null;
   return {
     async acquire() {
@@ -108,7 +111,10 @@ function median(values: number[]): number {
 function table(figures: Figures): string {
   const rows = Object.entries(figures)
     .filter(([, values]) => Array.isArray(values))
-    .map(([name, values]) => `${name.padEnd(62)} ${median(values).toFixed(1).padStart(10)}   [${Math.min(...values).toFixed(1)} .. ${Math.max(...values).toFixed(1)}]`);
+    .map(
+      ([name, values]) =>
+        `${name.padEnd(62)} ${median(values).toFixed(1).padStart(10)}   [${Math.min(...values).toFixed(1)} .. ${Math.max(...values).toFixed(1)}]`,
+    );
   return [`${'figure'.padEnd(62)} ${'median'.padStart(10)}   [min .. max] over ${REPS} rounds`, ...rows].join('\n');
 }
 
@@ -123,7 +129,14 @@ async function main(): Promise<void> {
     const version = String(await single[0].info('server')).match(/redis_version:(\S+)/)?.[1] ?? '?';
     const out = path.join(REPO, 'target', 'bench-node.json');
     mkdirSync(path.dirname(out), { recursive: true });
-    const meta = { redis_version: version, node_version: process.version, reps: REPS, round_ms: ROUND_MS, contenders: CONTENDERS, load_average: loadavg() };
+    const meta = {
+      redis_version: version,
+      node_version: process.version,
+      reps: REPS,
+      round_ms: ROUND_MS,
+      contenders: CONTENDERS,
+      load_average: loadavg(),
+    };
     writeFileSync(out, `${JSON.stringify({ meta, figures }, null, 1)}\n`);
     console.log(table(figures));
     console.log(`wrote ${out}`);

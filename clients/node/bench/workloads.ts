@@ -106,7 +106,10 @@ export async function handoff(side: Side, key: string, handoffs: number): Promis
     times.push(held - released);
     await waiter.release();
   }
-  return percentile(times.sort((a, b) => a - b), 0.5);
+  return percentile(
+    times.sort((a, b) => a - b),
+    0.5,
+  );
 }
 
 function percentile(sorted: number[], fraction: number): number {

@@ -104,7 +104,11 @@ for (const lib of LIBS) {
           if (more) delta[command] = more;
         }
         const perPair = Object.fromEntries(Object.entries(delta).filter(([command]) => !NOT_PER_PAIR.has(command)));
-        assert.deepEqual(perPair, { 'rlock.acquire': PAIRS, 'rlock.release': PAIRS }, `commands in ${PAIRS} pairs: ${JSON.stringify(delta)}`);
+        assert.deepEqual(
+          perPair,
+          { 'rlock.acquire': PAIRS, 'rlock.release': PAIRS },
+          `commands in ${PAIRS} pairs: ${JSON.stringify(delta)}`,
+        );
         const timed = TIMED.reduce((sum, command) => sum + (delta[command] ?? 0), 0);
         assert.ok(timed <= 2 * (elapsedS + 2), `${JSON.stringify(delta)} in ${elapsedS} s`);
         assert.equal(connections, 0, `${PAIRS} pairs opened ${connections} connections`);

@@ -29,7 +29,9 @@ const ONLY = process.env.SPEC_ONLY;
 execFileSync('python3', [path.join(SPEC, 'check.py')], { stdio: ['ignore', 'ignore', 'inherit'] });
 
 const scenarios: Array<{ name: string; scenario: Record<string, any> }> = [];
-for (const file of readdirSync(SPEC).filter((f) => f.endsWith('.json') && f !== 'schema.json').sort()) {
+for (const file of readdirSync(SPEC)
+  .filter((f) => f.endsWith('.json') && f !== 'schema.json')
+  .sort()) {
   const stem = file.slice(0, -'.json'.length);
   for (const scenario of JSON.parse(readFileSync(path.join(SPEC, file), 'utf8')).scenarios) {
     const name = `${stem}.${scenario.name}`;
@@ -198,8 +200,12 @@ class Run {
     if (expected !== null && typeof expected === 'object' && !Array.isArray(expected)) {
       const keys = Object.keys(expected);
       if (keys.length && keys.every((k) => k.startsWith('$'))) return keys.every((k) => this.operator(k, expected[k], actual));
-      return actual !== null && typeof actual === 'object' && !Array.isArray(actual) &&
-        keys.every((k) => k in actual && this.matches(expected[k], actual[k]));
+      return (
+        actual !== null &&
+        typeof actual === 'object' &&
+        !Array.isArray(actual) &&
+        keys.every((k) => k in actual && this.matches(expected[k], actual[k]))
+      );
     }
     if (Array.isArray(expected)) {
       return Array.isArray(actual) && actual.length === expected.length && expected.every((e, i) => this.matches(e, actual[i]));
@@ -216,7 +222,11 @@ class Run {
     const v = this.value(operand) as number;
     if (!Number.isInteger(actual)) return false;
     const compare: Record<string, boolean> = {
-      $gt: actual > v, $gte: actual >= v, $lt: actual < v, $lte: actual <= v, $ne: actual !== v,
+      $gt: actual > v,
+      $gte: actual >= v,
+      $lt: actual < v,
+      $lte: actual <= v,
+      $ne: actual !== v,
     };
     if (!(op in compare)) throw new Failed(`unknown operator ${op}`);
     return compare[op];
@@ -335,4 +345,3 @@ for (const lib of LIBS) {
     }
   });
 }
-
