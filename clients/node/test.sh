@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # The Node client's tests: installs its npm dev dependencies when missing (package-lock.json),
-# then `npm test` (compiles the TypeScript, runs node --test against real redis-server
-# processes with the module at target/release/librlock.so; RLOCK_MODULE overrides it), then
-# the vendored suites of the libraries we replace (upstream/), each under a time limit.
+# checks formatting and strict types (`npm run lint`), then `npm test` (compiles the
+# TypeScript, runs node --test against real redis-server processes with the module at
+# target/release/librlock.so; RLOCK_MODULE overrides it), then the vendored suites of the
+# libraries we replace (upstream/), each under a time limit.
 set -euo pipefail
 cd "$(dirname "$0")"
 if [ ! -d node_modules ]; then
   npm ci --no-audit --no-fund
 fi
+# The formatter (prettier, pinned) and the strict type checks, before anything runs.
+npm run --silent lint
 npm test
 # redlock's own ava suite against our Redlock (upstream/redlock/README.md): unmodified (its
 # layout failures checked by name), then our adapted copy; ~25 s. The vendored tests compile
