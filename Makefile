@@ -131,11 +131,15 @@ bench: build $(VENV)/.chart-installed ## Benchmark RLOCK against the Redisson sc
 
 PY_CLIENT_VENV := clients/python/.venv
 
-bench-pairs: build ## Our Node, Python and PHP helpers beside the libraries they replace (target/bench-{node,python,php,pairs}.json)
+# What the Python pairs set ours beside, besides redis-py's own Lock.
+PY_BENCH_PACKAGES := python-redis-lock==4.0.1
+
+bench-pairs: build ## Our Node, Python, Rust, Go and PHP helpers beside the libraries they replace (target/bench-{node,python,rust,go,php,pairs}.json)
 	cd clients/node && { [ -d node_modules ] || npm ci --no-audit --no-fund; } && npx tsc -p bench && node dist/bench/pairs.js
 	[ -x $(PY_CLIENT_VENV)/bin/python ] || python3 -m venv $(PY_CLIENT_VENV)
-	$(PY_CLIENT_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --editable clients/python
+	$(PY_CLIENT_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --editable clients/python $(PY_BENCH_PACKAGES)
 	$(PY_CLIENT_VENV)/bin/python clients/python/bench/pairs.py
+	cd clients/rust/bench && CARGO_TARGET_DIR=$(CURDIR)/target $(CARGO) run --release --bin pairs
 	$(MAKE) bench-php
 	cd clients/go/bench && PATH="$$(../go-toolchain.sh):$$PATH" GOTOOLCHAIN=local RLOCK_MODULE=$(abspath $(or $(CARGO_TARGET_DIR),target))/release/librlock.so go run .
 	python3 benches/pairs.py

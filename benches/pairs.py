@@ -1,7 +1,12 @@
-"""Sets each helper beside the library it replaces, from the figures `make bench-pairs` wrote
-(target/bench-node.json, target/bench-python.json, target/bench-php.json, target/bench-go.json): per pair and figure, both sides' medians and
-the ratio rlock / theirs, as the median and range of the per-round ratios (the two sides' rounds
-of one repetition ran back to back). Prints the table and writes target/bench-pairs.json.
+"""Sets each helper beside the libraries it replaces, from the figures `make bench-pairs` wrote:
+every target/bench-<helper>.json that exists (node, python, rust; go and php when their
+helpers wrote theirs). Per pair and figure, both sides' medians and the ratio rlock / theirs, as
+the median and range of the per-round ratios (the sides' rounds of one repetition ran back to
+back). Prints the table and writes target/bench-pairs.json.
+
+A helper's file is {"meta": {...}, "figures": {"<language>.<lock>.<side>.<workload>.<figure>":
+[one value per round]}}; the side "rlock" is ours, every other side of the same
+<language>.<lock> is set beside it (no dot inside a part).
 
 For the most/fewest acquisitions of one contender, the figure compared is their quotient per
 round (1 is perfectly even; inf when a contender got none).
@@ -13,8 +18,9 @@ import statistics
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCES = [ROOT / "target" / "bench-node.json", ROOT / "target" / "bench-python.json", ROOT / "target" / "bench-php.json", ROOT / "target" / "bench-go.json"]
 OUT = ROOT / "target" / "bench-pairs.json"
+# The helpers whose files are expected; any other bench-<name>.json is read too.
+EXPECTED = ["node", "python", "rust"]
 OURS = "rlock"
 
 
@@ -30,12 +36,24 @@ def with_fairness(figures):
 
 
 def pairs(figures):
-    """{(language.lock, workload.figure): {side: [per round]}} for every figure both sides have."""
+    """{(language.lock, workload.figure, theirs): (ours, theirs per round)} for every figure
+    that ours and another side both have."""
     grouped = {}
     for name, values in figures.items():
         language, lock, side, workload, figure = name.split(".", 4)
         grouped.setdefault((f"{language}.{lock}", f"{workload}.{figure}"), {})[side] = values
-    return {key: sides for key, sides in grouped.items() if OURS in sides and len(sides) == 2}
+    return {
+        (pair, figure, side): (sides[OURS], values)
+        for (pair, figure), sides in grouped.items() if OURS in sides
+        for side, values in sides.items() if side != OURS
+    }
+
+
+def sources():
+    """The helpers' files that exist, and the expected ones that do not."""
+    found = sorted(path for path in (ROOT / "target").glob("bench-*.json") if path != OUT)
+    names = {path.stem[len("bench-"):] for path in found}
+    return found, [f"bench-{name}.json" for name in EXPECTED if name not in names]
 
 
 def fmt(value):
@@ -45,17 +63,13 @@ def fmt(value):
 
 
 def main():
-    rows, missing = [], []
-    for source in SOURCES:
-        if not source.exists():
-            missing.append(source.name)
-            continue
+    rows = []
+    found, missing = sources()
+    for source in found:
         data = json.loads(source.read_text())
-        for (pair, figure), sides in sorted(pairs(with_fairness(data["figures"])).items()):
+        for (pair, figure, theirs_name), (ours, theirs) in sorted(pairs(with_fairness(data["figures"])).items()):
             if figure.endswith(("max_per_contender", "min_per_contender", "unfinished_waits")):
                 continue
-            theirs_name = next(side for side in sides if side != OURS)
-            ours, theirs = sides[OURS], sides[theirs_name]
             # A round where either side is infinite (a contender got nothing) or theirs is 0 has no ratio.
             ratios = [o / t for o, t in zip(ours, theirs) if t and math.isfinite(o) and math.isfinite(t)]
             rows.append({
@@ -65,10 +79,10 @@ def main():
                 "ratio_min": min(ratios, default=math.nan), "ratio_max": max(ratios, default=math.nan),
                 "rounds": len(ratios), "meta": data["meta"],
             })
-    print(f"{'pair':<15} {'vs':<16} {'figure':<28} {'rlock':>9} {'theirs':>9}   ratio rlock/theirs: median [min .. max]")
+    print(f"{'pair':<15} {'vs':<18} {'figure':<28} {'rlock':>9} {'theirs':>9}   ratio rlock/theirs: median [min .. max]")
     for row in rows:
         print(
-            f"{row['pair']:<15} {row['theirs']:<16} {row['figure']:<28} {fmt(row['rlock']):>9} {fmt(row['other']):>9}"
+            f"{row['pair']:<15} {row['theirs']:<18} {row['figure']:<28} {fmt(row['rlock']):>9} {fmt(row['other']):>9}"
             f"   {fmt(row['ratio_median'])} [{fmt(row['ratio_min'])} .. {fmt(row['ratio_max'])}] over {row['rounds']} rounds"
         )
     for name in missing:

@@ -6,16 +6,17 @@
  * target/bench-node.json (benches/pairs.py sets the pairs side by side, with ratios).
  *
  * Environment: BENCH_REPS (rounds per side and workload, 5), BENCH_ROUND_MS (2000),
- * BENCH_CONTENDERS (16).
+ * BENCH_CONTENDERS (16), BENCH_HANDOFFS (20), BENCH_PAIRS (all: mutex,redlock).
  */
 
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import path from 'node:path';
 import Redis from 'ioredis';
 import { Mutex as SemaphoreMutex } from 'redis-semaphore';
-import { Mutex, Redlock, RedlockLock, closeConnections } from '../src';
+import { Mutex, Redlock, closeConnections } from '../src';
 import { REPO, Server } from '../test/support';
-import { Holder, Side, hotLock, uncontended } from './workloads';
+import { Holder, Side, handoff, hotLock, parallel, uncontended } from './workloads';
 
 // redlock is an ES module with a CommonJS build whose default export is the class.
 // eslint-disable-next-line @typescript-eslint/no-var-requires
@@ -24,6 +25,8 @@ const UpstreamRedlock = require('redlock').default;
 const REPS = Number(process.env.BENCH_REPS ?? 5);
 const ROUND_MS = Number(process.env.BENCH_ROUND_MS ?? 2000);
 const CONTENDERS = Number(process.env.BENCH_CONTENDERS ?? 16);
+const HANDOFFS = Number(process.env.BENCH_HANDOFFS ?? 20);
+const ONLY = process.env.BENCH_PAIRS?.split(',');
 /** Long enough that no wait of a round gives up, for both sides. */
 const ACQUIRE_TIMEOUT_MS = 120_000;
 const REDLOCK_LEASE_MS = 10_000;
@@ -35,7 +38,10 @@ function connect(port: number): Redis {
 }
 
 /** A lock whose acquire() returns a handle to release: a Redlock lock of either package. */
-function redlockHolder(redlock: { acquire(resources: string[], duration: number): Promise<{ release(): Promise<unknown> }> }, key: string): Holder {
+function redlockHolder(
+  redlock: { acquire(resources: string[], duration: number): Promise<{ release(): Promise<unknown> }> },
+  key: string,
+): Holder {
   let lock: { release(): Promise<unknown> } | null = null;
   return {
     async acquire() {
@@ -85,7 +91,11 @@ async function measure(pair: Pair, figures: Figures): Promise<void> {
     const order = rep % 2 === 0 ? pair.sides : [...pair.sides].reverse();
     for (const side of order) {
       const prefix = `node.${pair.name}.${side.name}`;
-      record(figures, `${prefix}.uncontended.pairs_per_s`, await uncontended(side, `bench:${prefix}:u${rep}`, ROUND_MS));
+      for (const [figure, value] of Object.entries(await uncontended(side, `bench:${prefix}:u${rep}`, ROUND_MS))) {
+        record(figures, `${prefix}.uncontended.${figure}`, value);
+      }
+      record(figures, `${prefix}.parallel${CONTENDERS}.pairs_per_s`, await parallel(side, `bench:${prefix}:p${rep}`, CONTENDERS, ROUND_MS));
+      record(figures, `${prefix}.handoff.median_ms`, await handoff(side, `bench:${prefix}:o${rep}`, HANDOFFS));
       const hot = await hotLock(side, `bench:${prefix}:h${rep}`, CONTENDERS, ROUND_MS);
       for (const [figure, value] of Object.entries(hot)) record(figures, `${prefix}.hot${CONTENDERS}.${figure}`, value);
     }
@@ -101,7 +111,10 @@ function median(values: number[]): number {
 function table(figures: Figures): string {
   const rows = Object.entries(figures)
     .filter(([, values]) => Array.isArray(values))
-    .map(([name, values]) => `${name.padEnd(62)} ${median(values).toFixed(1).padStart(10)}   [${Math.min(...values).toFixed(1)} .. ${Math.max(...values).toFixed(1)}]`);
+    .map(
+      ([name, values]) =>
+        `${name.padEnd(62)} ${median(values).toFixed(1).padStart(10)}   [${Math.min(...values).toFixed(1)} .. ${Math.max(...values).toFixed(1)}]`,
+    );
   return [`${'figure'.padEnd(62)} ${'median'.padStart(10)}   [min .. max] over ${REPS} rounds`, ...rows].join('\n');
 }
 
@@ -112,11 +125,18 @@ async function main(): Promise<void> {
   const clients = [...single, ...triples.flat()];
   try {
     const figures: Figures = {};
-    for (const pair of pairs(single, triples)) await measure(pair, figures);
+    for (const pair of pairs(single, triples)) if (!ONLY || ONLY.includes(pair.name)) await measure(pair, figures);
     const version = String(await single[0].info('server')).match(/redis_version:(\S+)/)?.[1] ?? '?';
     const out = path.join(REPO, 'target', 'bench-node.json');
     mkdirSync(path.dirname(out), { recursive: true });
-    const meta = { redis_version: version, node_version: process.version, reps: REPS, round_ms: ROUND_MS, contenders: CONTENDERS };
+    const meta = {
+      redis_version: version,
+      node_version: process.version,
+      reps: REPS,
+      round_ms: ROUND_MS,
+      contenders: CONTENDERS,
+      load_average: loadavg(),
+    };
     writeFileSync(out, `${JSON.stringify({ meta, figures }, null, 1)}\n`);
     console.log(table(figures));
     console.log(`wrote ${out}`);

@@ -41,7 +41,13 @@ export interface Granted {
 }
 
 /** The options every acquire ends with: `PX lease [WAIT ms NOTIFY id] [WATCHDOG] ID id [MAXHOLD ms]`. */
-export function acquireTail(o: { lease: number; watchdog: boolean; id: string; wait?: { ms: number; clientId: number }; maxHold?: number }): Arg[] {
+export function acquireTail(o: {
+  lease: number;
+  watchdog: boolean;
+  id: string;
+  wait?: { ms: number; clientId: number };
+  maxHold?: number;
+}): Arg[] {
   const args: Arg[] = ['PX', o.lease];
   if (o.wait) args.push('WAIT', o.wait.ms, 'NOTIFY', o.wait.clientId);
   if (o.watchdog) args.push('WATCHDOG');

@@ -52,13 +52,16 @@ export function resolveConfirm(setting: ConfirmSetting | undefined): Confirm | n
     return { ...base, replicas: setting };
   }
   if (typeof setting !== 'object' || setting === null) {
-    throw new TypeError(`rlock: confirm takes 'auto', 'aof', 'off', false, a replica count or { replicas, timeout, aof, onFailure }, not ${String(setting)}`);
+    throw new TypeError(
+      `rlock: confirm takes 'auto', 'aof', 'off', false, a replica count or { replicas, timeout, aof, onFailure }, not ${String(setting)}`,
+    );
   }
   const confirm = { ...base, ...setting } as Confirm;
   if (confirm.replicas !== 'auto' && !(Number.isInteger(confirm.replicas) && confirm.replicas >= 0)) {
     throw new RangeError("rlock: confirm.replicas is 'auto' or a count >= 0");
   }
-  if (!(Number.isInteger(confirm.timeout) && confirm.timeout >= 1)) throw new RangeError('rlock: confirm.timeout is a whole number of ms >= 1');
+  if (!(Number.isInteger(confirm.timeout) && confirm.timeout >= 1))
+    throw new RangeError('rlock: confirm.timeout is a whole number of ms >= 1');
   if (confirm.onFailure !== 'raise' && confirm.onFailure !== 'warn') throw new RangeError("rlock: confirm.onFailure is 'raise' or 'warn'");
   if (confirm.replicas === 0 && !confirm.aof) return null;
   return confirm;
@@ -162,7 +165,9 @@ export function settleUnconfirmed(unconfirmed: Unconfirmed | undefined, what: st
   const { confirmed, required, timeoutMs } = unconfirmed;
   const text = `${what}: confirmed by ${Math.max(confirmed, 0)} of ${required} replicas within ${timeoutMs} ms`;
   if (unconfirmed.onFailure === 'warn') {
-    process.emitWarning(`rlock: ${text} (${stands ? 'it stands on the primary' : 'held all the same'}, but may be lost if the primary fails over now)`);
+    process.emitWarning(
+      `rlock: ${text} (${stands ? 'it stands on the primary' : 'held all the same'}, but may be lost if the primary fails over now)`,
+    );
     return;
   }
   const why = stands ? 'it stands on the primary, which may fail over without it' : 'given back: not held';

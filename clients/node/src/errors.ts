@@ -121,7 +121,10 @@ export function publicError(err: unknown): Error {
     if (text.startsWith('WRONGTYPE')) return new WrongTypeError(text);
     if (text.startsWith('DEADLOCK')) return new DeadlockError(text);
     if (text.startsWith('CROSSSLOT')) {
-      return new RLockError('ERR_RLOCK_CROSSSLOT', `rlock: the keys are in different hash slots (${text}): put them in one hash slot with a hash tag, e.g. {order}:1 {order}:2`);
+      return new RLockError(
+        'ERR_RLOCK_CROSSSLOT',
+        `rlock: the keys are in different hash slots (${text}): put them in one hash slot with a hash tag, e.g. {order}:1 {order}:2`,
+      );
     }
     if (/unknown command/i.test(text) && /'(rlock|rwlock|rsem|rlatch)\./i.test(text)) {
       return new ModuleNotLoadedError(`the rlock module is not loaded on this server (${text})`);

@@ -6,15 +6,7 @@
 
 import { Confirm, Unconfirmed, resolveConfirm, settleUnconfirmed } from './confirm';
 import { Arg } from './drivers/driver';
-import {
-  ConnectionError,
-  ConnectionFailure,
-  LockLostError,
-  LockTimeoutError,
-  NotOwnedError,
-  ServerReply,
-  publicError,
-} from './errors';
+import { ConnectionError, ConnectionFailure, LockLostError, LockTimeoutError, NotOwnedError, ServerReply, publicError } from './errors';
 import { Holding, targetOf } from './dispatcher';
 import { Granted, acquire, acquireTail } from './acquire';
 import { AcquireOptions, Family, Hold, LockOptions, WATCHDOG_LEASE, adoptsExternally } from './options';
@@ -50,7 +42,7 @@ export abstract class Holder implements Holding {
     this.watchdog = options.lockTimeout === undefined;
     this.lease = options.lockTimeout ?? WATCHDOG_LEASE;
     if (!(this.lease >= 1)) throw new RangeError('rlock: lockTimeout must be at least 1 ms');
-    this.refreshInterval = this.watchdog ? 0 : options.refreshInterval ?? Math.floor(this.lease * 0.8);
+    this.refreshInterval = this.watchdog ? 0 : (options.refreshInterval ?? Math.floor(this.lease * 0.8));
     this.responseTimeout = options.responseTimeout ?? DEFAULT_RESPONSE_TIMEOUT;
     this.confirm = resolveConfirm(options.confirm);
     this.adoptPending = adoptsExternally(options);
@@ -107,7 +99,7 @@ export abstract class Holder implements Holding {
       granted = await acquire(session, {
         args: (id, wait) => this.acquireArgs(permits, id, wait),
         targets: [this.target],
-        waitMs: waiting ? options.acquireTimeout ?? this.options.acquireTimeout : 0,
+        waitMs: waiting ? (options.acquireTimeout ?? this.options.acquireTimeout) : 0,
         signal: options.signal,
         cancel: ['RLOCK.CANCEL', this.key, this.owner],
         release: this.family.release(this.key, this.owner, permits),
@@ -180,7 +172,8 @@ export abstract class Holder implements Holding {
     let hold: Hold | null = null;
     try {
       const [still] = await session.confirmed(renew, null, this.responseTimeout);
-      if (Number(still) === 1) hold = this.family.heldBy!(await session.call([this.family.info!, this.key], this.responseTimeout), this.owner);
+      if (Number(still) === 1)
+        hold = this.family.heldBy!(await session.call([this.family.info!, this.key], this.responseTimeout), this.owner);
     } catch (err) {
       throw publicError(err);
     }
@@ -258,7 +251,12 @@ export abstract class Holder implements Holding {
     let reply: unknown;
     let unconfirmed: Unconfirmed | undefined;
     try {
-      [reply, unconfirmed] = await session.confirmed(['RLOCK.GUARD', this.key, this.owner, token, ...inner], this.confirm, this.responseTimeout, false);
+      [reply, unconfirmed] = await session.confirmed(
+        ['RLOCK.GUARD', this.key, this.owner, token, ...inner],
+        this.confirm,
+        this.responseTimeout,
+        false,
+      );
     } catch (err) {
       if (err instanceof ServerReply && err.message.startsWith('NOTOWNER')) {
         this.markLost(`a guarded ${String(inner[0])} was refused (${err.message})`);
@@ -292,7 +290,11 @@ export abstract class Holder implements Holding {
       this.refreshTimer = null;
       if (!this.isAcquired || !this.session) return;
       try {
-        const [still, unconfirmed] = await this.session.confirmed([this.family.renew, this.key, this.owner, 'PX', this.lease], this.confirm, this.responseTimeout);
+        const [still, unconfirmed] = await this.session.confirmed(
+          [this.family.renew, this.key, this.owner, 'PX', this.lease],
+          this.confirm,
+          this.responseTimeout,
+        );
         if (unconfirmed) settleUnconfirmed({ ...unconfirmed, onFailure: 'warn' }, `renew ${this.family.noun} "${this.key}"`, true);
         if (Number(still) !== 1) {
           this.markLost(`the lease of the ${this.family.noun} "${this.key}" ended before it was renewed`);

@@ -14,7 +14,11 @@ export class CountDownLatch {
   private readonly confirm: Confirm | null;
 
   /** `confirm`: confirmation by the replicas of `trySetCount` and `countDown` (as `LockOptions.confirm`). */
-  constructor(private readonly client: unknown, readonly key: string, options: { responseTimeout?: number; confirm?: ConfirmSetting } = {}) {
+  constructor(
+    private readonly client: unknown,
+    readonly key: string,
+    options: { responseTimeout?: number; confirm?: ConfirmSetting } = {},
+  ) {
     Session.of(client, key);
     this.responseTimeout = options.responseTimeout ?? DEFAULT_RESPONSE_TIMEOUT;
     this.confirm = resolveConfirm(options.confirm);

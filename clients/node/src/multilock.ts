@@ -74,7 +74,9 @@ export class MultiLock {
    */
   async acquire(options?: AcquireOptions): Promise<this> {
     if (!(await this.take(true, options))) {
-      throw new LockTimeoutError(`acquire multi-lock [${this.keys.join(', ')}] timed out after ${options?.acquireTimeout ?? this.options.acquireTimeout ?? 0} ms`);
+      throw new LockTimeoutError(
+        `acquire multi-lock [${this.keys.join(', ')}] timed out after ${options?.acquireTimeout ?? this.options.acquireTimeout ?? 0} ms`,
+      );
     }
     return this;
   }
@@ -88,7 +90,14 @@ export class MultiLock {
   private args(id: string, wait?: { ms: number; clientId: number }): Arg[] {
     const { lockTimeout, maxHold, lockDelay } = this.options;
     const tail = acquireTail({ lease: lockTimeout ?? this.mutexes[0].lease, watchdog: lockTimeout === undefined, id, wait, maxHold });
-    return ['RLOCK.ACQUIREALL', this.keys.length, ...this.keys, this.owner, ...tail, ...(lockDelay === undefined ? [] : ['LOCKDELAY', lockDelay])];
+    return [
+      'RLOCK.ACQUIREALL',
+      this.keys.length,
+      ...this.keys,
+      this.owner,
+      ...tail,
+      ...(lockDelay === undefined ? [] : ['LOCKDELAY', lockDelay]),
+    ];
   }
 
   /** The one core's acquire (holder.ts) over every key; each key's grant is adopted by its Mutex. */
@@ -99,7 +108,7 @@ export class MultiLock {
       granted = await acquire(session, {
         args: (id, wait) => this.args(id, wait),
         targets: this.keys.map((key) => targetOf('lock', key, this.owner)),
-        waitMs: waiting ? options.acquireTimeout ?? this.options.acquireTimeout : 0,
+        waitMs: waiting ? (options.acquireTimeout ?? this.options.acquireTimeout) : 0,
         signal: options.signal,
         cancel: ['RLOCK.CANCEL', this.keys[0], this.owner],
         release: null,

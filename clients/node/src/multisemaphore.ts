@@ -7,7 +7,13 @@ import { Semaphore } from './semaphore';
  * The same permits as `Semaphore`'s on the same key: the two share them.
  */
 export class MultiSemaphore extends Semaphore {
-  constructor(client: unknown, key: string, limit: number, readonly permits: number, options: LockOptions = {}) {
+  constructor(
+    client: unknown,
+    key: string,
+    limit: number,
+    readonly permits: number,
+    options: LockOptions = {},
+  ) {
     super(client, key, limit, options, Semaphore.familyNamed('multi-semaphore'));
     if (!permits) throw new TypeError('rlock: "permits" is required');
     if (typeof permits !== 'number') throw new TypeError('rlock: "permits" must be a number');

@@ -137,7 +137,11 @@ export class LeaderObserver implements AsyncIterableIterator<Leader | null> {
         const db = Number(/(?:^| )db=(\d+)/.exec(info)?.[1] ?? 0);
         const down = new Promise<void>((resolve) => conn!.onDown(resolve));
         const channel = `__keyspace@${db}__:${this.key}`;
-        await withTimeout(conn.subscribe(channel, () => this.sync()), this.timeout, 'SUBSCRIBE');
+        await withTimeout(
+          conn.subscribe(channel, () => this.sync()),
+          this.timeout,
+          'SUBSCRIBE',
+        );
         if (this.done) break;
         this.conn = conn;
         this.sync(); // what changed while we were not subscribed

@@ -127,7 +127,10 @@ abstract class QuorumLock {
    * that the lock survives the next server's failure too.
    */
   private startRetaking(): void {
-    const interval = this.options.lockTimeout === undefined ? WATCHDOG_RETAKE_INTERVAL : this.options.refreshInterval ?? Math.floor(this.options.lockTimeout * 0.8);
+    const interval =
+      this.options.lockTimeout === undefined
+        ? WATCHDOG_RETAKE_INTERVAL
+        : (this.options.refreshInterval ?? Math.floor(this.options.lockTimeout * 0.8));
     if (this.retakeTimer || interval <= 0) return;
     const tick = async () => {
       const retaken = await Promise.all(this.servers.map((server) => (server.isAcquired ? false : server.tryAcquire().catch(() => false))));
@@ -154,7 +157,9 @@ abstract class QuorumLock {
     this.stopRefresh();
     // what the servers still hold is of no use without a majority: give it back
     for (const server of this.servers) if (server.isAcquired) server.release().catch(() => {});
-    const lost = new LockLostError(`${this.noun} "${this.key}" lost: ${holding} of ${this.servers.length} servers still hold it (${err.message})`);
+    const lost = new LockLostError(
+      `${this.noun} "${this.key}" lost: ${holding} of ${this.servers.length} servers still hold it (${err.message})`,
+    );
     const onLockLost = this.options.onLockLost;
     if (!onLockLost) {
       process.emitWarning(lost);
@@ -177,14 +182,25 @@ export class RedlockMutex extends QuorumLock {
 
 /** A semaphore of `limit` permits on each of independent servers (redis-semaphore's `RedlockSemaphore`). */
 export class RedlockSemaphore extends QuorumLock {
-  constructor(clients: unknown[], key: string, readonly limit: number, options: LockOptions = {}) {
+  constructor(
+    clients: unknown[],
+    key: string,
+    readonly limit: number,
+    options: LockOptions = {},
+  ) {
     super(clients, key, 'redlock-semaphore', options, (client, o) => new Semaphore(client, key, limit, o));
   }
 }
 
 /** `permits` at a time of `limit`, on each of independent servers (redis-semaphore's `RedlockMultiSemaphore`). */
 export class RedlockMultiSemaphore extends QuorumLock {
-  constructor(clients: unknown[], key: string, readonly limit: number, readonly permits: number, options: LockOptions = {}) {
+  constructor(
+    clients: unknown[],
+    key: string,
+    readonly limit: number,
+    readonly permits: number,
+    options: LockOptions = {},
+  ) {
     super(clients, key, 'redlock-multi-semaphore', options, (client, o) => new MultiSemaphore(client, key, limit, permits, o));
   }
 }

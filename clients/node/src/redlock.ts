@@ -125,14 +125,21 @@ export class Redlock extends EventEmitter {
   }
 
   /** One command per resource on one server, at once: each reply, or the error (reported). */
-  private async eachResource(client: unknown, resources: string[], command: (resource: string) => Arg[], timeout: number): Promise<unknown[]> {
+  private async eachResource(
+    client: unknown,
+    resources: string[],
+    command: (resource: string) => Arg[],
+    timeout: number,
+  ): Promise<unknown[]> {
     Session.of(client);
     return Promise.all(
       resources.map((resource) =>
-        Session.of(client, resource).call(command(resource), timeout).catch((err) => {
-          this.report(err);
-          return err as unknown;
-        }),
+        Session.of(client, resource)
+          .call(command(resource), timeout)
+          .catch((err) => {
+            this.report(err);
+            return err as unknown;
+          }),
       ),
     );
   }
@@ -143,13 +150,26 @@ export class Redlock extends EventEmitter {
    */
   private async acquireOn(client: unknown, resources: string[], owner: string, duration: number, timeout: number): Promise<number[]> {
     const id = requestId();
-    const replies = await this.eachResource(client, resources, (resource) => ['RLOCK.ACQUIRE', resource, owner, 'PX', duration, 'ID', id], timeout);
+    const replies = await this.eachResource(
+      client,
+      resources,
+      (resource) => ['RLOCK.ACQUIRE', resource, owner, 'PX', duration, 'ID', id],
+      timeout,
+    );
     if (replies.every((reply) => typeof reply === 'number')) return replies as number[];
     // What was granted, and what may have been (no answer), is given back.
-    await this.releaseOn(client, resources.filter((_, i) => replies[i] !== null), owner, timeout).catch(() => {});
+    await this.releaseOn(
+      client,
+      resources.filter((_, i) => replies[i] !== null),
+      owner,
+      timeout,
+    ).catch(() => {});
     const failure = replies.find((reply) => reply instanceof Error && !takenBy(reply));
     if (failure) throw failure;
-    throw locked(resources.length, replies.find((reply) => reply instanceof Error));
+    throw locked(
+      resources.length,
+      replies.find((reply) => reply instanceof Error),
+    );
   }
 
   /**
@@ -180,7 +200,12 @@ export class Redlock extends EventEmitter {
   /** Releases every resource on one server; a vote against unless each was still held. */
   private async releaseOn(client: unknown, resources: string[], owner: string, timeout: number): Promise<void> {
     if (!resources.length) return;
-    const replies = await this.eachResource(client, resources, (resource) => ['RLOCK.RELEASE', resource, owner, 'ID', requestId()], timeout);
+    const replies = await this.eachResource(
+      client,
+      resources,
+      (resource) => ['RLOCK.RELEASE', resource, owner, 'ID', requestId()],
+      timeout,
+    );
     this.settle(replies, (reply) => typeof reply === 'number', resources.length);
   }
 
@@ -223,7 +248,14 @@ export class Redlock extends EventEmitter {
       attempts.push(Promise.resolve(round.stats));
       const expiration = this.validity(start, duration, settings);
       if (round.granted && expiration > Date.now()) {
-        return new RedlockLock(this, resources, owner, round.results.map((t) => t ?? null), expiration, attempts);
+        return new RedlockLock(
+          this,
+          resources,
+          owner,
+          round.results.map((t) => t ?? null),
+          expiration,
+          attempts,
+        );
       }
       await Promise.all(
         this.clients.map((client, i) => (round.results[i] ? this.releaseOn(client, resources, owner, timeout).catch(() => {}) : null)),
@@ -323,10 +355,11 @@ export class Redlock extends EventEmitter {
           lock = extended;
           if (!done) schedule();
         },
-        (err) => {
+        (err): Promise<void> | undefined => {
           if (!done && lock.expiration > Date.now()) return sleep(settings.retryDelay).then(extend);
           signal.error = err;
           controller.abort(err);
+          return undefined;
         },
       );
     const schedule = () => {

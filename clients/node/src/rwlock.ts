@@ -45,7 +45,11 @@ export class ReadWriteLock {
   private readSide: RWSide | null = null;
   private writeSide: RWSide | null = null;
 
-  constructor(private readonly client: unknown, readonly key: string, private readonly options: LockOptions = {}) {
+  constructor(
+    private readonly client: unknown,
+    readonly key: string,
+    private readonly options: LockOptions = {},
+  ) {
     this.owner = ownerOf(options);
   }
 

@@ -48,7 +48,13 @@ export function checkLimit(limit: unknown, orZero = false): void {
 export class Semaphore extends Holder {
   private prepared: Promise<void> | null = null;
 
-  constructor(client: unknown, key: string, readonly limit: number, options: LockOptions = {}, family: Family = PERMITS) {
+  constructor(
+    client: unknown,
+    key: string,
+    readonly limit: number,
+    options: LockOptions = {},
+    family: Family = PERMITS,
+  ) {
     super(client, key, ownerOf(options), family, options);
     checkLimit(limit, zeroAllowed);
   }
@@ -74,13 +80,15 @@ export class Semaphore extends Holder {
 
   protected override async prepare(session: Session): Promise<void> {
     if (!this.prepared) {
-      this.prepared = session.confirmed(['RSEM.SETPERMITS', this.key, this.limit, 'ID', requestId()], this.confirm, this.responseTimeout).then(
-        ([, unconfirmed]) => settleUnconfirmed(unconfirmed, `set the permits of semaphore "${this.key}"`, true),
-        (err) => {
-          this.prepared = null;
-          throw err;
-        },
-      );
+      this.prepared = session
+        .confirmed(['RSEM.SETPERMITS', this.key, this.limit, 'ID', requestId()], this.confirm, this.responseTimeout)
+        .then(
+          ([, unconfirmed]) => settleUnconfirmed(unconfirmed, `set the permits of semaphore "${this.key}"`, true),
+          (err) => {
+            this.prepared = null;
+            throw err;
+          },
+        );
     }
     return this.prepared;
   }

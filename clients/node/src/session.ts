@@ -45,7 +45,6 @@ const FAILOVER_WINDOW_MS = 30_000;
 /** How many times a call follows a primary that turned replica, or a moved slot, before it fails. */
 const MAX_REDIRECTS = 50;
 
-
 export interface Subscriber {
   conn: Connection;
   clientId: number;
@@ -83,7 +82,10 @@ export class Session {
   elsewhere: ((message: string) => Promise<Elsewhere | null>) | null = null;
   private readonly slotWatch = new SlotWatch(this);
 
-  constructor(readonly driver: Driver, private readonly responseTimeout = DEFAULT_RESPONSE_TIMEOUT) {}
+  constructor(
+    readonly driver: Driver,
+    private readonly responseTimeout = DEFAULT_RESPONSE_TIMEOUT,
+  ) {}
 
   // ---- the command connection ----
 
@@ -202,7 +204,13 @@ export class Session {
    * pipelined after it on the same connection: the reply, and whether a write it made (a
    * non-nil reply) was confirmed.
    */
-  private async sendConfirmed(conn: Connection, args: Arg[], timeout: number, confirm: Confirm | null, asking = false): Promise<[unknown, Unconfirmed | undefined]> {
+  private async sendConfirmed(
+    conn: Connection,
+    args: Arg[],
+    timeout: number,
+    confirm: Confirm | null,
+    asking = false,
+  ): Promise<[unknown, Unconfirmed | undefined]> {
     const wait = confirm ? await this.replicas.words(confirm, (a) => this.sendOn(conn, a, timeout)) : null;
     if (asking) this.sendOn(conn, ['ASKING'], timeout).catch(() => {});
     if (!wait || !confirm) return [await this.sendOn(conn, args, timeout), undefined];
@@ -223,7 +231,13 @@ export class Session {
    * `confirm`: pipelined with its WAIT (`Called.unconfirmed`). In a Cluster a `MOVED`/`ASK`
    * reply sends it to the primary named (`route`).
    */
-  async callEx(args: Arg[], timeout = this.responseTimeout, retry = true, confirm: Confirm | null = null, route: Route = {}): Promise<Called> {
+  async callEx(
+    args: Arg[],
+    timeout = this.responseTimeout,
+    retry = true,
+    confirm: Confirm | null = null,
+    route: Route = {},
+  ): Promise<Called> {
     let session: Session = this;
     let asking = route.asking ?? false;
     for (let redirects = 0; ; redirects++) {
@@ -308,7 +322,12 @@ export class Session {
   }
 
   /** A call confirmed by the replicas (`confirm`): its reply, and what was not confirmed. */
-  async confirmed(args: Arg[], confirm: Confirm | null, timeout = this.responseTimeout, retry = true): Promise<[unknown, Unconfirmed | undefined]> {
+  async confirmed(
+    args: Arg[],
+    confirm: Confirm | null,
+    timeout = this.responseTimeout,
+    retry = true,
+  ): Promise<[unknown, Unconfirmed | undefined]> {
     const called = await this.callEx(args, timeout, retry, confirm);
     return [called.reply, called.unconfirmed];
   }
@@ -343,7 +362,11 @@ export class Session {
       const t = this.responseTimeout;
       const channel = String(plain(await withTimeout(conn.send(['RLOCK.CHANNEL']), t, 'RLOCK.CHANNEL')));
       const clientId = Number(await withTimeout(conn.send(['CLIENT', 'ID']), t, 'CLIENT ID'));
-      await withTimeout(conn.subscribe(channel, (message) => this.dispatcher.dispatch(message)), t, 'SUBSCRIBE');
+      await withTimeout(
+        conn.subscribe(channel, (message) => this.dispatcher.dispatch(message)),
+        t,
+        'SUBSCRIBE',
+      );
       if (this.closed) throw new ConnectionError('rlock: the client was closed');
       const sub = { conn, clientId, generation: ++this.subGeneration };
       this.sub = sub;

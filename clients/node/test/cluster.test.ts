@@ -146,11 +146,12 @@ for (const lib of Object.keys(CLIENTS)) {
       await multi.release();
       assert.throws(
         () => new MultiLock(client, [`cluster:${lib}:x`, `cluster:${lib}:y`]),
-        (err: unknown) => err instanceof RLockError && err.code === 'ERR_RLOCK_CROSSSLOT' && /hash tag, e\.g\. \{order\}:1 \{order\}:2/.test(err.message),
+        (err: unknown) =>
+          err instanceof RLockError && err.code === 'ERR_RLOCK_CROSSSLOT' && /hash tag, e\.g\. \{order\}:1 \{order\}:2/.test(err.message),
       );
     });
 
-    it('an election and its observer on the key\'s node', { timeout: 60_000 }, async () => {
+    it("an election and its observer on the key's node", { timeout: 60_000 }, async () => {
       const name = `cluster:${lib}:election`;
       const first = new Election(client, name, 'first');
       const second = new Election(client, name, 'second');
@@ -164,7 +165,6 @@ for (const lib of Object.keys(CLIENTS)) {
       await second.resign();
       await seen.stop();
     });
-
   });
 }
 
@@ -179,19 +179,31 @@ function shardWithReplica(prefix: string): { key: string; tagOf: (lib: string) =
 describe('Cluster failovers, both libraries at once, every type', () => {
   it('across CLUSTER FAILOVER: holders keep their holdings, waiters are served after them, tokens rise', { timeout: 90_000 }, async (t) => {
     const { key, tagOf } = shardWithReplica('cluster:failover');
-    t.diagnostic(await everyTypeAcross(clients, tagOf, () => primaryFor(key), () => topology.failover(key).then(() => {})));
+    t.diagnostic(
+      await everyTypeAcross(
+        clients,
+        tagOf,
+        () => primaryFor(key),
+        () => topology.failover(key).then(() => {}),
+      ),
+    );
   });
 
   it('across kill -9 of the primary and promotion: the same', { timeout: 90_000 }, async (t) => {
     const { key, tagOf } = shardWithReplica('cluster:kill');
     t.diagnostic(
-      await everyTypeAcross(clients, tagOf, () => primaryFor(key), async () => {
-        const victim = await primaryFor(key);
-        const port = Number((victim.options as any).port);
-        victim.disconnect();
-        await topology.kill(port);
-        await topology.awaitPromotion(key);
-      }),
+      await everyTypeAcross(
+        clients,
+        tagOf,
+        () => primaryFor(key),
+        async () => {
+          const victim = await primaryFor(key);
+          const port = Number((victim.options as any).port);
+          victim.disconnect();
+          await topology.kill(port);
+          await topology.awaitPromotion(key);
+        },
+      ),
     );
   });
 });

@@ -9,15 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import Redis from 'ioredis';
-import {
-  CountDownLatch,
-  Election,
-  MultiLock,
-  Mutex,
-  NotConfirmedError,
-  ReadWriteLock,
-  Semaphore,
-} from '../src';
+import { CountDownLatch, Election, MultiLock, Mutex, NotConfirmedError, ReadWriteLock, Semaphore } from '../src';
 import { LIBS, connect, disconnect, info, unhandled, until } from './support';
 import { Topology } from './topology';
 

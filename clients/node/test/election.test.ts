@@ -68,7 +68,11 @@ for (const lib of LIBS) {
       await observer.when(e3.candidate);
       assert.ok(term3 > term2);
       const terms = observer.seen.map((s) => s.leader?.term).filter((term) => term != null) as number[];
-      assert.deepEqual(terms, [...terms].sort((a, b) => a - b), 'observed terms only grow');
+      assert.deepEqual(
+        terms,
+        [...terms].sort((a, b) => a - b),
+        'observed terms only grow',
+      );
       assert.equal(observer.owners().at(-1), e3.candidate);
       await e3.resign();
       await until(() => observer.seen.at(-1)!.leader === null, 2000, 'nobody leads, observed');
@@ -114,7 +118,7 @@ for (const lib of LIBS) {
       assert.equal(lost.length, 1);
     });
 
-    it("observe() after its connections dropped reports the leader that took over meanwhile", async () => {
+    it('observe() after its connections dropped reports the leader that took over meanwhile', async () => {
       const name = f.key();
       const proxy = await Proxy.start(f.server.port);
       const viaProxy = await connect(lib, proxy.port);

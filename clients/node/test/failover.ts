@@ -72,10 +72,22 @@ export async function everyType(client: unknown, tag: string): Promise<EveryType
   const nextMulti = new MultiLock(client, [key('m1'), key('m2')]);
   const candidate = new Election(client, key('election'), 'candidate');
   const waits = {
-    mutex: served('mutex', nextMutex.acquire().then(() => nextMutex.token!)),
-    semaphore: served('semaphore', nextSemaphore.acquire().then(() => nextSemaphore.token!)),
-    reader: served('reader', reader.acquire().then(() => reader.token!)),
-    multi: served('multi', nextMulti.acquire().then(() => nextMulti.tokens!)),
+    mutex: served(
+      'mutex',
+      nextMutex.acquire().then(() => nextMutex.token!),
+    ),
+    semaphore: served(
+      'semaphore',
+      nextSemaphore.acquire().then(() => nextSemaphore.token!),
+    ),
+    reader: served(
+      'reader',
+      reader.acquire().then(() => reader.token!),
+    ),
+    multi: served(
+      'multi',
+      nextMulti.acquire().then(() => nextMulti.tokens!),
+    ),
     candidate: served('candidate', candidate.campaign()),
     latch: served('latch', latch.wait(60_000)),
   };
@@ -113,7 +125,10 @@ export async function everyType(client: unknown, tag: string): Promise<EveryType
       assert.ok((await waits.reader) > held.writer, 'ReadWriteLock tokens rise');
       await multi.release().catch(() => {});
       const multiTokens = await waits.multi;
-      assert.ok(multiTokens.every((token, i) => token > held.multi[i]), 'MultiLock tokens rise');
+      assert.ok(
+        multiTokens.every((token, i) => token > held.multi[i]),
+        'MultiLock tokens rise',
+      );
       await leader.resign();
       assert.ok((await waits.candidate) > held.leader, 'terms rise');
       // Generous: after a kill the observer reconnects once the cluster agrees on the new primary.

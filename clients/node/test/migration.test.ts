@@ -65,7 +65,11 @@ it('a holder and a waiter follow their slot through a migration: ASK while it mo
     const waiters = libs.map((lib) => new Mutex(clients[lib], keyOf(lib)));
     const served = waiters.map((waiter) => waiter.acquire().then(() => waiter.token!));
     served.forEach((promise) => promise.catch(() => {}));
-    await until(async () => (await infoField(from, 'rlock', 'rlock_notified_waiters')) === libs.length, 10_000, 'the waiters queued on the source');
+    await until(
+      async () => (await infoField(from, 'rlock', 'rlock_notified_waiters')) === libs.length,
+      10_000,
+      'the waiters queued on the source',
+    );
 
     assert.equal(await to.call('CLUSTER', 'SETSLOT', slot, 'IMPORTING', source.id!), 'OK');
     assert.equal(await from.call('CLUSTER', 'SETSLOT', slot, 'MIGRATING', target.id!), 'OK');

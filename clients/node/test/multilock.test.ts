@@ -45,7 +45,7 @@ for (const lib of LIBS) {
       const waiting = ab.acquire();
       await until(async () => (await waiters(b)) === 1, 5000, 'the multi-lock queued on b');
       assert.equal(await owner(a), null, 'a waiting request holds nothing');
-      assert.equal(await new Mutex(f.clients[1], a).tryAcquire(), false, 'it keeps its place in a\'s queue');
+      assert.equal(await new Mutex(f.clients[1], a).tryAcquire(), false, "it keeps its place in a's queue");
       await theirs.release();
       const held = await waiting;
       assert.equal(held, ab);
@@ -68,7 +68,10 @@ for (const lib of LIBS) {
       await until(async () => (await waiters(a)) === 1, 5000, 'the multi-lock queued on a');
       await theirs.release();
       await waiting;
-      assert.deepEqual(ab.mutexes.map((mutex) => mutex.token), ab.tokens);
+      assert.deepEqual(
+        ab.mutexes.map((mutex) => mutex.token),
+        ab.tokens,
+      );
       assert.equal(await owner(b), ab.identifier);
       await ab.release();
     });

@@ -1,14 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import {
-  LockLostError,
-  LockTimeoutError,
-  ModuleNotLoadedError,
-  Mutex,
-  NotOwnedError,
-  WrongTypeError,
-  closeConnections,
-} from '../src';
+import { LockLostError, LockTimeoutError, ModuleNotLoadedError, Mutex, NotOwnedError, WrongTypeError, closeConnections } from '../src';
 import { LIBS, Server, connect, disconnect, fixture, info, sleep, until } from './support';
 
 for (const lib of LIBS) {
@@ -87,9 +79,12 @@ for (const lib of LIBS) {
       });
       assert.equal(result, 42);
       assert.equal(await info(f.redis, 'RLOCK.INFO', k), null);
-      await assert.rejects(m.using(async () => {
-        throw new Error('boom');
-      }), /boom/);
+      await assert.rejects(
+        m.using(async () => {
+          throw new Error('boom');
+        }),
+        /boom/,
+      );
       assert.equal(await info(f.redis, 'RLOCK.INFO', k), null);
     });
 
@@ -155,7 +150,10 @@ for (const lib of LIBS) {
     it('WRONGTYPE becomes WrongTypeError', async () => {
       const k = f.key();
       await f.redis.set(k, 'not a lock');
-      await assert.rejects(new Mutex(f.clients[0], k).tryAcquire(), (err: any) => err instanceof WrongTypeError && err.code === 'ERR_RLOCK_WRONGTYPE');
+      await assert.rejects(
+        new Mutex(f.clients[0], k).tryAcquire(),
+        (err: any) => err instanceof WrongTypeError && err.code === 'ERR_RLOCK_WRONGTYPE',
+      );
       await assert.rejects(new Mutex(f.clients[0], k).acquire(), WrongTypeError);
     });
 
@@ -163,7 +161,10 @@ for (const lib of LIBS) {
       const bare = await Server.start({ module: false });
       const c = await connect(lib, bare.port);
       try {
-        await assert.rejects(new Mutex(c, 'x').tryAcquire(), (err: any) => err instanceof ModuleNotLoadedError && err.code === 'ERR_RLOCK_MODULE_NOT_LOADED');
+        await assert.rejects(
+          new Mutex(c, 'x').tryAcquire(),
+          (err: any) => err instanceof ModuleNotLoadedError && err.code === 'ERR_RLOCK_MODULE_NOT_LOADED',
+        );
         await assert.rejects(new Mutex(c, 'x').acquire(), ModuleNotLoadedError);
       } finally {
         await disconnect(c);

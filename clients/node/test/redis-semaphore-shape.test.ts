@@ -8,14 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import {
-  Mutex,
-  MultiSemaphore,
-  RedlockMultiSemaphore,
-  RedlockMutex,
-  RedlockSemaphore,
-  Semaphore,
-} from '../src';
+import { Mutex, MultiSemaphore, RedlockMultiSemaphore, RedlockMutex, RedlockSemaphore, Semaphore } from '../src';
 import { Server, connect, disconnect, unhandled } from './support';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -65,7 +58,14 @@ const SHAPES: Shape[] = [
       [(c) => new MultiSemaphore(c, 'key', 5, '2' as unknown as number), /"permits" must be a number/],
     ],
   },
-  { name: 'RedlockMutex', noun: /redlock-mutex/, quorum: true, room: 1, badCounts: [], make: (c, k, o) => new RedlockMutex(c as unknown[], k, o) },
+  {
+    name: 'RedlockMutex',
+    noun: /redlock-mutex/,
+    quorum: true,
+    room: 1,
+    badCounts: [],
+    make: (c, k, o) => new RedlockMutex(c as unknown[], k, o),
+  },
   {
     name: 'RedlockSemaphore',
     noun: /redlock-semaphore/,
@@ -174,7 +174,7 @@ describe("redis-semaphore's classes, as its users use them (ioredis)", () => {
         await waiter.release();
       });
 
-      it('a wait whose signal is aborted rejects with the signal\'s reason', async () => {
+      it("a wait whose signal is aborted rejects with the signal's reason", async () => {
         const k = key();
         const holders = Array.from({ length: shape.room }, () => shape.make(target(), k, TIMEOUTS));
         for (const holder of holders) await holder.acquire();

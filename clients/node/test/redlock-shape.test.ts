@@ -37,7 +37,10 @@ function unreachable(port: number): Redis {
 }
 
 async function executionError(promise: Promise<unknown>): Promise<ExecutionError> {
-  const err = await promise.then(() => null, (e) => e);
+  const err = await promise.then(
+    () => null,
+    (e) => e,
+  );
   assert.ok(err instanceof ExecutionError, `expected an ExecutionError, got ${err}`);
   return err;
 }
@@ -105,20 +108,35 @@ for (const setup of SETUPS) {
     for (const resources of [['{redlock}a'], ['{redlock}a1', '{redlock}a2']]) {
       it(`acquires, extends and releases a lock on ${resources.length} resource(s)`, async () => {
         const lock = await redlock.acquire(resources, 300);
-        for (const r of resources) assert.deepEqual(await holders(clients, r), clients.map(() => lock.value));
+        for (const r of resources)
+          assert.deepEqual(
+            await holders(clients, r),
+            clients.map(() => lock.value),
+          );
         const first = lock.expiration;
         const extended = await lock.extend(1500);
         assert.ok(extended.expiration > first, 'the extension moves the expiration');
         await sleep(500); // past the first duration: still held, by the extension
-        for (const r of resources) assert.deepEqual(await holders(clients, r), clients.map(() => lock.value));
+        for (const r of resources)
+          assert.deepEqual(
+            await holders(clients, r),
+            clients.map(() => lock.value),
+          );
         await extended.release();
-        for (const r of resources) assert.deepEqual(await holders(clients, r), clients.map(() => null));
+        for (const r of resources)
+          assert.deepEqual(
+            await holders(clients, r),
+            clients.map(() => null),
+          );
       });
     }
 
     it('a lock expires by itself at the end of its duration', async () => {
       const lock = await redlock.acquire(['{redlock}d'], 200);
-      assert.deepEqual(await holders(clients, '{redlock}d'), clients.map(() => lock.value));
+      assert.deepEqual(
+        await holders(clients, '{redlock}d'),
+        clients.map(() => lock.value),
+      );
       await until(async () => (await holders(clients, '{redlock}d')).every((h) => h === null), 5000, 'the lease ended');
       const next = await redlock.acquire(['{redlock}d'], 200);
       await next.release();
@@ -133,7 +151,11 @@ for (const setup of SETUPS) {
         assert.equal(attempt.votesAgainst.size, clients.length);
         assert.ok([...attempt.votesAgainst.values()].every((e) => e instanceof ResourceLockedError));
       }
-      assert.deepEqual(await holders(clients, '{redlock}c'), clients.map(() => lock.value), 'still the first holder');
+      assert.deepEqual(
+        await holders(clients, '{redlock}c'),
+        clients.map(() => lock.value),
+        'still the first holder',
+      );
       await lock.release();
       const next = await redlock.acquire(['{redlock}c'], 5000);
       await next.release();
@@ -142,7 +164,11 @@ for (const setup of SETUPS) {
     it('overlapping multi-resource locks are exclusive, and a refusal leaves nothing held', async () => {
       const lock = await redlock.acquire(['{redlock}c1', '{redlock}c2'], 5000);
       await executionError(redlock.acquire(['{redlock}c2', '{redlock}c3'], 5000));
-      assert.deepEqual(await holders(clients, '{redlock}c3'), clients.map(() => null), 'c3 was given back');
+      assert.deepEqual(
+        await holders(clients, '{redlock}c3'),
+        clients.map(() => null),
+        'c3 was given back',
+      );
       await lock.release();
       const next = await redlock.acquire(['{redlock}c2', '{redlock}c3'], 5000);
       await next.release();
@@ -154,10 +180,17 @@ for (const setup of SETUPS) {
         value = (await holders(clients, '{redlock}x'))[0] ?? '';
         await sleep(1000);
         assert.equal(signal.aborted, false);
-        assert.deepEqual(await holders(clients, '{redlock}x'), clients.map(() => value), 'extended: still held after 1 s');
+        assert.deepEqual(
+          await holders(clients, '{redlock}x'),
+          clients.map(() => value),
+          'extended: still held after 1 s',
+        );
       });
       assert.ok(value);
-      assert.deepEqual(await holders(clients, '{redlock}x'), clients.map(() => null));
+      assert.deepEqual(
+        await holders(clients, '{redlock}x'),
+        clients.map(() => null),
+      );
     });
 
     it('using() is exclusive: two routines on one resource never overlap', async () => {

@@ -46,7 +46,10 @@ for (const lib of LIBS) {
       assert.ok(lock.tokens.every((t) => t !== null && t.length === 2 && t.every((x) => typeof x === 'number')));
       assert.ok(lock.expiration > Date.now() + 4000);
       assert.deepEqual(await holders('r2'), Array(5).fill(lock.value));
-      const refused = await b.acquire(['r2'], 5000).then(() => null, (err) => err);
+      const refused = await b.acquire(['r2'], 5000).then(
+        () => null,
+        (err) => err,
+      );
       assert.ok(refused instanceof ExecutionError && refused.code === 'ERR_RLOCK_QUORUM', String(refused));
       const [stats] = await Promise.all(refused.attempts);
       assert.equal(stats.votesFor.size, 0);
@@ -73,7 +76,10 @@ for (const lib of LIBS) {
       servers[0].kill();
       servers[1].kill();
       const lock = await a.acquire(['k'], 5000);
-      assert.deepEqual(lock.tokens.map((t) => t !== null), [false, false, true, true, true]);
+      assert.deepEqual(
+        lock.tokens.map((t) => t !== null),
+        [false, false, true, true, true],
+      );
       await assert.rejects(b.acquire(['k'], 5000), ExecutionError);
       await lock.release();
       const again = await b.acquire(['k'], 5000);

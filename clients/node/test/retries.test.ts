@@ -76,10 +76,14 @@ for (const lib of LIBS) {
       const [old] = await subscribers();
       assert.ok(old, 'a subscriber connection');
       await redis.client('KILL', 'ID', old.id);
-      await until(async () => {
-        const now = await subscribers();
-        return now.length === 1 && now[0].id !== old.id;
-      }, 5000, 'a new subscriber');
+      await until(
+        async () => {
+          const now = await subscribers();
+          return now.length === 1 && now[0].id !== old.id;
+        },
+        5000,
+        'a new subscriber',
+      );
       await until(async () => (await info(redis, 'RLOCK.INFO', k))!.waiters === 1, 5000, 'queued again');
       await holder.release();
       await waiting;
@@ -160,7 +164,10 @@ for (const lib of LIBS) {
       const bound = (await info(redis, 'RLOCK.INFO', k))!.watchdog;
       proxy.dropAfter('RLOCK.GUARD');
       const dropped = proxy.dropped;
-      await assert.rejects(m.guard('INCR', counter), (err: any) => err instanceof ConnectionError && /may or may not have run/.test(err.message));
+      await assert.rejects(
+        m.guard('INCR', counter),
+        (err: any) => err instanceof ConnectionError && /may or may not have run/.test(err.message),
+      );
       assert.equal(proxy.dropped, dropped + 1);
       assert.equal(await redis.get(counter), '1', 'ran once, not twice');
       // The holding is re-bound to a new connection before the server sees the old one close.
@@ -185,10 +192,14 @@ for (const lib of LIBS) {
         await m.acquire();
         const bound = (await info(redis, 'RLOCK.INFO', k))!.watchdog;
         await redis.client('KILL', 'ID', String(bound));
-        await until(async () => {
-          const now = (await info(redis, 'RLOCK.INFO', k))?.watchdog;
-          return now !== null && now !== undefined && now !== bound;
-        }, 3000, 're-bound');
+        await until(
+          async () => {
+            const now = (await info(redis, 'RLOCK.INFO', k))?.watchdog;
+            return now !== null && now !== undefined && now !== bound;
+          },
+          3000,
+          're-bound',
+        );
         await sleep(1300); // past the grace: kept because it was re-bound
         assert.equal((await info(redis, 'RLOCK.INFO', k))!.owner, m.identifier);
         assert.equal(m.isAcquired, true);

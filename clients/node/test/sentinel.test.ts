@@ -94,16 +94,34 @@ it('node-redis: closing a createSentinel() client ends the holdings made with it
 });
 
 describe('Sentinel failovers, both libraries at once, every type', () => {
-  it('across SENTINEL FAILOVER: holders keep their holdings, waiters are served after them, tokens rise', { timeout: 90_000 }, async (t) => {
-    t.diagnostic(await everyTypeAcross(clients, (lib) => `sentinel:${lib}:failover`, primaryAdmin, async () => {
-      await topology.failover();
-    }));
-  });
+  it(
+    'across SENTINEL FAILOVER: holders keep their holdings, waiters are served after them, tokens rise',
+    { timeout: 90_000 },
+    async (t) => {
+      t.diagnostic(
+        await everyTypeAcross(
+          clients,
+          (lib) => `sentinel:${lib}:failover`,
+          primaryAdmin,
+          async () => {
+            await topology.failover();
+          },
+        ),
+      );
+    },
+  );
 
   it('across kill -9 of the primary and promotion: the same', { timeout: 90_000 }, async (t) => {
-    t.diagnostic(await everyTypeAcross(clients, (lib) => `sentinel:${lib}:kill`, primaryAdmin, async () => {
-      await topology.kill(topology.described.primary!.port);
-      await topology.awaitPromotion();
-    }));
+    t.diagnostic(
+      await everyTypeAcross(
+        clients,
+        (lib) => `sentinel:${lib}:kill`,
+        primaryAdmin,
+        async () => {
+          await topology.kill(topology.described.primary!.port);
+          await topology.awaitPromotion();
+        },
+      ),
+    );
   });
 });

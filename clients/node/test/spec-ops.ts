@@ -24,7 +24,10 @@ export type Step = Record<string, any>;
 
 /** A spec error kind, thrown by an op whose call failed (or was not granted) in that way. */
 export class Kind extends Error {
-  constructor(readonly kind: string, readonly detail = '') {
+  constructor(
+    readonly kind: string,
+    readonly detail = '',
+  ) {
     super(`${kind}${detail ? `: ${detail}` : ''}`);
   }
 }
@@ -58,7 +61,12 @@ export class Actor {
     this.losses.set(id, (this.losses.get(id) ?? 0) + 1);
   }
 
-  constructor(readonly name: string, readonly user: string, readonly owner: string, readonly client: any) {}
+  constructor(
+    readonly name: string,
+    readonly user: string,
+    readonly owner: string,
+    readonly client: any,
+  ) {}
 
   /** The handle of `(kind, key)`, made by `make(options)` at first use with the step's lease. */
   handle<T>(kind: string, key: string, step: Step, make: (options: Record<string, any>) => T): T {
@@ -68,7 +76,8 @@ export class Actor {
       const options: Record<string, any> = { identifier: this.owner, onLockLost: () => this.reportLost(id) };
       // A spec lease is a plain lease that ends unless released: never refreshed.
       if (step.lease_ms !== undefined) Object.assign(options, { lockTimeout: step.lease_ms, refreshInterval: 0 });
-      if (step.confirm !== undefined) options.confirm = { replicas: step.confirm.replicas ?? 'auto', timeout: step.confirm.timeout_ms ?? 1000 };
+      if (step.confirm !== undefined)
+        options.confirm = { replicas: step.confirm.replicas ?? 'auto', timeout: step.confirm.timeout_ms ?? 1000 };
       handle = make(options);
       this.handles.set(id, handle);
     }
@@ -87,14 +96,20 @@ export class Actor {
 }
 
 function side(actor: Actor, step: Step): any {
-  const rw = actor.handle('rwlock', step.key, step, (o) => new ReadWriteLock(actor.client, step.key, {
-    ...o,
-    // One callback for both sides: the spec's await_lost names a side, either is reported.
-    onLockLost: () => {
-      actor.reportLost(`read:${step.key}`);
-      actor.reportLost(`write:${step.key}`);
-    },
-  }));
+  const rw = actor.handle(
+    'rwlock',
+    step.key,
+    step,
+    (o) =>
+      new ReadWriteLock(actor.client, step.key, {
+        ...o,
+        // One callback for both sides: the spec's await_lost names a side, either is reported.
+        onLockLost: () => {
+          actor.reportLost(`read:${step.key}`);
+          actor.reportLost(`write:${step.key}`);
+        },
+      }),
+  );
   return step.type === 'read' ? rw.readLock() : rw.writeLock();
 }
 
@@ -124,10 +139,16 @@ function latch(actor: Actor, step: Step): CountDownLatch {
 
 function multi(actor: Actor, step: Step): MultiLock {
   const id = `multilock:${step.keys.join(',')}`;
-  return actor.handle('multilock', step.keys.join(','), step, (o) => new MultiLock(actor.client, step.keys, {
-    ...o,
-    onLockLost: () => actor.reportLost(id),
-  }));
+  return actor.handle(
+    'multilock',
+    step.keys.join(','),
+    step,
+    (o) =>
+      new MultiLock(actor.client, step.keys, {
+        ...o,
+        onLockLost: () => actor.reportLost(id),
+      }),
+  );
 }
 
 function election(actor: Actor, step: Step): Election {
@@ -161,7 +182,8 @@ export const ACTOR_OPS: Record<string, Op> = {
     const wasAcquired = h.isAcquired;
     const told = actor.losses.get(id) ?? 0;
     await h.release();
-    if (!wasAcquired || (actor.losses.get(id) ?? 0) > told) throw new Kind('NotHeld', 'the release found the holding lost (told by onLockLost)');
+    if (!wasAcquired || (actor.losses.get(id) ?? 0) > told)
+      throw new Kind('NotHeld', 'the release found the holding lost (told by onLockLost)');
     return null;
   },
   guard: (actor, step) => holder(actor, { ...step, type: 'lock' }).guard(...(step.command as [string, ...string[]])),
@@ -187,10 +209,12 @@ export const ACTOR_OPS: Record<string, Op> = {
   campaign(actor, step, signal) {
     // Election.campaign has no wait of its own: the spec's wait_ms is a timeout signal.
     const timeout = AbortSignal.timeout(step.wait_ms);
-    return election(actor, step).campaign({ signal: AbortSignal.any([signal, timeout]) }).catch((err) => {
-      if (timeout.aborted) throw new Kind('NotAcquired');
-      throw err;
-    });
+    return election(actor, step)
+      .campaign({ signal: AbortSignal.any([signal, timeout]) })
+      .catch((err) => {
+        if (timeout.aborted) throw new Kind('NotAcquired');
+        throw err;
+      });
   },
   async leader(actor, step) {
     const leader = await election(actor, step).leader();

@@ -51,7 +51,9 @@ function readSpecFile(file: string): Record<string, any> {
 /** Every scenario of the scenario files in `dir`, named `<file>.<name>`. */
 function scenariosIn(dir: string): Named[] {
   const found: Named[] = [];
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.json') && f !== 'schema.json').sort()) {
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith('.json') && f !== 'schema.json')
+    .sort()) {
     const stem = file.slice(0, -'.json'.length);
     for (const scenario of readSpecFile(path.join(dir, file)).scenarios) {
       const name = `${stem}.${scenario.name}`;
@@ -240,8 +242,12 @@ class Run {
     if (expected !== null && typeof expected === 'object' && !Array.isArray(expected)) {
       const keys = Object.keys(expected);
       if (keys.length && keys.every((k) => k.startsWith('$'))) return keys.every((k) => this.operator(k, expected[k], actual));
-      return actual !== null && typeof actual === 'object' && !Array.isArray(actual) &&
-        keys.every((k) => k in actual && this.matches(expected[k], actual[k]));
+      return (
+        actual !== null &&
+        typeof actual === 'object' &&
+        !Array.isArray(actual) &&
+        keys.every((k) => k in actual && this.matches(expected[k], actual[k]))
+      );
     }
     if (Array.isArray(expected)) {
       return Array.isArray(actual) && actual.length === expected.length && expected.every((e, i) => this.matches(e, actual[i]));
@@ -258,7 +264,11 @@ class Run {
     const v = this.value(operand) as number;
     if (!Number.isInteger(actual)) return false;
     const compare: Record<string, boolean> = {
-      $gt: actual > v, $gte: actual >= v, $lt: actual < v, $lte: actual <= v, $ne: actual !== v,
+      $gt: actual > v,
+      $gte: actual >= v,
+      $lt: actual < v,
+      $lte: actual <= v,
+      $ne: actual !== v,
     };
     if (!(op in compare)) throw new Failed(`unknown operator ${op}`);
     return compare[op];
@@ -286,11 +296,7 @@ class Run {
         // The command runs and the actor's connections close in one transaction, before any
         // reply or message of what it did reaches the actor (CONTRACT.md R3.1).
         const user = this.actors.get(step.actor)!.user;
-        const replies: unknown[] = await this.admin
-          .multi()
-          .addCommand(step.command)
-          .addCommand(['CLIENT', 'KILL', 'USER', user])
-          .exec();
+        const replies: unknown[] = await this.admin.multi().addCommand(step.command).addCommand(['CLIENT', 'KILL', 'USER', user]).exec();
         const errors = replies.filter((reply) => reply instanceof Error);
         if (errors.length) throw new Failed(`the drop's transaction failed: ${errors.join('; ')}`);
         return null;
@@ -405,4 +411,3 @@ async function runScenario(scenario: Record<string, any>, lib: string, port: num
   }
   return failure;
 }
-

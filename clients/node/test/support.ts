@@ -210,7 +210,10 @@ export class Proxy {
   private readonly sockets = new Set<net.Socket>();
   dropped = 0;
 
-  private constructor(private readonly server: net.Server, port: number) {
+  private constructor(
+    private readonly server: net.Server,
+    port: number,
+  ) {
     this.port = port;
   }
 

@@ -32,7 +32,10 @@ for (const lib of LIBS) {
       it(`a Mutex given ${form} adopts the holding (not re-entered) and keeps it past the lease`, async () => {
         const k = f.key();
         const external = new Mutex(f.clients[0], k, { ...LEASE, refreshInterval: 0 });
-        const options = form === 'acquiredExternally' ? { identifier: external.identifier, acquiredExternally: true as const } : { externallyAcquiredIdentifier: external.identifier };
+        const options =
+          form === 'acquiredExternally'
+            ? { identifier: external.identifier, acquiredExternally: true as const }
+            : { externallyAcquiredIdentifier: external.identifier };
         const local = new Mutex(f.clients[0], k, { ...LEASE, ...options });
         assert.equal(local.identifier, external.identifier);
         await external.acquire();
@@ -50,7 +53,12 @@ for (const lib of LIBS) {
 
     it('adopting a holding that its identifier does not have rejects at once with LockTimeoutError', async () => {
       const k = f.key();
-      const local = new Mutex(f.clients[0], k, { ...LEASE, identifier: 'nobody-holds-this', acquiredExternally: true, acquireTimeout: 5000 });
+      const local = new Mutex(f.clients[0], k, {
+        ...LEASE,
+        identifier: 'nobody-holds-this',
+        acquiredExternally: true,
+        acquireTimeout: 5000,
+      });
       const started = Date.now();
       await assert.rejects(local.acquire(), LockTimeoutError);
       assert.ok(Date.now() - started < 2000);
@@ -94,7 +102,7 @@ describe("redis-semaphore's behaviours on rlock's keys", () => {
     assert.equal(lost[0].acquired, false);
   });
 
-  it('Semaphore.acquire(signal) waits and rejects with the signal\'s reason; tryAcquire(signal) takes one permit', async () => {
+  it("Semaphore.acquire(signal) waits and rejects with the signal's reason; tryAcquire(signal) takes one permit", async () => {
     const k = f.key();
     const holder = new Semaphore(f.clients[0], k, 1);
     assert.equal(await holder.tryAcquire(new AbortController().signal), true);
@@ -130,7 +138,8 @@ describe('RedlockMutex and RedlockSemaphore over 3 servers', () => {
     assert.deepEqual(unhandled, []);
   });
 
-  const owners = (k: string) => Promise.all(admins.map(async (redis) => (await info(redis, 'RLOCK.INFO', k).catch(() => null))?.owner ?? null));
+  const owners = (k: string) =>
+    Promise.all(admins.map(async (redis) => (await info(redis, 'RLOCK.INFO', k).catch(() => null))?.owner ?? null));
 
   it('holds on every server under one identifier, excludes another, and releases everywhere', async () => {
     const k = key();

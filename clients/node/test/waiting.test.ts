@@ -38,7 +38,11 @@ for (const lib of LIBS) {
       await holder.release();
       await Promise.all(waits);
       assert.equal(order.length, WAITS);
-      assert.deepEqual(order, [...order].sort((a, b) => a - b), 'granted in the order they queued');
+      assert.deepEqual(
+        order,
+        [...order].sort((a, b) => a - b),
+        'granted in the order they queued',
+      );
       assert.equal(await info(f.redis, 'RLOCK.INFO', key), null);
       assert.equal(await infoField(f.redis, 'clients', 'blocked_clients'), 0);
     });

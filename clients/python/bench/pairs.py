@@ -1,18 +1,26 @@
-"""`make bench`'s Python pair: rlock.Lock beside redis-py's own Lock, on one redis-server with
-the module that this script starts, in the same run with rounds interleaved (the side that goes
-first alternates). The workloads are the Node pairs' (clients/node/bench/workloads.ts):
+"""`make bench`'s Python pairs: rlock.Lock beside redis-py's own Lock and beside
+python-redis-lock's Lock (PyPI), on one redis-server with the module that this script starts,
+in the same run with rounds interleaved (the order of the sides rotates from round to round).
+The workloads are the Node pairs' (clients/node/bench/workloads.ts):
 
-- uncontended: one thread, acquire then release as fast as it can (pairs/s);
+- uncontended: one thread, acquire then release as fast as it can (pairs/s, and the process's
+  CPU time per pair, all threads);
+- parallel: CONTENDERS threads, each with its own client and its own key, the same loop
+  (pairs/s of all of them together);
 - hot lock: CONTENDERS threads, each with its own client and Lock object, acquire then release
   at once in a loop (acquires/s, p99 wait, the most and fewest acquisitions of one thread); a
-  wait still unfinished when the round ends counts with its time so far; the longest wait too.
+  wait still unfinished when the round ends counts with its time so far; the longest wait too;
+- handoff: one thread holds, another waits; the time from the holder's release to the waiter
+  holding (median of HANDOFFS per round).
 
 redis-py's Lock gets a 10 s lease (timeout=10) and polls every 0.1 s (its default `sleep`);
-rlock.Lock runs with its defaults (the server's watchdog, FIFO queue). Prints each figure's
-median and range and writes every round's figures to target/bench-python.json
-(benches/pairs.py sets the pair side by side, with ratios).
+python-redis-lock a 10 s lease (expire=10), waiting in BLPOP on its signal list; rlock.Lock
+runs with its defaults (the server's watchdog, FIFO queue). Prints each figure's median and
+range and writes every round's figures to target/bench-python.json (benches/pairs.py sets the
+pairs side by side, with ratios).
 
-Environment: BENCH_REPS (5), BENCH_ROUND_MS (2000), BENCH_CONTENDERS (16).
+Environment: BENCH_REPS (5), BENCH_ROUND_MS (2000), BENCH_CONTENDERS (16), BENCH_HANDOFFS (20),
+BENCH_SIDES (all: rlock,redis-py,python-redis-lock).
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ import time
 from pathlib import Path
 
 import redis
+import redis_lock
 from redis.lock import Lock as RedisPyLock
 
 HERE = Path(__file__).resolve().parent
@@ -39,6 +48,9 @@ from servers import REPO, RedisServer  # noqa: E402
 REPS = int(os.environ.get("BENCH_REPS", 5))
 ROUND_S = int(os.environ.get("BENCH_ROUND_MS", 2000)) / 1000
 CONTENDERS = int(os.environ.get("BENCH_CONTENDERS", 16))
+HANDOFFS = int(os.environ.get("BENCH_HANDOFFS", 20))
+# How long the holder keeps the lock once the waiter is about to ask, so that it is waiting.
+HANDOFF_HOLD_S = 0.005
 # Long enough that no wait of a round gives up, for both sides.
 BLOCKING_TIMEOUT_S = 120
 REDIS_PY_LEASE_S = 10
@@ -48,7 +60,23 @@ SIDES = {
     "redis-py": lambda client, key: client.lock(
         key, lock_class=RedisPyLock, timeout=REDIS_PY_LEASE_S, blocking_timeout=BLOCKING_TIMEOUT_S
     ),
+    "python-redis-lock": lambda client, key: PythonRedisLock(client, key),
 }
+
+
+class PythonRedisLock:
+    """python-redis-lock's Lock with the acquire()/release() the workloads call: a lease as
+    redis-py's gets, and a wait without end (its wait may not outlast its lease)."""
+
+    def __init__(self, client, key):
+        self.name = key
+        self.lock = redis_lock.Lock(client, key, expire=REDIS_PY_LEASE_S)
+
+    def acquire(self) -> bool:
+        return self.lock.acquire(blocking=True)
+
+    def release(self) -> None:
+        self.lock.release()
 
 
 def acquired(lock) -> None:
@@ -56,17 +84,81 @@ def acquired(lock) -> None:
         raise RuntimeError(f"{lock.name}: not acquired within {BLOCKING_TIMEOUT_S} s")
 
 
-def uncontended(make, client, key) -> float:
+def uncontended(make, client, key) -> dict:
     lock = make(client, key)
     acquired(lock)  # one pair outside the clock: connections and scripts are set up by then
     lock.release()
     pairs = 0
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     while time.perf_counter() - start < ROUND_S:
         acquired(lock)
         lock.release()
         pairs += 1
-    return pairs / (time.perf_counter() - start)
+    # CPU time of the whole process (every thread) per pair: what a loaded machine changes least.
+    return {"pairs_per_s": pairs / (time.perf_counter() - start), "cpu_us_per_pair": 1e6 * (time.process_time() - cpu) / pairs}
+
+
+def parallel(make, clients, key) -> float:
+    """Every client's thread loops over uncontended pairs on a key of its own."""
+    locks = [make(client, f"{key}:{i}") for i, client in enumerate(clients)]
+    for lock in locks:
+        acquired(lock)
+        lock.release()
+    counts = [0] * len(locks)
+    running = threading.Event()
+    running.set()
+
+    def loop(i, lock):
+        while running.is_set():
+            acquired(lock)
+            lock.release()
+            counts[i] += 1
+
+    start, end = one_round(loop, locks, running)
+    return sum(counts) / (end - start)
+
+
+def one_round(body, locks, running, at_end=lambda: None):
+    """Runs body(i, lock) in a thread per lock for ROUND_S, then clears `running`; calls
+    at_end() at that moment, before the threads are joined. Returns (start, end)."""
+    threads = [threading.Thread(target=body, args=(i, lock)) for i, lock in enumerate(locks)]
+    start = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    time.sleep(ROUND_S)
+    running.clear()
+    end = time.perf_counter()
+    at_end()
+    for thread in threads:
+        thread.join()
+    return start, end
+
+
+def handoff(make, clients, key) -> float:
+    """Median ms from the holder's release to the waiter holding."""
+    holder, waiter = make(clients[0], key), make(clients[1], key)
+    acquired(waiter)
+    waiter.release()
+    times = []
+    for _ in range(HANDOFFS):
+        acquired(holder)
+        asking, held = threading.Event(), []
+
+        def wait():  # released in the thread that holds (rlock's holdings are per thread)
+            asking.set()
+            acquired(waiter)
+            held.append(time.perf_counter())
+            waiter.release()
+
+        thread = threading.Thread(target=wait)
+        thread.start()
+        asking.wait()
+        time.sleep(HANDOFF_HOLD_S)
+        released = time.perf_counter()
+        holder.release()
+        thread.join()
+        times.append(held[0] - released)
+    return 1000 * statistics.median(times)
 
 
 def hot_lock(make, clients, key) -> dict:
@@ -91,16 +183,11 @@ def hot_lock(make, clients, key) -> dict:
             counts[i] += 1
             lock.release()
 
-    threads = [threading.Thread(target=contend, args=(i, lock)) for i, lock in enumerate(locks)]
-    start = time.perf_counter()
-    for thread in threads:
-        thread.start()
-    time.sleep(ROUND_S)
-    running.clear()
-    end = time.perf_counter()
-    unfinished = [end - asked for asked in list(pending) if asked is not None]
-    for thread in threads:
-        thread.join()
+    unfinished = []
+    start, end = one_round(
+        contend, locks, running,
+        lambda: unfinished.extend(time.perf_counter() - asked for asked in list(pending) if asked is not None),
+    )
     every = sorted(waits + unfinished)
     return {
         "acquires_per_s": len(waits) / (end - start),
@@ -119,12 +206,17 @@ def main() -> None:
         clients = [redis.Redis(port=server.port) for _ in range(CONTENDERS)]
         try:
             figures: dict[str, list[float]] = {}
-            names = list(SIDES)
+            names = [name for name in SIDES if name in os.environ.get("BENCH_SIDES", name).split(",")]
             for rep in range(REPS):
-                for name in names if rep % 2 == 0 else names[::-1]:
+                for name in names[rep % len(names):] + names[: rep % len(names)]:
                     prefix = f"python.lock.{name}"
-                    figures.setdefault(f"{prefix}.uncontended.pairs_per_s", []).append(
-                        uncontended(SIDES[name], clients[0], f"bench:{prefix}:u{rep}")
+                    for figure, value in uncontended(SIDES[name], clients[0], f"bench:{prefix}:u{rep}").items():
+                        figures.setdefault(f"{prefix}.uncontended.{figure}", []).append(value)
+                    figures.setdefault(f"{prefix}.parallel{CONTENDERS}.pairs_per_s", []).append(
+                        parallel(SIDES[name], clients, f"bench:{prefix}:p{rep}")
+                    )
+                    figures.setdefault(f"{prefix}.handoff.median_ms", []).append(
+                        handoff(SIDES[name], clients, f"bench:{prefix}:o{rep}")
                     )
                     hot = hot_lock(SIDES[name], clients, f"bench:{prefix}:h{rep}")
                     for figure, value in hot.items():
@@ -133,6 +225,8 @@ def main() -> None:
                 "redis_version": clients[0].info("server")["redis_version"],
                 "python_version": sys.version.split()[0],
                 "redis_py_version": redis.__version__,
+                "python_redis_lock_version": redis_lock.__version__,
+                "load_average": os.getloadavg(),
                 "reps": REPS,
                 "round_ms": ROUND_S * 1000,
                 "contenders": CONTENDERS,

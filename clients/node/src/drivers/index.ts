@@ -16,5 +16,7 @@ export function driverFor(client: unknown): Driver {
   if (isNodeRedisSentinel(client)) return new NodeRedisSentinelDriver(client);
   if (isIoRedis(client)) return new IoRedisDriver(client);
   if (isNodeRedis(client)) return new NodeRedisDriver(client);
-  throw new TypeError('rlock: expected an ioredis instance (or Redis.Cluster) or a node-redis (v5) client (or createCluster(), createSentinel())');
+  throw new TypeError(
+    'rlock: expected an ioredis instance (or Redis.Cluster) or a node-redis (v5) client (or createCluster(), createSentinel())',
+  );
 }

@@ -16,12 +16,7 @@ export interface NodeRedisLike {
 }
 
 export function isNodeRedis(client: any): client is NodeRedisLike {
-  return (
-    client != null &&
-    typeof client.duplicate === 'function' &&
-    typeof client.sendCommand === 'function' &&
-    'isOpen' in client
-  );
+  return client != null && typeof client.duplicate === 'function' && typeof client.sendCommand === 'function' && 'isOpen' in client;
 }
 
 class NodeRedisConnection extends LibraryConnection {

@@ -1,7 +1,6 @@
 """The blocking client's Session: the connections it keeps to one server node. Its own command
 connections (Channels; _connections.py says why not redis-py's pool), the one subscriber
-connection its waits are told on (subscriber.py), the keep-alive PING of each watchdog
-connection (a Keeper) and the re-binding after a reconnect. Which node's Session serves a key
+connection its waits are told on (subscriber.py), and the re-binding after a reconnect. Which node's Session serves a key
 is the Router's (session_for; router.py for a cluster).
 
 A Channel is one connection for one TCP session: when it fails it is closed, never reconnected,
@@ -9,27 +8,25 @@ because a reconnected socket is a new client to the server and has lost its watc
 A call that fails on one is sent again, with the same request ID, on another.
 
 A watchdog binding (what one owner holds of one key) keeps the channel that took it for as long
-as it holds anything: a Keeper thread, one per such connection, PINGs it when quiet and, the
+as it holds anything: the process's keeper thread (keeper.py) PINGs it when quiet and, the
 moment it closes, re-binds from a new connection (RENEW ... WATCHDOG) or reports the holdings
-lost; the moment the binding ends, it gives the connection back to the idle list.
+lost; the moment the binding ends, the connection goes back to the idle list.
 """
 
 from __future__ import annotations
 
 import logging
-import select
-import socket
 import threading
 import time
 from typing import Optional
 
-from redis.exceptions import RedisError
 from redis.retry import Retry
 
 from ._commands import SOCKET_TIMEOUT
 from ._connections import MAX_IDLE_CONNECTIONS, PerPool, is_cluster
 from ._session import BinderBase, SessionBase, execute_steps
 from ._steps import drive
+from .keeper import keeper
 from .subscriber import NotifyUnavailable, Subscriber
 
 logger = logging.getLogger("rlock")
@@ -55,31 +52,12 @@ class Channel:
         """The reply to `args` (rlock._session.execute_steps)."""
         return drive(execute_steps(self, args, read_timeout, then, asking))
 
-    def stays_open(self, seconds: float, wake: socket.socket) -> bool:
-        """Watches the idle connection for `seconds`, then PINGs it; or less, when `wake` (a
-        socket) becomes readable. False as soon as it closes (or sends something nobody asked
-        for, which only a broken connection does)."""
-        try:
-            # can_read first: the parser may hold bytes already read off the socket.
-            if not self.connection.is_connected or self.connection.can_read(timeout=0):
-                return False
-            readable = select.select([self.connection._sock, wake], [], [], seconds)[0]
-            if wake in readable:
-                wake.recv(64)
-                return True
-            if readable:
-                return False
-            self.execute(("PING",))
-            return True
-        except (RedisError, OSError, ValueError):  # ValueError: select on a closed socket
-            return False
-
     def close(self) -> None:
         self.connection.disconnect()
 
 
 class Binder(BinderBase):
-    """Keeping watchdog bindings (a keeper per connection) and re-binding them
+    """Keeping watchdog bindings (by the process's keeper) and re-binding them
     (rlock._session.BinderBase), blocking: for a node's Session, or a cluster key's route."""
 
     sleep = staticmethod(time.sleep)
@@ -95,15 +73,14 @@ class Binder(BinderBase):
         if binding is None:
             channel.home.checkin(channel)
             return
-        binding.bound = True
-        Keeper(binding.lock._session, channel, binding).start()
+        keeper.keep(binding.lock._session, channel, binding)
 
     def rebind(self, binding) -> Optional[Channel]:
         """rlock._session.BinderBase._rebind_steps, blocking."""
         return drive(self._rebind_steps(binding))
 
     def rebind_elsewhere(self, binding) -> None:
-        """A binding on a subscriber that closed: re-bound, it gets a keeper of its own."""
+        """A binding on a subscriber that closed: re-bound, the keeper keeps its new connection."""
         channel = self.rebind(binding)
         if channel is not None:
             self.keep_alive(channel, binding)
@@ -188,44 +165,6 @@ class Session(SessionBase, Binder):
 
     def keepalive_interval(self) -> float:
         return drive(self._keepalive_steps())
-
-
-class Keeper(threading.Thread):
-    """Keeps one watchdog connection, and the binding on it, alive."""
-
-    def __init__(self, session: Session, channel: Channel, binding):
-        super().__init__(name=f"rlock-keeper {binding.lock.name!r}", daemon=True)
-        self.session, self.channel, self.binding = session, channel, binding
-        # The release (or loss) of the binding's last holding writes here to end the wait.
-        self._wake_reader, self._wake_writer = socket.socketpair()
-
-    def wake(self) -> None:
-        try:
-            self._wake_writer.send(b"\0")
-        except OSError:  # the keeper ended meanwhile (or a wake-up is pending already)
-            pass
-
-    def run(self) -> None:
-        self._wake_writer.setblocking(False)
-        self.binding.on_end = self.wake  # before reading `live`: an end from now on wakes us
-        try:
-            self._keep()
-        finally:
-            if self.binding.on_end == self.wake:
-                self.binding.on_end = None
-            self._wake_reader.close()
-            self._wake_writer.close()
-
-    def _keep(self) -> None:
-        interval = self.session.keepalive_interval()
-        while self.binding.live:
-            if self.channel.stays_open(interval, self._wake_reader):
-                continue
-            self.channel.close()
-            self.channel = self.session.rebind(self.binding)
-            if self.channel is None:
-                return
-        self.channel.home.checkin(self.channel)
 
 
 _per_pool = PerPool(Session)
