@@ -112,6 +112,11 @@ public final class LettuceRLocks {
         }
 
         @Override
+        public void close() {
+            client.removeListener(this);
+        }
+
+        @Override
         public void onRedisConnected(RedisChannelHandler<?, ?> connection, SocketAddress socketAddress) {
         }
 
