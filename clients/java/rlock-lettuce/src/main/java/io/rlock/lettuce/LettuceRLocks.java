@@ -27,10 +27,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * timeouts and resources. The user's own connections are not touched; closing the RLockClient
  * closes only its sessions, never {@code client}.
  *
- * <p>Standalone servers. A Sentinel URI ({@code RedisURI.Builder.sentinel(...)}) connects each
- * session to the primary the sentinels name when it opens; failovers through it and
- * {@code RedisClusterClient} are not supported yet (use {@code RLockClient.create} with a
- * {@code redis-sentinel://} URI or a cluster seed meanwhile).
+ * <p>Standalone servers, and Sentinel URIs ({@code RedisURI.Builder.sentinel(...)}): each session
+ * opens to the primary the sentinels name; after a failover the new session re-binds the
+ * holdings there. {@code RedisClusterClient} is not supported yet (use {@code RLockClient.create}
+ * with a cluster seed meanwhile).
  */
 public final class LettuceRLocks {
     private LettuceRLocks() {
