@@ -34,12 +34,13 @@ public final class RLockRegistry
 
     /** As {@code new RedisLockRegistry(connectionFactory, registryKey)}; closes its client on destroy. */
     public RLockRegistry(RedisConnectionFactory connectionFactory, String registryKey) {
-        this(RLockClients.fromConnectionFactory(connectionFactory), true, registryKey, DEFAULT_EXPIRE_AFTER);
+        // The key is checked before a client connects: a refused bean leaves no connection behind.
+        this(requireKey(registryKey), DEFAULT_EXPIRE_AFTER, RLockClients.fromConnectionFactory(connectionFactory), true);
     }
 
     /** On a client the application manages (and closes). */
     public RLockRegistry(RLockClient client, String registryKey) {
-        this(client, false, registryKey, DEFAULT_EXPIRE_AFTER);
+        this(requireKey(registryKey), DEFAULT_EXPIRE_AFTER, client, false);
     }
 
     /**
@@ -47,15 +48,12 @@ public final class RLockRegistry
      * watchdog (RedisLockRegistry's {@code expireAfter} is the lease of every lock it takes).
      */
     public RLockRegistry(RLockClient client, String registryKey, Duration expireAfter) {
-        this(client, false, registryKey, expireAfter);
+        this(requireKey(registryKey), expireAfter, client, false);
     }
 
-    private RLockRegistry(RLockClient client, boolean ownsClient, String registryKey, Duration expireAfter) {
+    private RLockRegistry(String registryKey, Duration expireAfter, RLockClient client, boolean ownsClient) {
         if (client == null) {
             throw new IllegalArgumentException("'client' cannot be null");
-        }
-        if (registryKey == null || registryKey.isEmpty()) {
-            throw new IllegalArgumentException("'registryKey' cannot be null or empty");
         }
         RegistryLock.positiveMillis(expireAfter, "expireAfter");
         this.client = client;
@@ -121,6 +119,13 @@ public final class RLockRegistry
     /** The client the registry's locks go through. */
     public RLockClient getClient() {
         return client;
+    }
+
+    private static String requireKey(String registryKey) {
+        if (registryKey == null || registryKey.isEmpty()) {
+            throw new IllegalArgumentException("'registryKey' cannot be null or empty");
+        }
+        return registryKey;
     }
 
     private static String path(Object lockKey) {

@@ -54,8 +54,9 @@ public final class RLockProvider implements ExtensibleLockProvider, DisposableBe
 
     /** As {@code new RedisLockProvider(connectionFactory, environment)}. */
     public RLockProvider(RedisConnectionFactory connectionFactory, String environment) {
-        this(RLockClients.fromConnectionFactory(connectionFactory), true, connectionFactory, environment,
-                DEFAULT_KEY_PREFIX);
+        // The names are checked before a client connects: a refused bean leaves no connection behind.
+        this(keyPrefix(DEFAULT_KEY_PREFIX, environment), connectionFactory,
+                RLockClients.fromConnectionFactory(connectionFactory), true);
     }
 
     /**
@@ -64,21 +65,26 @@ public final class RLockProvider implements ExtensibleLockProvider, DisposableBe
      */
     public RLockProvider(RLockClient client, RedisConnectionFactory connectionFactory, String environment,
             String keyPrefix) {
-        this(client, false, connectionFactory, environment, keyPrefix);
+        this(keyPrefix(keyPrefix, environment), connectionFactory, client, false);
     }
 
-    private RLockProvider(RLockClient client, boolean ownsClient, RedisConnectionFactory connectionFactory,
-            String environment, String keyPrefix) {
+    private RLockProvider(String keyPrefix, RedisConnectionFactory connectionFactory, RLockClient client,
+            boolean ownsClient) {
         if (client == null || connectionFactory == null) {
             throw new IllegalArgumentException("the RLockClient and the RedisConnectionFactory are required");
-        }
-        if (environment == null || environment.isEmpty() || keyPrefix == null || keyPrefix.isEmpty()) {
-            throw new IllegalArgumentException("the environment and the key prefix must not be empty");
         }
         this.client = client;
         this.ownsClient = ownsClient;
         this.template = new StringRedisTemplate(connectionFactory);
-        this.keyPrefix = keyPrefix + ':' + environment + ':';
+        this.keyPrefix = keyPrefix;
+    }
+
+    /** RedisLockProvider's key layout: {@code keyPrefix:environment:name}. */
+    private static String keyPrefix(String keyPrefix, String environment) {
+        if (environment == null || environment.isEmpty() || keyPrefix == null || keyPrefix.isEmpty()) {
+            throw new IllegalArgumentException("the environment and the key prefix must not be empty");
+        }
+        return keyPrefix + ':' + environment + ':';
     }
 
     /**

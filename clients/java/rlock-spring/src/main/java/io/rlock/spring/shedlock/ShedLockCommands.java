@@ -1,8 +1,6 @@
 package io.rlock.spring.shedlock;
 
-import java.nio.charset.StandardCharsets;
 import java.util.List;
-import org.springframework.data.redis.core.RedisCallback;
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.core.script.DefaultRedisScript;
 import org.springframework.data.redis.core.script.RedisScript;
@@ -25,6 +23,10 @@ final class ShedLockCommands {
             return false
             """, Long.class);
 
+    /** {@code RLOCK.FORCERELEASE key TOKEN token} (a script: its integer reply reads as one). */
+    private static final RedisScript<Long> FORCE_RELEASE = new DefaultRedisScript<>(
+            "return redis.call('rlock.forcerelease', KEYS[1], 'TOKEN', ARGV[1])", Long.class);
+
     private ShedLockCommands() {
     }
 
@@ -35,12 +37,6 @@ final class ShedLockCommands {
 
     /** Ends the holding with {@code token} (a later holding is untouched); whether one ended. */
     static boolean forceRelease(StringRedisTemplate template, String key, long token) {
-        Object reply = template.execute((RedisCallback<Object>) connection -> connection.execute("RLOCK.FORCERELEASE",
-                bytes(key), bytes("TOKEN"), bytes(Long.toString(token))));
-        return reply instanceof Long n && n == 1;
-    }
-
-    private static byte[] bytes(String s) {
-        return s.getBytes(StandardCharsets.UTF_8);
+        return Long.valueOf(1).equals(template.execute(FORCE_RELEASE, List.of(key), Long.toString(token)));
     }
 }
