@@ -48,6 +48,21 @@ class RLockProviderTest {
         return otherThread.submit(call).get();
     }
 
+    /** The other instance's lock of job {@code name}, tried every 10 ms until it is free. */
+    static SimpleLock takenByTheOtherInstance(String name) throws InterruptedException {
+        SimpleLock[] taken = new SimpleLock[1];
+        ServerFixture.eventually(20_000, "the other instance takes " + name, () -> {
+            try {
+                taken[0] = onOtherInstance(() -> second.lock(job(name, Duration.ofSeconds(30), Duration.ZERO)))
+                        .orElse(null);
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+            return taken[0] != null;
+        });
+        return taken[0];
+    }
+
     @Test
     void oneRunAtATimeAcrossInstancesAndNoReentry() throws Exception {
         LockConfiguration config = job("report", Duration.ofSeconds(30), Duration.ZERO);
@@ -72,22 +87,13 @@ class RLockProviderTest {
         LockConfiguration config = job("capped", Duration.ofMillis(1_000), Duration.ZERO);
         SimpleLock run = first.lock(config).orElseThrow();
         assertThat(onOtherInstance(() -> second.lock(job("capped", Duration.ofSeconds(30), Duration.ZERO)))).isEmpty();
-        SimpleLock[] taken = new SimpleLock[1];
-        ServerFixture.eventually(20_000, "the other instance runs the job after the cap", () -> {
-            try {
-                taken[0] = onOtherInstance(() -> second.lock(job("capped", Duration.ofSeconds(30), Duration.ZERO)))
-                        .orElse(null);
-            } catch (Exception e) {
-                throw new IllegalStateException(e);
-            }
-            return taken[0] != null;
-        });
+        SimpleLock taken = takenByTheOtherInstance("capped");
         // Never before the cap (the same clock decided both).
         assertThat(Instant.now()).isAfterOrEqualTo(config.getLockAtMostUntil());
         run.unlock(); // the capped run's unlock is silent and leaves the new holding alone
         assertThat(fixture.lockInfo("job-lock:default:capped")).containsEntry("holds", 1L);
         onOtherInstance(() -> {
-            taken[0].unlock();
+            taken.unlock();
             return null;
         });
     }
@@ -107,19 +113,10 @@ class RLockProviderTest {
             assertThat((Long) info.get("ttl")).isBetween(1L, 1_500L);
             assertThat(onOtherInstance(() -> second.lock(job("atleast", Duration.ofSeconds(30), Duration.ZERO))))
                     .isEmpty();
-            SimpleLock[] taken = new SimpleLock[1];
-            ServerFixture.eventually(20_000, "the job's lock is free after lockAtLeastFor", () -> {
-                try {
-                    taken[0] = onOtherInstance(() -> second.lock(job("atleast", Duration.ofSeconds(30), Duration.ZERO)))
-                            .orElse(null);
-                } catch (Exception e) {
-                    throw new IllegalStateException(e);
-                }
-                return taken[0] != null;
-            });
+            SimpleLock taken = takenByTheOtherInstance("atleast");
             assertThat(Instant.now()).isAfterOrEqualTo(config.getLockAtLeastUntil());
             onOtherInstance(() -> {
-                taken[0].unlock();
+                taken.unlock();
                 return null;
             });
         }
