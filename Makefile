@@ -15,14 +15,12 @@ deps: ## Install what a fresh Debian machine lacks to build and run (redis-serve
 	  $$(python3 -c 'import ensurepip, venv' 2>/dev/null || echo python3 python3-venv) \
 	  $$(ls /usr/lib/llvm-*/lib/libclang.so >/dev/null 2>&1 || echo libclang-dev))
 
-test-deps: ## Install what the tests of the clients and operations tools need (Node.js, Go, a JDK and JUnit 5, Prometheus and its Redis exporter)
+test-deps: ## Install what the tests of the clients and operations tools need (Node.js, Go, a JDK and Maven, Prometheus and its Redis exporter)
 	@$(call install_missing, \
 	  $$(command -v npm >/dev/null || echo nodejs npm) \
 	  $$(command -v go >/dev/null || echo golang-go) \
 	  $$(command -v javac >/dev/null || echo default-jdk-headless) \
-	  $$([ -f /usr/share/java/junit-platform-console-standalone.jar ] || echo junit5) \
-	  $$([ -f /usr/share/java/assertj-core.jar ] || echo libassertj-core-java) \
-	  $$([ -f /usr/share/java/slf4j-api.jar ] || echo libslf4j-java) \
+	  $$(command -v mvn >/dev/null || echo maven) \
 	  $$(command -v openssl >/dev/null || echo openssl) \
 	  $$(command -v promtool >/dev/null || echo prometheus) \
 	  $$(command -v prometheus-redis-exporter >/dev/null || echo prometheus-redis-exporter))
@@ -36,30 +34,25 @@ install_missing = missing=$$(echo $(1)); if [ -n "$$missing" ]; then \
 build: deps ## Build target/release/librlock.so
 	$(CARGO) build --release --lib
 
-java: test-deps ## Build the Java client's jar, clients/java/build/rlock.jar (javac and jar only)
-	bash clients/java/build.sh
+java: test-deps ## Build the Java client's jars with Maven (clients/java/*/target/*.jar), tests not run
+	cd clients/java && mvn -B -q -DskipTests test-compile
 
 run: build ## Build, then start redis-server with the module on redis.conf.example (port 6379)
 	redis-server redis.conf.example
 
 # The suites run side by side (scripts/test-suites.sh, TEST_JOBS at a time, logs in
 # target/test-logs/), longest first; the Rust test binaries and the Java tests are built first so
-# that no two runs compile the same thing at once. Redisson's vendored classes, which mostly
-# sleep (leases of tens of seconds, by design), run in three JVMs of their own.
+# that no two runs compile the same thing at once.
 # clients/spec (the shared scenarios; each helper's runner checks them with clients/spec/check.py
 # first) and clients/harness (the shared topologies) run inside the helpers' suites below.
-REDISSON := org.redisson.Redisson
 test: build test-deps ## Run every test: the module's unit and integration tests, the client helpers', packaging and metrics
 	$(CARGO) test --release --no-run --workspace
-	bash clients/java/test.sh --build-only
+	cd clients/java && mvn -B -q -DskipTests test-compile
 	TEST_JOBS=$${TEST_JOBS:-4} bash scripts/test-suites.sh \
-	  "redisson-rwlock=bash clients/java/test.sh --no-build --select-class $(REDISSON)ReadWriteLockTest" \
 	  "server=$(CARGO) test --release" \
-	  "redisson-lock=bash clients/java/test.sh --no-build --select-class $(REDISSON)LockTest --select-class $(REDISSON)FairLockTest" \
 	  "python=bash clients/python/test.sh" \
-	  "redisson-other=bash clients/java/test.sh --no-build --select-class $(REDISSON)SemaphoreTest --select-class $(REDISSON)PermitExpirableSemaphoreTest --select-class $(REDISSON)CountDownLatchTest --select-class $(REDISSON)MultiLockTest" \
 	  "node=bash clients/node/test.sh" \
-	  "java=bash clients/java/test.sh --no-build --select-package rlock" \
+	  "java=cd clients/java && mvn -B verify" \
 	  "rust-client=bash clients/rust/test.sh" \
 	  "go=bash clients/go/test.sh" \
 	  "ops=bash ops/test.sh"
@@ -130,4 +123,4 @@ bench-pairs: build ## Our Node and Python helpers beside the libraries they repl
 
 clean: ## Remove build output
 	$(CARGO) clean
-	rm -rf clients/java/build
+	rm -rf clients/java/*/target

@@ -1,0 +1,102 @@
+package io.rlock.internal;
+
+import io.rlock.*;
+
+import java.io.IOException;
+import io.rlock.internal.resp.Cluster;
+
+/**
+ * A waiting call about one key, pinned to the session its waiters were registered for (not
+ * {@link Router#call}, which may pick any connection): it follows the {@link Router}'s
+ * {@code MOVED}/{@code ASK} redirections and is re-sent once, with its same request id, on a
+ * new session when the connection breaks (the retry rule).
+ */
+public final class PinnedCall {
+    /** What {@link #send} returns when the call is to be sent again on a new connection. */
+    static final Object RESEND = new Object();
+
+    private final Engine engine;
+    private final String key;
+    Node node;
+    /** Whether the latest call was sent after {@code ASKING}. */
+    boolean asked;
+    private boolean asking;
+    private int redirects;
+    private int failures;
+
+    PinnedCall(Engine engine, String key) {
+        this.engine = engine;
+        this.key = key;
+        this.node = engine.router().nodeFor(key);
+    }
+
+    /**
+     * The reply to {@code args} on {@code session}, or {@link #RESEND} when its connection
+     * broke (its waiters are then unregistered: the server dropped their entries with it).
+     */
+    Object send(Node.Session session, Iterable<Waiter> waiters, Object[] args) {
+        return send(session, waiters, args, null);
+    }
+
+    /**
+     * As above, an acquire pipelined with its confirmation ({@link Node#exchange}): granted at
+     * once and not confirmed, {@link Confirm.Unconfirmed}.
+     */
+    Object send(Node.Session session, Iterable<Waiter> waiters, Object[] args, Confirm confirm) {
+        Object[] exchange;
+        try {
+            exchange = node.exchange(session, asking, confirm, args);
+        } catch (IOException e) {
+            waiters.forEach(engine.dispatcher()::unregister);
+            session.close();
+            if (++failures > 1) {
+                throw new RLockException("no reply from " + node + " to " + args[0] + ": " + e.getMessage(), e);
+            }
+            return RESEND;
+        }
+        failures = 0;
+        asked = asking;
+        asking = false;
+        return node.settle(exchange, confirm, args[0] + " " + key);
+    }
+
+    /** The session to send on; Sentinel: the new primary's when this node cannot be reached. */
+    Node.Session session() {
+        try {
+            return engine.session(node);
+        } catch (RLockException e) {
+            if (!engine.router().followsFailovers()) {
+                throw e;
+            }
+            node = engine.router().recover(node, key);
+            return engine.session(node);
+        }
+    }
+
+    /** Whether {@code reply} sent the call to another node, which is then the one to send to. */
+    boolean follow(Object reply) {
+        if (engine.router().isSentinel() && reply instanceof io.rlock.internal.resp.RespError error && error.code().equals("READONLY")) {
+            if (++redirects > Router.MAX_REDIRECTS) {
+                throw new RLockException("READONLY", "no primary would take the call for " + key);
+            }
+            node = engine.router().recover(node); // a failover: the same call on the new primary
+            asking = false;
+            return true;
+        }
+        Cluster.Redirect redirect = engine.router().redirect(node, reply);
+        if (redirect == null) {
+            return false;
+        }
+        if (++redirects > Router.MAX_REDIRECTS) {
+            throw new RLockException("CLUSTER", "more than " + Router.MAX_REDIRECTS + " redirections for " + key);
+        }
+        node = engine.router().node(redirect.host, redirect.port);
+        asking = redirect.ask;
+        return true;
+    }
+
+    /** After a {@code failed} event that a retry may fix (a failover, a slot moving): ask the Router again. */
+    void reroute() {
+        node = engine.router().nodeFor(key);
+    }
+}

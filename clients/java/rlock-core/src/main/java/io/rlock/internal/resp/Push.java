@@ -1,0 +1,70 @@
+package io.rlock.internal.resp;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * An out-of-band message: a RESP3 push ({@code >}), or a RESP2 subscriber's
+ * {@code message}/{@code pmessage} array.
+ */
+public final class Push {
+    private final List<Object> data;
+
+    public Push(List<Object> data) {
+        this.data = List.copyOf(data.stream().map(x -> x == null ? new byte[0] : x).toList());
+    }
+
+    /** The first element as text: {@code message}, {@code subscribe}, {@code invalidate}, ... */
+    public String kind() {
+        return text(data.get(0));
+    }
+
+    /** Every element, the kind first. */
+    public List<Object> data() {
+        return data;
+    }
+
+    /** The payload of a {@code message} push (its last element), or null for other kinds. */
+    public byte[] payload() {
+        if (!kind().equals("message") && !kind().equals("pmessage") && !kind().equals("smessage")) {
+            return null;
+        }
+        Object last = data.get(data.size() - 1);
+        return last instanceof byte[] ? (byte[]) last : String.valueOf(last).getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static final Set<String> SUBSCRIPTION_KINDS =
+            Set.of("subscribe", "psubscribe", "ssubscribe", "unsubscribe", "punsubscribe", "sunsubscribe");
+    private static final Set<String> MESSAGE_KINDS = Set.of("message", "pmessage", "smessage");
+
+    /** Whether it answers a (un)subscribe call: a reply, not a message. */
+    boolean isSubscriptionReply() {
+        return SUBSCRIPTION_KINDS.contains(kind());
+    }
+
+    /**
+     * A reply read on a connection as the message it is: a push that is no subscription reply,
+     * or (on a RESP2 {@code subscriber}) a {@code message} array; null for a reply to a call.
+     */
+    static Push message(Object value, boolean subscriber) {
+        if (value instanceof Push push) {
+            return push.isSubscriptionReply() ? null : push;
+        }
+        if (subscriber && value instanceof List<?> list && !list.isEmpty() && MESSAGE_KINDS.contains(text(list.get(0)))) {
+            @SuppressWarnings("unchecked")
+            List<Object> data = (List<Object>) list;
+            return new Push(data);
+        }
+        return null;
+    }
+
+    static String text(Object value) {
+        return value instanceof byte[] ? new String((byte[]) value, StandardCharsets.UTF_8) : String.valueOf(value);
+    }
+
+    @Override
+    public String toString() {
+        return "Push" + data.stream().map(Push::text).toList();
+    }
+}
