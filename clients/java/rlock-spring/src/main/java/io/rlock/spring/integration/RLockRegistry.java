@@ -38,6 +38,15 @@ public final class RLockRegistry
         this(requireKey(registryKey), DEFAULT_EXPIRE_AFTER, RLockClients.fromConnectionFactory(connectionFactory), true);
     }
 
+    /**
+     * As {@code new RedisLockRegistry(connectionFactory, registryKey, expireAfter)}:
+     * {@code expireAfter} is the time to live {@link #renewLock(Object)} sets (see below).
+     */
+    public RLockRegistry(RedisConnectionFactory connectionFactory, String registryKey, Duration expireAfter) {
+        this(requireKey(registryKey), RegistryLock.requirePositive(expireAfter, "expireAfter"),
+                RLockClients.fromConnectionFactory(connectionFactory), true);
+    }
+
     /** On a client the application manages (and closes). */
     public RLockRegistry(RLockClient client, String registryKey) {
         this(requireKey(registryKey), DEFAULT_EXPIRE_AFTER, client, false);
@@ -48,14 +57,13 @@ public final class RLockRegistry
      * watchdog (RedisLockRegistry's {@code expireAfter} is the lease of every lock it takes).
      */
     public RLockRegistry(RLockClient client, String registryKey, Duration expireAfter) {
-        this(requireKey(registryKey), expireAfter, client, false);
+        this(requireKey(registryKey), RegistryLock.requirePositive(expireAfter, "expireAfter"), client, false);
     }
 
     private RLockRegistry(String registryKey, Duration expireAfter, RLockClient client, boolean ownsClient) {
         if (client == null) {
             throw new IllegalArgumentException("'client' cannot be null");
         }
-        RegistryLock.positiveMillis(expireAfter, "expireAfter");
         this.client = client;
         this.ownsClient = ownsClient;
         this.registryKey = registryKey;

@@ -158,10 +158,14 @@ final class RegistryLock implements DistributedLock {
     }
 
     static long positiveMillis(Duration duration, String what) {
+        return Math.max(1, requirePositive(duration, what).toMillis());
+    }
+
+    static Duration requirePositive(Duration duration, String what) {
         if (duration == null || duration.isNegative() || duration.isZero()) {
             throw new IllegalArgumentException(what + " must be a positive duration, got " + duration);
         }
-        return Math.max(1, duration.toMillis());
+        return duration;
     }
 
     @Override
