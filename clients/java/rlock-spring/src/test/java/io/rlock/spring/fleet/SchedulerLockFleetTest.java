@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * Two application instances run the same {@code @SchedulerLock} job (ticks every 200 ms, runs
- * 1.5 s, {@code lockAtMostFor} 30 s) on the auto-configured RLockProvider: no two runs overlap,
+ * 2.5 s (long enough that the instance seen running is still running when killed), {@code lockAtMostFor} 30 s) on the auto-configured RLockProvider: no two runs overlap,
  * and when the running instance is killed with kill -9 the other runs the job at its next tick,
  * not 30 s later.
  */
@@ -24,8 +24,8 @@ class SchedulerLockFleetTest {
     @Timeout(180)
     void neverTwiceAtOnceAndTheOtherRunsAtItsNextTickAfterAKill() throws Exception {
         try (ServerFixture fixture = ServerFixture.start();
-                Instance a = Instance.start("a", "shedlock", fixture.server.port, "fleet.job-ms=1500");
-                Instance b = Instance.start("b", "shedlock", fixture.server.port, "fleet.job-ms=1500")) {
+                Instance a = Instance.start("a", "shedlock", fixture.server.port, "fleet.job-ms=2500");
+                Instance b = Instance.start("b", "shedlock", fixture.server.port, "fleet.job-ms=2500")) {
             a.await("STARTED", 1, 120_000);
             b.await("STARTED", 1, 120_000);
             assertThat(a.event("PROVIDER")).startsWith("PROVIDER " + RLockProvider.class.getName());
