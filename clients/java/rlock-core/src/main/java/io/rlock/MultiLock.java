@@ -119,7 +119,7 @@ public final class MultiLock extends AcquiringLock {
      * The wait is told by one message per key ({@code NOTIFY}): the one core, {@link Acquire}.
      */
     @Override
-    public boolean take(long threadId, long leaseMs, long waitMs, boolean interruptible) throws InterruptedException {
+    protected boolean take(long threadId, long leaseMs, long waitMs, boolean interruptible) throws InterruptedException {
         long deadline = Engine.deadline(waitMs);
         for (int i = 0; i < byClient.size(); i++) {
             long left = waitMs <= 0 ? waitMs : Math.max(0, Engine.ceilMillis(deadline - System.nanoTime()));
@@ -170,7 +170,7 @@ public final class MultiLock extends AcquiringLock {
      *         (the others are released all the same)
      */
     @Override
-    public void release(long threadId) {
+    protected void release(long threadId) {
         List<String> notHeld = new ArrayList<>();
         for (List<LockImpl> group : byClient) {
             notHeld.addAll(releaseAll(group, threadId));

@@ -7,18 +7,18 @@ import javax.net.ssl.SSLSocketFactory;
 
 /** How {@link RLockClient#create(String, RLockOptions)} connects; every setter returns this. */
 public final class RLockOptions {
-    public SSLSocketFactory sslSocketFactory;
-    public boolean verifyHostname = true;
-    public Duration connectTimeout = Duration.ofSeconds(5);
-    public Duration responseTimeout = Duration.ofSeconds(10);
-    public int protocol = 3;
-    public Duration watchdogLease = Duration.ofSeconds(30);
-    public Confirm confirm = Confirm.auto();
+    SSLSocketFactory sslSocketFactory;
+    boolean verifyHostname = true;
+    Duration connectTimeout = Duration.ofSeconds(5);
+    Duration responseTimeout = Duration.ofSeconds(10);
+    int protocol = 3;
+    Duration watchdogLease = Duration.ofSeconds(30);
+    Confirm confirm = Confirm.auto();
     String masterName;
     java.util.List<String> sentinels = java.util.List.of();
-    public String sentinelUser;
-    public String sentinelPassword;
-    public NameMapper nameMapper = NameMapper.direct();
+    String sentinelUser;
+    String sentinelPassword;
+    NameMapper nameMapper = NameMapper.direct();
 
     /** For {@code rediss://}: the factory of TLS sockets (default: the JDK's default one). */
     public RLockOptions sslSocketFactory(SSLSocketFactory factory) {
@@ -128,5 +128,57 @@ public final class RLockOptions {
         copy.sentinelPassword = sentinelPassword;
         copy.nameMapper = nameMapper;
         return copy;
+    }
+
+    // What the client reads back.
+
+    /** The value set by {@link #sslSocketFactory(SSLSocketFactory)} (or its default). */
+    public SSLSocketFactory sslSocketFactory() {
+        return sslSocketFactory;
+    }
+
+    /** The value set by {@link #verifyHostname(boolean)} (or its default). */
+    public boolean verifyHostname() {
+        return verifyHostname;
+    }
+
+    /** The value set by {@link #connectTimeout(Duration)} (or its default). */
+    public Duration connectTimeout() {
+        return connectTimeout;
+    }
+
+    /** The value set by {@link #responseTimeout(Duration)} (or its default). */
+    public Duration responseTimeout() {
+        return responseTimeout;
+    }
+
+    /** The value set by {@link #protocol(int)} (or its default). */
+    public int protocol() {
+        return protocol;
+    }
+
+    /** The value set by {@link #watchdogLease(Duration)} (or its default). */
+    public Duration watchdogLease() {
+        return watchdogLease;
+    }
+
+    /** The value set by {@link #confirm(Confirm)} (or its default). */
+    public Confirm confirm() {
+        return confirm;
+    }
+
+    /** The value set by {@link #sentinelUser(String)} (or its default). */
+    public String sentinelUser() {
+        return sentinelUser;
+    }
+
+    /** The value set by {@link #sentinelPassword(String)} (or its default). */
+    public String sentinelPassword() {
+        return sentinelPassword;
+    }
+
+    /** The value set by {@link #nameMapper(NameMapper)} (or its default). */
+    public NameMapper nameMapper() {
+        return nameMapper;
     }
 }

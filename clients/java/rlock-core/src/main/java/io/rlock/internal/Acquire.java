@@ -112,7 +112,7 @@ public final class Acquire {
             Router.Reply reply;
             try {
                 reply = engine.router().write(engine.confirm, first, args(lease, watchdog, Family.NO_WAIT, 0, requestId));
-            } catch (Confirm.Unconfirmed e) {
+            } catch (Unconfirmed e) {
                 throw undo(e.node, e);
             }
             return granted(reply.node(), reply.value(), watchdog, lease);
@@ -129,7 +129,7 @@ public final class Acquire {
                 Object reply;
                 try {
                     reply = call.send(session, waiters, args(lease, watchdog, waitArg, session.notifyId, requestId), engine.confirm);
-                } catch (Confirm.Unconfirmed e) {
+                } catch (Unconfirmed e) {
                     drop(waiters, 0); // granted at once: no message comes
                     throw undo(call.node, e);
                 }
@@ -231,7 +231,7 @@ public final class Acquire {
             Object reply;
             try {
                 reply = engine.router().call(node, asking, confirm, key, family.renew(key, target.owner(), lease, watchdog)).value();
-            } catch (Confirm.Unconfirmed e) {
+            } catch (Unconfirmed e) {
                 if (Long.valueOf(1).equals(e.reply)) {
                     throw undo(node, e);
                 }
@@ -250,7 +250,7 @@ public final class Acquire {
     }
 
     /** An acquisition not confirmed in time: given back (one hold, or the permits), and reported. */
-    private NotConfirmedException undo(Node node, Confirm.Unconfirmed unconfirmed) {
+    private NotConfirmedException undo(Node node, Unconfirmed unconfirmed) {
         if (all) {
             engine.releaseAll(keys, owner, null);
         } else {

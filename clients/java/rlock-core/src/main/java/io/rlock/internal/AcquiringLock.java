@@ -22,14 +22,14 @@ public abstract class AcquiringLock extends Handle implements RLock {
      * @param leaseMs -1: the watchdog; else a plain lease
      * @param waitMs  -1: without a deadline; 0: one attempt; else at most that long
      */
-    public abstract boolean take(long threadId, long leaseMs, long waitMs, boolean interruptible) throws InterruptedException;
+    protected abstract boolean take(long threadId, long leaseMs, long waitMs, boolean interruptible) throws InterruptedException;
 
     /**
      * Gives back one hold of the thread {@code threadId}.
      *
      * @throws IllegalMonitorStateException when that thread does not hold it
      */
-    public abstract void release(long threadId);
+    protected abstract void release(long threadId);
 
     @Override
     public int addListener(ObjectListener listener) {

@@ -140,7 +140,7 @@ public final class CountingSemaphoreImpl extends Handle implements RSemaphore {
         if (waitMs == 0) {
             try {
                 return granted(engine.router().write(engine.confirm, name, args(permits, Family.NO_WAIT, 0, requestId)).value());
-            } catch (Confirm.Unconfirmed e) {
+            } catch (Unconfirmed e) {
                 throw undo(e.node, e, permits);
             }
         }
@@ -158,7 +158,7 @@ public final class CountingSemaphoreImpl extends Handle implements RSemaphore {
                 Object reply;
                 try {
                     reply = call.send(session, waiters, args(permits, waitArg, session.notifyId, requestId), engine.confirm);
-                } catch (Confirm.Unconfirmed e) {
+                } catch (Unconfirmed e) {
                     waiters.forEach(engine.dispatcher()::unregister); // granted at once: no message comes
                     throw undo(call.node, e, permits);
                 }
@@ -210,13 +210,13 @@ public final class CountingSemaphoreImpl extends Handle implements RSemaphore {
         try {
             return granted(engine.router().call(node, asking, engine.confirm, name,
                     args(permits, Family.NO_WAIT, 0, requestId)).value());
-        } catch (Confirm.Unconfirmed e) {
+        } catch (Unconfirmed e) {
             throw undo(e.node, e, permits);
         }
     }
 
     /** A grant not confirmed in time: its permits given back (a release with its own request id), and reported. */
-    private NotConfirmedException undo(Node node, Confirm.Unconfirmed unconfirmed, int permits) {
+    private NotConfirmedException undo(Node node, Unconfirmed unconfirmed, int permits) {
         engine.releaseQuietly(node, new Target(Family.COUNTING, name, null), permits);
         return unconfirmed.report("the acquisition of " + permits + " permits of semaphore " + name, true);
     }

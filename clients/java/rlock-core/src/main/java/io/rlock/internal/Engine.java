@@ -36,11 +36,11 @@ public final class Engine {
 
     public Engine(RedisUri uri, RLockOptions options) {
         this.options = options;
-        this.confirm = options.confirm;
+        this.confirm = options.confirm();
         this.closed = new java.util.concurrent.atomic.AtomicBoolean();
-        this.settings = new RespConnection.Settings().uri(uri, options.sslSocketFactory)
-                .verifyHostname(options.verifyHostname).protocol(options.protocol)
-                .connectTimeout(options.connectTimeout).responseTimeout(options.responseTimeout)
+        this.settings = new RespConnection.Settings().uri(uri, options.sslSocketFactory())
+                .verifyHostname(options.verifyHostname()).protocol(options.protocol())
+                .connectTimeout(options.connectTimeout()).responseTimeout(options.responseTimeout())
                 .clientName("rlock-java:" + id);
         this.executor = new ScheduledThreadPoolExecutor(1, runnable -> {
             Thread thread = new Thread(runnable, "rlock-maintenance " + id);
@@ -50,11 +50,11 @@ public final class Engine {
         this.executor.setRemoveOnCancelPolicy(true);
         this.async = new AsyncCalls(id);
         this.objectEvents = new ObjectEvents(this, id, settings.db());
-        this.holdings = new Holdings(this::background, options.nameMapper::unmap);
+        this.holdings = new Holdings(this::background, options.nameMapper()::unmap);
         this.dispatcher = new Dispatcher(this);
-        this.waits = new WaitByMessage(this, options.responseTimeout.toNanos());
+        this.waits = new WaitByMessage(this, options.responseTimeout().toNanos());
         this.router = uri.masterName != null ? new Router(this, new Sentinels(uri.masterName, uri.sentinels, settings,
-                        options.sentinelUser, options.sentinelPassword))
+                        options.sentinelUser(), options.sentinelPassword()))
                 : new Router(this, uri.host, uri.port);
         try {
             router.seed().sessionWithin(connectTimeoutNanos());
@@ -94,12 +94,12 @@ public final class Engine {
         if (name == null) {
             throw new IllegalArgumentException("a name, not null");
         }
-        return options.nameMapper.map(name);
+        return options.nameMapper().map(name);
     }
 
     /** The name the user gave the object whose key is {@code key}. */
     public String nameOf(String key) {
-        return options.nameMapper.unmap(key);
+        return options.nameMapper().unmap(key);
     }
 
     public RespConnection.Settings settings() {
@@ -131,7 +131,7 @@ public final class Engine {
     }
 
     long connectTimeoutNanos() {
-        return options.connectTimeout.toNanos();
+        return options.connectTimeout().toNanos();
     }
 
     /** The calling thread's owner id. */
@@ -205,7 +205,7 @@ public final class Engine {
 
     /** The {@code PX} of an acquire: the watchdog's lease for -1 (any negative), else {@code leaseMs}. */
     long lease(long leaseMs) {
-        return leaseMs < 0 ? Math.max(1, options.watchdogLease.toMillis()) : Math.max(1, leaseMs);
+        return leaseMs < 0 ? Math.max(1, options.watchdogLease().toMillis()) : Math.max(1, leaseMs);
     }
 
     static boolean movable(String code) {
@@ -283,7 +283,7 @@ public final class Engine {
     Object write(String key, Object... args) {
         try {
             return Replies.check(router.write(confirm, key, args).value());
-        } catch (Confirm.Unconfirmed e) {
+        } catch (Unconfirmed e) {
             throw e.report(args[0] + " " + key, false);
         }
     }
@@ -324,10 +324,10 @@ public final class Engine {
      */
     private <T> T releaseWrite(Confirm confirm, String key, Object[] args, String what, java.util.function.Function<Object, T> recorded) {
         Object value;
-        Confirm.Unconfirmed unconfirmed = null;
+        Unconfirmed unconfirmed = null;
         try {
             value = Replies.check(router.write(confirm, key, args).value());
-        } catch (Confirm.Unconfirmed e) {
+        } catch (Unconfirmed e) {
             unconfirmed = e;
             value = e.reply;
         }

@@ -71,7 +71,7 @@ public final class LockImpl extends AcquiringLock {
     }
 
     @Override
-    public boolean take(long threadId, long leaseMs, long waitMs, boolean interruptible) throws InterruptedException {
+    protected boolean take(long threadId, long leaseMs, long waitMs, boolean interruptible) throws InterruptedException {
         try {
             return engine.acquire(family, name, engine.owner(threadId), 1, leaseMs, waitMs, interruptible, lockDelayMs) >= 0;
         } catch (RLockException e) {
@@ -89,7 +89,7 @@ public final class LockImpl extends AcquiringLock {
     private static final String UPGRADE = "holds the read lock";
 
     @Override
-    public void release(long threadId) {
+    protected void release(long threadId) {
         if (engine.release(family, name, engine.owner(threadId), 1) < 0 && !(fair && !isLocked())) {
             throw new IllegalMonitorStateException("attempt to unlock lock, not locked by current thread by node id: "
                     + engine.id + " thread-id: " + threadId);

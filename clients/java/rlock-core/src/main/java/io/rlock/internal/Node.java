@@ -136,7 +136,7 @@ public final class Node {
      * One call on this node: a connection failure sends the same command (with its same request
      * id) once more on a new connection; a second failure raises {@link RLockException}. An
      * error reply is returned as a {@link RespError}. With {@code confirm}, a write pipelined
-     * with its confirmation ({@link #exchange}); not confirmed: {@link Confirm.Unconfirmed}.
+     * with its confirmation ({@link #exchange}); not confirmed: {@link Unconfirmed}.
      */
     Object call(boolean asking, Confirm confirm, Object... args) {
         IOException failure = null;
@@ -189,7 +189,7 @@ public final class Node {
 
     /**
      * The reply of an {@link #exchange}, once its confirmation is checked: a reply that wrote
-     * nothing (nil, an error, {@code WAITING}) needs none. Not confirmed: {@link Confirm.Unconfirmed}
+     * nothing (nil, an error, {@code WAITING}) needs none. Not confirmed: {@link Unconfirmed}
      * carrying the reply (and the replica count is read again next time).
      */
     Object settle(Object[] exchange, Confirm confirm, String what) {
@@ -199,7 +199,7 @@ public final class Node {
         }
         try {
             confirm.settle((Object[]) exchange[1], exchange[2], what);
-        } catch (Confirm.Unconfirmed e) {
+        } catch (Unconfirmed e) {
             replicas.invalidate();
             e.reply = reply;
             throw e;

@@ -180,7 +180,7 @@ public final class ObjectEvents {
         try {
             Node.Session session = engine.router().nodeFor(key).session();
             subscriber(session).call("PING");
-            teller.submit(() -> { }).get(engine.options().responseTimeout.toMillis(), TimeUnit.MILLISECONDS);
+            teller.submit(() -> { }).get(engine.options().responseTimeout().toMillis(), TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (Exception e) {

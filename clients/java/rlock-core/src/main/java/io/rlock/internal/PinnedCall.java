@@ -40,7 +40,7 @@ public final class PinnedCall {
 
     /**
      * As above, an acquire pipelined with its confirmation ({@link Node#exchange}): granted at
-     * once and not confirmed, {@link Confirm.Unconfirmed}.
+     * once and not confirmed, {@link Unconfirmed}.
      */
     Object send(Node.Session session, Iterable<Waiter> waiters, Object[] args, Confirm confirm) {
         Object[] exchange;

@@ -236,7 +236,7 @@ public final class Router {
             Object reply;
             try {
                 reply = node.call(asking, confirm, args);
-            } catch (Confirm.Unconfirmed e) {
+            } catch (Unconfirmed e) {
                 e.node = node;
                 throw e;
             } catch (RLockException e) {
