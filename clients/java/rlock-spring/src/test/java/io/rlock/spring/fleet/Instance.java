@@ -84,13 +84,18 @@ final class Instance implements AutoCloseable {
         return events.stream().filter(e -> e.startsWith(kind + " ")).findFirst().orElse(null);
     }
 
-    /** kill -9; returns when the process is gone, with the time it was seen gone. */
+    /**
+     * kill -9; returns once the process is gone, with the time the signal was sent: the process
+     * ran none of its code after it, while it may be seen gone a few ms later (another
+     * instance can be granted its lock before {@code waitFor} returns).
+     */
     long kill9() throws InterruptedException {
+        long sent = System.currentTimeMillis();
         process.destroyForcibly();
         if (!process.waitFor(30, TimeUnit.SECONDS)) {
             throw new AssertionError(name + " did not die");
         }
-        return System.currentTimeMillis();
+        return sent;
     }
 
     @Override

@@ -63,7 +63,7 @@ class SchedulerLockFleetTest {
         }
     }
 
-    /** Pairs starts and ends; the killed instance's last run ends when it was seen dead. */
+    /** Pairs starts and ends; the killed instance's last run ends when the kill was sent. */
     static List<Run> runs(List<String> log, String killedName, long killed) {
         List<Run> runs = new ArrayList<>();
         String[] open = null;
