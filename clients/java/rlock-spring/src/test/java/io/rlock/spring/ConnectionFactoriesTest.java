@@ -57,15 +57,27 @@ class ConnectionFactoriesTest {
     }
 
     @Test
-    void aUriFromTheFactorysSettings() {
+    void aJedisUriFromTheFactorysSettings() {
         RedisStandaloneConfiguration settings = new RedisStandaloneConfiguration("db.example", 6380);
         settings.setDatabase(3);
         settings.setUsername("app");
         settings.setPassword("p@ss word");
-        assertThat(RLockClients.uri(new LettuceConnectionFactory(settings)))
+        assertThat(RLockClients.JedisSettings.uri(new JedisConnectionFactory(settings)))
                 .isEqualTo("redis://app:p%40ss+word@db.example:6380/3");
-        assertThat(RLockClients.uri(new JedisConnectionFactory(new RedisStandaloneConfiguration("h", 1))))
+        assertThat(RLockClients.JedisSettings.uri(new JedisConnectionFactory(new RedisStandaloneConfiguration("h", 1))))
                 .isEqualTo("redis://h:1/0");
+    }
+
+    @Test
+    void overLettuceTheLocksUseTheFactorysOwnClient() throws Exception {
+        try (var client = RLockClients.fromConnectionFactory(fixture.connectionFactory)) {
+            var lock = client.getLock("lettuce:a");
+            lock.lock();
+            assertThat(fixture.lockInfo("lettuce:a")).containsEntry("holds", 1L);
+            // The watchdog binding is on a connection of the factory's Lettuce client (its name).
+            assertThat(fixture.lockInfo("lettuce:a").get("watchdog")).isNotNull();
+            lock.unlock();
+        }
     }
 
     @Test
@@ -73,7 +85,7 @@ class ConnectionFactoriesTest {
         LettuceConnectionFactory sentinel = new LettuceConnectionFactory(
                 new RedisSentinelConfiguration("mymaster", java.util.Set.of("127.0.0.1:1")));
         assertThatThrownBy(() -> new RLockRegistry(sentinel, "app")).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("standalone");
+                .hasMessageContaining("Sentinel");
         assertThatThrownBy(() -> RLockClients.fromConnectionFactory(null)).isInstanceOf(IllegalArgumentException.class);
     }
 }
