@@ -98,10 +98,16 @@ final class Instance implements AutoCloseable {
         return sent;
     }
 
+    /** Kills the instance if it still runs (an interrupt leaves it to the JVM's end). */
     @Override
-    public void close() throws InterruptedException {
+    public void close() {
         if (process.isAlive()) {
-            kill9();
+            try {
+                kill9();
+            } catch (InterruptedException e) {
+                process.destroyForcibly();
+                Thread.currentThread().interrupt();
+            }
         }
     }
 }
