@@ -6,8 +6,14 @@ wait, it is told the outcome by a message on its process's subscriber connection
     RLATCH.AWAIT key WAIT ms NOTIFY <subscriber's id>
       -> token (1 for a latch)   held at once
       -> WAITING                 queued: `granted <token>` (held), `timeout` (False),
-                                 `failed <code>` (raised), or the subscriber closes
-                                 (ConnectionError)
+                                 `failed <code>` (raised), or the subscriber closes:
+                                 the call is sent again, with the same ID, through a new
+                                 subscriber (CONTRACT.md C9.2)
+
+When the subscriber closes before the message came, the server has dropped the entry with it
+(and a grant made as it closed was either bound to it, and released by its close, or stays
+under its lease, unread): the same call, with the same ID, joins the queue again through a new
+subscriber, or is answered the token of that grant, as a retried acquire is. It counts once.
 
 A grant with WATCHDOG is confirmed with RENEW ... WATCHDOG (renewals start then; the binding
 stays on the subscriber). A wait that is given up (interrupted, or no message by the deadline
@@ -99,6 +105,14 @@ class _Abandoned(Exception):
     pass
 
 
+class _SubscriberClosed(Exception):
+    """The subscriber closed while the call was queued: its message will not come."""
+
+    def __init__(self, error: ConnectionError):
+        super().__init__(error)
+        self.error = error
+
+
 class Acquisition:
     def __init__(self, io, request):
         self.io, self.request = io, request
@@ -119,6 +133,12 @@ class Acquisition:
         for attempt in itertools.count():
             try:
                 return (yield from self._wait_once())
+            except _SubscriberClosed as closed:
+                # C9.2: its entry went with the subscriber; the same call (same ID) goes again.
+                error = closed.error
+                delay = retries.delay(attempt, time.monotonic())
+                if delay is None:
+                    raise error from None
             except (ConnectionError, ResponseError) as error:
                 rejoin = retries is not CALL_RETRIES and (
                     isinstance(error, ConnectionError) or str(error).startswith(REJOIN_CODES)
@@ -126,8 +146,8 @@ class Acquisition:
                 delay = retries.delay(attempt, time.monotonic()) if rejoin else None
                 if delay is None:
                     raise
-                logger.info("rlock: the wait for %r joins the queue again: %r", self.request.name, error)
-                yield self.io.sleep(delay)
+            logger.info("rlock: the wait for %r joins the queue again: %r", self.request.name, error)
+            yield self.io.sleep(delay)
 
     def _wait_once(self):
         request = self.request
@@ -139,6 +159,9 @@ class Acquisition:
             return (yield from self._held_at_once(subscriber, reply, channel))
         try:
             message = yield self.io.outcome(wait, self._give_up_at())
+        except ConnectionError as error:  # only the subscriber's: it closed
+            wait.drop()
+            raise _SubscriberClosed(error) from error
         except BaseException:
             wait.drop()
             raise
