@@ -130,29 +130,32 @@ class Acquisition:
         or `failed READONLY`) joins the queue again on the new primary, with the same ID; its
         place in line is lost."""
         retries = self._retries()
+        resending = False
         for attempt in itertools.count():
             try:
-                return (yield from self._wait_once())
+                return (yield from self._wait_once(resending))
             except _SubscriberClosed as closed:
+                resending = True
                 # C9.2: its entry went with the subscriber; the same call (same ID) goes again.
-                error = closed.error
+                cause = closed.error
                 delay = retries.delay(attempt, time.monotonic())
                 if delay is None:
-                    raise error from None
+                    raise cause from None
             except (ConnectionError, ResponseError) as error:
+                cause = error  # `error` is unbound when the except block ends
                 rejoin = retries is not CALL_RETRIES and (
                     isinstance(error, ConnectionError) or str(error).startswith(REJOIN_CODES)
                 )
                 delay = retries.delay(attempt, time.monotonic()) if rejoin else None
                 if delay is None:
                     raise
-            logger.info("rlock: the wait for %r joins the queue again: %r", self.request.name, error)
+            logger.info("rlock: the wait for %r joins the queue again: %r", self.request.name, cause)
             yield self.io.sleep(delay)
 
-    def _wait_once(self):
+    def _wait_once(self, resending: bool = False):
         request = self.request
         try:
-            subscriber, wait, reply, channel = yield from self._ask()
+            subscriber, wait, reply, channel = yield from self._ask(resending)
         except _Abandoned:
             return False
         if wait is None:
@@ -187,19 +190,21 @@ class Acquisition:
 
     # -- asking ---------------------------------------------------------------------------------
 
-    def _ask(self):
+    def _ask(self, resending: bool = False):
         """Sends the call: (subscriber, its Wait or None when not queued, reply, the channel
         kept for a watchdog holding taken at once). When the subscriber cannot be opened, or
         closes before the call was queued, the call is sent again (with the same ID, so the
         server answers a retry of what it carried out as it did the first time) through a new
-        one, as often as rlock retries any call."""
+        one, as often as rlock retries any call. A resend after the subscriber closed goes
+        out even for a wait given up meanwhile: a grant lost with the subscriber is learned,
+        and given back by the caller, instead of held by nobody until its lease ends."""
         io, request = self.io, self.request
         retries = self._retries()
         for attempt in itertools.count():
             subscriber = wait = None
             try:
                 subscriber = yield io.subscriber()
-                if io.abandoned:  # given up before anything was sent
+                if io.abandoned and not resending:  # given up before anything was sent
                     raise _Abandoned
                 wait = request.expect(subscriber)
                 reply, channel = yield io.send(subscriber, request)
