@@ -125,10 +125,11 @@ class Acquisition:
         return CALL_RETRIES
 
     def run(self):
-        """The flow (a generator): True when held (or the latch open), False when not. On a
-        client that follows the primary, a wait whose node failed over (its subscriber closed,
-        or `failed READONLY`) joins the queue again on the new primary, with the same ID; its
-        place in line is lost."""
+        """The flow (a generator): True when held (or the latch open), False when not. A wait
+        whose subscriber closed is sent again, with the same ID, through a new one (C9.2), as
+        often as any call is retried; on a client that follows the primary, for as long as a
+        failover may take, and a wait told `failed READONLY` joins the queue again on the new
+        primary too. Its place in line is lost."""
         retries = self._retries()
         resending = False
         for attempt in itertools.count():
