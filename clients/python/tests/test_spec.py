@@ -30,13 +30,7 @@ SCENARIOS = check.load(SPEC, supported=SCHEMA_VERSION)
 MUST_FAIL = check.load(SPEC / "valid-fail", supported=SCHEMA_VERSION)
 SUPPORTED = {"blocking": {"confirmation", "drop_reply"}, "asyncio": {"cancel", "confirmation", "drop_reply"}}
 #: Known drifts (clients/spec/README.md): (variant, scenario) -> what the helper does instead.
-DRIFTS: dict = {
-    (variant, f"retry.{name}"): "a NOTIFY wait whose subscriber closes raises ConnectionError "
-    "instead of sending the call again with the same request id (CONTRACT.md C9.2)"
-    for variant in ("blocking", "asyncio")
-    for name in ("dropped_grant_of_a_leased_lock_is_taken_once", "dropped_grant_of_a_watchdog_lock_is_held_once",
-                 "dropped_grant_of_permits_counts_once")
-}
+DRIFTS: dict = {}
 AWAIT_DEFAULT_MS = 5000
 JOIN_CAP_S = 30.0
 users = itertools.count(1)

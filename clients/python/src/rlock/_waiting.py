@@ -6,8 +6,14 @@ wait, it is told the outcome by a message on its process's subscriber connection
     RLATCH.AWAIT key WAIT ms NOTIFY <subscriber's id>
       -> token (1 for a latch)   held at once
       -> WAITING                 queued: `granted <token>` (held), `timeout` (False),
-                                 `failed <code>` (raised), or the subscriber closes
-                                 (ConnectionError)
+                                 `failed <code>` (raised), or the subscriber closes:
+                                 the call is sent again, with the same ID, through a new
+                                 subscriber (CONTRACT.md C9.2)
+
+When the subscriber closes before the message came, the server has dropped the entry with it
+(and a grant made as it closed was either bound to it, and released by its close, or stays
+under its lease, unread): the same call, with the same ID, joins the queue again through a new
+subscriber, or is answered the token of that grant, as a retried acquire is. It counts once.
 
 A grant with WATCHDOG is confirmed with RENEW ... WATCHDOG (renewals start then; the binding
 stays on the subscriber). A wait that is given up (interrupted, or no message by the deadline
@@ -99,6 +105,14 @@ class _Abandoned(Exception):
     pass
 
 
+class _SubscriberClosed(Exception):
+    """The subscriber closed while the call was queued: its message will not come."""
+
+    def __init__(self, error: ConnectionError):
+        super().__init__(error)
+        self.error = error
+
+
 class Acquisition:
     def __init__(self, io, request):
         self.io, self.request = io, request
@@ -111,34 +125,47 @@ class Acquisition:
         return CALL_RETRIES
 
     def run(self):
-        """The flow (a generator): True when held (or the latch open), False when not. On a
-        client that follows the primary, a wait whose node failed over (its subscriber closed,
-        or `failed READONLY`) joins the queue again on the new primary, with the same ID; its
-        place in line is lost."""
+        """The flow (a generator): True when held (or the latch open), False when not. A wait
+        whose subscriber closed is sent again, with the same ID, through a new one (C9.2), as
+        often as any call is retried; on a client that follows the primary, for as long as a
+        failover may take, and a wait told `failed READONLY` joins the queue again on the new
+        primary too. Its place in line is lost."""
         retries = self._retries()
+        resending = False
         for attempt in itertools.count():
             try:
-                return (yield from self._wait_once())
+                return (yield from self._wait_once(resending))
+            except _SubscriberClosed as closed:
+                resending = True
+                # C9.2: its entry went with the subscriber; the same call (same ID) goes again.
+                cause = closed.error
+                delay = retries.delay(attempt, time.monotonic())
+                if delay is None:
+                    raise cause from None
             except (ConnectionError, ResponseError) as error:
+                cause = error  # `error` is unbound when the except block ends
                 rejoin = retries is not CALL_RETRIES and (
                     isinstance(error, ConnectionError) or str(error).startswith(REJOIN_CODES)
                 )
                 delay = retries.delay(attempt, time.monotonic()) if rejoin else None
                 if delay is None:
                     raise
-                logger.info("rlock: the wait for %r joins the queue again: %r", self.request.name, error)
-                yield self.io.sleep(delay)
+            logger.info("rlock: the wait for %r joins the queue again: %r", self.request.name, cause)
+            yield self.io.sleep(delay)
 
-    def _wait_once(self):
+    def _wait_once(self, resending: bool = False):
         request = self.request
         try:
-            subscriber, wait, reply, channel = yield from self._ask()
+            subscriber, wait, reply, channel = yield from self._ask(resending)
         except _Abandoned:
             return False
         if wait is None:
             return (yield from self._held_at_once(subscriber, reply, channel))
         try:
             message = yield self.io.outcome(wait, self._give_up_at())
+        except ConnectionError as error:  # only the subscriber's: it closed
+            wait.drop()
+            raise _SubscriberClosed(error) from error
         except BaseException:
             wait.drop()
             raise
@@ -164,19 +191,21 @@ class Acquisition:
 
     # -- asking ---------------------------------------------------------------------------------
 
-    def _ask(self):
+    def _ask(self, resending: bool = False):
         """Sends the call: (subscriber, its Wait or None when not queued, reply, the channel
         kept for a watchdog holding taken at once). When the subscriber cannot be opened, or
         closes before the call was queued, the call is sent again (with the same ID, so the
         server answers a retry of what it carried out as it did the first time) through a new
-        one, as often as rlock retries any call."""
+        one, as often as rlock retries any call. A resend after the subscriber closed goes
+        out even for a wait given up meanwhile: a grant lost with the subscriber is learned,
+        and given back by the caller, instead of held by nobody until its lease ends."""
         io, request = self.io, self.request
         retries = self._retries()
         for attempt in itertools.count():
             subscriber = wait = None
             try:
                 subscriber = yield io.subscriber()
-                if io.abandoned:  # given up before anything was sent
+                if io.abandoned and not resending:  # given up before anything was sent
                     raise _Abandoned
                 wait = request.expect(subscriber)
                 reply, channel = yield io.send(subscriber, request)

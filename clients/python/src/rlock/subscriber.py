@@ -10,8 +10,9 @@ its waiter (or marks the holding it is about lost).
 The subscriber speaks RESP2 whatever the client does (a subscribed RESP2 connection runs
 nothing but PING, and nothing else is sent on it), asks ``RLOCK.CHANNEL`` for its channel, and
 PINGs every third of ``rlock.watchdog-idle-ms``: a watchdog grant told to it is bound to it. When
-it closes, the server has dropped the waits told to it: their calls fail with ConnectionError,
-and the watchdog bindings on it are re-bound from a new connection or reported lost.
+it closes, the server has dropped the waits told to it: their calls are sent again, with their
+request IDs, through a new subscriber (_waiting.py; ConnectionError only when that keeps
+failing), and the watchdog bindings on it are re-bound from a new connection or reported lost.
 """
 
 from __future__ import annotations

@@ -28,9 +28,10 @@ class Lock(Hold, LockBase):
     event loop, shared by every waiting lock (RESP3: the waiting calls run on that connection
     too; RESP2: they name its client id). A watchdog lock granted that way, or taken at once
     over RESP3, is bound to the subscriber, which PINGs every third of
-    ``rlock.watchdog-idle-ms``; if the subscriber closes, pending acquires raise ConnectionError
-    and its locks are re-bound from a new connection or reported lost. A ``lost`` message
-    reports a lock taken that way lost (``owned()`` False, ``on_lost``). A cancelled acquire
+    ``rlock.watchdog-idle-ms``; if the subscriber closes, pending acquires are sent again (same
+    request id) through a new one, and its locks are re-bound from a new connection or
+    reported lost. A ``lost`` message reports a lock taken that way lost (``owned()`` False,
+    ``on_lost``). A cancelled acquire
     leaves the queue (``RLOCK.CANCEL``) and gives back a grant that came meanwhile. A server
     that cannot notify (a module without ``NOTIFY``, or an ACL user without ``&__rlock__:*``)
     is waited on as before, blocked in ``WAIT``.

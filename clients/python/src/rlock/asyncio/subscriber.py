@@ -16,8 +16,9 @@ The subscriber asks ``RLOCK.CHANNEL`` for its channel (never builds the name: in
 holds the node's id), PINGs every third of ``rlock.watchdog-idle-ms`` (a watchdog grant told to
 it is bound to it), and dispatches each message by (type, key, owner) to the waiting call or to
 the holding it is about. When it closes, the server has dropped the queue entries told to it:
-their calls fail with ConnectionError, and the watchdog holdings bound to it are re-bound from a
-new connection or reported lost, as when a watchdog lock's own connection closes.
+their calls are sent again, with their request IDs, through a new subscriber (_waiting.py;
+ConnectionError only when that keeps failing), and the watchdog holdings bound to it are
+re-bound from a new connection or reported lost, as when a watchdog lock's own connection closes.
 """
 
 from __future__ import annotations
