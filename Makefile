@@ -4,7 +4,7 @@ CARGO ?= cargo
 MODULE := target/release/librlock.so
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help deps test-deps build java run test test-compat bench bench-pairs clean install deb
+.PHONY: help deps test-deps build java run test test-compat bench bench-pairs clean install deb jepsen
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -24,6 +24,8 @@ test-deps: ## Install what the tests of the clients and operations tools need (N
 	  $$([ -f /usr/share/java/assertj-core.jar ] || echo libassertj-core-java) \
 	  $$([ -f /usr/share/java/slf4j-api.jar ] || echo libslf4j-java) \
 	  $$(command -v openssl >/dev/null || echo openssl) \
+	  $$(command -v ip >/dev/null || echo iproute2) \
+	  $$(command -v faketime >/dev/null || echo faketime) \
 	  $$(command -v promtool >/dev/null || echo prometheus) \
 	  $$(command -v prometheus-redis-exporter >/dev/null || echo prometheus-redis-exporter))
 
@@ -62,7 +64,8 @@ test: build test-deps ## Run every test: the module's unit and integration tests
 	  "java=bash clients/java/test.sh --no-build --select-package rlock" \
 	  "rust-client=bash clients/rust/test.sh" \
 	  "go=bash clients/go/test.sh" \
-	  "ops=bash ops/test.sh"
+	  "ops=bash ops/test.sh" \
+	  "jepsen=bash jepsen/test.sh -short"
 
 # Where `make install` puts things; the Debian package uses PREFIX=/usr (module in
 # /usr/lib/redis/modules, snippet in /etc/redis).
@@ -95,6 +98,9 @@ $(VENV)/.compat-installed:
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q $(COMPAT_PACKAGES)
 	touch $@
+
+jepsen: build test-deps ## Play the full fault matrix in network namespaces (root; ~35 min): histories, Porcupine's results and pictures under target/jepsen/
+	bash jepsen/test.sh
 
 test-compat: build $(VENV)/.compat-installed ## Run the integration tests against Redis 8.2, Valkey 8.1 and Valkey 9.1
 	@set -e; \

@@ -26,7 +26,7 @@ type Event struct {
 	// Target is the resource a write or read is about: "fenced" (the resource refuses a
 	// token lower than the highest it accepted) or "plain" (it takes every write).
 	Target string `json:"target,omitempty"`
-	Token   int64  `json:"token,omitempty"`
+	Token  int64  `json:"token,omitempty"`
 	// Value is what a read saw (0: the resource was never written).
 	Value int64 `json:"value,omitempty"`
 	// LeaseMs is the lease asked for (acquire). LeaseEnd is the lease end the client was

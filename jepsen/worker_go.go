@@ -15,8 +15,8 @@ import (
 	"strings"
 	"time"
 
-	rlock "github.com/rlock/rlock/clients/go"
 	"github.com/redis/go-redis/v9"
+	rlock "github.com/rlock/rlock/clients/go"
 )
 
 // WorkerConfig is what the test tells every worker, Go or Python (the same flags).
