@@ -65,7 +65,7 @@ test: build test-deps ## Run every test: the module's unit and integration tests
 	  "rust-client=bash clients/rust/test.sh" \
 	  "go=bash clients/go/test.sh" \
 	  "ops=bash ops/test.sh" \
-	  "jepsen=bash jepsen/test.sh -short"
+	  "jepsen=bash jepsen/test.sh -short -duration 16s"
 
 # Where `make install` puts things; the Debian package uses PREFIX=/usr (module in
 # /usr/lib/redis/modules, snippet in /etc/redis).

@@ -132,6 +132,8 @@ func PlayScenario(env Env, sc Scenario, root string, duration time.Duration, log
 		return sum, err
 	}
 	r.note("healed; the sentinels agree on %s", primary)
+	info, _ := r.Srv.Cli(r.Srv.Nodes[primary], "RLOCK.INFO", "jepsen")
+	r.note("RLOCK.INFO jepsen on %s: %s", primary, strings.Join(strings.Fields(info), " "))
 	return r.check(sum)
 }
 
