@@ -21,6 +21,13 @@ func main() {
 		}
 		return
 	}
+	if len(os.Args) == 3 && os.Args[1] == "table" {
+		if err := writeTable(os.Args[2], os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		return
+	}
 	if len(os.Args) > 1 && os.Args[1] == "check" {
 		os.Exit(checkDirs(os.Args[2:]))
 	}
@@ -50,7 +57,7 @@ func runMain(args []string) int {
 	case *controls:
 		scenarios = Controls()
 	default:
-		scenarios = append(Matrix(), Controls()...)
+		scenarios = Matrix()
 	}
 	scenarios = Select(scenarios, fs.Args())
 	if *list {

@@ -239,12 +239,20 @@ func claims(c Config, f Fault) map[string]string {
 // holderFaults leave the data nodes alone (and fail over gracefully, if at all).
 var holderFaults = map[string]bool{"client-cut": true, "kill-holder": true, "pause-holder": true}
 
-// Matrix is every cell, with its claims.
+// Matrix is every cell, with its claims (a control's cell also claims what it must catch).
 func Matrix() []Scenario {
 	var out []Scenario
 	for _, f := range Faults {
 		for _, c := range Configs {
-			out = append(out, Scenario{Config: c, Fault: f, Claims: claims(c, f)})
+			sc := Scenario{Config: c, Fault: f, Claims: claims(c, f)}
+			for _, ctl := range Controls() {
+				if ctl.Name() == sc.Name() {
+					for model, want := range ctl.Claims {
+						sc.Claims[model] = want
+					}
+				}
+			}
+			out = append(out, sc)
 		}
 	}
 	return out
