@@ -21,8 +21,8 @@ func main() {
 		}
 		return
 	}
-	if len(os.Args) == 3 && os.Args[1] == "table" {
-		if err := writeTable(os.Args[2], os.Stdout); err != nil {
+	if len(os.Args) >= 3 && os.Args[1] == "table" {
+		if err := writeTable(os.Args[2:], os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(2)
 		}

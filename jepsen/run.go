@@ -102,7 +102,8 @@ func PlayScenario(env Env, sc Scenario, root string, duration time.Duration, log
 	if replTimeout == 0 {
 		replTimeout = 60 * time.Second
 	}
-	r.Srv, err = StartServers(r.Net, r.Dir, env.Module, ServerSettings{ReplTimeout: replTimeout, FakeClock: sc.Fault.FakeClock})
+	r.Srv, err = StartServers(r.Net, r.Dir, env.Module, ServerSettings{ReplTimeout: replTimeout,
+		FakeClock: sc.Fault.FakeClock, MinReplicas: sc.Config.MinReplicas})
 	if err != nil {
 		return sum, err
 	}

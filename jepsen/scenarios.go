@@ -17,11 +17,16 @@ type Config struct {
 	Confirm string // auto | off | replica count
 	Lease   time.Duration
 	Hold    time.Duration
+	// MinReplicas sets the data nodes' min-replicas-to-write (max lag 2 s); 0: off.
+	MinReplicas int
 }
 
 func (c Config) Describe() string {
 	if c.Lock == "setnx" {
 		return fmt.Sprintf("plain SET NX PX %v (no fencing token from the lock)", c.Lease)
+	}
+	if c.MinReplicas > 0 {
+		return fmt.Sprintf("rlock, confirmation %s, lease %v, servers with min-replicas-to-write %d", c.Confirm, c.Lease, c.MinReplicas)
 	}
 	return fmt.Sprintf("rlock, confirmation %s, lease %v", c.Confirm, c.Lease)
 }
@@ -30,10 +35,13 @@ func rlockConfig(name, confirm string) Config {
 	return Config{Name: name, Lock: "rlock", Confirm: confirm, Lease: 2 * time.Second, Hold: 300 * time.Millisecond}
 }
 
+func withMinReplicas(c Config, n int) Config { c.MinReplicas = n; return c }
+
 // Configs are the rows. Every run writes to a fenced and a plain resource, so each row is
 // seen both with and without fencing.
 var Configs = []Config{
 	rlockConfig("confirm-auto", "auto"),
+	withMinReplicas(rlockConfig("confirm-auto-minrep", "auto"), 1),
 	rlockConfig("confirm-all", "2"),
 	rlockConfig("confirm-1", "1"),
 	rlockConfig("confirm-off", "off"),
@@ -221,7 +229,8 @@ func (s Scenario) Verdict(checks []CheckResult) string {
 //   - grants exclude each other (lease-lock) when every replica confirmed them (confirm-all),
 //     unless the primary's clock jumped (the lease is measured by it); confirm-auto only
 //     under faults that depose no primary: a deposed primary that has lost its replicas
-//     counts none and confirms nothing (found by these runs: docs/guarantees.md).
+//     counts none and confirms nothing (found by these runs: docs/guarantees.md), unless
+//     the servers refuse writes without a replica (min-replicas-to-write).
 func claims(c Config, f Fault) map[string]string {
 	m := map[string]string{"fenced-register": "Ok"}
 	if c.Lock != "rlock" {
@@ -229,7 +238,7 @@ func claims(c Config, f Fault) map[string]string {
 	}
 	if !f.FakeClock {
 		m["token-order"] = "Ok"
-		if c.Confirm == "2" || (c.Confirm == "auto" && holderFaults[f.Name]) {
+		if c.Confirm == "2" || (c.Confirm == "auto" && (holderFaults[f.Name] || c.MinReplicas > 0)) {
 			m["lease-lock"] = "Ok"
 		}
 	}

@@ -52,6 +52,9 @@ type Servers struct {
 type ServerSettings struct {
 	ReplTimeout time.Duration // repl-timeout: when a primary stops counting a silent replica
 	FakeClock   bool          // run the data nodes under libfaketime
+	// MinReplicas: min-replicas-to-write (0: off), with min-replicas-max-lag 2 s: a primary
+	// that hears from fewer replicas refuses writes (NOREPLICAS).
+	MinReplicas int
 }
 
 func (p *Proc) Pid() int { return p.cmd.Process.Pid }
@@ -98,6 +101,9 @@ func StartServers(n *Network, dir, module string, set ServerSettings) (*Servers,
 			"--repl-ping-replica-period", "1", "--repl-diskless-sync-delay", "0", "--enable-debug-command", "yes"}
 		if h != "n1" {
 			args = append(args, "--replicaof", primaryIP, redisPort)
+		}
+		if set.MinReplicas > 0 {
+			args = append(args, "--min-replicas-to-write", fmt.Sprint(set.MinReplicas), "--min-replicas-max-lag", "2")
 		}
 		p, err := s.launch(h, redisPort, "redis-"+h, args)
 		if err != nil {

@@ -11,15 +11,19 @@ import (
 	"strings"
 )
 
-// writeTable prints the markdown tables for the summaries in results.json at path.
-func writeTable(path string, w io.Writer) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
+// writeTable prints the markdown tables for the summaries in the results.json files.
+func writeTable(paths []string, w io.Writer) error {
 	var sums []Summary
-	if err := json.Unmarshal(data, &sums); err != nil {
-		return fmt.Errorf("%s: %v", path, err)
+	for _, path := range paths {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		var some []Summary
+		if err := json.Unmarshal(data, &some); err != nil {
+			return fmt.Errorf("%s: %v", path, err)
+		}
+		sums = append(sums, some...)
 	}
 	cell := map[[2]string]Summary{}
 	for _, s := range sums {
