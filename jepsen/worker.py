@@ -4,6 +4,7 @@ the same history lines (time: time.monotonic_ns(), CLOCK_MONOTONIC like the Go w
 
 import argparse
 import json
+import logging
 import os
 import random
 import sys
@@ -68,6 +69,8 @@ class Recorder:
 
 def main(argv):
     args = parse_args(argv)
+    # The helper's warnings (an undo that failed, a confirmation that failed) into the worker's log.
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     lease, hold = seconds(args.lease), seconds(args.hold)
     rec = Recorder(args.out, args.process)
     hosts = [(h.rsplit(":", 1)[0], int(h.rsplit(":", 1)[1])) for h in args.sentinels.split(",")]
