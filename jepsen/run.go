@@ -41,21 +41,25 @@ type Run struct {
 	files    map[string]string    // history file by client host
 	start    time.Time
 	faultLog []string
+	events   *EventLog
 }
 
 // Summary is what a run wrote to summary.json.
 type Summary struct {
-	Scenario      string        `json:"scenario"`
-	Config        string        `json:"config"`
-	Fault         string        `json:"fault"`
-	Operations    int           `json:"operations"`
-	Indeterminate int           `json:"indeterminate"`
-	Grants        int           `json:"grants"`
-	Lost          int           `json:"lost_notices"`
-	Checks        []CheckResult `json:"checks"`
-	Verdict       string        `json:"verdict"` // as expected | UNEXPECTED: ...
-	Seconds       float64       `json:"seconds"`
-	FaultLog      []string      `json:"fault_log"`
+	Scenario      string `json:"scenario"`
+	Config        string `json:"config"`
+	Fault         string `json:"fault"`
+	Operations    int    `json:"operations"`
+	Indeterminate int    `json:"indeterminate"`
+	Grants        int    `json:"grants"`
+	Lost          int    `json:"lost_notices"`
+	// ServerEvents counts the lock key's keyspace events the data nodes published
+	// (rlock.acquired, rlock.released, expired: a lease that ended on the server's clock).
+	ServerEvents map[string]int `json:"server_events"`
+	Checks       []CheckResult  `json:"checks"`
+	Verdict      string         `json:"verdict"` // as expected | UNEXPECTED: ...
+	Seconds      float64        `json:"seconds"`
+	FaultLog     []string       `json:"fault_log"`
 }
 
 func (r *Run) note(format string, args ...interface{}) {
@@ -84,6 +88,9 @@ func PlayScenario(env Env, sc Scenario, root string, duration time.Duration, log
 				_ = w.Process.Kill()
 			}
 		}
+		if r.events != nil {
+			r.events.Stop()
+		}
 		if r.Srv != nil {
 			r.Srv.Stop()
 		}
@@ -108,6 +115,9 @@ func PlayScenario(env Env, sc Scenario, root string, duration time.Duration, log
 		return sum, err
 	}
 	r.note("servers ready: n1 primary, n2 and n3 replicas, a sentinel on each")
+	if r.events, err = StartEventLog(r.Srv, filepath.Join(r.Dir, "server-events.jsonl"), "jepsen"); err != nil {
+		return sum, err
+	}
 	if err := r.startWorkers(env, duration); err != nil {
 		return sum, err
 	}
@@ -135,6 +145,8 @@ func PlayScenario(env Env, sc Scenario, root string, duration time.Duration, log
 	r.note("healed; the sentinels agree on %s", primary)
 	info, _ := r.Srv.Cli(r.Srv.Nodes[primary], "RLOCK.INFO", "jepsen")
 	r.note("RLOCK.INFO jepsen on %s: %s", primary, strings.Join(strings.Fields(info), " "))
+	sum.ServerEvents = r.events.Stop()
+	r.events = nil
 	return r.check(sum)
 }
 
@@ -242,8 +254,8 @@ func (r *Run) check(sum Summary) (Summary, error) {
 		}
 	}
 	sum.Operations, sum.Lost = len(ops), len(notes)
-	fmt.Fprintf(r.Log, "  history: %d operations (%d grants, %d indeterminate), %d lost-lock notices\n",
-		len(ops), sum.Grants, sum.Indeterminate, len(notes))
+	fmt.Fprintf(r.Log, "  history: %d operations (%d grants, %d indeterminate), %d lost-lock notices; server events %v\n",
+		len(ops), sum.Grants, sum.Indeterminate, len(notes), sum.ServerEvents)
 	sum.Checks = Check(ops, r.Dir, 60*time.Second, indent{r.Log})
 	sum.Verdict = r.Scenario.Verdict(sum.Checks)
 	sum.Seconds = time.Since(r.start).Seconds()

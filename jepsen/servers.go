@@ -98,7 +98,8 @@ func StartServers(n *Network, dir, module string, set ServerSettings) (*Servers,
 		args := []string{"redis-server", "--port", redisPort, "--bind", "0.0.0.0", "--protected-mode", "no",
 			"--save", "", "--appendonly", "no", "--loadmodule", module,
 			"--repl-timeout", fmt.Sprint(int(set.ReplTimeout.Seconds())),
-			"--repl-ping-replica-period", "1", "--repl-diskless-sync-delay", "0", "--enable-debug-command", "yes"}
+			"--repl-ping-replica-period", "1", "--repl-diskless-sync-delay", "0", "--enable-debug-command", "yes",
+			"--notify-keyspace-events", "Kdgx"}
 		if h != "n1" {
 			args = append(args, "--replicaof", primaryIP, redisPort)
 		}
