@@ -112,7 +112,7 @@ func (s *rlockSession) acquire(ctx context.Context) (int64, int64, error) {
 	switch {
 	case err == nil:
 		return s.m.Token(), s.m.Until().UnixMilli(), nil
-	case errors.Is(err, rlock.ErrFailed), errors.As(err, &nc):
+	case errors.Is(err, rlock.ErrFailed), errors.As(err, &nc), refusedByServer(err):
 		return 0, 0, fmt.Errorf("%w: %v", errNotGranted, err)
 	}
 	return 0, 0, err
@@ -254,6 +254,10 @@ func runGoWorker(args []string) error {
 	}
 	return nil
 }
+
+// refusedByServer: a primary without enough replicas (min-replicas-to-write) refuses every
+// write before running it: nothing was taken.
+func refusedByServer(err error) bool { return strings.Contains(err.Error(), "NOREPLICAS") }
 
 // outcome is "fail" for a definite refusal, "info" for anything whose effect is unknown.
 func outcome(err error) string {
