@@ -93,13 +93,11 @@ def main(argv):
         except rlock.NotConfirmedError as e:
             rec.record(session=session, type="fail", f="acquire", error=f"not granted: {e}")
             continue
-        except redis.exceptions.ResponseError as e:
-            # NOREPLICAS (min-replicas-to-write): refused before it ran, nothing taken.
-            outcome = "fail" if str(e).startswith("NOREPLICAS") else "info"
-            rec.record(session=session, type=outcome, f="acquire", error=repr(e))
-            continue
-        except Exception as e:  # a timeout or a broken connection: the outcome is unknown
-            rec.record(session=session, type="info", f="acquire", error=repr(e))
+        except Exception as e:
+            # NOREPLICAS (min-replicas-to-write) is refused before it runs: nothing taken.
+            # Anything else (a timeout, a broken connection): the outcome is unknown.
+            outcome = "fail" if "NOREPLICAS" in f"{e} {e!r}" else "info"
+            rec.record(session=session, type=outcome, f="acquire", error=f"{e!r}: {e}")
             time.sleep(random.random() * 0.1)
             continue
         if not granted:
