@@ -33,10 +33,19 @@ type namedModel struct {
 }
 
 func models() []namedModel {
-	lockOp := func(o Op) bool { return o.F == "acquire" || o.F == "release" }
+	// An acquire or a read whose outcome is unknown returns at the end of time: linearized
+	// last, without effect, it constrains nothing, so a history is legal with it exactly when
+	// it is legal without it. Leaving them out changes no verdict and spares Porcupine a
+	// search over where each might have taken effect. (A release or a write of unknown
+	// outcome stays: a later grant or read may need it to have taken effect.)
+	lockOp := func(o Op) bool {
+		return o.F == "release" || (o.F == "acquire" && o.Outcome != "info")
+	}
 	grant := func(o Op) bool { return o.F == "acquire" && o.Outcome == "ok" }
 	resourceOp := func(target string) func(Op) bool {
-		return func(o Op) bool { return (o.F == "write" || o.F == "read") && o.Target == target }
+		return func(o Op) bool {
+			return o.Target == target && (o.F == "write" || (o.F == "read" && o.Outcome != "info"))
+		}
 	}
 	// Both resources are checked against the same model: that a write with an older token
 	// never lands after a newer one. The plain one has nothing enforcing it but the lock.

@@ -237,6 +237,13 @@ func (r *Run) check(sum Summary) (Summary, error) {
 	for _, c := range clientHosts {
 		paths = append(paths, r.files[c.host])
 	}
+	sum.Seconds = time.Since(r.start).Seconds()
+	sum.FaultLog = r.faultLog
+	return checkRun(r.Scenario, r.Dir, paths, sum, r.Log)
+}
+
+// checkRun checks the histories of one run and writes its summary.json.
+func checkRun(sc Scenario, dir string, paths []string, sum Summary, log io.Writer) (Summary, error) {
 	events, err := ReadHistory(paths)
 	if err != nil {
 		return sum, err
@@ -254,15 +261,13 @@ func (r *Run) check(sum Summary) (Summary, error) {
 		}
 	}
 	sum.Operations, sum.Lost = len(ops), len(notes)
-	fmt.Fprintf(r.Log, "  history: %d operations (%d grants, %d indeterminate), %d lost-lock notices; server events %v\n",
+	fmt.Fprintf(log, "  history: %d operations (%d grants, %d indeterminate), %d lost-lock notices; server events %v\n",
 		len(ops), sum.Grants, sum.Indeterminate, len(notes), sum.ServerEvents)
-	sum.Checks = Check(ops, r.Dir, 60*time.Second, indent{r.Log})
-	sum.Verdict = r.Scenario.Verdict(sum.Checks)
-	sum.Seconds = time.Since(r.start).Seconds()
-	sum.FaultLog = r.faultLog
-	fmt.Fprintf(r.Log, "  verdict: %s (%.0f s)\n", sum.Verdict, sum.Seconds)
+	sum.Checks = Check(ops, dir, 60*time.Second, indent{log})
+	sum.Verdict = sc.Verdict(sum.Checks)
+	fmt.Fprintf(log, "  verdict: %s (%.0f s)\n", sum.Verdict, sum.Seconds)
 	data, _ := json.MarshalIndent(sum, "", "  ")
-	return sum, os.WriteFile(filepath.Join(r.Dir, "summary.json"), data, 0o644)
+	return sum, os.WriteFile(filepath.Join(dir, "summary.json"), data, 0o644)
 }
 
 type indent struct{ w io.Writer }
