@@ -48,6 +48,7 @@ func runMain(args []string) int {
 	module := fs.String("module", os.Getenv("RLOCK_MODULE"), "librlock.so")
 	python := fs.String("python", ".venv/bin/python", "a Python with redis-py and clients/python")
 	script := fs.String("worker-py", "worker.py", "the Python worker")
+	shift := fs.String("clockshift", "clockshift.so", "clockshift.so, built from clockshift/clockshift.c (for clock-jump)")
 	list := fs.Bool("list", false, "list the scenarios and what each claims")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: jepsen [flags] [word ...]   (runs the scenarios whose names contain every word)")
@@ -80,14 +81,14 @@ func runMain(args []string) int {
 		return 2
 	}
 	env := Env{Self: self}
-	for _, p := range []*string{module, python, out, script} {
+	for _, p := range []*string{module, python, out, script, shift} {
 		if *p, err = filepath.Abs(*p); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 2
 		}
 	}
-	env.Module, env.Python, env.Script = *module, *python, *script
-	for _, need := range []string{env.Module, env.Python, env.Script} {
+	env.Module, env.Python, env.Script, env.ClockShift = *module, *python, *script, *shift
+	for _, need := range []string{env.Module, env.Python, env.Script, env.ClockShift} {
 		if _, err := os.Stat(need); err != nil {
 			fmt.Fprintf(os.Stderr, "jepsen: %v\n", err)
 			return 2

@@ -28,6 +28,9 @@ type Env struct {
 	Python string // a Python with redis-py and clients/python installed
 	Self   string // this binary (the Go worker is its "worker" subcommand)
 	Script string // worker.py
+	// ClockShift is clockshift.so (built from clockshift.c), preloaded into the data nodes
+	// of the faults that move a clock.
+	ClockShift string
 }
 
 // Run is one scenario being played.
@@ -110,7 +113,7 @@ func PlayScenario(env Env, sc Scenario, root string, duration time.Duration, log
 		replTimeout = 60 * time.Second
 	}
 	r.Srv, err = StartServers(r.Net, r.Dir, env.Module, ServerSettings{ReplTimeout: replTimeout,
-		FakeClock: sc.Fault.FakeClock, MinReplicas: sc.Config.MinReplicas})
+		ClockShift: clockShift(env, sc.Fault), MinReplicas: sc.Config.MinReplicas})
 	if err != nil {
 		return sum, err
 	}
@@ -148,6 +151,13 @@ func PlayScenario(env Env, sc Scenario, root string, duration time.Duration, log
 	sum.ServerEvents = r.events.Stop()
 	r.events = nil
 	return r.check(sum)
+}
+
+func clockShift(env Env, f Fault) string {
+	if f.ClockJump {
+		return env.ClockShift
+	}
+	return ""
 }
 
 func (r *Run) killedOnPurpose(host string) bool {

@@ -53,7 +53,7 @@ type Fault struct {
 	Name, Description string
 	After             time.Duration // when it starts, after the workers
 	ReplTimeout       time.Duration // the servers' repl-timeout, when the fault needs another
-	FakeClock         bool
+	ClockJump         bool          // the data nodes' wall clocks can be moved (clockshift.so)
 	Play              func(r *Run) error
 }
 
@@ -185,11 +185,11 @@ var Faults = []Fault{
 			r.note("SIGCONT worker %s", h)
 			return w.Signal(syscall.SIGCONT)
 		}},
-	{Name: "clock-jump", After: 3 * time.Second, FakeClock: true,
-		Description: "the primary's clock jumps 10 s ahead (libfaketime); SENTINEL FAILOVER 3 s later, to a replica whose clock did not jump",
+	{Name: "clock-jump", After: 3 * time.Second, ClockJump: true,
+		Description: "the primary's wall clock jumps 10 s ahead (clockshift.so); SENTINEL FAILOVER 3 s later, to a replica whose clock did not jump",
 		Play: func(r *Run) error {
 			p := r.Srv.Primary()
-			if err := r.Srv.JumpClock(p, "+10s"); err != nil {
+			if err := r.Srv.JumpClock(p, 10); err != nil {
 				return err
 			}
 			r.note("clock of redis on %s: +10 s", p)
@@ -236,7 +236,7 @@ func claims(c Config, f Fault) map[string]string {
 	if c.Lock != "rlock" {
 		return m
 	}
-	if !f.FakeClock {
+	if !f.ClockJump {
 		m["token-order"] = "Ok"
 		if c.Confirm == "2" || (c.Confirm == "auto" && (holderFaults[f.Name] || c.MinReplicas > 0)) {
 			m["lease-lock"] = "Ok"

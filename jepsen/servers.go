@@ -43,15 +43,17 @@ type Servers struct {
 	Nodes     map[string]*Proc // data nodes by host
 	Sentinels map[string]*Proc
 	Resource  *Proc
-	// fakeClock: every data node runs under libfaketime with a timestamp file of its own
-	// (dir/faketime-<host>): writing an offset such as "+30s" into it moves that clock.
-	fakeClock bool
+	// clockShift: the preloaded library that moves each data node's wall clock by the
+	// seconds in its file (dir/clock-<host>); "" when the clocks are left alone.
+	clockShift string
 }
 
 // ServerSettings are the knobs a scenario turns.
 type ServerSettings struct {
 	ReplTimeout time.Duration // repl-timeout: when a primary stops counting a silent replica
-	FakeClock   bool          // run the data nodes under libfaketime
+	// ClockShift, when set, is clockshift.so: every data node runs with it preloaded, its wall
+	// clock moved by the seconds written in dir/clock-<host> (the clock-jump fault).
+	ClockShift string
 	// MinReplicas: min-replicas-to-write (0: off), with min-replicas-max-lag 2 s: a primary
 	// that hears from fewer replicas refuses writes (NOREPLICAS).
 	MinReplicas int
@@ -85,10 +87,10 @@ func (p *Proc) Signal(sig syscall.Signal) error { return syscall.Kill(p.Pid(), s
 // replicas are in sync and every sentinel knows both replicas and the two other sentinels.
 func StartServers(n *Network, dir, module string, set ServerSettings) (*Servers, error) {
 	s := &Servers{net: n, dir: dir, module: module, Nodes: map[string]*Proc{}, Sentinels: map[string]*Proc{}}
-	if set.FakeClock {
-		s.fakeClock = true
+	if set.ClockShift != "" {
+		s.clockShift = set.ClockShift
 		for _, h := range DataNodes {
-			if err := os.WriteFile(s.clockFile(h), []byte("+0s\n"), 0o644); err != nil {
+			if err := os.WriteFile(s.clockFile(h), []byte("0\n"), 0o644); err != nil {
 				return s, err
 			}
 		}
@@ -145,9 +147,8 @@ func (s *Servers) launch(host, port, name string, args []string) (*Proc, error) 
 		return nil, err
 	}
 	p := &Proc{Host: host, Port: port, dir: dir, args: args, logPath: filepath.Join(s.dir, name+".log")}
-	if s.fakeClock && strings.HasPrefix(name, "redis-") {
-		// FAKETIME_NO_CACHE: the file is read at every clock call, so a jump is seen at once.
-		p.env = []string{"LD_PRELOAD=" + libfaketime(), "FAKETIME_TIMESTAMP_FILE=" + s.clockFile(host), "FAKETIME_NO_CACHE=1"}
+	if s.clockShift != "" && strings.HasPrefix(name, "redis-") {
+		p.env = []string{"LD_PRELOAD=" + s.clockShift, "CLOCKSHIFT_FILE=" + s.clockFile(host)}
 	}
 	return p, p.start(s.net)
 }
@@ -156,23 +157,14 @@ func (s *Servers) launch(host, port, name string, args []string) (*Proc, error) 
 // the primary it was configured as; the sentinels turn it into a replica).
 func (s *Servers) Restart(p *Proc) error { return p.start(s.net) }
 
-func libfaketime() string {
-	for _, p := range []string{"/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1", "/usr/lib/faketime/libfaketime.so.1"} {
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	return "libfaketime.so.1"
-}
+func (s *Servers) clockFile(host string) string { return filepath.Join(s.dir, "clock-"+host) }
 
-func (s *Servers) clockFile(host string) string { return filepath.Join(s.dir, "faketime-"+host) }
-
-// JumpClock moves host's clock by offset from the real one (libfaketime's syntax: "+30s").
-func (s *Servers) JumpClock(host, offset string) error {
-	if !s.fakeClock {
-		return fmt.Errorf("the servers were not started under libfaketime")
+// JumpClock sets host's wall clock ahead of the real one by seconds (negative: behind).
+func (s *Servers) JumpClock(host string, seconds int) error {
+	if s.clockShift == "" {
+		return fmt.Errorf("the servers were not started with clockshift.so")
 	}
-	return os.WriteFile(s.clockFile(host), []byte(offset+"\n"), 0o644)
+	return os.WriteFile(s.clockFile(host), []byte(fmt.Sprintln(seconds)), 0o644)
 }
 
 // Cli runs redis-cli against a server over its namespace's loopback and returns its output.

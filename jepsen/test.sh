@@ -38,4 +38,6 @@ for arg in "$@"; do
 done
 mkdir -p "$out"
 go build -o "$out/jepsen" .
-exec "$out/jepsen" -out "$out" -module "$RLOCK_MODULE" -python .venv/bin/python -worker-py worker.py "$@"
+cc -O2 -Wall -shared -fPIC -o "$out/clockshift.so" clockshift/clockshift.c
+exec "$out/jepsen" -out "$out" -module "$RLOCK_MODULE" -python .venv/bin/python -worker-py worker.py \
+    -clockshift "$out/clockshift.so" "$@"
