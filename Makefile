@@ -25,7 +25,6 @@ test-deps: ## Install what the tests of the clients and operations tools need (N
 	  $$([ -f /usr/share/java/slf4j-api.jar ] || echo libslf4j-java) \
 	  $$(command -v openssl >/dev/null || echo openssl) \
 	  $$(command -v ip >/dev/null || echo iproute2) \
-	  $$(command -v faketime >/dev/null || echo faketime) \
 	  $$(command -v promtool >/dev/null || echo prometheus) \
 	  $$(command -v prometheus-redis-exporter >/dev/null || echo prometheus-redis-exporter))
 
