@@ -4,7 +4,7 @@ CARGO ?= cargo
 MODULE := target/release/librlock.so
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help deps test-deps build java run test test-compat bench bench-pairs clean install deb jepsen
+.PHONY: help deps test-deps build java run test test-compat bench bench-pairs bench-php clean install deb jepsen
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -15,7 +15,7 @@ deps: ## Install what a fresh Debian machine lacks to build and run (redis-serve
 	  $$(python3 -c 'import ensurepip, venv' 2>/dev/null || echo python3 python3-venv) \
 	  $$(ls /usr/lib/llvm-*/lib/libclang.so >/dev/null 2>&1 || echo libclang-dev))
 
-test-deps: ## Install what the tests of the clients and operations tools need (Node.js, Go, a JDK and JUnit 5, Prometheus and its Redis exporter)
+test-deps: ## Install what the tests of the clients and operations tools need (Node.js, Go, a JDK and JUnit 5, PHP and its Redis, Symfony and Laravel packages, Prometheus and its Redis exporter)
 	@$(call install_missing, \
 	  $$(command -v npm >/dev/null || echo nodejs npm) \
 	  $$(command -v go >/dev/null || echo golang-go) \
@@ -26,7 +26,15 @@ test-deps: ## Install what the tests of the clients and operations tools need (N
 	  $$(command -v openssl >/dev/null || echo openssl) \
 	  $$(command -v ip >/dev/null || echo iproute2) \
 	  $$(command -v promtool >/dev/null || echo prometheus) \
-	  $$(command -v prometheus-redis-exporter >/dev/null || echo prometheus-redis-exporter))
+	  $$(command -v prometheus-redis-exporter >/dev/null || echo prometheus-redis-exporter) \
+	  $$(command -v php >/dev/null || echo php-cli) \
+	  $$(php -r 'exit(extension_loaded("redis") ? 0 : 1);' 2>/dev/null || echo php-redis) \
+	  $$([ -f /usr/share/php/Predis/autoload.php ] || echo php-predis) \
+	  $$([ -f /usr/share/php/Symfony/Component/Lock/autoload.php ] || echo php-symfony-lock) \
+	  $$([ -f /usr/share/php/Symfony/Component/Semaphore/autoload.php ] || echo php-symfony-semaphore) \
+	  $$([ -f /usr/share/php/Illuminate/autoload.php ] || echo php-laravel-framework) \
+	  $$([ -f /usr/share/php/Symfony/Bundle/FrameworkBundle/autoload.php ] || echo php-symfony-framework-bundle) \
+	  $$(command -v phpunit >/dev/null || echo phpunit))
 
 # apt-get installs the packages named, if any.
 install_missing = missing=$$(echo $(1)); if [ -n "$$missing" ]; then \
@@ -63,6 +71,7 @@ test: build test-deps ## Run every test: the module's unit and integration tests
 	  "java=bash clients/java/test.sh --no-build --select-package rlock" \
 	  "rust-client=bash clients/rust/test.sh" \
 	  "go=bash clients/go/test.sh" \
+	  "php=bash clients/php/test.sh" \
 	  "ops=bash ops/test.sh" \
 	  "jepsen=bash jepsen/test.sh -short -duration 16s"
 
@@ -126,12 +135,16 @@ bench: build $(VENV)/.chart-installed ## Benchmark RLOCK against the Redisson sc
 
 PY_CLIENT_VENV := clients/python/.venv
 
-bench-pairs: build ## Our Node and Python helpers beside the libraries they replace (target/bench-{node,python,pairs}.json)
+bench-pairs: build ## Our Node, Python and PHP helpers beside the libraries they replace (target/bench-{node,python,php,pairs}.json)
 	cd clients/node && { [ -d node_modules ] || npm ci --no-audit --no-fund; } && npx tsc -p bench && node dist/bench/pairs.js
 	[ -x $(PY_CLIENT_VENV)/bin/python ] || python3 -m venv $(PY_CLIENT_VENV)
 	$(PY_CLIENT_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --editable clients/python
 	$(PY_CLIENT_VENV)/bin/python clients/python/bench/pairs.py
+	$(MAKE) bench-php
 	python3 benches/pairs.py
+
+bench-php: build ## Symfony Lock's RedisStore (retry loop) beside ours (waits in the server): release-to-hold time (target/bench-php.json)
+	RLOCK_MODULE=$${RLOCK_MODULE:-$(CURDIR)/$(MODULE)} php clients/php/bench/handoff.php
 
 clean: ## Remove build output
 	$(CARGO) clean

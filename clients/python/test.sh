@@ -14,6 +14,3 @@ fi
 
 cd "$here"
 "$venv/bin/python" -m pytest "$@"
-if [ $# -eq 0 ]; then
-  bash "$here/upstream/run.sh"
-fi

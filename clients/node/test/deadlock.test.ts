@@ -7,7 +7,12 @@ for (const lib of LIBS) {
   describe(`deadlock detection with ${lib}`, () => {
     const f = fixture(lib, 'deadlock', { clients: 2 });
 
-    /** The wait that closes the cycle is refused within 10 ms; the other wait goes on. */
+    /**
+     * The wait that closes the cycle is refused when it is made, not at its 5 s timeout: only the
+     * call's own reply carries DEADLOCK (a queued wait could only end by grant or timeout). The
+     * bound is far from both 0 and the timeout so that a loaded machine cannot fail it (10 ms
+     * did, at 14.7 ms under a load average of 20).
+     */
     async function refusedAtOnce(closing: Promise<void>, t: { diagnostic(m: string): void }, started: number) {
       let caught: unknown;
       await closing.catch((err) => (caught = err));
@@ -17,7 +22,7 @@ for (const lib of LIBS) {
       assert.ok(caught instanceof RLockError);
       assert.equal(caught.code, 'ERR_RLOCK_DEADLOCK');
       assert.match(caught.message, /^DEADLOCK this wait would close a cycle: /);
-      assert.ok(took < 10, `refused after ${took.toFixed(2)} ms, not at once`);
+      assert.ok(took < 1000, `refused after ${took.toFixed(2)} ms, not at once`);
       return caught;
     }
 

@@ -1,6 +1,6 @@
 /**
  * What redis-semaphore's own suite checks only through its key layout (those cases are left
- * out of upstream/redis-semaphore), checked here on rlock's: adopting a holding taken
+ * out of the runs of its suite), checked here on rlock's: adopting a holding taken
  * elsewhere (`acquiredExternally`), `stopRefresh`, a release after the lease ended, the
  * positional `acquire(signal)`, and the Redlock classes' holdings on each server.
  */

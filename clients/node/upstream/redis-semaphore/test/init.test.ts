@@ -1,9 +1,0 @@
-import { init, removeAllListeners } from './unhandledRejection'
-
-before(() => {
-  init()
-})
-
-after(() => {
-  removeAllListeners()
-})
