@@ -18,7 +18,7 @@ deps: ## Install what a fresh Debian machine lacks to build and run (redis-serve
 test-deps: ## Install what the tests of the clients and operations tools need (Node.js, Go, a JDK and JUnit 5, PHP and its Redis, Symfony and Laravel packages, Prometheus and its Redis exporter)
 	@$(call install_missing, \
 	  $$(command -v npm >/dev/null || echo nodejs npm) \
-	  $$(command -v go >/dev/null || echo golang-go) \
+	  $$([ -x /usr/local/go/bin/go ] || command -v go >/dev/null || echo golang-go) \
 	  $$(command -v javac >/dev/null || echo default-jdk-headless) \
 	  $$([ -f /usr/share/java/junit-platform-console-standalone.jar ] || echo junit5) \
 	  $$([ -f /usr/share/java/assertj-core.jar ] || echo libassertj-core-java) \
@@ -141,6 +141,7 @@ bench-pairs: build ## Our Node, Python and PHP helpers beside the libraries they
 	$(PY_CLIENT_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --editable clients/python
 	$(PY_CLIENT_VENV)/bin/python clients/python/bench/pairs.py
 	$(MAKE) bench-php
+	cd clients/go/bench && PATH="$$(../go-toolchain.sh):$$PATH" GOTOOLCHAIN=local RLOCK_MODULE=$(abspath $(or $(CARGO_TARGET_DIR),target))/release/librlock.so go run .
 	python3 benches/pairs.py
 
 bench-php: build ## Symfony Lock's RedisStore (retry loop) beside ours (waits in the server): release-to-hold time (target/bench-php.json)

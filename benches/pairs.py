@@ -1,5 +1,5 @@
 """Sets each helper beside the library it replaces, from the figures `make bench-pairs` wrote
-(target/bench-node.json, target/bench-python.json, target/bench-php.json): per pair and figure, both sides' medians and
+(target/bench-node.json, target/bench-python.json, target/bench-php.json, target/bench-go.json): per pair and figure, both sides' medians and
 the ratio rlock / theirs, as the median and range of the per-round ratios (the two sides' rounds
 of one repetition ran back to back). Prints the table and writes target/bench-pairs.json.
 
@@ -13,7 +13,8 @@ import statistics
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCES = [ROOT / "target" / "bench-node.json", ROOT / "target" / "bench-python.json", ROOT / "target" / "bench-php.json"]
+SOURCES = [ROOT / "target" / "bench-node.json", ROOT / "target" / "bench-python.json", ROOT / "target" / "bench-php.json",
+           ROOT / "target" / "bench-go.json"]
 OUT = ROOT / "target" / "bench-pairs.json"
 OURS = "rlock"
 

@@ -9,7 +9,7 @@ import (
 
 // spec is what one acquire asks for and how.
 type spec struct {
-	kind      kind
+	family    Family
 	keys      []string // more than one: RLOCK.ACQUIREALL
 	owner     string
 	permits   int
@@ -25,14 +25,14 @@ func (sp spec) command(id, wait string, notify []string) []string {
 		cmd = append([]string{"RLOCK.ACQUIREALL", itoa(int64(len(sp.keys)))}, sp.keys...)
 		cmd = append(cmd, sp.owner)
 	} else {
-		cmd = []string{sp.kind.family() + ".ACQUIRE", sp.keys[0], sp.owner}
+		cmd = []string{sp.family.family() + ".ACQUIRE", sp.keys[0], sp.owner}
 	}
-	switch sp.kind {
-	case kindRead:
+	switch sp.family {
+	case familyRead:
 		cmd = append(cmd, "READ")
-	case kindWrite:
+	case familyWrite:
 		cmd = append(cmd, "WRITE")
-	case kindPermits:
+	case familyPermits:
 		cmd = append(cmd, "PERMITS", itoa(int64(sp.permits)))
 	}
 	cmd = append(cmd, "PX", ms(sp.lease))
@@ -59,9 +59,9 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 // granted.
 func tokens(v value) []int64 {
 	switch v.kind {
-	case ':':
+	case valInt:
 		return []int64{v.num}
-	case '*':
+	case valList:
 		out := make([]int64, len(v.elems))
 		for i, e := range v.elems {
 			out[i] = e.num
@@ -73,7 +73,7 @@ func tokens(v value) []int64 {
 
 // tryAcquire is one attempt that does not wait.
 func (c *Client) tryAcquire(ctx context.Context, sp spec) ([]int64, error) {
-	reply, err := c.write(ctx, 0, sp.command(newID(), "", nil), true)
+	reply, err := c.write(ctx, sp.command(newID(), "", nil), true)
 	if err != nil {
 		var nc *NotConfirmedError
 		if errors.As(err, &nc) {
@@ -84,35 +84,39 @@ func (c *Client) tryAcquire(ctx context.Context, sp spec) ([]int64, error) {
 	if t := tokens(reply); t != nil {
 		return t, nil
 	}
-	return nil, ErrFailed
+	return nil, notGranted()
 }
 
 // acquire waits in the server's queue by NOTIFY (no blocked connection) until the grant,
-// the limit (0: none) or the end of ctx; ErrFailed when the server's wait ran out.
+// the limit (0: none) or the end of ctx. The server's WAIT is the limit alone, never the
+// context's deadline: its timeout, whole milliseconds, could come before the context ends and
+// be taken for "not granted". So a context that ends returns exactly ctx.Err(), after the wait
+// has left the queue (RLOCK.CANCEL); a not granted (*ErrTaken, ErrFailed) means the limit ran
+// out.
 func (c *Client) acquire(ctx context.Context, sp spec, limit time.Duration) ([]int64, error) {
-	w := c.addWaiter(sp.kind, sp.keys, sp.owner)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	w := c.addWaiter(sp.family, sp.keys, sp.owner)
 	defer c.removeWaiter(w)
 	id := newID()
 	var deadline time.Time
 	if limit > 0 {
 		deadline = time.Now().Add(limit)
 	}
-	if d, ok := ctx.Deadline(); ok && (deadline.IsZero() || d.Before(deadline)) {
-		deadline = d
-	}
 	for {
 		wait := "0"
 		if !deadline.IsZero() {
 			left := time.Until(deadline)
 			if left <= 0 {
-				return nil, ErrFailed
+				return nil, notGranted()
 			}
 			wait = ms(left)
 		}
 		out, at, err := c.send(ctx, c.waitRequest(w, sp.keys[0], func(notify []string) []string {
 			return sp.command(id, wait, notify)
 		}))
-		if ctx.Err() != nil {
+		if err != nil && ctx.Err() != nil {
 			return nil, c.cancelWait(ctx, sp, w)
 		}
 		if errors.Is(err, ErrConnection) {
@@ -131,18 +135,18 @@ func (c *Client) acquire(ctx context.Context, sp spec, limit time.Duration) ([]i
 			return c.confirmGrant(ctx, sp, t, at)
 		}
 		if out[0].reply.str != "WAITING" {
-			return nil, ErrFailed
+			return nil, notGranted()
 		}
 		t, err := w.outcome(ctx, c, at.s)
 		switch {
+		case err == nil: // granted, even if ctx ended meanwhile: it is held
+			return c.confirmGrant(ctx, sp, t, target{})
 		case errors.Is(err, errRequeue):
 			continue
 		case ctx.Err() != nil:
 			return nil, c.cancelWait(ctx, sp, w)
-		case err != nil:
-			return nil, err
 		}
-		return c.confirmGrant(ctx, sp, t, target{})
+		return nil, err
 	}
 }
 
@@ -156,7 +160,7 @@ func (c *Client) confirmGrant(ctx context.Context, sp spec, t []int64, at target
 	if at.s == nil {
 		for _, key := range sp.keys {
 			var held bool
-			held, err = c.renew(ctx, sp.kind, key, sp.owner, sp.lease, sp.watchdog)
+			held, err = c.renew(ctx, sp.family, key, sp.owner, sp.lease, sp.watchdog)
 			if !held && (err == nil || errors.Is(err, ErrNotConfirmed)) {
 				return nil, ErrLost
 			}
@@ -183,40 +187,40 @@ func (c *Client) undo(sp spec, t []int64) {
 	if t == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), c.opts.Timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 	defer cancel()
 	if len(sp.keys) > 1 {
 		cmd := append([]string{"RLOCK.RELEASEALL", itoa(int64(len(sp.keys)))}, sp.keys...)
-		c.pipeline(ctx, 0, append(cmd, sp.owner, "ID", newID()))
+		c.pipeline(ctx, append(cmd, sp.owner, "ID", newID()))
 		return
 	}
-	c.pipeline(ctx, 0, releaseCommand(sp.kind, sp.keys[0], sp.owner, sp.permits))
+	c.pipeline(ctx, releaseCommand(sp.family, sp.keys[0], sp.owner, sp.permits))
 }
 
 // cancelWait takes an abandoned wait out of the queue; a grant that raced the cancel (its
 // message comes before the cancel's reply) is released.
 func (c *Client) cancelWait(caller context.Context, sp spec, w *waiter) error {
-	ctx, cancel := context.WithTimeout(context.Background(), c.opts.Timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 	defer cancel()
 	cmds := make([][]string, len(sp.keys))
 	for i, key := range sp.keys {
 		cmds[i] = []string{"RLOCK.CANCEL", key, sp.owner}
 	}
-	c.pipeline(ctx, 0, cmds...)
+	c.pipeline(ctx, cmds...)
 	if t := w.granted(); t != nil {
 		c.undo(sp, t)
 	}
 	return caller.Err()
 }
 
-func releaseCommand(k kind, key, owner string, permits int) []string {
+func releaseCommand(k Family, key, owner string, permits int) []string {
 	cmd := []string{k.family() + ".RELEASE", key, owner}
 	switch k {
-	case kindRead:
+	case familyRead:
 		cmd = append(cmd, "READ")
-	case kindWrite:
+	case familyWrite:
 		cmd = append(cmd, "WRITE")
-	case kindPermits:
+	case familyPermits:
 		cmd = append(cmd, "PERMITS", itoa(int64(permits)))
 	}
 	return append(cmd, "ID", newID())
@@ -224,8 +228,8 @@ func releaseCommand(k kind, key, owner string, permits int) []string {
 
 // release gives back a holding (or, for permits, some of them): the holds (permits) left;
 // ErrNotHeld when the owner held none.
-func (c *Client) release(ctx context.Context, k kind, key, owner string, permits int) (int64, error) {
-	reply, err := c.write(ctx, 0, releaseCommand(k, key, owner, permits), true)
+func (c *Client) release(ctx context.Context, k Family, key, owner string, permits int) (int64, error) {
+	reply, err := c.write(ctx, releaseCommand(k, key, owner, permits), true)
 	if err != nil {
 		return 0, fromServer(err, []string{key})
 	}

@@ -12,8 +12,8 @@ import (
 // grant by message each fail after about the confirmation timeout and leave nothing held.
 func TestAcquisitionNotConfirmedByAStoppedReplicaIsUndone(t *testing.T) {
 	tp := startTopology(t, "replicated")
-	opts := Options{Addr: tp.state.Primary.addr(), Confirm: Confirm{Timeout: 300 * time.Millisecond}}
-	adm := NewClient(Options{Addr: tp.state.Primary.addr(), Confirm: Confirm{Mode: ConfirmOff}})
+	opts := testOptions{Addr: tp.state.Primary.addr(), Confirm: Confirm{Timeout: 300 * time.Millisecond}}
+	adm := newTestClient(testOptions{Addr: tp.state.Primary.addr(), Confirm: Confirm{Mode: ConfirmOff}})
 	defer adm.Close()
 	stoppedReplica(t, tp, opts, adm, "confirmed", tp.state.Replicas[0].Port)
 }
@@ -23,8 +23,8 @@ func TestAcquisitionNotConfirmedByAStoppedReplicaIsUndone(t *testing.T) {
 // says it was not confirmed; the waiter's grant by message, written by the holder's release
 // on another connection, is undone (its RENEW propagates, so the WAIT after it counts it on
 // every server: after a PING instead, Redis 8.2.3 and Valkey answer 1); nothing is left held.
-func stoppedReplica(t *testing.T, tp *topology, opts Options, adm *Client, key string, replica int) {
-	c, c2 := NewClient(opts), NewClient(opts)
+func stoppedReplica(t *testing.T, tp *topology, opts testOptions, adm *Client, key string, replica int) {
+	c, c2 := newTestClient(opts), newTestClient(opts)
 	defer c.Close()
 	defer c2.Close()
 	// Valkey 9.1.2's replica leaves WAIT unanswered for ~0.5 s after it reports itself in
@@ -88,7 +88,7 @@ func (f *fence) write(token int64) bool {
 // reported lost: the re-binding RENEW answers 0 there.
 func TestSentinelFailoverReportsAHoldingTheNewPrimaryLacks(t *testing.T) {
 	tp := startTopology(t, "sentinel")
-	c := NewClient(Options{SentinelAddrs: tp.sentinelAddrs(), MasterName: tp.state.MasterName})
+	c := newTestClient(testOptions{SentinelAddrs: tp.sentinelAddrs(), MasterName: tp.state.MasterName})
 	defer c.Close()
 	lost := make(chan int64, 1)
 	m := c.NewMutex("vanishing", WithOnLost(func(_ string, token int64) { lost <- token }))
@@ -117,7 +117,7 @@ func TestSentinelFailoverReportsAHoldingTheNewPrimaryLacks(t *testing.T) {
 // then across kill -9 of the new primary.
 func TestSentinelFailoverKeepsTheConfirmedHolderAndServesTheWaiter(t *testing.T) {
 	tp := startTopology(t, "sentinel")
-	opts := Options{SentinelAddrs: tp.sentinelAddrs(), MasterName: tp.state.MasterName}
+	opts := testOptions{SentinelAddrs: tp.sentinelAddrs(), MasterName: tp.state.MasterName}
 	failoverRounds(t, tp, opts, "leader", func() int { return tp.state.Primary.Port })
 }
 
@@ -126,8 +126,8 @@ func TestSentinelFailoverKeepsTheConfirmedHolderAndServesTheWaiter(t *testing.T)
 // promotion of its replica. The holder re-binds on the new primary and still holds, the
 // waiters queue there and are served after it with rising tokens, and the fenced resource
 // never accepts two holders.
-func failoverRounds(t *testing.T, tp *topology, opts Options, key string, primaryPort func() int) {
-	c1, c2 := NewClient(opts), NewClient(opts)
+func failoverRounds(t *testing.T, tp *topology, opts testOptions, key string, primaryPort func() int) {
+	c1, c2 := newTestClient(opts), newTestClient(opts)
 	defer c1.Close()
 	defer c2.Close()
 	var f fence

@@ -3,85 +3,84 @@ package rlock
 import (
 	"context"
 	"crypto/rand"
-	"crypto/tls"
 	"encoding/hex"
 	"errors"
+	"io"
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
-// Options says how to reach the server. Only Addr (or SentinelAddrs and MasterName) is
-// needed; the zero value of everything else is a sensible default.
-type Options struct {
-	Addr               string // "host:port"; default "127.0.0.1:6379"
-	Username, Password string // ACL user (or only a password: the default user)
-	DB                 int
-	TLSConfig          *tls.Config   // non-nil: connect with TLS
-	DialTimeout        time.Duration // default 5 s
-	// Timeout bounds the wait for each reply (default 2 s); a server silent for longer has
-	// its connection closed and the call retried once on a new one (with Sentinel or a
-	// Cluster, and after a reply that says a failover is under way, until Timeout has passed).
-	Timeout time.Duration
-	// Protocol 2 forces RESP2 (a second, subscribed connection receives the NOTIFY messages);
-	// 0 speaks RESP3 where the server can and falls back to RESP2.
-	Protocol int
+// ErrConnection wraps every failure of a connection itself (dial, broken socket, no reply in
+// time): the calls that meet it are sent again, unchanged (with their ID), on a new one.
+var ErrConnection = errors.New("rlock: connection failed")
 
-	// Sentinel: when MasterName is set, the primary is asked of these sentinels.
-	SentinelAddrs                      []string
-	MasterName                         string
-	SentinelUsername, SentinelPassword string
-
-	// ClusterAddrs: when set, a Redis Cluster reached through these nodes (any few): each key
-	// goes to its slot's primary, with a session of its own on each primary.
-	ClusterAddrs []string
-
-	// Confirm: how acquisitions and releases are confirmed by the replicas (default: by every
-	// replica connected at the time, within 1 s; nothing sent when there are none).
-	Confirm Confirm
-}
-
-// Client is the connection to one rlock server (or Sentinel-managed primary, or the primaries
-// of a Redis Cluster) that every lock of it shares: one RESP3 connection per primary carries
-// every call, every wait (NOTIFY) and every watchdog holding of the keys it serves, PINGed
-// while idle, re-established and re-bound after a failure.
-// Safe for concurrent use; create one per server and Close it at the end.
+// Client gives rlock's lock types over a go-redis client that the service already has: a
+// *redis.Client (plain, or redis.NewFailoverClient for Sentinel) or a *redis.ClusterClient,
+// configured once with its addresses, TLS, credentials, pool sizes and hooks. rlock takes two
+// connections of its own per primary from it (a Session) and leaves its pool to the service.
+// Safe for concurrent use; create one per go-redis client and Close it at the end.
 type Client struct {
-	opts    Options
-	ownerNS string // the process-unique prefix of every owner id
+	rdb        redis.UniversalClient
+	router     *Router
+	confirmCfg Confirm
+	timeout    time.Duration
+	ownerNS    string // the process-unique prefix of every owner id
 
 	mu       sync.Mutex
-	nodes    map[string]*node // by address ("": the one primary of a client not a Cluster's)
-	slots    slotMap
+	nodes    map[string]*node // by address ("": the one primary of a *redis.Client)
 	closed   bool
 	stop     chan struct{}
-	holdings map[string]map[*holding]struct{} // by key and owner
+	holdings map[string]map[*Holding]struct{} // by key and owner
 	waiters  map[string][]*waiter             // by type, key and owner, in the order they queued
+	// closeAlso is closed with the Client: the go-redis client the tests made for it.
+	closeAlso io.Closer
 }
 
-// NewClient makes a client; it connects at its first call.
-func NewClient(opts Options) *Client {
-	if opts.Addr == "" {
-		opts.Addr = "127.0.0.1:6379"
+// ClientOption configures a Client.
+type ClientOption func(*Client)
+
+// WithConfirm sets how writes are confirmed by the replicas (default: by every replica
+// connected at the time, within 1 s; nothing sent when there are none).
+func WithConfirm(cf Confirm) ClientOption { return func(c *Client) { c.confirmCfg = cf } }
+
+// WithTimeout bounds how long a call keeps sending its command again after a connection
+// failure or a reply that says a failover is under way (default 2 s).
+func WithTimeout(d time.Duration) ClientOption { return func(c *Client) { c.timeout = d } }
+
+// New makes a Client over the service's go-redis client; it connects at its first call.
+// Closing the Client does not close client.
+func New(client redis.UniversalClient, opts ...ClientOption) (*Client, error) {
+	router, err := newRouter(client)
+	if err != nil {
+		return nil, err
 	}
-	if opts.DialTimeout == 0 {
-		opts.DialTimeout = 5 * time.Second
-	}
-	if opts.Timeout == 0 {
-		opts.Timeout = 2 * time.Second
-	}
-	opts.Confirm = opts.Confirm.withDefaults()
-	return &Client{
-		opts:     opts,
+	c := &Client{
+		rdb:      client,
+		router:   router,
+		timeout:  2 * time.Second,
 		ownerNS:  newID(),
 		stop:     make(chan struct{}),
 		nodes:    map[string]*node{},
-		holdings: map[string]map[*holding]struct{}{},
+		holdings: map[string]map[*Holding]struct{}{},
 		waiters:  map[string][]*waiter{},
 	}
+	for _, o := range opts {
+		o(c)
+	}
+	if c.timeout <= 0 {
+		return nil, errors.New("rlock: WithTimeout needs a positive duration")
+	}
+	if c.confirmCfg.Replicas < 0 || c.confirmCfg.Timeout < 0 {
+		return nil, errors.New("rlock: WithConfirm needs Replicas and Timeout of 0 or more")
+	}
+	c.confirmCfg = c.confirmCfg.withDefaults()
+	return c, nil
 }
 
-// Close closes the connection: every watchdog holding of this client ends at once.
+// Close ends rlock's own connections: every watchdog holding of this client ends at once.
 func (c *Client) Close() error {
 	c.mu.Lock()
 	if c.closed {
@@ -90,7 +89,7 @@ func (c *Client) Close() error {
 	}
 	c.closed = true
 	close(c.stop)
-	var open []*session
+	var open []*Session
 	for _, n := range c.nodes {
 		if n.sess != nil {
 			open = append(open, n.sess)
@@ -99,17 +98,20 @@ func (c *Client) Close() error {
 	}
 	c.mu.Unlock()
 	for _, s := range open {
-		s.close(errClientClosed)
+		s.fail()
+	}
+	if c.closeAlso != nil {
+		return c.closeAlso.Close()
 	}
 	return nil
 }
 
 var errClientClosed = errors.New("rlock: client closed")
 
-// Do sends one command and returns its reply converted to Go values: string, int64, nil,
-// []interface{} (arrays and maps as flat lists) or an error reply as an error. In a Cluster
-// it goes to the primary of its first argument's slot. For tests and tools; the lock types
-// do not need it.
+// Do sends one command on rlock's own connection to the primary of its first argument's key
+// and returns its reply converted to Go values: string, int64, nil, []interface{} (maps as
+// flat lists) or an error reply as an error. For tests and tools; the lock types do not need
+// it.
 func (c *Client) Do(ctx context.Context, args ...string) (interface{}, error) {
 	v, err := c.do(ctx, args...)
 	if err != nil {
@@ -118,51 +120,10 @@ func (c *Client) Do(ctx context.Context, args ...string) (interface{}, error) {
 	return v.native(), nil
 }
 
-func (v value) native() interface{} {
-	switch v.kind {
-	case '$':
-		return v.str
-	case ':':
-		return v.num
-	case '*', '%', '>':
-		out := make([]interface{}, len(v.elems))
-		for i, e := range v.elems {
-			out[i] = e.native()
-		}
-		return out
-	}
-	return nil
-}
-
-// result is one reply of a pipeline: a server error stays with its command.
-type result struct {
-	reply value
-	err   error
-}
-
-func (s *session) pipeline(ctx context.Context, extra time.Duration, cmds ...[]string) ([]result, error) {
-	calls, err := s.conn.send(cmds...)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]result, len(calls))
-	for i, cl := range calls {
-		out[i].reply, out[i].err = s.conn.wait(ctx, cl, extra)
-		var se *serverError
-		if out[i].err != nil && !errors.As(out[i].err, &se) {
-			return nil, out[i].err
-		}
-		extra = 0
-	}
-	return out, nil
-}
-
 // newID is a random 128-bit id in hex: request ids and owner ids.
 func newID() string {
 	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic(err)
-	}
+	rand.Read(b[:]) // never fails (crypto/rand since Go 1.24)
 	return hex.EncodeToString(b[:])
 }
 

@@ -61,8 +61,8 @@ func (r *replicaCache) invalidate() {
 
 // confirmCommand is the WAIT (or WAITAOF) to pipeline after a write on node n's session s,
 // and how many replicas it needs; nil when there is nothing to wait for.
-func (c *Client) confirmCommand(ctx context.Context, n *node, s *session) ([]string, int, error) {
-	cf := c.opts.Confirm
+func (c *Client) confirmCommand(ctx context.Context, n *node, s *Session) ([]string, int, error) {
+	cf := c.confirmCfg
 	need := cf.Replicas
 	switch cf.Mode {
 	case ConfirmOff:
@@ -83,7 +83,7 @@ func (c *Client) confirmCommand(ctx context.Context, n *node, s *session) ([]str
 }
 
 // connectedReplicas is how many replicas the node's ROLE lists, asked at most once a second.
-func (n *node) connectedReplicas(ctx context.Context, s *session) (int, error) {
+func (n *node) connectedReplicas(ctx context.Context, s *Session) (int, error) {
 	r := &n.replicas
 	r.Lock()
 	if r.valid && time.Since(r.at) < time.Second {
@@ -92,7 +92,7 @@ func (n *node) connectedReplicas(ctx context.Context, s *session) (int, error) {
 		return count, nil
 	}
 	r.Unlock()
-	role, err := s.conn.do(ctx, "ROLE")
+	role, err := s.do(ctx, "ROLE")
 	if err != nil {
 		return 0, err
 	}
@@ -110,10 +110,10 @@ func (n *node) connectedReplicas(ctx context.Context, s *session) (int, error) {
 // confirmation when confirm is set, in one round trip. A reply of nil (nothing taken or
 // released) needs no confirmation. Not confirmed in time: the reply with a
 // *NotConfirmedError (or, with Confirm.Warn, a log line and no error).
-func (c *Client) write(ctx context.Context, extra time.Duration, cmd []string, confirm bool) (value, error) {
+func (c *Client) write(ctx context.Context, cmd []string, confirm bool) (value, error) {
 	var wait []string
 	var need int
-	out, t, err := c.send(ctx, request{key: routeKey(cmd), extra: extra, build: func(n *node, s *session) ([][]string, error) {
+	out, t, err := c.send(ctx, request{key: routeKey(cmd), build: func(n *node, s *Session) ([][]string, error) {
 		wait, need = nil, 0
 		if confirm {
 			var err error
@@ -144,7 +144,7 @@ func (c *Client) confirm(ctx context.Context, t target) error {
 	if err != nil || wait == nil {
 		return err
 	}
-	out, err := t.s.pipeline(ctx, 0, wait)
+	out, err := t.s.pipeline(ctx, wait)
 	if err != nil {
 		return err
 	}
@@ -152,7 +152,7 @@ func (c *Client) confirm(ctx context.Context, t target) error {
 }
 
 func (c *Client) confirmed(n *node, r result, need int) error {
-	cf := c.opts.Confirm
+	cf := c.confirmCfg
 	if r.err != nil {
 		if cf.Mode == ConfirmAOF {
 			return fmt.Errorf("rlock: Confirm.Mode ConfirmAOF needs WAITAOF (Redis 7.2 or newer) and appendonly on the primary: %w", r.err)
@@ -160,7 +160,7 @@ func (c *Client) confirmed(n *node, r result, need int) error {
 		return r.err
 	}
 	got, local := r.reply.num, int64(1)
-	if r.reply.kind == '*' && len(r.reply.elems) == 2 { // WAITAOF: [local, replicas]
+	if r.reply.kind == valList && len(r.reply.elems) == 2 { // WAITAOF: [local, replicas]
 		local, got = r.reply.elems[0].num, r.reply.elems[1].num
 	}
 	if int(got) >= need && local >= 1 {

@@ -13,7 +13,7 @@ import (
 func TestConfirmWarnLogsAndKeepsTheAcquisition(t *testing.T) {
 	tp := startTopology(t, "replicated")
 	logged := make(chan string, 10)
-	c := NewClient(Options{Addr: tp.state.Primary.addr(), Confirm: Confirm{Timeout: 300 * time.Millisecond, Warn: true,
+	c := newTestClient(testOptions{Addr: tp.state.Primary.addr(), Confirm: Confirm{Timeout: 300 * time.Millisecond, Warn: true,
 		Logger: func(format string, args ...interface{}) { logged <- fmt.Sprintf(format, args...) }}})
 	defer c.Close()
 	eventually(t, "the replica confirming writes", func() bool {
@@ -39,7 +39,7 @@ func TestConfirmWarnLogsAndKeepsTheAcquisition(t *testing.T) {
 // needs where it has not (Redis 7.0).
 func TestConfirmAOF(t *testing.T) {
 	s := startServer(t, "--appendonly", "yes", "--appendfsync", "always")
-	c := s.client(t, func(o *Options) { o.Confirm = Confirm{Mode: ConfirmAOF} })
+	c := s.client(t, func(o *testOptions) { o.Confirm = Confirm{Mode: ConfirmAOF} })
 	hasWaitAOF := admin(t, c, "COMMAND", "INFO", "WAITAOF").([]interface{})[0] != nil
 	m := c.NewMutex("aof")
 	err := m.Lock()
@@ -54,7 +54,9 @@ func TestConfirmAOF(t *testing.T) {
 		return
 	}
 	// One replica's AOF is required and there is none: not confirmed, undone.
-	strict := s.client(t, func(o *Options) { o.Confirm = Confirm{Mode: ConfirmAOF, Replicas: 1, Timeout: 100 * time.Millisecond} })
+	strict := s.client(t, func(o *testOptions) {
+		o.Confirm = Confirm{Mode: ConfirmAOF, Replicas: 1, Timeout: 100 * time.Millisecond}
+	})
 	var nc *NotConfirmedError
 	if err := strict.NewMutex("aof2").Lock(); !errors.As(err, &nc) || !nc.Undone || nc.Required != 1 {
 		t.Fatalf("ConfirmAOF with a replica required and none: %v", err)

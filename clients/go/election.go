@@ -3,8 +3,12 @@ package rlock
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // ErrNoLeader is Leader's answer when nobody holds the election (etcd's ErrElectionNoLeader).
@@ -38,7 +42,7 @@ func (c *Client) NewElection(name string, opts ...Option) *Election {
 // observers see: put the candidate's address in it; it must be unique among candidates.
 func (e *Election) Campaign(ctx context.Context, candidate string) error {
 	hd := e.c.newHandle(e.name, append(e.opts, WithValue(candidate)))
-	if _, err := hd.take(ctx, kindLock, 0, true); err != nil {
+	if _, err := hd.take(ctx, familyLock, 0, true); err != nil {
 		return err
 	}
 	e.hd = hd
@@ -50,7 +54,7 @@ func (e *Election) Resign(ctx context.Context) error {
 	if e.hd == nil {
 		return nil
 	}
-	_, err := e.hd.give(ctx, kindLock, 0)
+	_, err := e.hd.give(ctx, familyLock, 0)
 	e.hd = nil
 	return err
 }
@@ -61,14 +65,14 @@ func (e *Election) Term() int64 {
 	if e.hd == nil {
 		return 0
 	}
-	return e.hd.token(kindLock)
+	return e.hd.token(familyLock)
 }
 
 func (e *Election) Lost() <-chan struct{} {
 	if e.hd == nil {
 		return closedChan
 	}
-	return e.hd.lost(kindLock)
+	return e.hd.lost(familyLock)
 }
 
 // Guard runs one write only while this candidate leads with its term (RLOCK.GUARD).
@@ -113,18 +117,17 @@ func (e *Election) observe(ctx context.Context, out chan<- LeaderInfo) {
 	defer close(out)
 	var last *LeaderInfo
 	for ctx.Err() == nil {
-		events := make(chan struct{}, 1)
-		cn, err := e.watch(ctx, events)
+		w, err := e.watch(ctx)
 		if err != nil {
 			sleep(ctx, 100*time.Millisecond)
 			continue
 		}
-		for ctx.Err() == nil && !cn.closed() {
-			v, err := cn.do(ctx, "RLOCK.LEADER", e.name)
-			if err != nil {
+		for ctx.Err() == nil {
+			v, err := w.node.Do(ctx, "RLOCK.LEADER", e.name).Result()
+			if err != nil && !errors.Is(err, redis.Nil) {
 				break
 			}
-			now, err := leaderOf(v)
+			now, err := leaderOf(valueOf(v))
 			if err != nil && !errors.Is(err, ErrNoLeader) {
 				break
 			}
@@ -135,59 +138,112 @@ func (e *Election) observe(ctx context.Context, out chan<- LeaderInfo) {
 				case <-ctx.Done():
 				}
 			}
-			if !e.awaitEvent(ctx, cn, events) {
+			if !e.awaitEvent(ctx, w) {
 				break
 			}
 		}
-		cn.close(errClientClosed)
+		w.close()
 	}
 }
 
+// watcher is an observer's subscription to the election key's keyspace events, on a
+// connection of its own to the primary that serves the key, which is known by its run_id.
+type watcher struct {
+	node    *redis.Client
+	addr    string
+	private *redis.Client
+	pubsub  *redis.PubSub
+	events  <-chan *redis.Message
+	runID   string
+}
+
+func (w *watcher) close() {
+	w.pubsub.Close()
+	w.private.Close()
+}
+
 // awaitEvent waits for the next keyspace event of the key (true), checking every second that
-// the server is still the primary that serves it (false when it turned replica in a
-// failover: no event would come from it any more).
-func (e *Election) awaitEvent(ctx context.Context, cn *conn, events chan struct{}) bool {
+// the server it listens to is still the primary that serves the key (false when it turned
+// replica in a failover: no event would come from it any more).
+func (e *Election) awaitEvent(ctx context.Context, w *watcher) bool {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
 		select {
-		case <-events:
-			return true
-		case <-cn.done:
-			return false
+		case _, ok := <-w.events:
+			return ok
 		case <-ctx.Done():
 			return false
 		case <-tick.C:
-			if checkPrimary(ctx, cn) != nil {
+			if addr, _, err := e.c.router.nodeFor(ctx, e.name); err != nil || addr != w.addr {
+				return false
+			}
+			if id, err := primaryRunID(ctx, w.node); err != nil || id != w.runID {
 				return false
 			}
 		}
 	}
 }
 
-// watch connects to the primary and subscribes to the election key's keyspace channel, in
-// RESP3 (every server rlock loads into has it), so the subscribed connection keeps running
-// RLOCK.LEADER.
-func (e *Election) watch(ctx context.Context, events chan struct{}) (*conn, error) {
-	addr, err := e.c.addrFor(ctx, e.name)
+// primaryRunID is the run_id of the server cn reaches, or an error if it is not a primary.
+func primaryRunID(ctx context.Context, cn interface {
+	Do(ctx context.Context, args ...interface{}) *redis.Cmd
+}) (string, error) {
+	role, err := cn.Do(ctx, "ROLE").Slice()
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	o := e.c.dialOptions(addr)
-	o.protocol = 3
-	cn, err := dial(ctx, o, func(value) {
-		select {
-		case events <- struct{}{}:
-		default:
+	if len(role) == 0 || role[0] != "master" {
+		return "", fmt.Errorf("%w: the server is not a primary", ErrConnection)
+	}
+	info, err := cn.Do(ctx, "INFO", "server").Text()
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if id, ok := strings.CutPrefix(strings.TrimSpace(line), "run_id:"); ok {
+			return id, nil
 		}
-	})
+	}
+	return "", fmt.Errorf("%w: no run_id in INFO server", ErrConnection)
+}
+
+// watch subscribes to the election key's keyspace channel on the primary that serves it.
+func (e *Election) watch(ctx context.Context) (*watcher, error) {
+	addr, nc, err := e.c.router.nodeFor(ctx, e.name)
 	if err != nil {
 		return nil, err
 	}
-	channel := "__keyspace@" + strconv.Itoa(o.db) + "__:" + e.name
-	if err := cn.subscribe(ctx, channel); err != nil {
-		cn.close(err)
-		return nil, err
+	ids := make(chan string, 8)
+	w := &watcher{node: nc, addr: addr}
+	w.private = privateClient(nc, func(ctx context.Context, cn *redis.Conn) error {
+		id, err := primaryRunID(ctx, cn)
+		if err == nil {
+			select {
+			case ids <- id:
+			default:
+			}
+		}
+		return err
+	})
+	channel := "__keyspace@" + strconv.Itoa(nc.Options().DB) + "__:" + e.name
+	w.pubsub = w.private.Subscribe(ctx, channel)
+	for {
+		m, err := w.pubsub.Receive(ctx)
+		if err != nil {
+			w.close()
+			return nil, err
+		}
+		if s, ok := m.(*redis.Subscription); ok && s.Channel == channel {
+			break
+		}
 	}
-	return cn, nil
+	select {
+	case w.runID = <-ids:
+	default:
+		w.close()
+		return nil, fmt.Errorf("%w: the observer's server is unknown", ErrConnection)
+	}
+	w.events = w.pubsub.Channel()
+	return w, nil
 }

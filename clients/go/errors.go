@@ -8,9 +8,13 @@ import (
 )
 
 var (
-	// ErrFailed is returned when a lock (or permits) was not granted: held by someone else,
-	// or the wait ran out. (redsync's name.)
+	// ErrFailed matches every "not granted": held by someone else, or the wait you asked for
+	// (WithWait, WithTries) ran out; the error itself is an *ErrTaken, as redsync's last try
+	// returns. A context that ends returns ctx.Err() instead. (redsync's name.)
 	ErrFailed = errors.New("rlock: not acquired")
+	// ErrExtendFailed is Extend's error when the lock is no longer held (it also matches
+	// ErrNotHeld). (redsync's name.)
+	ErrExtendFailed = errors.New("rlock: failed to extend lock")
 	// ErrNotHeld is returned by a release, extend or guarded write when the caller no longer
 	// holds what it asked for (its lease ended, it was force-released, or it never held it).
 	ErrNotHeld = errors.New("rlock: not held")
@@ -25,6 +29,20 @@ var (
 	// ErrWrongType is the server's WRONGTYPE: the key holds another kind of lock or value.
 	ErrWrongType = errors.New("rlock: the key holds another kind of value")
 )
+
+// ErrTaken is a lock (or permits) not granted: held by someone else, or the wait ran out.
+// Nodes is redsync's list of the servers that had it taken: here always []int{0}, the one
+// server. It matches ErrFailed with errors.Is.
+type ErrTaken struct {
+	Nodes []int
+}
+
+func (e *ErrTaken) Error() string {
+	return fmt.Sprintf("rlock: lock already taken, locked nodes: %v", e.Nodes)
+}
+func (e *ErrTaken) Is(target error) bool { return target == ErrFailed }
+
+func notGranted() error { return &ErrTaken{Nodes: []int{0}} }
 
 // DeadlockError is the server's refusal of a wait that would close a cycle of owners; the
 // refused call was not queued, so the caller can release what it holds and try again.

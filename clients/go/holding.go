@@ -8,29 +8,10 @@ import (
 	"time"
 )
 
-// kind is the kind of holding a call takes, with its command family and message type.
-type kind int
-
-const (
-	kindLock kind = iota
-	kindRead
-	kindWrite
-	kindPermits
-	kindLatch
-)
-
-func (k kind) messageType() string {
-	return [...]string{"lock", "read", "write", "permits", "latch"}[k]
-}
-
-func (k kind) family() string {
-	return [...]string{"RLOCK", "RWLOCK", "RWLOCK", "RSEM", "RLATCH"}[k]
-}
-
 // holding is one granted holding the client knows of: re-bound after a reconnect when it is
 // a watchdog holding, and told of its loss (a NOTIFY "lost" message, a failed re-bind).
-type holding struct {
-	kind       kind
+type Holding struct {
+	family     Family
 	key, owner string
 	token      int64
 	lease      time.Duration
@@ -41,12 +22,12 @@ type holding struct {
 	onLost     func(key string, token int64)
 }
 
-func newHolding(k kind, key, owner string, token int64, lease time.Duration, watchdog bool, onLost func(string, int64)) *holding {
-	return &holding{kind: k, key: key, owner: owner, token: token, lease: lease, watchdog: watchdog,
+func newHolding(k Family, key, owner string, token int64, lease time.Duration, watchdog bool, onLost func(string, int64)) *Holding {
+	return &Holding{family: k, key: key, owner: owner, token: token, lease: lease, watchdog: watchdog,
 		lost: make(chan struct{}), onLost: onLost}
 }
 
-func (h *holding) markLost() {
+func (h *Holding) markLost() {
 	h.lostOnce.Do(func() {
 		close(h.lost)
 		if h.onLost != nil {
@@ -55,7 +36,7 @@ func (h *holding) markLost() {
 	})
 }
 
-func (h *holding) isLost() bool {
+func (h *Holding) isLost() bool {
 	select {
 	case <-h.lost:
 		return true
@@ -64,19 +45,19 @@ func (h *holding) isLost() bool {
 	}
 }
 
-func (c *Client) register(h *holding) {
+func (c *Client) register(h *Holding) {
 	n := c.knownNode(h.key)
 	c.mu.Lock()
 	h.node = n
 	defer c.mu.Unlock()
 	at := h.key + "\x00" + h.owner
 	if c.holdings[at] == nil {
-		c.holdings[at] = map[*holding]struct{}{}
+		c.holdings[at] = map[*Holding]struct{}{}
 	}
 	c.holdings[at][h] = struct{}{}
 }
 
-func (c *Client) unregister(h *holding) {
+func (c *Client) unregister(h *Holding) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	at := h.key + "\x00" + h.owner
@@ -91,7 +72,7 @@ func (c *Client) unregister(h *holding) {
 // long as a lease could keep one alive.
 func (c *Client) rebind(n *node) {
 	c.mu.Lock()
-	var bound []*holding
+	var bound []*Holding
 	longest := time.Duration(0)
 	for _, hs := range c.holdings {
 		for h := range hs {
@@ -118,7 +99,7 @@ func (c *Client) rebind(n *node) {
 	}()
 	for _, h := range bound {
 		for !h.isLost() {
-			held, err := c.renew(ctx, h.kind, h.key, h.owner, h.lease, true)
+			held, err := c.renew(ctx, h.family, h.key, h.owner, h.lease, true)
 			if err == nil || errors.Is(err, ErrNotConfirmed) {
 				if !held {
 					h.markLost()
@@ -149,12 +130,12 @@ func sleep(ctx context.Context, d time.Duration) {
 
 // renew sets an owner's lease again (and binds it to this connection, with watchdog), then
 // waits for the replicas to have it; held is true when the owner still held it.
-func (c *Client) renew(ctx context.Context, k kind, key, owner string, lease time.Duration, watchdog bool) (bool, error) {
+func (c *Client) renew(ctx context.Context, k Family, key, owner string, lease time.Duration, watchdog bool) (bool, error) {
 	cmd := []string{k.family() + ".RENEW", key, owner, "PX", ms(lease)}
 	if watchdog {
 		cmd = append(cmd, "WATCHDOG")
 	}
-	reply, err := c.write(ctx, 0, cmd, true)
+	reply, err := c.write(ctx, cmd, true)
 	return reply.num == 1, err
 }
 
@@ -186,12 +167,10 @@ func parseMessage(payload string) (message, bool) {
 	return m, true
 }
 
-// onPush routes NOTIFY messages: outcomes of waits to their waiters, "lost" to holdings.
-func (c *Client) onPush(v value) {
-	if len(v.elems) < 3 || v.elems[0].str != "message" || !strings.HasPrefix(v.elems[1].str, "__rlock__:") {
-		return
-	}
-	m, ok := parseMessage(v.elems[2].str)
+// onMessage routes the NOTIFY messages of every Dispatcher: outcomes of waits to their
+// waiters, "lost" to holdings.
+func (c *Client) onMessage(payload string) {
+	m, ok := parseMessage(payload)
 	if !ok {
 		return
 	}
@@ -199,7 +178,7 @@ func (c *Client) onPush(v value) {
 	defer c.mu.Unlock()
 	if m.event == "lost" {
 		for h := range c.holdings[m.key+"\x00"+m.owner] {
-			if h.kind.messageType() == m.typ && (m.value == "" || m.value == itoa(h.token)) {
+			if h.family.messageType() == m.typ && (m.value == "" || m.value == itoa(h.token)) {
 				h.markLost()
 			}
 		}

@@ -20,13 +20,13 @@ func (c *Client) NewCountDownLatch(name string) *CountDownLatch {
 // TrySetCount sets the count (at least 1) if the latch is not set: true when it was set (with a
 // request id: a call resent after a lost reply that set it is true again).
 func (l *CountDownLatch) TrySetCount(ctx context.Context, n int64) (bool, error) {
-	v, err := l.c.write(ctx, 0, []string{"RLATCH.SET", l.key, itoa(n), "ID", newID()}, true)
+	v, err := l.c.write(ctx, []string{"RLATCH.SET", l.key, itoa(n), "ID", newID()}, true)
 	return v.num == 1, err
 }
 
 // CountDown counts one down (with a request id: a retried call counts once); the count left.
 func (l *CountDownLatch) CountDown(ctx context.Context) (int64, error) {
-	v, err := l.c.write(ctx, 0, []string{"RLATCH.COUNTDOWN", l.key, "ID", newID()}, true)
+	v, err := l.c.write(ctx, []string{"RLATCH.COUNTDOWN", l.key, "ID", newID()}, true)
 	return v.num, err
 }
 
@@ -41,7 +41,7 @@ func (l *CountDownLatch) Count(ctx context.Context) (int64, error) {
 // bytes) until the latch opens or the client closes, because RLOCK.CANCEL of a latch would
 // cancel this connection's other waits on it too.
 func (l *CountDownLatch) Wait(ctx context.Context) error {
-	w := l.c.addWaiter(kindLatch, []string{l.key}, "")
+	w := l.c.addWaiter(familyLatch, []string{l.key}, "")
 	defer l.c.removeWaiter(w)
 	for {
 		out, at, err := l.c.send(ctx, l.c.waitRequest(w, l.key, func(notify []string) []string {
@@ -60,7 +60,7 @@ func (l *CountDownLatch) Wait(ctx context.Context) error {
 		if err != nil {
 			return fromServer(err, []string{l.key})
 		}
-		if out[0].reply.kind == ':' {
+		if out[0].reply.kind == valInt {
 			return nil
 		}
 		_, err = w.outcome(ctx, l.c, at.s)

@@ -1,6 +1,9 @@
 package rlock
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 // MultiLock takes several plain locks at once, every key or none (RLOCK.ACQUIREALL): one
 // place in every key's queue, granted in one step, so requests that share keys never
@@ -16,13 +19,13 @@ func (c *Client) NewMultiLock(keys []string, opts ...Option) *MultiLock {
 	set := c.settings(opts)
 	m := &MultiLock{c: c, keys: keys}
 	for _, key := range keys {
-		m.hds = append(m.hds, &handle{c: c, key: key, set: set, held: map[kind]*holding{}})
+		m.hds = append(m.hds, &handle{c: c, key: key, set: set, held: map[Family]*Holding{}})
 	}
 	return m
 }
 
 func (m *MultiLock) spec() spec {
-	sp := m.hds[0].spec(kindLock, 0)
+	sp := m.hds[0].spec(familyLock, 0)
 	sp.keys = m.keys
 	return sp
 }
@@ -34,8 +37,14 @@ func (m *MultiLock) Lock(ctx context.Context) error { return m.take(ctx, true) }
 func (m *MultiLock) TryLock(ctx context.Context) error { return m.take(ctx, false) }
 
 func (m *MultiLock) take(ctx context.Context, wait bool) error {
+	if err := m.check(); err != nil {
+		return err
+	}
 	var t []int64
 	var err error
+	if wait && m.hds[0].set.wait < 0 { // WithTries(1)
+		wait = false
+	}
 	if wait {
 		t, err = m.c.acquire(ctx, m.spec(), m.hds[0].set.wait)
 	} else {
@@ -45,7 +54,7 @@ func (m *MultiLock) take(ctx context.Context, wait bool) error {
 		return err
 	}
 	for i, hd := range m.hds {
-		hd.granted(kindLock, t[i])
+		hd.granted(familyLock, t[i])
 	}
 	return nil
 }
@@ -53,30 +62,41 @@ func (m *MultiLock) take(ctx context.Context, wait bool) error {
 // Unlock releases one hold of every key (RLOCK.RELEASEALL); ErrNotHeld when a key was no
 // longer held (the others are released).
 func (m *MultiLock) Unlock(ctx context.Context) error {
+	if err := m.check(); err != nil {
+		return err
+	}
 	cmd := append([]string{"RLOCK.RELEASEALL", itoa(int64(len(m.keys)))}, m.keys...)
-	v, err := m.c.write(ctx, 0, append(cmd, m.hds[0].set.owner, "ID", newID()), true)
+	v, err := m.c.write(ctx, append(cmd, m.hds[0].set.owner, "ID", newID()), true)
 	if err != nil {
 		return fromServer(err, m.keys)
 	}
 	var missing error
 	for i, hd := range m.hds {
-		if i < len(v.elems) && v.elems[i].kind == ':' && v.elems[i].num > 0 {
+		if i < len(v.elems) && v.elems[i].kind == valInt && v.elems[i].num > 0 {
 			continue
 		}
 		gone := i >= len(v.elems) || v.elems[i].isNil()
 		if gone {
 			missing = ErrNotHeld
 		}
-		hd.forget(kindLock, gone)
+		hd.forget(familyLock, gone)
 	}
 	return missing
+}
+
+// check refuses a MultiLock without keys, or with a bad option, before anything is sent.
+func (m *MultiLock) check() error {
+	if len(m.keys) == 0 {
+		return errors.New("rlock: a MultiLock needs one key or more")
+	}
+	return m.hds[0].set.err
 }
 
 // Tokens are the fencing tokens, in the keys' order.
 func (m *MultiLock) Tokens() []int64 {
 	out := make([]int64, len(m.hds))
 	for i, hd := range m.hds {
-		out[i] = hd.token(kindLock)
+		out[i] = hd.token(familyLock)
 	}
 	return out
 }

@@ -25,7 +25,7 @@ func (m *Mutex) Lock() error { return m.LockContext(context.Background()) }
 
 // LockContext is Lock until ctx ends; ErrFailed when the wait set by WithWait ran out.
 func (m *Mutex) LockContext(ctx context.Context) error {
-	_, err := m.hd.take(ctx, kindLock, 0, true)
+	_, err := m.hd.take(ctx, familyLock, 0, true)
 	return err
 }
 
@@ -34,7 +34,7 @@ func (m *Mutex) TryLock() error { return m.TryLockContext(context.Background()) 
 
 // TryLockContext is TryLock with a context.
 func (m *Mutex) TryLockContext(ctx context.Context) error {
-	_, err := m.hd.take(ctx, kindLock, 0, false)
+	_, err := m.hd.take(ctx, familyLock, 0, false)
 	return err
 }
 
@@ -44,7 +44,7 @@ func (m *Mutex) Unlock() (bool, error) { return m.UnlockContext(context.Backgrou
 
 // UnlockContext is Unlock with a context.
 func (m *Mutex) UnlockContext(ctx context.Context) (bool, error) {
-	_, err := m.hd.give(ctx, kindLock, 0)
+	_, err := m.hd.give(ctx, familyLock, 0)
 	return err == nil, err
 }
 
@@ -52,9 +52,17 @@ func (m *Mutex) UnlockContext(ctx context.Context) (bool, error) {
 func (m *Mutex) Extend() (bool, error) { return m.ExtendContext(context.Background()) }
 
 // ExtendContext is Extend with a context.
-func (m *Mutex) ExtendContext(ctx context.Context) (bool, error) { return m.hd.extend(ctx, kindLock) }
+func (m *Mutex) ExtendContext(ctx context.Context) (bool, error) { return m.hd.extend(ctx, familyLock) }
 
-// Until is when the plain lease ends (WithExpiry); the zero time under the watchdog.
+// Valid asks the server whether this Mutex holds the lock now (redsync's deprecated Valid:
+// prefer Lost, which is told).
+func (m *Mutex) Valid() (bool, error) { return m.ValidContext(context.Background()) }
+
+// ValidContext is Valid with a context.
+func (m *Mutex) ValidContext(ctx context.Context) (bool, error) { return m.hd.valid(ctx) }
+
+// Until is when the plain lease ends (WithExpiry), less redsync's drift allowance; the zero
+// time under the watchdog.
 func (m *Mutex) Until() time.Time {
 	m.hd.mu.Lock()
 	defer m.hd.mu.Unlock()
@@ -67,11 +75,11 @@ func (m *Mutex) Name() string  { return m.hd.key }
 
 // Token is the fencing token of the current holding (0 when not held): pass it to the
 // resource you protect and have it refuse lower ones.
-func (m *Mutex) Token() int64 { return m.hd.token(kindLock) }
+func (m *Mutex) Token() int64 { return m.hd.token(familyLock) }
 
 // Lost is closed when the client learns that the current holding ended other than by
 // Unlock (closed at once when nothing is held).
-func (m *Mutex) Lost() <-chan struct{} { return m.hd.lost(kindLock) }
+func (m *Mutex) Lost() <-chan struct{} { return m.hd.lost(familyLock) }
 
 // Guard runs one write command only while this Mutex holds the lock with its token
 // (RLOCK.GUARD): its reply, or ErrNotHeld with nothing run.

@@ -19,14 +19,17 @@ func TestMain(m *testing.M) {
 		hold(strings.Fields(spec))
 		return
 	}
+	tb := &mainTB{}
+	exampleServer = startServer(tb).addr
 	code := m.Run()
+	tb.close()
 	stopTopologies()
 	os.Exit(code)
 }
 
 func hold(spec []string) {
 	addr, what, key := spec[0], spec[1], spec[2]
-	c := NewClient(Options{Addr: addr})
+	c := newTestClient(testOptions{Addr: addr})
 	ctx := context.Background()
 	var token int64
 	var err error

@@ -114,7 +114,7 @@ func startLostReplies(t *testing.T) *lostReplies {
 	check := s.client(t)
 	return &lostReplies{
 		proxy:    proxy,
-		c:        s.client(t, func(o *Options) { o.Addr = proxy.ln.Addr().String() }),
+		c:        s.client(t, func(o *testOptions) { o.Addr = proxy.ln.Addr().String() }),
 		check:    check,
 		ctx:      ctxFor(t, 10*time.Second),
 		answered: infoField(t, check, "rlock", "rlock_retries_answered"),

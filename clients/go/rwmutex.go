@@ -15,39 +15,39 @@ func (c *Client) NewRWMutex(name string, opts ...Option) *RWMutex {
 
 func (rw *RWMutex) RLock() error { return rw.RLockContext(context.Background()) }
 func (rw *RWMutex) RLockContext(ctx context.Context) error {
-	_, err := rw.hd.take(ctx, kindRead, 0, true)
+	_, err := rw.hd.take(ctx, familyRead, 0, true)
 	return err
 }
 func (rw *RWMutex) TryRLock() error {
-	_, err := rw.hd.take(context.Background(), kindRead, 0, false)
+	_, err := rw.hd.take(context.Background(), familyRead, 0, false)
 	return err
 }
 func (rw *RWMutex) RUnlock() error { return rw.RUnlockContext(context.Background()) }
 func (rw *RWMutex) RUnlockContext(ctx context.Context) error {
-	_, err := rw.hd.give(ctx, kindRead, 0)
+	_, err := rw.hd.give(ctx, familyRead, 0)
 	return err
 }
 
 func (rw *RWMutex) Lock() error { return rw.LockContext(context.Background()) }
 func (rw *RWMutex) LockContext(ctx context.Context) error {
-	_, err := rw.hd.take(ctx, kindWrite, 0, true)
+	_, err := rw.hd.take(ctx, familyWrite, 0, true)
 	return err
 }
 func (rw *RWMutex) TryLock() error {
-	_, err := rw.hd.take(context.Background(), kindWrite, 0, false)
+	_, err := rw.hd.take(context.Background(), familyWrite, 0, false)
 	return err
 }
 func (rw *RWMutex) Unlock() error { return rw.UnlockContext(context.Background()) }
 func (rw *RWMutex) UnlockContext(ctx context.Context) error {
-	_, err := rw.hd.give(ctx, kindWrite, 0)
+	_, err := rw.hd.give(ctx, familyWrite, 0)
 	return err
 }
 
 // Token is the writer's fencing token (0 when this owner does not write); RToken the
 // read holding's.
-func (rw *RWMutex) Token() int64  { return rw.hd.token(kindWrite) }
-func (rw *RWMutex) RToken() int64 { return rw.hd.token(kindRead) }
+func (rw *RWMutex) Token() int64  { return rw.hd.token(familyWrite) }
+func (rw *RWMutex) RToken() int64 { return rw.hd.token(familyRead) }
 
 // Lost is closed when the write holding is lost; RLost for the read holding.
-func (rw *RWMutex) Lost() <-chan struct{}  { return rw.hd.lost(kindWrite) }
-func (rw *RWMutex) RLost() <-chan struct{} { return rw.hd.lost(kindRead) }
+func (rw *RWMutex) Lost() <-chan struct{}  { return rw.hd.lost(familyWrite) }
+func (rw *RWMutex) RLost() <-chan struct{} { return rw.hd.lost(familyRead) }

@@ -51,7 +51,7 @@ func TestTLS(t *testing.T) {
 	pem, _ := os.ReadFile(crt)
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(pem)
-	c := NewClient(Options{Addr: "127.0.0.1:" + strconv.Itoa(port), TLSConfig: &tls.Config{RootCAs: pool}})
+	c := newTestClient(testOptions{Addr: "127.0.0.1:" + strconv.Itoa(port), TLSConfig: &tls.Config{RootCAs: pool}})
 	defer c.Close()
 	handOver(t, c, "over-tls")
 	for _, line := range strings.Split(admin(t, s.client(t), "CLIENT", "LIST").(string), "\n") {
@@ -68,17 +68,17 @@ func TestACLUser(t *testing.T) {
 	admin(t, root, "ACL", "SETUSER", "locker", "on", ">s3cret", "~*", "&__rlock__:*", "+@all")
 	admin(t, root, "ACL", "SETUSER", "nochannel", "on", ">s3cret", "~*", "resetchannels", "+@all")
 	for _, protocol := range []int{3, 2} {
-		c := s.client(t, func(o *Options) { o.Username, o.Password, o.Protocol = "locker", "s3cret", protocol })
+		c := s.client(t, func(o *testOptions) { o.Username, o.Password, o.Protocol = "locker", "s3cret", protocol })
 		handOver(t, c, "acl"+strconv.Itoa(protocol))
 		if who := admin(t, c, "ACL", "WHOAMI"); who != "locker" {
 			t.Fatalf("ACL WHOAMI: %v", who)
 		}
 	}
-	wrong := s.client(t, func(o *Options) { o.Username, o.Password = "locker", "wrong" })
+	wrong := s.client(t, func(o *testOptions) { o.Username, o.Password = "locker", "wrong" })
 	if err := wrong.NewMutex("acl").TryLock(); err == nil || !strings.Contains(err.Error(), "WRONGPASS") {
 		t.Fatalf("a wrong password: %v", err)
 	}
-	barred := s.client(t, func(o *Options) { o.Username, o.Password = "nochannel", "s3cret" })
+	barred := s.client(t, func(o *testOptions) { o.Username, o.Password = "nochannel", "s3cret" })
 	if err := barred.NewMutex("acl").TryLock(); err == nil || !strings.Contains(err.Error(), "NOPERM") {
 		t.Fatalf("a user without the &__rlock__:* channel: %v", err)
 	}

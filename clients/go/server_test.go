@@ -1,11 +1,10 @@
 package rlock
 
 import (
-	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // server is one real redis-server with the module, on a free port in a temp dir.
@@ -125,36 +126,66 @@ func (s *server) readLog() string {
 	return string(b)
 }
 
-// rawBulk sends one inline command on a fresh connection and returns its bulk reply.
+// rawBulk sends one command on a fresh go-redis connection of its own and returns its text.
 func (s *server) rawBulk(cmd string) (string, error) {
-	nc, err := net.DialTimeout("tcp", s.addr, time.Second)
-	if err != nil {
-		return "", err
-	}
-	defer nc.Close()
-	nc.SetDeadline(time.Now().Add(time.Second))
-	fmt.Fprintf(nc, "%s\r\n", cmd)
-	r := bufio.NewReader(nc)
-	header, err := r.ReadString('\n')
-	if err != nil || !strings.HasPrefix(header, "$") {
-		return "", fmt.Errorf("not a bulk reply: %q (%v)", header, err)
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(header[1:]))
-	if err != nil || n < 0 {
-		return "", fmt.Errorf("bad bulk length %q", header)
-	}
-	body := make([]byte, n)
-	_, err = io.ReadFull(r, body)
-	return string(body), err
+	rdb := redis.NewClient(&redis.Options{Addr: s.addr, DialTimeout: time.Second, ReadTimeout: time.Second,
+		MaxRetries: -1, Protocol: 2, DisableIdentity: true})
+	defer rdb.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	return rdb.Do(ctx, cmdArgs(strings.Fields(cmd))...).Text()
 }
 
-func (s *server) client(t testing.TB, opts ...func(*Options)) *Client {
-	o := Options{Addr: s.addr}
+func (s *server) client(t testing.TB, opts ...func(*testOptions)) *Client {
+	o := testOptions{Addr: s.addr}
 	for _, f := range opts {
 		f(&o)
 	}
-	c := NewClient(o)
+	c := newTestClient(o)
 	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// testOptions says how a test reaches its servers; newTestClient makes the go-redis client a
+// service would have (plain, failover or cluster) and the rlock Client over it.
+type testOptions struct {
+	Addr               string
+	Username, Password string
+	TLSConfig          *tls.Config
+	Protocol           int
+	SentinelAddrs      []string
+	MasterName         string
+	ClusterAddrs       []string
+	Confirm            Confirm
+	Timeout            time.Duration
+	// Tune, when set, adjusts the go-redis options (pool reaping in the pool tests).
+	Tune func(*redis.UniversalOptions)
+}
+
+func newTestClient(o testOptions) *Client {
+	uo := &redis.UniversalOptions{Username: o.Username, Password: o.Password, TLSConfig: o.TLSConfig,
+		Protocol: o.Protocol, DisableIdentity: true}
+	switch {
+	case len(o.ClusterAddrs) > 0:
+		uo.Addrs, uo.IsClusterMode = o.ClusterAddrs, true
+	case o.MasterName != "":
+		uo.Addrs, uo.MasterName = o.SentinelAddrs, o.MasterName
+	default:
+		uo.Addrs = []string{o.Addr}
+	}
+	if o.Tune != nil {
+		o.Tune(uo)
+	}
+	rdb := redis.NewUniversalClient(uo)
+	opts := []ClientOption{WithConfirm(o.Confirm)}
+	if o.Timeout > 0 {
+		opts = append(opts, WithTimeout(o.Timeout))
+	}
+	c, err := New(rdb, opts...)
+	if err != nil {
+		panic(err)
+	}
+	c.closeAlso = rdb
 	return c
 }
 

@@ -6,6 +6,7 @@ package rlock
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -75,29 +76,29 @@ func stringList(v interface{}) []string {
 	return out
 }
 
-// specValue is an admin reply as the spec's JSON: maps are objects, nil is null, integers
-// are int64, strings (simple, bulk, verbatim) are strings. (The connection reads RESP3
-// booleans as the integers 1 and 0.)
-func specValue(v value) interface{} {
-	switch v.kind {
-	case '$':
-		return v.str
-	case ':':
-		return v.num
-	case '*', '>':
-		out := make([]interface{}, len(v.elems))
-		for i, e := range v.elems {
+// specValue is an admin reply (as go-redis decodes RESP3) as the spec's JSON: maps are
+// objects, nil is null, integers are int64, booleans the integers 1 and 0, strings strings.
+func specValue(v interface{}) interface{} {
+	switch x := v.(type) {
+	case bool:
+		if x {
+			return int64(1)
+		}
+		return int64(0)
+	case []interface{}:
+		out := make([]interface{}, len(x))
+		for i, e := range x {
 			out[i] = specValue(e)
 		}
 		return out
-	case '%':
+	case map[interface{}]interface{}:
 		out := map[string]interface{}{}
-		for i := 0; i+1 < len(v.elems); i += 2 {
-			out[v.elems[i].str] = specValue(v.elems[i+1])
+		for k, e := range x {
+			out[fmt.Sprint(k)] = specValue(e)
 		}
 		return out
 	}
-	return nil
+	return v
 }
 
 // infoFields is INFO's text as an object of its field:value lines, integers as numbers.

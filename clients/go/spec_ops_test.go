@@ -64,14 +64,14 @@ func (a *specActor) close() {
 // client is the actor's client for a confirm setting (a property of Options in Go); a.mu held.
 func (a *specActor) client(confirm map[string]interface{}) *Client {
 	name := ""
-	opts := Options{Addr: a.addr, Username: a.user, Password: "spec"}
+	opts := testOptions{Addr: a.addr, Username: a.user, Password: "spec"}
 	if confirm != nil {
 		name = jsonText(confirm)
 		opts.Confirm = Confirm{Mode: ConfirmReplicas, Replicas: int(num(confirm, "replicas")),
 			Timeout: time.Duration(num(confirm, "timeout_ms")) * time.Millisecond}
 	}
 	if a.clients[name] == nil {
-		a.clients[name] = NewClient(opts)
+		a.clients[name] = newTestClient(opts)
 	}
 	return a.clients[name]
 }

@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // specSupported are the capabilities of this runner (README: `requires`).
@@ -38,30 +40,74 @@ type specScenario struct {
 	body map[string]interface{}
 }
 
-// specScenarios reads every scenario file, after check.py has found them well-formed.
+// specSchemaVersion is the newest scenario-file schema this runner supports.
+const specSchemaVersion = "1.0"
+
+// specScenarios reads every scenario file, after check.py has found them well-formed; a file
+// with a newer schemaVersion fails the run (it is never skipped).
 func specScenarios(t *testing.T) []specScenario {
 	dir, _ := filepath.Abs("../spec")
 	if out, err := exec.Command("python3", filepath.Join(dir, "check.py")).CombinedOutput(); err != nil {
 		t.Fatalf("clients/spec/check.py: %v\n%s", err, out)
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
-	sort.Strings(files)
 	var all []specScenario
 	for _, file := range files {
 		if filepath.Base(file) == "schema.json" {
 			continue
 		}
-		content, err := readJSONFile(file)
+		found, err := readScenarioFile(file)
 		if err != nil {
-			t.Fatalf("%s: %v", file, err)
+			t.Fatal(err)
 		}
-		stem := strings.TrimSuffix(filepath.Base(file), ".json")
-		for _, s := range content.(map[string]interface{})["scenarios"].([]interface{}) {
-			body := s.(map[string]interface{})
-			all = append(all, specScenario{name: stem + "." + body["name"].(string), body: body})
+		all = append(all, found...)
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].name < all[j].name })
+	return all
+}
+
+// readScenarioFile reads one scenario file's scenarios, named <file stem>.<name>, refusing a
+// schemaVersion newer than specSchemaVersion (a file without one is of the first schema).
+func readScenarioFile(file string) ([]specScenario, error) {
+	content, err := readJSONFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", file, err)
+	}
+	top, _ := content.(map[string]interface{})
+	if v, ok := top["schemaVersion"]; ok {
+		version, _ := v.(string)
+		if newer, err := schemaNewer(version, specSchemaVersion); err != nil || newer {
+			return nil, fmt.Errorf("%s: schemaVersion %q is not one this runner supports (up to %s): %v", file, v, specSchemaVersion, err)
 		}
 	}
-	return all
+	stem := strings.TrimSuffix(filepath.Base(file), ".json")
+	list, _ := top["scenarios"].([]interface{})
+	if len(list) == 0 {
+		return nil, fmt.Errorf("%s: no scenarios", file)
+	}
+	var out []specScenario
+	for _, s := range list {
+		body := s.(map[string]interface{})
+		out = append(out, specScenario{name: stem + "." + body["name"].(string), body: body})
+	}
+	return out, nil
+}
+
+// schemaNewer compares two "major.minor" versions: true when version is newer than supported.
+func schemaNewer(version, supported string) (bool, error) {
+	parse := func(v string) (int, int, error) {
+		var major, minor int
+		if n, err := fmt.Sscanf(v, "%d.%d", &major, &minor); err != nil || n != 2 || fmt.Sprintf("%d.%d", major, minor) != v {
+			return 0, 0, fmt.Errorf("not a major.minor version: %q", v)
+		}
+		return major, minor, nil
+	}
+	vMajor, vMinor, err := parse(version)
+	if err != nil {
+		return false, err
+	}
+	sMajor, sMinor, _ := parse(supported)
+	return vMajor > sMajor || vMajor == sMajor && vMinor > sMinor, nil
 }
 
 func TestSpec(t *testing.T) {
@@ -125,7 +171,7 @@ func TestSpec(t *testing.T) {
 
 // specRun is one scenario being run.
 type specRun struct {
-	admin      *conn
+	admin      *redis.Client
 	topology   *topology
 	actors     map[string]*specActor
 	saved      map[string]interface{}
@@ -151,11 +197,12 @@ type specOutcome struct {
 func runScenario(addr string, tp *topology, body map[string]interface{}) (err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	admin, err := dial(ctx, dialOptions{addr: addr, dialTimeout: 5 * time.Second, timeout: 10 * time.Second, protocol: 3}, nil)
-	if err != nil {
+	admin := redis.NewClient(&redis.Options{Addr: addr, Protocol: 3, PoolSize: 1, ReadTimeout: 10 * time.Second,
+		DisableIdentity: true})
+	if err := admin.Ping(ctx).Err(); err != nil {
 		return err
 	}
-	defer admin.close(errClientClosed)
+	defer admin.Close()
 	r := &specRun{admin: admin, topology: tp, actors: map[string]*specActor{},
 		saved: map[string]interface{}{}, background: map[string]*specBackground{}}
 	defer func() {
@@ -216,7 +263,10 @@ func (r *specRun) finish() error {
 func (r *specRun) do(args ...string) (interface{}, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	v, err := r.admin.do(ctx, args...)
+	v, err := r.admin.Do(ctx, cmdArgs(args)...).Result()
+	if errors.Is(err, redis.Nil) {
+		v, err = nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}

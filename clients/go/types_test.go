@@ -155,7 +155,7 @@ func TestMultiLockTakesEveryKeyOrNone(t *testing.T) {
 // RESP2 waits by a second, subscribed connection named with NOTIFY <id>.
 func TestRESP2WaitsOnASubscribedConnection(t *testing.T) {
 	s := startServer(t)
-	c := s.client(t, func(o *Options) { o.Protocol = 2 })
+	c := s.client(t, func(o *testOptions) { o.Protocol = 2 })
 	holder := c.NewMutex("k")
 	if err := holder.Lock(); err != nil {
 		t.Fatal(err)

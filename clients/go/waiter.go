@@ -13,7 +13,7 @@ var errRequeue = errors.New("rlock: wait again")
 
 // waiter is one wait by NOTIFY: the messages for its keys and owner come to events.
 type waiter struct {
-	kind   kind
+	family Family
 	keys   []string
 	owner  string
 	events chan message
@@ -21,12 +21,12 @@ type waiter struct {
 	have   int
 }
 
-func waiterAt(k kind, key, owner string) string {
+func waiterAt(k Family, key, owner string) string {
 	return k.messageType() + "\x00" + key + "\x00" + owner
 }
 
-func (c *Client) addWaiter(k kind, keys []string, owner string) *waiter {
-	w := &waiter{kind: k, keys: keys, owner: owner, events: make(chan message, 2*len(keys)+2)}
+func (c *Client) addWaiter(k Family, keys []string, owner string) *waiter {
+	w := &waiter{family: k, keys: keys, owner: owner, events: make(chan message, 2*len(keys)+2)}
 	c.requeue(w)
 	return w
 }
@@ -37,7 +37,7 @@ func (c *Client) requeue(w *waiter) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, key := range w.keys {
-		at := waiterAt(w.kind, key, w.owner)
+		at := waiterAt(w.family, key, w.owner)
 		c.waiters[at] = append(c.waiters[at], w)
 	}
 	w.got, w.have = make([]int64, len(w.keys)), 0
@@ -47,7 +47,7 @@ func (c *Client) removeWaiter(w *waiter) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, key := range w.keys {
-		at := waiterAt(w.kind, key, w.owner)
+		at := waiterAt(w.family, key, w.owner)
 		ws := c.waiters[at]
 		for i, x := range ws {
 			if x == w {
@@ -66,10 +66,10 @@ func (c *Client) removeWaiter(w *waiter) {
 // waitRequest is the request of a wait: it registers the waiter again (at the end of its
 // keys' lists, as the new entry will be) just before the wait goes to the node's session.
 func (c *Client) waitRequest(w *waiter, key string, cmd func(notify []string) []string) request {
-	return request{key: key, build: func(_ *node, s *session) ([][]string, error) {
+	return request{key: key, build: func(_ *node, s *Session) ([][]string, error) {
 		w.drain()
 		c.requeue(w)
-		return [][]string{cmd(s.notify)}, nil
+		return [][]string{cmd(s.disp.notify())}, nil
 	}}
 }
 
@@ -100,7 +100,7 @@ func (w *waiter) take(m message) ([]int64, error) {
 		}
 		return nil, nil
 	case "timeout":
-		return nil, ErrFailed
+		return nil, notGranted()
 	case "failed":
 		switch m.value {
 		case "READONLY", "MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN":
@@ -116,17 +116,17 @@ func (w *waiter) take(m message) ([]int64, error) {
 
 // outcome waits for the wait's messages: the tokens, ErrFailed at the server's timeout,
 // errRequeue when the connection failed or the key is served elsewhere now, or ctx's end.
-func (w *waiter) outcome(ctx context.Context, c *Client, s *session) ([]int64, error) {
+func (w *waiter) outcome(ctx context.Context, c *Client, s *Session) ([]int64, error) {
 	lost := s.lost()
 	for {
 		select {
 		case m := <-w.events:
 			t, err := w.take(m)
 			if m.value == "READONLY" {
-				s.close(ErrConnection) // the server turned replica: its session is of no use
+				s.fail() // the server turned replica: its session is of no use
 			}
-			if errors.Is(err, errRequeue) && c.cluster() {
-				c.refreshSlots(ctx)
+			if errors.Is(err, errRequeue) && c.router.isCluster() {
+				c.router.changed(ctx)
 			}
 			if t != nil || err != nil {
 				return t, err

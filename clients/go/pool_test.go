@@ -1,0 +1,157 @@
+package rlock
+
+import (
+	"context"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// A watchdog holding is bound to a connection rlock took out of the go-redis pool and never
+// gives back: the pool's idle and lifetime reapers, and the service's traffic through the pool
+// meanwhile, leave it alone, so the holding keeps its binding.
+func TestPoolReapingLeavesAWatchdogHoldingBound(t *testing.T) {
+	s := startServer(t)
+	c := s.client(t, func(o *testOptions) {
+		o.Tune = func(u *redis.UniversalOptions) {
+			u.PoolSize, u.MinIdleConns, u.MaxIdleConns = 2, 1, 1
+			u.ConnMaxIdleTime, u.ConnMaxLifetime = 20*time.Millisecond, 50*time.Millisecond
+		}
+	})
+	m := c.NewMutex("held")
+	if err := m.Lock(); err != nil {
+		t.Fatal(err)
+	}
+	bound := field(admin(t, c, "RLOCK.INFO", "held"), "watchdog")
+	rdb := c.rdb
+	reaped := infoField(t, c, "stats", "total_connections_received")
+	// The service's own traffic through the pool, across many idle and lifetime ends.
+	for i := 0; i < 30; i++ {
+		if err := rdb.Ping(context.Background()).Err(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	if infoField(t, c, "stats", "total_connections_received") == reaped {
+		t.Fatal("the pool made no new connection: nothing was reaped, the test proves nothing")
+	}
+	if now := field(admin(t, c, "RLOCK.INFO", "held"), "watchdog"); now != bound {
+		t.Fatalf("the holding moved from connection %v to %v", bound, now)
+	}
+	select {
+	case <-m.Lost():
+		t.Fatal("reported lost")
+	default:
+	}
+	if ok, err := m.Unlock(); !ok || err != nil {
+		t.Fatalf("Unlock: %v %v", ok, err)
+	}
+}
+
+// Closing the go-redis client under a holding is not a routine close: the holding ends on the
+// server (its connection closed) and the holder is told (Lost), never silently.
+func TestClosingTheGoRedisClientUnderAHoldingReportsItLost(t *testing.T) {
+	s := startServer(t, "--rlock.watchdog-idle-ms", "600")
+	c := s.client(t)
+	m := c.NewMutex("held")
+	if err := m.Lock(); err != nil {
+		t.Fatal(err)
+	}
+	c.rdb.Close()
+	select {
+	case <-m.Lost():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the holding was not reported lost")
+	}
+	watch := s.client(t)
+	eventually(t, "the lock released on the server", func() bool {
+		return admin(t, watch, "RLOCK.INFO", "held") == nil
+	})
+}
+
+// What the uncontended path costs, counted (a benchmark is noisy; a count is not): per
+// acquire+release pair, exactly one RLOCK.ACQUIRE and one RLOCK.RELEASE reach the server and
+// nothing else; no new connection per 100 pairs; no goroutine left per pair; Close leaves none.
+func TestUncontendedPairCostsTwoCommandsNoConnectionNoGoroutine(t *testing.T) {
+	s := startServer(t)
+	before := runtime.NumGoroutine()
+	c := s.client(t)
+	ctx := context.Background()
+	warm := c.NewMutex("warm")
+	if err := warm.LockContext(ctx); err != nil { // the session: its two connections
+		t.Fatal(err)
+	}
+	warm.Unlock()
+	watch := newTestClient(testOptions{Addr: s.addr, Confirm: Confirm{Mode: ConfirmOff}})
+	defer watch.Close()
+	admin(t, watch, "CONFIG", "RESETSTAT")
+	conns := infoField(t, watch, "stats", "total_connections_received")
+	goroutines := runtime.NumGoroutine()
+	start := time.Now()
+	const pairs = 100
+	for i := 0; i < pairs; i++ {
+		m := c.NewMutex("pair")
+		if err := m.LockContext(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.UnlockContext(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	elapsed := time.Since(start)
+	stats := commandStats(t, watch)
+	if stats["rlock.acquire"] != pairs || stats["rlock.release"] != pairs {
+		t.Fatalf("RLOCK.ACQUIRE %d and RLOCK.RELEASE %d for %d pairs", stats["rlock.acquire"], stats["rlock.release"], pairs)
+	}
+	// Besides: the watcher's own INFO calls, PINGs and the replica count (ROLE, at most once a
+	// second while nothing is connected) on their timers.
+	allowed := int64(elapsed/time.Second) + 1
+	for name, n := range stats {
+		switch {
+		case name == "rlock.acquire" || name == "rlock.release" || name == "info" || name == "config|resetstat":
+		case name == "pubsub|numsub" && n <= pairs: // the module's own call on a full release (src/notify.rs), not the client's
+		case (name == "ping" || name == "role") && n <= allowed:
+		default:
+			t.Fatalf("%s ran %d times for %d uncontended pairs", name, n, pairs)
+		}
+	}
+	if now := infoField(t, watch, "stats", "total_connections_received"); now != conns {
+		t.Fatalf("%d new connections for %d pairs", now-conns, pairs)
+	}
+	if now := runtime.NumGoroutine(); now > goroutines {
+		t.Fatalf("%d goroutines after %d pairs, %d before", now, pairs, goroutines)
+	}
+	c.Close()
+	watch.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			t.Fatalf("%d goroutines left after Close, %d before:\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// commandStats is INFO commandstats as calls by command name.
+func commandStats(t *testing.T, c *Client) map[string]int64 {
+	t.Helper()
+	text, _ := admin(t, c, "INFO", "commandstats").(string)
+	out := map[string]int64{}
+	for _, line := range strings.Split(text, "\r\n") {
+		name, rest, ok := strings.Cut(strings.TrimPrefix(line, "cmdstat_"), ":calls=")
+		if !ok || !strings.HasPrefix(line, "cmdstat_") {
+			continue
+		}
+		calls, _, _ := strings.Cut(rest, ",")
+		var n int64
+		for _, ch := range calls {
+			n = n*10 + int64(ch-'0')
+		}
+		out[name] = n
+	}
+	return out
+}
