@@ -9,8 +9,9 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 export RLOCK_MODULE="${RLOCK_MODULE:-${CARGO_TARGET_DIR:-$root/target}/release/librlock.so}"
-# Go 1.22 or newer (Debian 12's golang-go is 1.19): the one in /usr/local/go when there is one.
-[ -x /usr/local/go/bin/go ] && export PATH="/usr/local/go/bin:$PATH"
+# A Go new enough for go-redis v9.23 (Debian 12's golang-go 1.19 is not): the Go helper's pick.
+PATH="$(bash "$root/clients/go/go-toolchain.sh"):$PATH"
+export PATH
 export GOTOOLCHAIN=local GOFLAGS=-mod=mod
 if [ "$(id -u)" != 0 ]; then
     echo "jepsen/test.sh: needs root (ip netns add); run it with sudo" >&2

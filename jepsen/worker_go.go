@@ -76,14 +76,22 @@ func confirmSetting(s string) (rlock.Confirm, error) {
 	return rlock.Confirm{Mode: rlock.ConfirmReplicas, Replicas: n}, nil
 }
 
-// newLockClient is the one place the Go helper's client is made (its constructor is moving
-// onto go-redis: this function is all that changes).
-func newLockClient(c WorkerConfig) *rlock.Client {
-	cf, _ := confirmSetting(c.Confirm)
-	return rlock.NewClient(rlock.Options{
-		SentinelAddrs: c.Sentinels, MasterName: masterName, Confirm: cf,
-		Timeout: time.Second, DialTimeout: time.Second,
-	})
+// newLockClient is the one place the Go helper's client is made: over a go-redis Sentinel
+// (failover) client, as a service would pass its own.
+func newLockClient(c WorkerConfig) (*rlock.Client, func(), error) {
+	cf, err := confirmSetting(c.Confirm)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Reads wait 2 s: longer than a confirmation's WAIT (1 s), short enough to notice a partition.
+	rc := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: masterName, SentinelAddrs: c.Sentinels,
+		DialTimeout: time.Second, ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second})
+	lc, err := rlock.New(rc, rlock.WithConfirm(cf), rlock.WithTimeout(5*time.Second))
+	if err != nil {
+		rc.Close()
+		return nil, nil, err
+	}
+	return lc, func() { lc.Close(); rc.Close() }, nil
 }
 
 // The resource's token check, done by the resource itself (the storage Kleppmann's fencing
@@ -181,8 +189,11 @@ func runGoWorker(args []string) error {
 	var newSession func() lockSession
 	switch c.Lock {
 	case "rlock":
-		lc := newLockClient(c)
-		defer lc.Close()
+		lc, closeClient, err := newLockClient(c)
+		if err != nil {
+			return err
+		}
+		defer closeClient()
 		onLost := rlock.WithOnLost(func(key string, token int64) {
 			rec.Record(Event{Type: "note", F: "lost", Token: token})
 		})
