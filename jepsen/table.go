@@ -11,7 +11,8 @@ import (
 	"strings"
 )
 
-// writeTable prints the markdown tables for the summaries in the results.json files.
+// writeTable prints the markdown tables for the summaries in the results.json files; a run
+// found in several files is taken from the last.
 func writeTable(paths []string, w io.Writer) error {
 	var sums []Summary
 	for _, path := range paths {
@@ -25,6 +26,18 @@ func writeTable(paths []string, w io.Writer) error {
 		}
 		sums = append(sums, some...)
 	}
+	// A run repeated in a later file replaces the earlier one (the file order is the caller's).
+	latest := map[string]int{}
+	var unique []Summary
+	for _, s := range sums {
+		if i, ok := latest[s.Scenario]; ok {
+			unique[i] = s
+			continue
+		}
+		latest[s.Scenario] = len(unique)
+		unique = append(unique, s)
+	}
+	sums = unique
 	cell := map[[2]string]Summary{}
 	for _, s := range sums {
 		cell[[2]string{s.Config, s.Fault}] = s
