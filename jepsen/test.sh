@@ -32,7 +32,9 @@ go test -count=1 ./...
 if [ ! -x .venv/bin/python ]; then
     python3 -m venv .venv
 fi
-.venv/bin/python -m pip install --quiet --disable-pip-version-check --editable ../clients/python
+# An editable install follows clients/python as it changes: installed once.
+.venv/bin/python -c 'import rlock, redis' 2>/dev/null ||
+    .venv/bin/python -m pip install --quiet --disable-pip-version-check --editable ../clients/python
 out="$root/target/jepsen"
 for arg in "$@"; do
     [ "$arg" = -short ] && out="$out/short"
