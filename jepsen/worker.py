@@ -92,6 +92,13 @@ def main(argv):
             granted = lock.acquire()
         except rlock.NotConfirmedError as e:
             rec.record(session=session, type="fail", f="acquire", error=f"not granted: {e}")
+            # What the primary holds right after the helper gave the acquisition back: a note
+            # for whoever reads the history (the checks ignore notes).
+            try:
+                state = primary.execute_command("RLOCK.INFO", args.key)
+                rec.record(session=session, type="note", f="info-after-undo", error=repr(state))
+            except Exception as info_error:
+                rec.record(session=session, type="note", f="info-after-undo", error=repr(info_error))
             continue
         except Exception as e:
             # NOREPLICAS (min-replicas-to-write) is refused before it runs: nothing taken.
