@@ -24,7 +24,7 @@ func Example_redsyncSwitch() {
 	if err := mutex.Lock(); err != nil {
 		panic(err)
 	}
-	fmt.Println("locked; the lease ends by", mutex.Until().Sub(time.Now()) <= 8*time.Second)
+	fmt.Println("locked; the lease ends by", time.Until(mutex.Until()) <= 8*time.Second)
 	if ok, err := mutex.Unlock(); ok && err == nil {
 		fmt.Println("unlocked")
 	}

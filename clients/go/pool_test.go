@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -154,4 +155,60 @@ func commandStats(t *testing.T, c *Client) map[string]int64 {
 		out[name] = n
 	}
 	return out
+}
+
+// commandNames is a go-redis hook that records the commands it sees.
+type commandNames struct {
+	mu    sync.Mutex
+	names []string
+}
+
+func (h *commandNames) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *commandNames) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.mu.Lock()
+		h.names = append(h.names, strings.ToUpper(cmd.Name()))
+		h.mu.Unlock()
+		return next(ctx, cmd)
+	}
+}
+func (h *commandNames) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		h.mu.Lock()
+		for _, cmd := range cmds {
+			h.names = append(h.names, strings.ToUpper(cmd.Name()))
+		}
+		h.mu.Unlock()
+		return next(ctx, cmds)
+	}
+}
+
+// The service's hooks (tracing, metrics) on its go-redis client see rlock's commands as their
+// own.
+func TestTheServicesHooksSeeRlocksCommands(t *testing.T) {
+	s := startServer(t)
+	rdb := redis.NewClient(&redis.Options{Addr: s.addr})
+	defer rdb.Close()
+	hook := &commandNames{}
+	rdb.AddHook(hook)
+	c, err := New(rdb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	m := c.NewMutex("traced")
+	if err := m.Lock(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	hook.mu.Lock()
+	defer hook.mu.Unlock()
+	seen := strings.Join(hook.names, " ")
+	for _, want := range []string{"RLOCK.ACQUIRE", "RLOCK.RELEASE"} {
+		if !strings.Contains(seen, want) {
+			t.Fatalf("the hook did not see %s: %s", want, seen)
+		}
+	}
 }

@@ -70,51 +70,49 @@ func (s *Session) pipeline(ctx context.Context, cmds ...[]string) ([]result, err
 	// The caller's context ending must not tear the connection mid-reply (with go-redis's
 	// ContextTimeoutEnabled it would): the holdings bound to it would end. Its values (trace
 	// spans) still reach the user's hooks.
-	call := &batchCall{ctx: context.WithoutCancel(ctx), cmds: cmds}
+	call := &batchCall{ctx: context.WithoutCancel(ctx), cmds: cmds, wake: make(chan bool, 1)}
 	s.mu.Lock()
 	s.queue = append(s.queue, call)
 	if s.sending {
 		s.mu.Unlock()
-		<-call.done()
-		return call.out, call.err
+		if finished := <-call.wake; finished {
+			return call.out, call.err
+		}
+		s.mu.Lock() // promoted: this caller sends the next round trip
 	}
 	s.sending = true
-	for len(s.queue) > 0 {
-		batch := s.queue
-		s.queue = nil
-		s.mu.Unlock()
-		s.send(batch)
-		s.mu.Lock()
-	}
-	s.sending = false
-	if s.closeAfter {
-		s.closeAfter = false
-		s.conn.Close()
+	batch := s.queue
+	s.queue = nil
+	s.mu.Unlock()
+	s.send(batch) // this caller's own commands are in it
+	s.mu.Lock()
+	if len(s.queue) > 0 {
+		// The first caller that queued meanwhile sends the next round trip: no caller waits
+		// for more than one round trip besides its own.
+		s.queue[0].wake <- false
+	} else {
+		s.sending = false
+		if s.closeAfter {
+			s.closeAfter = false
+			s.conn.Close()
+		}
 	}
 	s.mu.Unlock()
 	return call.out, call.err
 }
 
-// batchCall is one caller's commands in a round trip shared with others.
+// batchCall is one caller's commands in a round trip shared with others. wake tells a waiting
+// caller that its results are in (true) or that it sends the next round trip (false).
 type batchCall struct {
-	ctx      context.Context
-	cmds     [][]string
-	rcs      []*redis.Cmd
-	out      []result
-	err      error
-	finished chan struct{}
-	once     sync.Once
+	ctx  context.Context
+	cmds [][]string
+	rcs  []*redis.Cmd
+	out  []result
+	err  error
+	wake chan bool
 }
 
-func (b *batchCall) done() <-chan struct{} {
-	b.once.Do(func() { b.finished = make(chan struct{}) })
-	return b.finished
-}
-
-func (b *batchCall) finish() {
-	b.done()
-	close(b.finished)
-}
+func (b *batchCall) finish() { b.wake <- true }
 
 // send makes one round trip of the batch's commands and hands each caller its results.
 func (s *Session) send(batch []*batchCall) {

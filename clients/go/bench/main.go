@@ -15,10 +15,12 @@
 // queue, waiting by NOTIFY). Prints each figure's median and range and writes every round's
 // figures to target/bench-go.json (benches/pairs.py sets the pair side by side).
 //
-// Environment: BENCH_REPS (5), BENCH_ROUND_MS (2000), BENCH_CONTENDERS (16), RLOCK_MODULE.
+// Environment: BENCH_REPS (5), BENCH_ROUND_MS (2000), BENCH_CONTENDERS (16), RLOCK_MODULE,
+// BENCH_CPUPROFILE (a file: the run's CPU profile, for go tool pprof).
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -28,6 +30,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"sync"
@@ -81,6 +84,14 @@ func (l redsyncMutex) Unlock(ctx context.Context) error {
 }
 
 func main() {
+	if path := os.Getenv("BENCH_CPUPROFILE"); path != "" { // go tool pprof -top <binary> <path>
+		f, err := os.Create(path)
+		if err != nil {
+			fail(err)
+		}
+		must(pprof.StartCPUProfile(f))
+		defer pprof.StopCPUProfile()
+	}
 	root, _ := filepath.Abs("../../..")
 	module := os.Getenv("RLOCK_MODULE")
 	if module == "" {
@@ -131,6 +142,7 @@ func main() {
 	out := filepath.Join(root, "target", "bench-go.json")
 	os.MkdirAll(filepath.Dir(out), 0o755)
 	body, _ := json.MarshalIndent(map[string]interface{}{"meta": meta, "figures": jsonSafe(figures)}, "", " ")
+	body = bytes.ReplaceAll(body, []byte(`"`+nanMark+`"`), []byte("NaN"))
 	if err := os.WriteFile(out, append(body, '\n'), 0o644); err != nil {
 		fail(err)
 	}
@@ -298,14 +310,17 @@ func maxOf(v []float64) float64 {
 	return m
 }
 
-// jsonSafe writes NaN and infinities as strings (JSON has none), as benches/pairs.py reads them.
+// nanMark stands for a figure without a value (no wait in a round) until it is written as NaN,
+// which Go's JSON encoder refuses and Python's json (benches/pairs.py) reads.
+const nanMark = "rlock-bench-NaN"
+
 func jsonSafe(figures map[string][]float64) map[string][]interface{} {
 	out := map[string][]interface{}{}
 	for name, values := range figures {
 		for _, v := range values {
 			var x interface{} = v
 			if math.IsNaN(v) || math.IsInf(v, 0) {
-				x = nil
+				x = nanMark
 			}
 			out[name] = append(out[name], x)
 		}
