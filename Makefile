@@ -4,7 +4,7 @@ CARGO ?= cargo
 MODULE := target/release/librlock.so
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help deps test-deps build java run test test-compat bench bench-pairs bench-php clean install deb
+.PHONY: help deps test-deps build java run test test-compat bench bench-pairs bench-php clean install deb jepsen
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -22,6 +22,7 @@ test-deps: ## Install what the tests of the clients and operations tools need (N
 	  $$(command -v javac >/dev/null || echo default-jdk-headless) \
 	  $$(command -v mvn >/dev/null || echo maven) \
 	  $$(command -v openssl >/dev/null || echo openssl) \
+	  $$(command -v ip >/dev/null || echo iproute2) \
 	  $$(command -v promtool >/dev/null || echo prometheus) \
 	  $$(command -v prometheus-redis-exporter >/dev/null || echo prometheus-redis-exporter) \
 	  $$(command -v php >/dev/null || echo php-cli) \
@@ -65,7 +66,8 @@ test: build test-deps ## Run every test: the module's unit and integration tests
 	  "rust-client=bash clients/rust/test.sh" \
 	  "go=bash clients/go/test.sh" \
 	  "php=bash clients/php/test.sh" \
-	  "ops=bash ops/test.sh"
+	  "ops=bash ops/test.sh" \
+	  "jepsen=bash jepsen/test.sh -short -duration 16s"
 
 # Where `make install` puts things; the Debian package uses PREFIX=/usr (module in
 # /usr/lib/redis/modules, snippet in /etc/redis).
@@ -98,6 +100,9 @@ $(VENV)/.compat-installed:
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q $(COMPAT_PACKAGES)
 	touch $@
+
+jepsen: build test-deps ## Play the full fault matrix in network namespaces (root; ~40 min): histories, Porcupine's results and pictures under target/jepsen/
+	bash jepsen/test.sh
 
 test-compat: build $(VENV)/.compat-installed ## Run the integration tests against Redis 8.2, Valkey 8.1 and Valkey 9.1
 	@set -e; \

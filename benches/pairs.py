@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "target" / "bench-pairs.json"
 # The helpers whose files are expected; any other bench-<name>.json is read too.
-EXPECTED = ["node", "python", "rust"]
+EXPECTED = ["node", "python", "rust", "go", "php", "java"]
 OURS = "rlock"
 
 

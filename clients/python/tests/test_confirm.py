@@ -57,6 +57,17 @@ def wait_blocked(lock, outcome: dict) -> None:
         outcome["error"] = error
 
 
+def queued_waiter(admin, waiter, outcome: dict) -> threading.Thread:
+    """wait_blocked in a thread, returned once the server has its wait queued at "k"."""
+    thread = threading.Thread(target=wait_blocked, args=(waiter, outcome))
+    thread.start()
+    deadline = time.monotonic() + 10
+    while topologies.queued(admin, "k") == 0:
+        assert time.monotonic() < deadline, "the waiter queues"
+        time.sleep(0.01)
+    return thread
+
+
 def test_with_the_replica_stopped_no_blocking_acquisition_is_held(replicated, stopped_replica):
     admin = stopped_replica
     r = topologies.user_client(replicated, asyncio_client=False)
@@ -81,12 +92,7 @@ def test_with_the_replica_stopped_no_blocking_acquisition_is_held(replicated, st
     assert holder.acquire(blocking=False)
     waiter = rlock.Lock(r, "k", confirm=confirm)
     outcome = {}
-    thread = threading.Thread(target=wait_blocked, args=(waiter, outcome))
-    thread.start()
-    deadline = time.monotonic() + 10
-    while topologies.queued(admin, "k") == 0:
-        assert time.monotonic() < deadline, "the waiter queues"
-        time.sleep(0.01)
+    thread = queued_waiter(admin, waiter, outcome)
     holder.release()  # logged: not confirmed; the waiter is granted by message
     thread.join(WITHIN_S + 2)
     assert "error" in outcome, outcome
@@ -115,6 +121,30 @@ def test_with_the_replica_stopped_no_blocking_acquisition_is_held(replicated, st
     unconfirmed = rlock.Lock(r, "k", confirm=False)
     assert unconfirmed.acquire(blocking=False)
     unconfirmed.release()
+
+
+def test_a_waiter_still_queued_when_its_wait_times_out_is_not_told_unconfirmed(replicated, stopped_replica):
+    """The WAIT pipelined after a queued acquire (`WAITING`: nothing written yet) times out
+    while the holder still holds. That says nothing about a grant: the waiter keeps waiting,
+    and is answered only about its own grant. (Found by jepsen/: the waiter was told
+    NotConfirmedError while its wait stayed queued on the server, which later granted it to
+    an owner that no longer knew it: every later acquire re-entered that holding, with its
+    old token.)"""
+    admin = stopped_replica
+    r = topologies.user_client(replicated, asyncio_client=False)
+    holder = rlock.Lock(r, "k", confirm=False)
+    assert holder.acquire(blocking=False)
+    waiter = rlock.Lock(r, "k", confirm=rlock.Confirm(timeout=CONFIRM_S))
+    outcome = {}
+    thread = queued_waiter(admin, waiter, outcome)
+    time.sleep(3 * CONFIRM_S)  # the pipelined WAIT has timed out by now
+    assert thread.is_alive(), f"the waiter was answered while still queued: {outcome}"
+    holder.release()  # the waiter is granted by message, and that grant is not confirmed
+    thread.join(WITHIN_S + 2)
+    assert isinstance(outcome.get("error"), rlock.NotConfirmedError), outcome
+    assert not waiter.owned()
+    nothing_held(admin)
+    assert topologies.queued(admin, "k") == 0
 
 
 async def test_with_the_replica_stopped_no_asyncio_acquisition_is_held(replicated, stopped_replica):

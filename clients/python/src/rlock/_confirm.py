@@ -19,6 +19,7 @@ from typing import Optional, Union
 from redis.exceptions import LockError, ResponseError
 
 from ._commands import Command
+from ._notify import WAITING
 
 logger = logging.getLogger("rlock")
 
@@ -184,8 +185,11 @@ class Unconfirmed(Exception):
 
 def settle_wait(command, words: tuple, reply, wait_reply, channel):
     """The command's reply once its WAIT answered: raises Unconfirmed when a write it made
-    (a nil reply made none) was acknowledged by too few replicas; logs it under ``warn``."""
-    if reply is None or words is None:
+    (a nil reply made none) was acknowledged by too few replicas; logs it under ``warn``.
+    A queued acquire (``WAITING``) wrote nothing either: its grant, told later by message, is
+    confirmed on its own; answering it "not confirmed" here would leave its wait queued on the
+    server, to be granted to an owner that no longer knows it."""
+    if reply is None or reply == WAITING or words is None:
         return reply
     confirmed, required = confirmed_count(words, wait_reply), words[-2]
     if confirmed >= required:

@@ -1,0 +1,84 @@
+package main
+
+// The servers' own account of the lock: every data node publishes the lock key's keyspace
+// events (rlock.acquired, rlock.released, expired: a lease that ran out on the server's clock,
+// del), and the test records them with the same monotonic clock as the workers, one JSON line
+// each, in server-events.jsonl. They are heard over each node's loopback, so a partition does
+// not hide them; a node's events stop while it is killed or stopped.
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+)
+
+// ServerEvent is one keyspace event as a data node published it.
+type ServerEvent struct {
+	Host  string `json:"host"`
+	Event string `json:"event"`
+	Time  int64  `json:"time"`
+}
+
+// EventLog subscribes to the lock key's events on every data node.
+type EventLog struct {
+	mu    sync.Mutex
+	f     *os.File
+	cmds  []*exec.Cmd
+	count map[string]int
+}
+
+func StartEventLog(s *Servers, path, key string) (*EventLog, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	l := &EventLog{f: f, count: map[string]int{}}
+	for _, h := range DataNodes {
+		cmd := s.net.Command(h, "redis-cli", "-p", redisPort, "--csv", "SUBSCRIBE", "__keyspace@0__:"+key)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			return l, err
+		}
+		if err := cmd.Start(); err != nil {
+			return l, err
+		}
+		l.cmds = append(l.cmds, cmd)
+		go l.read(h, out)
+	}
+	return l, nil
+}
+
+func (l *EventLog) read(host string, out interface{ Read([]byte) (int, error) }) {
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		now := monotonicNow()
+		// --csv: "message","__keyspace@0__:jepsen","rlock.acquired"
+		fields := strings.Split(sc.Text(), ",")
+		if len(fields) != 3 || fields[0] != `"message"` {
+			continue
+		}
+		e := ServerEvent{Host: host, Event: strings.Trim(fields[2], `"`), Time: now}
+		line, _ := json.Marshal(e)
+		l.mu.Lock()
+		_, _ = l.f.Write(append(line, '\n'))
+		l.count[e.Event]++
+		l.mu.Unlock()
+	}
+}
+
+// Stop ends the subscriptions and returns how many of each event were heard.
+func (l *EventLog) Stop() map[string]int {
+	for _, c := range l.cmds {
+		if c.Process != nil {
+			_ = c.Process.Kill()
+			_ = c.Wait()
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_ = l.f.Close()
+	return l.count
+}
