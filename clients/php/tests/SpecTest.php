@@ -102,7 +102,7 @@ final class SpecTest extends TestCase
         } finally {
             unlink($written);
         }
-        $this->assertSame('1.0', Scenarios::read(Scenarios::directory() . '/lock.json')['schemaVersion'] ?? '1.0');
+        $this->assertSame('1.0', Scenarios::read(Scenarios::directory() . '/lock.json')['schemaVersion']);
     }
 
     private static function server(): RedisServer

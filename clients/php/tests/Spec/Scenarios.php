@@ -42,12 +42,15 @@ final class Scenarios
         return $all;
     }
 
-    /** A scenario file, refused when its schemaVersion is newer than this runner supports. */
+    /** A scenario file, refused when its schemaVersion is missing, unreadable or newer than this runner supports. */
     public static function read(string $file): array
     {
         $document = json_decode((string) file_get_contents($file), true, 512, JSON_THROW_ON_ERROR);
-        // Files written before versioning carry no schemaVersion: they are 1.0.
-        $version = $document['schemaVersion'] ?? '1.0';
+        // CONTRACT.md R1.2: a file without a schemaVersion is refused, never guessed.
+        if (!array_key_exists('schemaVersion', $document)) {
+            throw new \RuntimeException("$file: no schemaVersion (CONTRACT.md R1.2)");
+        }
+        $version = $document['schemaVersion'];
         if (!is_string($version) || !preg_match('/^(\d+)\.(\d+)$/', $version, $m)) {
             throw new \RuntimeException("$file: schemaVersion must be a string \"major.minor\", not " . json_encode($version));
         }
