@@ -1,0 +1,104 @@
+package io.rlock.bench;
+
+import io.rlock.internal.resp.RespConnection;
+import io.rlock.testing.Admin;
+import io.rlock.testing.RedisServer;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+
+/**
+ * {@code make bench-pairs}' Java pair: rlock's {@code getLock} beside Redisson's, on this JVM and
+ * one redis-server with the module that this program starts, rounds interleaved (the side that
+ * goes first alternates). Two runs:
+ * <ul>
+ * <li>{@code java.lock.*}: one server alone; the four {@link Workloads};</li>
+ * <li>{@code java.synced.*}: a primary with a replica beside it, each side confirming its writes
+ * by the replica as it does by default (rlock: {@code Confirm.auto()}, a pipelined WAIT; Redisson:
+ * {@code checkLockSyncedSlaves}, told of the replica by {@code useMasterSlaveServers()}); the
+ * uncontended workloads.</li>
+ * </ul>
+ * Prints each figure's median and range; writes every round's figures to
+ * {@code target/bench-java.json} of the repository (benches/pairs.py sets the sides side by side).
+ * Environment: BENCH_REPS (5), BENCH_ROUND_MS (2000), BENCH_CONTENDERS (16), BENCH_OUT.
+ */
+public final class Pairs {
+    private static final int REPS = Integer.parseInt(System.getenv().getOrDefault("BENCH_REPS", "5"));
+    private static final long ROUND_MS = Long.parseLong(System.getenv().getOrDefault("BENCH_ROUND_MS", "2000"));
+    private static final int CONTENDERS = Integer.parseInt(System.getenv().getOrDefault("BENCH_CONTENDERS", "16"));
+
+    private final Workloads workloads = new Workloads(ROUND_MS, CONTENDERS);
+    private final Map<String, List<Double>> figures = new LinkedHashMap<>();
+
+    public static void main(String[] args) throws Exception {
+        Path out = Path.of(System.getenv().getOrDefault("BENCH_OUT", "../../target/bench-java.json")).toAbsolutePath().normalize();
+        Pairs pairs = new Pairs();
+        Map<String, Object> meta = new LinkedHashMap<>();
+        try (RedisServer server = RedisServer.start(); RespConnection admin = server.admin()) {
+            meta.put("redis_version", Admin.infoField(admin, "server", "redis_version"));
+            pairs.run("java.lock", admin, List.of(Side.rlock(server.uri()), Side.redisson(server.uri(), List.of())), true);
+        }
+        try (RedisServer primary = RedisServer.start();
+                RedisServer replica = RedisServer.start("--replicaof", "127.0.0.1", String.valueOf(primary.port));
+                RespConnection admin = primary.admin()) {
+            Admin.eventually(30_000, "the replica in sync", () -> "1".equals(Admin.infoField(admin, "replication", "connected_slaves")));
+            pairs.run("java.synced", admin,
+                    List.of(Side.rlock(primary.uri()), Side.redisson(primary.uri(), List.of(replica.uri()))), false);
+            meta.put("synced_wait_calls", RespConnection.text(Admin.call(admin, "INFO", "commandstats")).lines()
+                    .filter(line -> line.startsWith("cmdstat_wait:")).findFirst().orElse("cmdstat_wait: none"));
+        }
+        meta.put("java_version", System.getProperty("java.version"));
+        meta.put("redisson_version", org.redisson.Redisson.class.getPackage().getImplementationVersion());
+        meta.put("reps", REPS);
+        meta.put("round_ms", ROUND_MS);
+        meta.put("contenders", CONTENDERS);
+        meta.put("load_average", Files.readString(Path.of("/proc/loadavg")).trim());
+        Files.createDirectories(out.getParent());
+        Files.writeString(out, JsonOut.write(Map.of("meta", meta, "figures", pairs.figures)));
+        pairs.print();
+        System.out.println("wrote " + out);
+    }
+
+    private void run(String prefix, RespConnection admin, List<Side> sides, boolean all) throws Exception {
+        try {
+            for (int rep = 0; rep < REPS; rep++) {
+                List<Side> order = new ArrayList<>(sides);
+                if (rep % 2 == 1) {
+                    java.util.Collections.reverse(order);
+                }
+                for (Side side : order) {
+                    String name = prefix + "." + side.name;
+                    String key = "bench:" + name + ":" + rep;
+                    record(name + ".uncontended", workloads.uncontended(side, key + ":u"));
+                    record(name + ".concurrent" + CONTENDERS, workloads.concurrent(side, key + ":c"));
+                    if (all) {
+                        record(name + ".hot" + CONTENDERS, workloads.hot(side, key + ":h"));
+                        record(name + ".handoff", workloads.handoff(side, key + ":o", admin));
+                    }
+                }
+            }
+        } finally {
+            sides.forEach(Side::close);
+        }
+    }
+
+    private void record(String workload, Map<String, Double> values) {
+        values.forEach((figure, value) -> figures.computeIfAbsent(workload + "." + figure, k -> new ArrayList<>()).add(value));
+    }
+
+    private void print() {
+        Function<List<Double>, Double> median = values -> values.stream().sorted().toList().get(values.size() / 2);
+        System.out.printf("%-58s %10s   [min .. max] over %d rounds%n", "figure", "median", REPS);
+        figures.forEach((name, values) -> System.out.printf("%-58s %10.1f   [%.1f .. %.1f]%n", name, median.apply(values),
+                values.stream().mapToDouble(Double::doubleValue).min().orElse(Double.NaN),
+                values.stream().mapToDouble(Double::doubleValue).max().orElse(Double.NaN)));
+    }
+
+    private Pairs() {
+    }
+}
