@@ -32,6 +32,8 @@ public final class Pairs {
     private static final long ROUND_MS = Long.parseLong(System.getenv().getOrDefault("BENCH_ROUND_MS", "2000"));
     private static final int CONTENDERS = Integer.parseInt(System.getenv().getOrDefault("BENCH_CONTENDERS", "16"));
 
+    private static final int WIRE_PAIRS = 100;
+
     private final Workloads workloads = new Workloads(ROUND_MS, CONTENDERS);
     private final Map<String, List<Double>> figures = new LinkedHashMap<>();
 
@@ -41,16 +43,17 @@ public final class Pairs {
         Map<String, Object> meta = new LinkedHashMap<>();
         try (RedisServer server = RedisServer.start(); RespConnection admin = server.admin()) {
             meta.put("redis_version", Admin.infoField(admin, "server", "redis_version"));
-            pairs.run("java.lock", admin, List.of(Side.rlock(server.uri()), Side.redisson(server.uri(), List.of())), true);
+            pairs.run("java.lock", admin, List.of(Side.rlock(server.uri()), Side.redisson(server.uri(), List.of())), true, meta);
         }
         try (RedisServer primary = RedisServer.start();
                 RedisServer replica = RedisServer.start("--replicaof", "127.0.0.1", String.valueOf(primary.port));
                 RespConnection admin = primary.admin()) {
-            Admin.eventually(30_000, "the replica in sync", () -> "1".equals(Admin.infoField(admin, "replication", "connected_slaves")));
+            // ROLE lists a replica only once it is online (connected_slaves counts it earlier), and
+            // Confirm.auto() counts ROLE's list: both sides then see the replica from the first round.
+            Admin.eventually(30_000, "the replica online in ROLE",
+                    () -> Admin.call(admin, "ROLE") instanceof List<?> role && role.size() >= 3 && role.get(2) instanceof List<?> online && online.size() == 1);
             pairs.run("java.synced", admin,
-                    List.of(Side.rlock(primary.uri()), Side.redisson(primary.uri(), List.of(replica.uri()))), false);
-            meta.put("synced_wait_calls", RespConnection.text(Admin.call(admin, "INFO", "commandstats")).lines()
-                    .filter(line -> line.startsWith("cmdstat_wait:")).findFirst().orElse("cmdstat_wait: none"));
+                    List.of(Side.rlock(primary.uri()), Side.redisson(primary.uri(), List.of(replica.uri()))), false, meta);
         }
         meta.put("java_version", System.getProperty("java.version"));
         meta.put("redisson_version", org.redisson.Redisson.class.getPackage().getImplementationVersion());
@@ -64,8 +67,15 @@ public final class Pairs {
         System.out.println("wrote " + out);
     }
 
-    private void run(String prefix, RespConnection admin, List<Side> sides, boolean all) throws Exception {
+    private void run(String prefix, RespConnection admin, List<Side> sides, boolean all, Map<String, Object> meta) throws Exception {
         try {
+            for (Side side : sides) {
+                // The JIT's first compilations, outside every round; then what a pair costs on the wire.
+                workloads.uncontended(side, "bench:" + prefix + ".warmup:" + side.name);
+                Wire wire = Wire.count(admin, side.lock("bench:" + prefix + ".wire:" + side.name), WIRE_PAIRS);
+                meta.put("wire." + prefix + "." + side.name + ".commands_per_pair", wire.perPair(WIRE_PAIRS));
+                meta.put("wire." + prefix + "." + side.name + ".connections_per_" + WIRE_PAIRS + "_pairs", wire.connections);
+            }
             for (int rep = 0; rep < REPS; rep++) {
                 List<Side> order = new ArrayList<>(sides);
                 if (rep % 2 == 1) {
