@@ -119,6 +119,7 @@ bench-pairs: build ## Our Node and Python helpers beside the libraries they repl
 	[ -x $(PY_CLIENT_VENV)/bin/python ] || python3 -m venv $(PY_CLIENT_VENV)
 	$(PY_CLIENT_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --editable clients/python
 	$(PY_CLIENT_VENV)/bin/python clients/python/bench/pairs.py
+	cd clients/java && mvn -q -B -pl rlock-bench -am package -DskipTests && java -Drlock.module=$${RLOCK_MODULE:-$(CURDIR)/target/release/librlock.so} -cp rlock-bench/target/classes:$$(cat rlock-bench/target/classpath.txt) io.rlock.bench.Pairs
 	python3 benches/pairs.py
 
 clean: ## Remove build output
