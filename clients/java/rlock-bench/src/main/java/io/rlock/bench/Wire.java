@@ -11,8 +11,9 @@ import java.util.concurrent.locks.Lock;
  * What uncontended pairs cost on the server, counted there: the commands each sends (from
  * {@code INFO commandstats}, after {@code CONFIG RESETSTAT}) and the connections it opens
  * ({@code total_connections_received}). Exact where a benchmark is noisy: the bench records it
- * beside its figures, the cost-count test asserts it. The admin connection's own {@code CONFIG}
- * and {@code INFO} are left out.
+ * beside its figures, the cost-count test asserts it. Left out: the admin connection's own
+ * {@code CONFIG} and {@code INFO}, and the replicas' {@code REPLCONF} (their acknowledgements,
+ * which a {@code WAIT} asks for and which they also send every second).
  */
 public final class Wire {
     /** Commands by name ({@code rlock.acquire}, {@code evalsha}, {@code wait}, ...) and their calls. */
@@ -40,7 +41,7 @@ public final class Wire {
         return Long.parseLong(Admin.infoField(admin, "stats", "total_connections_received"));
     }
 
-    /** {@code cmdstat_<name>:calls=N,...} lines, without the admin's own commands. */
+    /** {@code cmdstat_<name>:calls=N,...} lines, without the admin's and the replicas' own commands. */
     static Map<String, Long> commands(RespConnection admin) {
         Map<String, Long> calls = new TreeMap<>();
         for (String line : RespConnection.text(Admin.call(admin, "INFO", "commandstats")).split("\r?\n")) {
@@ -48,7 +49,7 @@ public final class Wire {
                 continue;
             }
             String name = line.substring("cmdstat_".length(), line.indexOf(':'));
-            if (name.startsWith("config") || name.equals("info")) {
+            if (name.startsWith("config") || name.equals("info") || name.startsWith("replconf")) {
                 continue;
             }
             String stats = line.substring(line.indexOf(':') + 1);
