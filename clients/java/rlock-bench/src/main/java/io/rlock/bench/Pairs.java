@@ -25,7 +25,9 @@ import java.util.function.Function;
  * </ul>
  * Prints each figure's median and range; writes every round's figures to
  * {@code target/bench-java.json} of the repository (benches/pairs.py sets the sides side by side).
- * Environment: BENCH_REPS (5), BENCH_ROUND_MS (2000), BENCH_CONTENDERS (16), BENCH_OUT.
+ * Environment: BENCH_REPS (5), BENCH_ROUND_MS (2000), BENCH_CONTENDERS (16), BENCH_OUT; for a
+ * profile of one side and workload, BENCH_SIDES (rlock,redisson), BENCH_WORKLOADS
+ * (uncontended,concurrent,hot,handoff) and BENCH_SYNCED (1: the run with a replica too).
  */
 public final class Pairs {
     private static final int REPS = Integer.parseInt(System.getenv().getOrDefault("BENCH_REPS", "5"));
@@ -33,6 +35,10 @@ public final class Pairs {
     private static final int CONTENDERS = Integer.parseInt(System.getenv().getOrDefault("BENCH_CONTENDERS", "16"));
 
     private static final int WIRE_PAIRS = 100;
+    private static final List<String> SIDES = List.of(System.getenv().getOrDefault("BENCH_SIDES", "rlock,redisson").split(","));
+    private static final List<String> WORKLOADS = List.of(
+            System.getenv().getOrDefault("BENCH_WORKLOADS", "uncontended,concurrent,hot,handoff").split(","));
+    private static final boolean SYNCED = !"0".equals(System.getenv().getOrDefault("BENCH_SYNCED", "1"));
 
     private final Workloads workloads = new Workloads(ROUND_MS, CONTENDERS);
     private final Map<String, List<Double>> figures = new LinkedHashMap<>();
@@ -45,15 +51,8 @@ public final class Pairs {
             meta.put("redis_version", Admin.infoField(admin, "server", "redis_version"));
             pairs.run("java.lock", admin, List.of(Side.rlock(server.uri()), Side.redisson(server.uri(), List.of())), true, meta);
         }
-        try (RedisServer primary = RedisServer.start();
-                RedisServer replica = RedisServer.start("--replicaof", "127.0.0.1", String.valueOf(primary.port));
-                RespConnection admin = primary.admin()) {
-            // ROLE lists a replica only once it is online (connected_slaves counts it earlier), and
-            // Confirm.auto() counts ROLE's list: both sides then see the replica from the first round.
-            Admin.eventually(30_000, "the replica online in ROLE",
-                    () -> Admin.call(admin, "ROLE") instanceof List<?> role && role.size() >= 3 && role.get(2) instanceof List<?> online && online.size() == 1);
-            pairs.run("java.synced", admin,
-                    List.of(Side.rlock(primary.uri()), Side.redisson(primary.uri(), List.of(replica.uri()))), false, meta);
+        if (SYNCED) {
+            pairs.synced(meta);
         }
         meta.put("java_version", System.getProperty("java.version"));
         meta.put("redisson_version", org.redisson.Redisson.class.getPackage().getImplementationVersion());
@@ -67,7 +66,29 @@ public final class Pairs {
         System.out.println("wrote " + out);
     }
 
+    /** The run with a replica beside the primary, each side confirming its writes by it. */
+    private void synced(Map<String, Object> meta) throws Exception {
+        try (RedisServer primary = RedisServer.start();
+                RedisServer replica = RedisServer.start("--replicaof", "127.0.0.1", String.valueOf(primary.port));
+                RespConnection admin = primary.admin()) {
+            awaitReplicaOnline(admin);
+            run("java.synced", admin,
+                    List.of(Side.rlock(primary.uri()), Side.redisson(primary.uri(), List.of(replica.uri()))), false, meta);
+        }
+    }
+
+    /**
+     * Until the primary's ROLE lists one replica: ROLE lists it only once it is online
+     * (connected_slaves counts it earlier), and Confirm.auto() counts ROLE's list, so both sides
+     * see the replica from their first call.
+     */
+    static void awaitReplicaOnline(RespConnection primaryAdmin) throws InterruptedException {
+        Admin.eventually(30_000, "the replica online in ROLE", () -> Admin.call(primaryAdmin, "ROLE") instanceof List<?> role
+                && role.size() >= 3 && role.get(2) instanceof List<?> online && online.size() == 1);
+    }
+
     private void run(String prefix, RespConnection admin, List<Side> sides, boolean all, Map<String, Object> meta) throws Exception {
+        sides = sides.stream().filter(side -> SIDES.contains(side.name) || close(side)).toList();
         try {
             for (Side side : sides) {
                 // The JIT's first compilations, outside every round; then what a pair costs on the wire.
@@ -84,10 +105,16 @@ public final class Pairs {
                 for (Side side : order) {
                     String name = prefix + "." + side.name;
                     String key = "bench:" + name + ":" + rep;
-                    record(name + ".uncontended", workloads.uncontended(side, key + ":u"));
-                    record(name + ".concurrent" + CONTENDERS, workloads.concurrent(side, key + ":c"));
-                    if (all) {
+                    if (WORKLOADS.contains("uncontended")) {
+                        record(name + ".uncontended", workloads.uncontended(side, key + ":u"));
+                    }
+                    if (WORKLOADS.contains("concurrent")) {
+                        record(name + ".concurrent" + CONTENDERS, workloads.concurrent(side, key + ":c"));
+                    }
+                    if (all && WORKLOADS.contains("hot")) {
                         record(name + ".hot" + CONTENDERS, workloads.hot(side, key + ":h"));
+                    }
+                    if (all && WORKLOADS.contains("handoff")) {
                         record(name + ".handoff", workloads.handoff(side, key + ":o", admin));
                     }
                 }
@@ -95,6 +122,12 @@ public final class Pairs {
         } finally {
             sides.forEach(Side::close);
         }
+    }
+
+    /** Closes a side left out of the run (BENCH_SIDES); false, for the filter. */
+    private static boolean close(Side side) {
+        side.close();
+        return false;
     }
 
     private void record(String workload, Map<String, Double> values) {

@@ -3,7 +3,6 @@ package io.rlock.bench;
 import io.rlock.RLock;
 import io.rlock.RLockClient;
 import io.rlock.internal.resp.RespConnection;
-import io.rlock.testing.Admin;
 import io.rlock.testing.RedisServer;
 import org.junit.jupiter.api.Test;
 
@@ -54,9 +53,7 @@ class UncontendedCostTest {
         try (RedisServer primary = RedisServer.start();
                 RedisServer replica = RedisServer.start("--replicaof", "127.0.0.1", String.valueOf(primary.port));
                 RespConnection admin = primary.admin()) {
-            // Confirm.auto() counts the replicas ROLE lists (online ones), read at most once a second.
-            Admin.eventually(30_000, "the replica online in ROLE",
-                    () -> Admin.call(admin, "ROLE") instanceof List<?> role && role.size() >= 3 && role.get(2) instanceof List<?> online && online.size() == 1);
+            Pairs.awaitReplicaOnline(admin);
             try (RLockClient client = Side.ourClient(primary.uri())) {
                 RLock lock = client.getLock("cost:synced");
                 for (Lock form : forms(lock)) {
