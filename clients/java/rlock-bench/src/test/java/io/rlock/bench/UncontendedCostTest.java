@@ -31,6 +31,8 @@ class UncontendedCostTest {
      * inside the server that INFO commandstats counts too; the client sends no such command.
      */
     private static final String MODULE_INTERNAL = "pubsub|numsub";
+    /** Confirm.auto()'s count of the replicas, read at most once a second whatever the pairs. */
+    private static final String REPLICA_COUNT = "role";
 
     @Test
     void aPairIsOneAcquireAndOneReleaseOnAReusedConnectionWithNoThreadStarted() throws Exception {
@@ -42,6 +44,7 @@ class UncontendedCostTest {
                 assertThat(cost.commands).as("commands per %d pairs of %s", PAIRS, form)
                         .isEqualTo(Map.of("rlock.acquire", (long) PAIRS, "rlock.release", (long) PAIRS));
                 assertThat(cost.moduleInternal).as("the module's own PUBSUB NUMSUB").isLessThanOrEqualTo(PAIRS);
+                cost.assertReplicaCountReadAtMostOnceASecond();
                 assertThat(cost.wire.connections).as("new connections per %d pairs", PAIRS).isZero();
                 assertThat(cost.threadsStarted).as("threads started per %d pairs", PAIRS).isZero();
             }
@@ -58,8 +61,7 @@ class UncontendedCostTest {
                 RLock lock = client.getLock("cost:synced");
                 for (Lock form : forms(lock)) {
                     Cost cost = Cost.of(admin, form);
-                    // A ROLE may fall in the window: it is read again once a second, not per pair.
-                    cost.commands.remove("role");
+                    cost.assertReplicaCountReadAtMostOnceASecond();
                     assertThat(cost.commands).as("commands per %d confirmed pairs of %s", PAIRS, form).isEqualTo(
                             Map.of("rlock.acquire", (long) PAIRS, "rlock.release", (long) PAIRS, "wait", 2L * PAIRS));
                     assertThat(cost.wire.connections).as("new connections per %d pairs", PAIRS).isZero();
@@ -128,16 +130,25 @@ class UncontendedCostTest {
     }
 
     /** One form's counts over {@link #PAIRS} pairs, after a first pair that sets up what is reused. */
-    private record Cost(Wire wire, Map<String, Long> commands, long moduleInternal, long threadsStarted) {
+    private record Cost(Wire wire, Map<String, Long> commands, long moduleInternal, long replicaCounts, long seconds,
+            long threadsStarted) {
         static Cost of(RespConnection admin, Lock form) {
             form.lock();
             form.unlock();
             long threadsBefore = THREADS.getTotalStartedThreadCount();
+            long start = System.nanoTime();
             Wire wire = Wire.count(admin, form, PAIRS);
+            long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start);
             long threadsStarted = THREADS.getTotalStartedThreadCount() - threadsBefore;
             Map<String, Long> commands = new TreeMap<>(wire.commands);
             Long internal = commands.remove(MODULE_INTERNAL);
-            return new Cost(wire, commands, internal == null ? 0 : internal, threadsStarted);
+            Long roles = commands.remove(REPLICA_COUNT);
+            return new Cost(wire, commands, internal == null ? 0 : internal, roles == null ? 0 : roles, seconds, threadsStarted);
+        }
+
+        /** A ROLE per started second of the window at most (one may fall in any window): not per pair. */
+        void assertReplicaCountReadAtMostOnceASecond() {
+            assertThat(replicaCounts).as("ROLE reads in %d s", seconds).isLessThanOrEqualTo(seconds + 1);
         }
     }
 }
