@@ -1,5 +1,7 @@
 package io.rlock;
 
+import io.rlock.internal.transport.Connection;
+
 import io.rlock.internal.*;
 
 import java.io.IOException;
@@ -140,7 +142,7 @@ public final class Election {
         private final LeaderListener listener;
         private final String channel;
         private final ScheduledExecutorService thread;
-        private volatile RespConnection conn;
+        private volatile Connection conn;
         /** The node {@link #conn} listens to. */
         private volatile Node node;
         private volatile boolean closed;
@@ -197,18 +199,18 @@ public final class Election {
 
         private void subscribe() throws IOException {
             Node target = engine.router().nodeFor(key);
-            RespConnection connection = RespConnection.open(engine.settings().copy().address(target.host, target.port)
+            Connection connection = engine.connect(engine.settings().copy().address(target.host, target.port)
                     .clientName("rlock-java-observe:" + engine.id)
-                    .listener(new RespConnection.Listener() {
+                    .listener(new Connection.Listener() {
                         @Override
-                        public void push(RespConnection from, Push push) {
+                        public void push(Connection from, Push push) {
                             if (push.payload() != null && channel.equals(RespConnection.text(push.data().get(1)))) {
                                 run(Observation.this::refresh);
                             }
                         }
 
                         @Override
-                        public void closed(RespConnection from, IOException cause) {
+                        public void closed(Connection from, IOException cause) {
                             if (!closed && from == conn) {
                                 run(Observation.this::reconnect);
                             }
@@ -258,7 +260,7 @@ public final class Election {
 
         /** Closes the current subscription without it asking for a reconnect. */
         private void drop() {
-            RespConnection current = conn;
+            Connection current = conn;
             conn = null;
             if (current != null) {
                 current.close();

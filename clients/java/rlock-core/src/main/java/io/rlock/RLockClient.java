@@ -26,6 +26,10 @@ public final class RLockClient implements AutoCloseable {
     /** Where it connected: what {@link #getConfig()} describes. */
     private final RedisUri uri;
 
+    static {
+        Clients.register((uri, options, connector) -> new RLockClient(new Engine(uri, options.copy(), connector), uri));
+    }
+
     private RLockClient(Engine engine, RedisUri uri) {
         this.engine = engine;
         this.uri = uri;

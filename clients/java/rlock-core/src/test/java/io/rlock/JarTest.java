@@ -10,8 +10,9 @@ import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
 /**
- * The core's module exports the API package alone (the engine, io.rlock.internal, stays inside)
- * and needs nothing but the JDK: a user of one transport carries no other's dependency.
+ * The core's module exports the API package alone to everyone (the engine, io.rlock.internal,
+ * only to the transport modules) and needs nothing but the JDK: a user of one transport carries
+ * no other's dependency.
  */
 class JarTest {
     @Test
@@ -30,8 +31,11 @@ class JarTest {
             }
         }
         assertThat(module.name()).isEqualTo("io.rlock");
-        assertThat(module.exports().stream().map(ModuleDescriptor.Exports::source).collect(Collectors.toSet()))
-                .containsExactly("io.rlock");
+        assertThat(module.exports().stream().filter(e -> !e.isQualified()).map(ModuleDescriptor.Exports::source)
+                .collect(Collectors.toSet())).as("exported to everyone").containsExactly("io.rlock");
+        assertThat(module.exports().stream().filter(ModuleDescriptor.Exports::isQualified)
+                .flatMap(e -> e.targets().stream()).collect(Collectors.toSet()))
+                .as("the engine's packages, open only to the transport modules").containsExactly("io.rlock.lettuce");
         assertThat(module.requires().stream().map(ModuleDescriptor.Requires::name).collect(Collectors.toSet()))
                 .containsExactly("java.base");
     }

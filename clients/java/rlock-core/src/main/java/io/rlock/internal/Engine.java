@@ -12,6 +12,8 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import io.rlock.internal.resp.RedisUri;
 import io.rlock.internal.resp.RespConnection;
+import io.rlock.internal.transport.Connection;
+import io.rlock.internal.transport.Connector;
 import io.rlock.internal.resp.RespError;
 
 /**
@@ -23,6 +25,8 @@ public final class Engine {
     public final String id = UUID.randomUUID().toString();
     private final RLockOptions options;
     private final RespConnection.Settings settings;
+    /** Opens the sessions' connections: the engine's own RESP connection, or a transport module's. */
+    private final Connector connector;
     private final ScheduledThreadPoolExecutor executor;
     private final Holdings holdings;
     private final Dispatcher dispatcher;
@@ -35,7 +39,13 @@ public final class Engine {
     private final java.util.concurrent.atomic.AtomicBoolean closed;
 
     public Engine(RedisUri uri, RLockOptions options) {
+        this(uri, options, RespConnection::open);
+    }
+
+    /** An engine whose connections {@code connector} opens (a transport over the user's client). */
+    public Engine(RedisUri uri, RLockOptions options, Connector connector) {
         this.options = options;
+        this.connector = connector;
         this.confirm = options.confirm();
         this.closed = new java.util.concurrent.atomic.AtomicBoolean();
         this.settings = new RespConnection.Settings().uri(uri, options.sslSocketFactory())
@@ -70,6 +80,7 @@ public final class Engine {
     private Engine(Engine base, Confirm confirm) {
         this.options = base.options;
         this.settings = base.settings;
+        this.connector = base.connector;
         this.executor = base.executor;
         this.holdings = base.holdings;
         this.dispatcher = base.dispatcher;
@@ -100,6 +111,11 @@ public final class Engine {
     /** The name the user gave the object whose key is {@code key}. */
     public String nameOf(String key) {
         return options.nameMapper().unmap(key);
+    }
+
+    /** A connection to the node {@code settings} names, through this engine's {@link Connector}. */
+    public Connection connect(RespConnection.Settings settings) throws IOException {
+        return connector.open(settings);
     }
 
     public RespConnection.Settings settings() {

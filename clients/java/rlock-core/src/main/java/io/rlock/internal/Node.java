@@ -1,5 +1,7 @@
 package io.rlock.internal;
 
+import io.rlock.internal.transport.Connection;
+
 import io.rlock.*;
 
 import java.io.IOException;
@@ -38,13 +40,13 @@ public final class Node {
 
     /** One connection (RESP3), or a command and a subscriber connection (RESP2). */
     final class Session {
-        final RespConnection conn;
-        final RespConnection sub;
+        final Connection conn;
+        final Connection sub;
         final long generation;
         /** What {@code NOTIFY} names: {@link Family#NOTIFY_SELF}, or the subscriber's id. */
         final long notifyId;
 
-        Session(RespConnection conn, RespConnection sub, long generation, long notifyId) {
+        Session(Connection conn, Connection sub, long generation, long notifyId) {
             this.conn = conn;
             this.sub = sub;
             this.generation = generation;
@@ -222,7 +224,7 @@ public final class Node {
     private Session open(long gen) throws IOException {
         RespConnection.Settings settings = engine.settings().copy().address(host, port)
                 .listener(new SessionListener(gen));
-        RespConnection conn = RespConnection.open(settings);
+        Connection conn = engine.connect(settings);
         try {
             learnPingInterval(conn);
             if (conn.protocol() == 3) {
@@ -230,7 +232,7 @@ public final class Node {
                 engine.objectEvents().subscribe(conn);
                 return new Session(conn, null, gen, Family.NOTIFY_SELF);
             }
-            RespConnection sub = RespConnection.open(settings);
+            Connection sub = engine.connect(settings);
             try {
                 subscribe(sub);
                 engine.objectEvents().subscribe(sub);
@@ -246,7 +248,7 @@ public final class Node {
     }
 
     /** Subscribes to the connection's own NOTIFY channel. */
-    private static void subscribe(RespConnection conn) throws IOException {
+    private static void subscribe(Connection conn) throws IOException {
         String channel = channel(conn);
         try {
             conn.subscribe(channel);
@@ -255,7 +257,7 @@ public final class Node {
         }
     }
 
-    private static String channel(RespConnection conn) throws IOException {
+    private static String channel(Connection conn) throws IOException {
         Object reply = conn.call("RLOCK.CHANNEL");
         if (!(reply instanceof byte[]) && !(reply instanceof String)) {
             throw new RespServerException("RLOCK.CHANNEL (is the rlock module loaded, and the channel"
@@ -265,7 +267,7 @@ public final class Node {
     }
 
     /** A third of the server's {@code rlock.watchdog-idle-ms} (10 s when it cannot be read). */
-    private void learnPingInterval(RespConnection conn) throws IOException {
+    private void learnPingInterval(Connection conn) throws IOException {
         if (pingIntervalKnown) {
             return;
         }
@@ -360,7 +362,7 @@ public final class Node {
         }
     }
 
-    private final class SessionListener implements RespConnection.Listener {
+    private final class SessionListener implements Connection.Listener {
         private final long gen;
 
         SessionListener(long gen) {
@@ -368,12 +370,12 @@ public final class Node {
         }
 
         @Override
-        public void push(RespConnection connection, Push push) {
+        public void push(Connection connection, Push push) {
             engine.dispatcher().push(Node.this, gen, push);
         }
 
         @Override
-        public void closed(RespConnection connection, IOException cause) {
+        public void closed(Connection connection, IOException cause) {
             dropped(gen);
         }
     }

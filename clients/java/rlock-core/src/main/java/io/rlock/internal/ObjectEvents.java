@@ -1,5 +1,7 @@
 package io.rlock.internal;
 
+import io.rlock.internal.transport.Connection;
+
 import io.rlock.*;
 
 import java.io.IOException;
@@ -111,7 +113,7 @@ public final class ObjectEvents {
     }
 
     /** Subscribes a new session's subscriber to the channels the listeners need (called as {@link Node} opens it). */
-    void subscribe(RespConnection subscriber) throws IOException {
+    void subscribe(Connection subscriber) throws IOException {
         for (String channel : channels()) {
             subscriber.subscribe(channel);
         }
@@ -123,7 +125,7 @@ public final class ObjectEvents {
         return channels;
     }
 
-    private static RespConnection subscriber(Node.Session session) {
+    private static Connection subscriber(Node.Session session) {
         return session.sub != null ? session.sub : session.conn;
     }
 

@@ -1,5 +1,7 @@
 package io.rlock.internal;
 
+import io.rlock.internal.transport.Connection;
+
 import io.rlock.*;
 
 import java.io.IOException;
@@ -32,7 +34,7 @@ public final class Replicas {
      * {@code COMMAND INFO WAITAOF} is nil) or its {@code appendonly} is off (when the user may
      * read it); read at most once a second.
      */
-    void requireAof(RespConnection conn) throws IOException {
+    void requireAof(Connection conn) throws IOException {
         long at = aofReadAt;
         if (at == 0 || System.nanoTime() - at >= 1_000_000_000L) {
             String refusal = null;
@@ -57,7 +59,7 @@ public final class Replicas {
         }
     }
 
-    int count(RespConnection conn) throws IOException {
+    int count(Connection conn) throws IOException {
         long at = readAt;
         if (at != 0 && System.nanoTime() - at < 1_000_000_000L) {
             return count;

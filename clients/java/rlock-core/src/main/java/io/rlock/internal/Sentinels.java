@@ -1,5 +1,7 @@
 package io.rlock.internal;
 
+import io.rlock.internal.transport.Connection;
+
 import io.rlock.*;
 
 import java.io.IOException;
@@ -26,7 +28,7 @@ public final class Sentinels {
         this.addresses = addresses;
         this.settings = nodes.copy().auth(user, password).db(0).protocol(2)
                 .connectTimeout(java.time.Duration.ofSeconds(2)).responseTimeout(java.time.Duration.ofSeconds(2))
-                .listener(new RespConnection.Listener() {
+                .listener(new Connection.Listener() {
                 });
     }
 

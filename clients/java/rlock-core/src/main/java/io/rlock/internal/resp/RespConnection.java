@@ -1,5 +1,7 @@
 package io.rlock.internal.resp;
 
+import io.rlock.internal.transport.Connection;
+
 import java.io.BufferedInputStream;
 import java.io.IOException;
 import java.io.InterruptedIOException;
@@ -22,7 +24,7 @@ import javax.net.ssl.SSLSocketFactory;
  * One connection to a Redis server, shared safely by any number of threads: commands are
  * pipelined (each caller waits for its own reply), and one reader thread per connection reads
  * replies in order and hands out-of-band messages (RESP3 pushes, a RESP2 subscriber's
- * messages) to a {@link Listener}.
+ * messages) to a {@link Connection.Listener}.
  *
  * <p>{@link #open} connects (TLS through the JDK's {@link SSLSocket} when a factory is given),
  * says {@code HELLO 3} (with {@code AUTH} and {@code SETNAME}) and falls back to RESP2
@@ -30,18 +32,7 @@ import javax.net.ssl.SSLSocketFactory;
  * database. A reply that does not come within the response timeout closes the connection: the
  * replies behind it could no longer be matched to their calls.
  */
-public final class RespConnection implements AutoCloseable {
-    /** What a connection reports besides replies. Called from its reader thread: be quick. */
-    public interface Listener {
-        /** A push, or a RESP2 subscriber's {@code message}. */
-        default void push(RespConnection connection, Push push) {
-        }
-
-        /** The connection is closed (by {@link #close()}, the server, a timeout); called once. */
-        default void closed(RespConnection connection, IOException cause) {
-        }
-    }
-
+public final class RespConnection implements Connection {
     /** How to connect. Setters return this; {@link #copy()} for another node of a cluster. */
     public static final class Settings {
         String host = "127.0.0.1";
@@ -55,7 +46,7 @@ public final class RespConnection implements AutoCloseable {
         Duration connectTimeout = Duration.ofSeconds(5);
         Duration responseTimeout = Duration.ofSeconds(10);
         String clientName;
-        Listener listener = new Listener() {
+        Connection.Listener listener = new Connection.Listener() {
         };
 
         public Settings address(String host, int port) {
@@ -112,7 +103,17 @@ public final class RespConnection implements AutoCloseable {
             return this;
         }
 
-        public Settings listener(Listener listener) {
+        /** Who is told of pushes and of the close. */
+        public Connection.Listener listener() {
+            return listener;
+        }
+
+        /** The {@code CLIENT SETNAME} of the connection, or null. */
+        public String clientName() {
+            return clientName;
+        }
+
+        public Settings listener(Connection.Listener listener) {
             this.listener = listener;
             return this;
         }

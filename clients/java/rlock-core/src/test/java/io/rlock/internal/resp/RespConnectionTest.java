@@ -1,5 +1,7 @@
 package io.rlock.internal.resp;
 
+import io.rlock.internal.transport.Connection;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -115,9 +117,9 @@ class RespConnectionTest {
         try (FakeServer fake = new FakeServer(command -> command.get(0).equals("HELLO")
                 ? "%2\r\n+proto\r\n:3\r\n+id\r\n:7\r\n" : null)) {
             RespConnection conn = RespConnection.open(fake.settings().responseTimeout(Duration.ofMillis(200))
-                    .listener(new RespConnection.Listener() {
+                    .listener(new Connection.Listener() {
                         @Override
-                        public void closed(RespConnection connection, IOException cause) {
+                        public void closed(Connection connection, IOException cause) {
                             closed.countDown();
                         }
                     }));
@@ -168,10 +170,10 @@ class RespConnectionTest {
         return thread;
     }
 
-    static RespConnection.Listener pushesTo(BlockingQueue<Push> pushes) {
-        return new RespConnection.Listener() {
+    static Connection.Listener pushesTo(BlockingQueue<Push> pushes) {
+        return new Connection.Listener() {
             @Override
-            public void push(RespConnection connection, Push push) {
+            public void push(Connection connection, Push push) {
                 pushes.add(push);
             }
         };
@@ -245,9 +247,9 @@ class RespConnectionTest {
     void aConnectionKilledByTheServerFailsItsCalls() throws Exception {
         CountDownLatch closed = new CountDownLatch(1);
         RespConnection conn = RespConnection.open(new RespConnection.Settings().address("127.0.0.1", server.port)
-                .clientName("victim").listener(new RespConnection.Listener() {
+                .clientName("victim").listener(new Connection.Listener() {
                     @Override
-                    public void closed(RespConnection connection, IOException cause) {
+                    public void closed(Connection connection, IOException cause) {
                         closed.countDown();
                     }
                 }));

@@ -1,0 +1,221 @@
+package io.rlock.lettuce;
+
+import io.lettuce.core.RedisFuture;
+import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.protocol.CommandArgs;
+import io.lettuce.core.protocol.ProtocolKeyword;
+import io.lettuce.core.pubsub.RedisPubSubAdapter;
+import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
+import io.rlock.internal.resp.Push;
+import io.rlock.internal.transport.Connection;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * One engine session's connection over Lettuce: a dedicated Pub/Sub connection of the user's
+ * client, which under RESP3 runs commands and receives the {@code __rlock__:<id>} messages on
+ * the same socket (measured: {@code RLOCK.ACQUIRE ... WAIT 0 NOTIFY} answered {@code WAITING}
+ * on it and the grant arrived as its message). It is never shared with the user's own commands,
+ * so the server's watchdog binding is this connection's alone. When Lettuce reports it
+ * disconnected, it is closed for good (no silent auto-reconnect, which would drop the binding
+ * behind the engine's back) and the engine opens a new session, re-binding its holdings.
+ */
+final class LettuceConnection implements Connection {
+    private final StatefulRedisPubSubConnection<byte[], byte[]> connection;
+    private final Connection.Listener listener;
+    private final String host;
+    private final int port;
+    private final Duration timeout;
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private volatile long lastWrite = System.nanoTime();
+    private long clientId;
+
+    LettuceConnection(StatefulRedisPubSubConnection<byte[], byte[]> connection, Connection.Listener listener,
+            String host, int port, Duration timeout) {
+        this.connection = connection;
+        this.listener = listener;
+        this.host = host;
+        this.port = port;
+        this.timeout = timeout;
+        connection.addListener(new RedisPubSubAdapter<>() {
+            @Override
+            public void message(byte[] channel, byte[] message) {
+                listener.push(LettuceConnection.this, new Push(List.of("message", channel, message)));
+            }
+
+            @Override
+            public void message(byte[] pattern, byte[] channel, byte[] message) {
+                listener.push(LettuceConnection.this, new Push(List.of("pmessage", pattern, channel, message)));
+            }
+        });
+    }
+
+    /** Reads the connection's id and names it, as the engine's own connections are named. */
+    void start(String clientName) throws IOException {
+        clientId = (Long) call("CLIENT", "ID");
+        if (clientName != null) {
+            Object named = call("CLIENT", "SETNAME", clientName);
+            if (!"OK".equals(named)) {
+                throw new IOException("CLIENT SETNAME: " + named);
+            }
+        }
+    }
+
+    @Override
+    public int protocol() {
+        return 3;
+    }
+
+    @Override
+    public long clientId() {
+        return clientId;
+    }
+
+    @Override
+    public String host() {
+        return host;
+    }
+
+    @Override
+    public int port() {
+        return port;
+    }
+
+    @Override
+    public boolean isOpen() {
+        return !closed.get() && connection.isOpen();
+    }
+
+    @Override
+    public long lastWriteNanos() {
+        return lastWrite;
+    }
+
+    @Override
+    public Object call(Object... args) throws IOException {
+        return pipeline(args).get(0);
+    }
+
+    @Override
+    public Object callAsking(Object... args) throws IOException {
+        return pipeline(new Object[] {"ASKING"}, args).get(1);
+    }
+
+    @Override
+    public List<Object> pipeline(Object[]... commands) throws IOException {
+        if (!isOpen()) {
+            throw new IOException("the connection to " + host + ":" + port + " is closed");
+        }
+        List<RedisFuture<Object>> sent = new ArrayList<>(commands.length);
+        lastWrite = System.nanoTime();
+        for (Object[] command : commands) {
+            sent.add(connection.async().dispatch(keyword(String.valueOf(command[0])), new ReplyOutput(), arguments(command)));
+        }
+        List<Object> replies = new ArrayList<>(commands.length);
+        long end = System.nanoTime() + timeout.toNanos();
+        for (RedisFuture<Object> reply : sent) {
+            try {
+                replies.add(reply.get(Math.max(1, end - System.nanoTime()), TimeUnit.NANOSECONDS));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                close(new IOException("interrupted while waiting for a reply"));
+                throw new IOException("interrupted while waiting for a reply", e);
+            } catch (TimeoutException e) {
+                // The replies behind it could no longer be matched: the connection is done.
+                IOException failure = new IOException("no reply from " + host + ":" + port + " within " + timeout.toMillis() + " ms");
+                close(failure);
+                throw failure;
+            } catch (ExecutionException e) {
+                IOException failure = new IOException(String.valueOf(e.getCause().getMessage()), e.getCause());
+                close(failure);
+                throw failure;
+            }
+        }
+        return replies;
+    }
+
+    @Override
+    public void subscribe(String channel) throws IOException {
+        await("SUBSCRIBE " + channel, connection.async().subscribe(channel.getBytes(StandardCharsets.UTF_8)));
+    }
+
+    @Override
+    public void unsubscribe(String channel) throws IOException {
+        await("UNSUBSCRIBE " + channel, connection.async().unsubscribe(channel.getBytes(StandardCharsets.UTF_8)));
+    }
+
+    /** Waits for a (un)subscription within the response timeout. */
+    private void await(String what, RedisFuture<Void> done) throws IOException {
+        try {
+            done.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException(what + ": interrupted", e);
+        } catch (ExecutionException | TimeoutException e) {
+            throw new IOException(what + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Lettuce saw the socket drop: closed for good, the engine told once. */
+    void disconnected() {
+        close(new IOException("the connection to " + host + ":" + port + " dropped"));
+    }
+
+    @Override
+    public void close() {
+        close(null);
+    }
+
+    private void close(IOException cause) {
+        if (closed.compareAndSet(false, true)) {
+            connection.closeAsync();
+            listener.closed(this, cause);
+        }
+    }
+
+    boolean isConnection(Object handler) {
+        return handler == connection;
+    }
+
+    private static CommandArgs<byte[], byte[]> arguments(Object[] command) {
+        CommandArgs<byte[], byte[]> args = new CommandArgs<>(ByteArrayCodec.INSTANCE);
+        for (int i = 1; i < command.length; i++) {
+            Object arg = command[i];
+            if (arg instanceof byte[] bytes) {
+                args.add(bytes);
+            } else if (arg instanceof Long || arg instanceof Integer) {
+                args.add(((Number) arg).longValue());
+            } else {
+                args.add(String.valueOf(arg));
+            }
+        }
+        return args;
+    }
+
+    private static ProtocolKeyword keyword(String name) {
+        byte[] bytes = name.getBytes(StandardCharsets.US_ASCII);
+        return new ProtocolKeyword() {
+            @Override
+            public byte[] getBytes() {
+                return bytes;
+            }
+
+            @Override
+            public String toString() {
+                return name;
+            }
+        };
+    }
+
+    @Override
+    public String toString() {
+        return "lettuce:" + host + ":" + port + "#" + clientId;
+    }
+}

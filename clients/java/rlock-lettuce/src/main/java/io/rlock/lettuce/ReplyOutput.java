@@ -1,0 +1,119 @@
+package io.rlock.lettuce;
+
+import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.output.CommandOutput;
+import io.rlock.internal.resp.RespError;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.List;
+
+/**
+ * One reply of any shape, as Lettuce's parser hands it over, in the engine's value model
+ * ({@link io.rlock.internal.transport.Connection}): strings as {@code String} (UTF-8: rlock's
+ * keys, owners and replies are text), integers as {@code Long}, arrays (and RESP3 maps, which
+ * Lettuce hands over as flat arrays of keys and values) as {@code List}, an error reply as a
+ * {@link RespError} value rather than a failed command, so that a pipeline's other replies stand.
+ */
+final class ReplyOutput extends CommandOutput<byte[], byte[], Object> {
+    /** Arrays being filled, innermost first, each with the count it still expects. */
+    private final Deque<List<Object>> open = new ArrayDeque<>();
+    private final Deque<Integer> expected = new ArrayDeque<>();
+
+    ReplyOutput() {
+        super(ByteArrayCodec.INSTANCE, null);
+    }
+
+    @Override
+    public void set(ByteBuffer bytes) {
+        add(bytes == null ? null : text(bytes));
+    }
+
+    @Override
+    public void setSingle(ByteBuffer bytes) {
+        add(bytes == null ? null : text(bytes));
+    }
+
+    @Override
+    public void setBigNumber(ByteBuffer bytes) {
+        add(bytes == null ? null : text(bytes));
+    }
+
+    @Override
+    public void set(long integer) {
+        add(integer);
+    }
+
+    @Override
+    public void set(double number) {
+        add(number);
+    }
+
+    @Override
+    public void set(boolean value) {
+        add(value);
+    }
+
+    @Override
+    public void setError(ByteBuffer error) {
+        add(new RespError(text(error)));
+    }
+
+    @Override
+    public void setError(String error) {
+        add(new RespError(error));
+    }
+
+    @Override
+    public void multi(int count) {
+        if (count < 0) {
+            add(null);
+            return;
+        }
+        List<Object> array = new ArrayList<>(count);
+        if (count == 0) {
+            add(array);
+            return;
+        }
+        open.push(array);
+        expected.push(count);
+    }
+
+    @Override
+    public void multiArray(int count) {
+        multi(count);
+    }
+
+    @Override
+    public void multiSet(int count) {
+        multi(count);
+    }
+
+    @Override
+    public void multiMap(int count) {
+        multi(count * 2);
+    }
+
+    private void add(Object value) {
+        while (true) {
+            if (open.isEmpty()) {
+                output = value;
+                return;
+            }
+            List<Object> array = open.peek();
+            array.add(value);
+            if (array.size() < expected.peek()) {
+                return;
+            }
+            open.pop();
+            expected.pop();
+            value = array; // full: it is an element of the array around it
+        }
+    }
+
+    private static String text(ByteBuffer bytes) {
+        return StandardCharsets.UTF_8.decode(bytes.duplicate()).toString();
+    }
+}
