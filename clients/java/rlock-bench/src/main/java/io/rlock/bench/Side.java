@@ -1,6 +1,9 @@
 package io.rlock.bench;
 
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
 import io.rlock.RLockClient;
+import io.rlock.lettuce.LettuceRLocks;
 import io.rlock.internal.resp.RespConnection;
 import io.rlock.testing.Admin;
 import org.redisson.Redisson;
@@ -30,21 +33,35 @@ abstract class Side implements AutoCloseable {
     @Override
     public abstract void close();
 
-    /**
-     * Our client. The one place the bench builds it: to measure another transport (e.g.
-     * {@code io.rlock.lettuce.LettuceRLocks.of(RedisClient.create(uri))}), change this line.
-     */
-    static RLockClient ourClient(String uri) {
-        return RLockClient.create(uri);
+    /** Our client and the transport it runs on, closed together. */
+    record OurClient(RLockClient locks, AutoCloseable transport) implements AutoCloseable {
+        @Override
+        public void close() throws Exception {
+            try {
+                locks.close();
+            } finally {
+                transport.close();
+            }
+        }
     }
 
-    /** rlock with its defaults: the server's watchdog, confirmation by the connected replicas ({@code Confirm.auto()}). */
+    /**
+     * Our client, as a Spring or Lettuce user runs it: rlock over their Lettuce RedisClient. The one
+     * place the bench and the cost test build it; for the engine's own connections instead:
+     * {@code return new OurClient(RLockClient.create(uri), () -> { });}
+     */
+    static OurClient ourClient(String uri) {
+        RedisClient lettuce = RedisClient.create();
+        return new OurClient(LettuceRLocks.of(lettuce, RedisURI.create(uri)), lettuce::shutdown);
+    }
+
+    /** rlock with its defaults (the server's watchdog, confirmation by the connected replicas: {@code Confirm.auto()}) over Lettuce. */
     static Side rlock(String uri) {
-        RLockClient client = ourClient(uri);
+        OurClient client = ourClient(uri);
         return new Side("rlock") {
             @Override
             Lock lock(String key) {
-                return client.getLock(key);
+                return client.locks().getLock(key);
             }
 
             @Override
@@ -54,7 +71,11 @@ abstract class Side implements AutoCloseable {
 
             @Override
             public void close() {
-                client.close();
+                try {
+                    client.close();
+                } catch (Exception e) {
+                    throw new IllegalStateException("closing our client", e);
+                }
             }
         };
     }

@@ -1,7 +1,6 @@
 package io.rlock.bench;
 
 import io.rlock.RLock;
-import io.rlock.RLockClient;
 import io.rlock.internal.resp.RespConnection;
 import io.rlock.testing.RedisServer;
 import org.junit.jupiter.api.Test;
@@ -37,8 +36,8 @@ class UncontendedCostTest {
     @Test
     void aPairIsOneAcquireAndOneReleaseOnAReusedConnectionWithNoThreadStarted() throws Exception {
         try (RedisServer server = RedisServer.start(); RespConnection admin = server.admin();
-                RLockClient client = Side.ourClient(server.uri())) {
-            RLock lock = client.getLock("cost:plain");
+                Side.OurClient client = Side.ourClient(server.uri())) {
+            RLock lock = client.locks().getLock("cost:plain");
             for (Lock form : forms(lock)) {
                 Cost cost = Cost.of(admin, form);
                 assertThat(cost.commands).as("commands per %d pairs of %s", PAIRS, form)
@@ -57,8 +56,8 @@ class UncontendedCostTest {
                 RedisServer replica = RedisServer.start("--replicaof", "127.0.0.1", String.valueOf(primary.port));
                 RespConnection admin = primary.admin()) {
             Pairs.awaitReplicaOnline(admin);
-            try (RLockClient client = Side.ourClient(primary.uri())) {
-                RLock lock = client.getLock("cost:synced");
+            try (Side.OurClient client = Side.ourClient(primary.uri())) {
+                RLock lock = client.locks().getLock("cost:synced");
                 for (Lock form : forms(lock)) {
                     Cost cost = Cost.of(admin, form);
                     cost.assertReplicaCountReadAtMostOnceASecond();
