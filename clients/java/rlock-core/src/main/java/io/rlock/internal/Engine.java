@@ -436,6 +436,7 @@ public final class Engine {
         closed.set(true);
         dispatcher.closeAll();
         router.close();
+        connector.close();
         executor.shutdownNow();
         async.close();
         objectEvents.close();

@@ -5,6 +5,7 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisConnectionStateListener;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisURI;
+import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.rlock.RLockClient;
@@ -27,10 +28,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * timeouts and resources. The user's own connections are not touched; closing the RLockClient
  * closes only its sessions, never {@code client}.
  *
- * <p>Standalone servers. A Sentinel URI ({@code RedisURI.Builder.sentinel(...)}) connects each
- * session to the primary the sentinels name when it opens; failovers through it and
- * {@code RedisClusterClient} are not supported yet (use {@code RLockClient.create} with a
- * {@code redis-sentinel://} URI or a cluster seed meanwhile).
+ * <p>Standalone servers, and Sentinel URIs ({@code RedisURI.Builder.sentinel(...)}): each session
+ * opens to the primary the sentinels name; after a failover the new session re-binds the
+ * holdings there. {@code RedisClusterClient} is not supported yet (use {@code RLockClient.create}
+ * with a cluster seed meanwhile).
  */
 public final class LettuceRLocks {
     private LettuceRLocks() {
@@ -56,6 +57,38 @@ public final class LettuceRLocks {
         return Clients.create(where, options, new LettuceConnector(client, uri));
     }
 
+    /**
+     * An RLockClient over a Redis Cluster that {@code cluster} is configured for, {@code seed}
+     * being any of its masters: the sessions, one per master, are dedicated connections opened
+     * with {@code cluster}'s resources and options and {@code seed}'s credentials and TLS to each
+     * node the slot map names (the engine routes each key to its slot's master, following
+     * {@code MOVED}/{@code ASK} and failovers). Closing it closes only its own connections.
+     */
+    public static RLockClient of(RedisClusterClient cluster, RedisURI seed) {
+        return of(cluster, seed, new RLockOptions());
+    }
+
+    public static RLockClient of(RedisClusterClient cluster, RedisURI seed, RLockOptions options) {
+        if (cluster == null || seed == null || options == null) {
+            throw new IllegalArgumentException("a RedisClusterClient, a seed RedisURI and options, not null");
+        }
+        RedisClient nodes = RedisClient.create(cluster.getResources());
+        nodes.setOptions(cluster.getOptions());
+        try {
+            RedisUri where = RedisUri.parse("redis://" + hostOf(seed) + ":" + portOf(seed));
+            return Clients.create(where, options, new LettuceConnector(nodes, seed) {
+                @Override
+                public void close() {
+                    super.close();
+                    nodes.shutdownAsync();
+                }
+            });
+        } catch (RuntimeException e) {
+            nodes.shutdownAsync();
+            throw e;
+        }
+    }
+
     private static String hostOf(RedisURI uri) {
         String host = uri.getHost();
         if (host != null) {
@@ -69,7 +102,7 @@ public final class LettuceRLocks {
     }
 
     /** Opens the engine's connections through the user's client, and closes them when Lettuce sees them drop. */
-    static final class LettuceConnector implements Connector, RedisConnectionStateListener {
+    static class LettuceConnector implements Connector, RedisConnectionStateListener {
         private final RedisClient client;
         private final RedisURI uri;
         private final Set<LettuceConnection> live = ConcurrentHashMap.newKeySet();
@@ -84,7 +117,7 @@ public final class LettuceRLocks {
         public Connection open(RespConnection.Settings settings) throws IOException {
             StatefulRedisPubSubConnection<byte[], byte[]> connection;
             try {
-                connection = client.connectPubSub(ByteArrayCodec.INSTANCE, uri);
+                connection = client.connectPubSub(ByteArrayCodec.INSTANCE, target(settings));
             } catch (RedisException e) {
                 throw new IOException("cannot connect through Lettuce to " + uri + ": " + e.getMessage(), e);
             }
@@ -109,6 +142,22 @@ public final class LettuceRLocks {
                 throw e instanceof IOException io ? io : new IOException(e.getMessage(), e);
             }
             return opened;
+        }
+
+        /**
+         * {@code uri} itself for the node it names (or for every node under Sentinel, where the
+         * sentinels name the primary); another node of a cluster: the same settings, its address.
+         */
+        private RedisURI target(RespConnection.Settings settings) {
+            if (uri.getHost() == null || (uri.getHost().equals(settings.host()) && uri.getPort() == settings.port())) {
+                return uri;
+            }
+            return RedisURI.builder(uri).withHost(settings.host()).withPort(settings.port()).build();
+        }
+
+        @Override
+        public void close() {
+            client.removeListener(this);
         }
 
         @Override

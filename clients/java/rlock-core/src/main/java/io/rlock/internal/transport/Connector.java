@@ -11,4 +11,8 @@ import java.io.IOException;
 @FunctionalInterface
 public interface Connector {
     Connection open(RespConnection.Settings settings) throws IOException;
+
+    /** The engine closed: let go of what the connector holds in the user's client (listeners). */
+    default void close() {
+    }
 }
