@@ -7,6 +7,7 @@ import io.rlock.testing.RedisServer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -100,7 +101,7 @@ public final class Pairs {
             for (int rep = 0; rep < REPS; rep++) {
                 List<Side> order = new ArrayList<>(sides);
                 if (rep % 2 == 1) {
-                    java.util.Collections.reverse(order);
+                    Collections.reverse(order);
                 }
                 for (Side side : order) {
                     String name = prefix + "." + side.name;
