@@ -34,13 +34,13 @@ abstract class Side implements AutoCloseable {
     public abstract void close();
 
     /** Our client and the transport it runs on, closed together. */
-    record OurClient(RLockClient locks, AutoCloseable transport) implements AutoCloseable {
+    record OurClient(RLockClient locks, Runnable shutdownTransport) implements AutoCloseable {
         @Override
-        public void close() throws Exception {
+        public void close() {
             try {
                 locks.close();
             } finally {
-                transport.close();
+                shutdownTransport.run();
             }
         }
     }
@@ -71,11 +71,7 @@ abstract class Side implements AutoCloseable {
 
             @Override
             public void close() {
-                try {
-                    client.close();
-                } catch (Exception e) {
-                    throw new IllegalStateException("closing our client", e);
-                }
+                client.close();
             }
         };
     }
