@@ -132,7 +132,7 @@ PY_CLIENT_VENV := clients/python/.venv
 # What the Python pairs set ours beside, besides redis-py's own Lock.
 PY_BENCH_PACKAGES := python-redis-lock==4.0.1
 
-bench-pairs: build ## Our Node, Python, Rust, Go and PHP helpers beside the libraries they replace (target/bench-{node,python,rust,go,php,pairs}.json)
+bench-pairs: build ## Our Node, Python, Rust, Go, PHP and Java helpers beside the libraries they replace (target/bench-{node,python,rust,go,php,java,pairs}.json)
 	cd clients/node && { [ -d node_modules ] || npm ci --no-audit --no-fund; } && npx tsc -p bench && node dist/bench/pairs.js
 	[ -x $(PY_CLIENT_VENV)/bin/python ] || python3 -m venv $(PY_CLIENT_VENV)
 	$(PY_CLIENT_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --editable clients/python $(PY_BENCH_PACKAGES)
@@ -140,6 +140,7 @@ bench-pairs: build ## Our Node, Python, Rust, Go and PHP helpers beside the libr
 	cd clients/rust/bench && CARGO_TARGET_DIR=$(CURDIR)/target $(CARGO) run --release --bin pairs
 	$(MAKE) bench-php
 	cd clients/go/bench && PATH="$$(../go-toolchain.sh):$$PATH" GOTOOLCHAIN=local RLOCK_MODULE=$(abspath $(or $(CARGO_TARGET_DIR),target))/release/librlock.so go run .
+	cd clients/java && mvn -q -B -pl rlock-bench -am package -DskipTests && java -Drlock.module=$${RLOCK_MODULE:-$(CURDIR)/target/release/librlock.so} -cp rlock-bench/target/classes:$$(cat rlock-bench/target/classpath.txt) io.rlock.bench.Pairs
 	python3 benches/pairs.py
 
 bench-php: build ## Symfony Lock's RedisStore (retry loop) beside ours (waits in the server): release-to-hold time (target/bench-php.json)

@@ -159,8 +159,22 @@ public final class Engine {
         return id + ":" + threadId;
     }
 
+    /**
+     * A request id that no other call sends (docs/clients.md, step 9): this process's 128 random
+     * bits, drawn once, then a count. As unique as a random UUID per call, without two
+     * SecureRandom draws and a UUID per uncontended pair (the JFR profile in docs/benchmark.md).
+     */
     static String requestId() {
-        return UUID.randomUUID().toString();
+        return REQUEST_PREFIX + Long.toHexString(REQUESTS.incrementAndGet());
+    }
+
+    private static final String REQUEST_PREFIX = randomHex(16) + ":";
+    private static final java.util.concurrent.atomic.AtomicLong REQUESTS = new java.util.concurrent.atomic.AtomicLong();
+
+    private static String randomHex(int bytes) {
+        byte[] random = new byte[bytes];
+        new java.security.SecureRandom().nextBytes(random);
+        return java.util.HexFormat.of().formatHex(random);
     }
 
     /** {@code call} on a daemon thread of this client: the async API ({@link AsyncCalls}). */
