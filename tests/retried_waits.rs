@@ -5,7 +5,7 @@
 //! queued a second entry, and the owner was granted a second holding it never asked for.
 
 mod common;
-use common::{Conn, Pending, Server, Value};
+use common::{wait_until, Conn, Pending, Server, Value};
 use std::time::Duration;
 
 const RETRIED: &str = "RETRIED this request was taken over by a retry";
@@ -210,4 +210,30 @@ fn a_retry_waits_as_long_as_it_says() {
     assert_eq!(first.reply().err(), RETRIED);
     assert!(message(&mut r).starts_with("timeout lock "));
     assert_eq!(waiters(&mut c, "RLOCK.INFO k"), 0);
+}
+
+/// A `WATCHDOG` wait retried from a new connection binds its grant to that connection: the
+/// first call's connection, still open, no longer keeps it.
+#[test]
+fn a_retried_watchdog_wait_binds_to_the_retry_connection() {
+    let server = Server::start();
+    let mut c = server.conn();
+    c.q("RLOCK.ACQUIRE k a PX 60000");
+    let call = "RLOCK.ACQUIRE k b WAIT 0 WATCHDOG ID abc";
+    let mut first = blocked(&server, call, 1);
+    let mut retry = Pending::send(&server, call);
+    assert_eq!(first.conn.read().expect("its end").err(), RETRIED);
+    server.wait_blocked(1);
+    c.q("RLOCK.RELEASE k a");
+    assert!(retry.conn.read().expect("the grant").int() > 0);
+    assert_eq!(c.q("RLOCK.INFO k").field("owner").text(), "b");
+    drop(retry);
+    wait_until("b's holding to end with the retry's connection", || {
+        c.q("RLOCK.INFO k").is_nil()
+    });
+    assert_eq!(
+        first.conn.q("PING").text(),
+        "PONG",
+        "the first connection stayed open"
+    );
 }
