@@ -166,6 +166,25 @@ fn blocked_rwlock_and_semaphore_acquires_retried_are_granted_once() {
     );
 }
 
+/// A counting semaphore's waiter is known by its request id: its retry takes the one place, and
+/// one permit released is taken once.
+#[test]
+fn a_blocked_counting_acquire_retried_takes_one_permit_once() {
+    let server = Server::start();
+    let mut c = server.conn();
+    c.q("RCSEM.SETPERMITS s 1");
+    assert_eq!(c.q("RCSEM.ACQUIRE s").int(), 1);
+    let retry = blocked_and_retried(&server, "RCSEM.ACQUIRE s WAIT 0 ID abc", 0);
+    c.q("RCSEM.RELEASE s PERMITS 2");
+    assert_eq!(retry.reply().int(), 1);
+    assert_eq!(
+        c.q("RCSEM.AVAILABLE s").int(),
+        1,
+        "the retry took one of the two"
+    );
+    server.wait_blocked(0);
+}
+
 /// A blocked call retried as a `NOTIFY` call (and back) keeps its one place; the answer goes
 /// to the latest call, by message or as its reply.
 #[test]
