@@ -104,6 +104,9 @@ pub enum Error {
     /// `RSEM.RELEASEMANY ... ALL`: the first listed owner that holds nothing (or is repeated).
     NotHeld(String),
     BadReleaseMode,
+    /// A blocked wait whose queue entry a retry of the same call (same owner, key(s) and
+    /// request id) took over: the retry gets the answer.
+    Retried,
     Internal,
 }
 
@@ -223,6 +226,7 @@ impl fmt::Display for Error {
             ),
             Error::NotHeld(owner) => write!(f, "ERR not held: {owner}"),
             Error::BadReleaseMode => write!(f, "ERR mode must be ALL or ANY"),
+            Error::Retried => write!(f, "RETRIED this request was taken over by a retry"),
             Error::Internal => write!(f, "ERR rlock internal error (see the server log)"),
         }
     }

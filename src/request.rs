@@ -7,6 +7,7 @@ use crate::api::{api, bytes, context_flags, now_ms, selected_db, Ctx, RStr};
 use crate::args;
 use crate::config;
 use crate::error::{Error, Result};
+use crate::families::handover::serve_queue_if_free;
 use crate::lifetime;
 use crate::notify;
 use crate::own_writes::answered_again;
@@ -15,7 +16,6 @@ use crate::reply::Reply;
 use crate::stats;
 use crate::store::{LockKey, LockType};
 use crate::subscriptions::{ensure_keyspace_subscription, ensure_unsubscribe_filter};
-use crate::families::handover::serve_queue_if_free;
 use crate::watch::watch_lease;
 use redis_module::raw;
 
@@ -106,8 +106,8 @@ pub fn open_for_write(ctx: Ctx, key: RStr, kind: LockType) -> Result<(LockKey, i
 
 /// A request found the lock taken by others: with `WAIT`, it joins the back of the queue with
 /// `ask`, blocked where a client may block or told by message (`NOTIFY`), and the lease
-/// ending at `watch_at` is watched; else nil. A `NOTIFY` retried with the same request id
-/// takes over its entry.
+/// ending at `watch_at` is watched; else nil. A call retried with the same request id while
+/// its first call waits takes over its entry (`queue::take_over`), blocked or by message.
 pub fn wait_or_nil(
     ctx: Ctx,
     (db, key): (i32, &[u8]),
@@ -132,7 +132,7 @@ where
     W: IntoIterator<Item = Option<i64>>,
 {
     stats::CONTENDED.add();
-    let (Some(wait), Some(first)) = (wait, keys.first()) else {
+    let (Some(wait), false) = (wait, keys.is_empty()) else {
         return Ok(Reply::Null);
     };
     let ask = ask();
@@ -142,18 +142,17 @@ where
     if !ensure_keyspace_subscription(ctx) {
         return Err(Error::Internal);
     }
-    let owner = bytes(ask.owner.0);
-    let retried = ask
-        .notify()
-        .zip(ask.id.as_deref())
-        .is_some_and(|(client, id)| queue::take_over(db, first, owner, id, client));
+    if ask.notify().is_some() && !ensure_unsubscribe_filter(ctx) {
+        return Err(Error::Internal);
+    }
+    let retried = queue::take_over(ctx, db, keys, &ask, wait)?;
     if !retried {
+        let owner = bytes(ask.owner.0);
         for key in keys {
             crate::deadlock::check(ctx, (db, key), ask.want, owner)?;
         }
     }
     let reply = match ask.notify() {
-        Some(_) if !ensure_unsubscribe_filter(ctx) => return Err(Error::Internal),
         Some(_) => {
             if !retried {
                 queue::enqueue(ctx, db, keys, ask, wait);
@@ -161,7 +160,9 @@ where
             Reply::Waiting
         }
         None => {
-            queue::block(ctx, db, keys, ask, wait)?;
+            if !retried {
+                queue::block(ctx, db, keys, ask, wait)?;
+            }
             Reply::Blocked
         }
     };

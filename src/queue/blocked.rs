@@ -17,6 +17,17 @@ use std::ptr::null_mut;
 /// Blocks the calling client at the back of the queue of each of `keys` (one request). Fails
 /// (and changes nothing) if Redis hands back no blocked client.
 pub fn block(ctx: Ctx, db: i32, keys: &[&[u8]], ask: Ask, wait: Wait) -> Result<()> {
+    let bc = block_client(ctx, wait)?;
+    with(|r| {
+        r.push_all(db, keys, ask, Via::Blocked(bc), wait);
+        arm_wake_timer(ctx, r);
+    });
+    Ok(())
+}
+
+/// Blocks the calling client until `wait` ends, with this module's callbacks; the caller puts
+/// the handle in the registry before its command returns.
+pub(super) fn block_client(ctx: Ctx, wait: Wait) -> Result<NonZeroUsize> {
     let timeout_ms = match wait {
         Wait::Forever => 0,
         Wait::Ms(ms) => ms,
@@ -35,11 +46,7 @@ pub fn block(ctx: Ctx, db: i32, keys: &[&[u8]], ask: Ask, wait: Wait) -> Result<
     let bc = NonZeroUsize::new(bc as usize).ok_or(Error::Internal)?;
     // SAFETY: `bc` is the live handle just returned.
     unsafe { api!(RedisModule_SetDisconnectCallback)(bc.get() as Bc, Some(on_disconnect)) };
-    with(|r| {
-        r.push_all(db, keys, ask, Via::Blocked(bc), wait);
-        arm_wake_timer(ctx, r);
-    });
-    Ok(())
+    Ok(bc)
 }
 
 /// Takes a blocked waiter out because its client timed out or went away.

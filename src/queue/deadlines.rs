@@ -4,7 +4,7 @@
 
 use super::deliver::time_out;
 use super::registry::{serve_departed, with, Registry};
-use super::waiter::Via;
+use super::waiter::{Via, Waiter};
 use crate::api::{create_timer, guarded, now_ms, stop_timer, Ctx};
 use std::cmp::Reverse;
 use std::os::raw::c_void;
@@ -40,7 +40,10 @@ extern "C" fn on_wake_timer(ctx: Ctx, _data: *mut c_void) {
                     break;
                 }
                 r.deadlines.pop();
-                if r.waiters.get(seq).is_some_and(|w| w.via == Via::Message) {
+                // A retry that took the entry over may have moved its deadline.
+                let due =
+                    |w: &Waiter| w.via == Via::Message && w.deadline.is_some_and(|d| d <= now);
+                if r.waiters.get(seq).is_some_and(due) {
                     timed_out.extend(r.depart(seq));
                 }
             }

@@ -22,6 +22,7 @@ mod group;
 mod lookup;
 mod notified;
 mod registry;
+mod retry;
 mod serve;
 mod slab;
 mod waiter;
@@ -31,9 +32,10 @@ pub use blocked::block;
 use deliver::deliver;
 
 pub use lookup::*;
-pub use notified::{enqueue, fail_notified, is_receiver, receiver_closed, take_over, unsubscribed};
+pub use notified::{enqueue, fail_notified, is_receiver, receiver_closed, unsubscribed};
 pub use registry::on_departure;
 use registry::{next_head, serve_departed, take_head, with};
+pub use retry::take_over;
 pub use serve::{serve, Admission, Verdict};
 use waiter::{Outcome, Via, Waiter};
 

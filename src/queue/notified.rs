@@ -1,18 +1,17 @@
 //! Waiters told by message (`NOTIFY`): queue entries whose outcome goes to a connection's
-//! channel. They can be taken over by a retried call (same owner and request id), and leave
-//! when their connection closes or stops listening.
+//! channel. They leave when their connection closes or stops listening (a retried call takes
+//! an entry over: `retry.rs`).
 
 use super::ask::Ask;
 use super::deadlines::arm_wake_timer;
 use super::deliver::deliver;
 use super::registry::{serve_departed, with};
-use super::waiter::{request_hash, Outcome, Via, Waiter};
-use crate::api::{bytes, Ctx};
+use super::waiter::{Outcome, Via, Waiter};
+use crate::api::Ctx;
 use crate::args::Wait;
 use crate::error::Error;
 use crate::notify;
 use crate::stats;
-use std::num::NonZeroU64;
 
 /// Queues a waiter (for each of `keys`, one request) that is told by a message to its
 /// `notify` connection.
@@ -21,39 +20,6 @@ pub fn enqueue(ctx: Ctx, db: i32, keys: &[&[u8]], ask: Ask, wait: Wait) {
         r.push_all(db, keys, ask, Via::Message, wait);
         arm_wake_timer(ctx, r);
     });
-}
-
-/// A retried `NOTIFY` (same owner and request id) takes over its waiting entry, keeping its
-/// place, with its messages now going to `client`. Returns whether it found one.
-pub fn take_over(db: i32, key: &[u8], owner: &[u8], id: &[u8], client: u64) -> bool {
-    with(|r| {
-        let request = request_hash(db, key, owner, id);
-        let Some(&seq) = r.requests.get(&request) else {
-            return false;
-        };
-        let found = r.waiters.get(seq).filter(|w| {
-            w.db == db
-                && *w.key == *key
-                && bytes(w.ask.owner.0) == owner
-                && w.ask.id.as_deref() == Some(id)
-        });
-        let Some(old) = found.map(Waiter::receiver) else {
-            return false;
-        };
-        if old != Some(client) {
-            if let Some(old) = old {
-                r.drop_receiver(old);
-            }
-            r.add_receiver(client, seq);
-            if let Some(w) = r.waiters.get_mut(seq) {
-                w.ask.notify = NonZeroU64::new(client);
-                if w.ask.bind_to.is_some() {
-                    w.ask.bind_to = NonZeroU64::new(client);
-                }
-            }
-        }
-        true
-    })
 }
 
 /// Every waiter told by message is failed with `error` (the server turned replica).

@@ -38,8 +38,9 @@ pub(super) struct Registry {
     /// compacted): (sequence numbers, live count).
     pub(super) receivers: HashMap<u64, (Vec<u64>, usize)>,
     pub(super) queues: HashMap<i32, HashMap<Rc<[u8]>, Queue>>,
-    /// Waiters told by message that carry a request id, by a hash of (db, key, owner, id): a
-    /// retried `NOTIFY` finds its entry without walking the queue (the waiter found is checked).
+    /// Waiters that carry a request id (blocked or told by message; a request for several keys
+    /// by its first key), by a hash of (db, key, owner, id): a retried call finds its entry
+    /// without walking the queue (the waiter found is checked).
     pub(super) requests: HashMap<u64, Handle>,
     /// A 32-bit hash of each waiter's (db, owner), by slot (0: empty): deadlock detection asks
     /// where the holders it meets wait, and a scan of this table answers it at a few bytes a
@@ -112,12 +113,17 @@ impl Registry {
             .get_key_value(key)
             .map_or_else(|| Rc::from(key), |(k, _)| k.clone());
         let receiver = ask.notify();
+        let deadline = match (wait, via) {
+            (_, Via::Member) | (Wait::Forever, _) => None,
+            (Wait::Ms(ms), _) => Some(now_ms() + ms + 1),
+        };
         let seq = self.waiters.insert(Waiter {
             db,
             key: key.clone(),
             ask,
             via,
             group: None,
+            deadline,
         });
         // Most locks have one waiter: room for one, not the four a first push makes.
         let queue = queues.entry(key).or_insert_with(|| Queue {
@@ -135,8 +141,8 @@ impl Registry {
             (Via::Member, _) => self.members += 1,
             (Via::Message, None) => {}
         }
-        if let (Wait::Ms(ms), false) = (wait, via == Via::Member) {
-            self.deadlines.push(Reverse((now_ms() + ms + 1, seq)));
+        if let Some(at) = deadline {
+            self.deadlines.push(Reverse((at, seq)));
         }
         if let Some(request) = self.waiters.get(seq).and_then(Waiter::request) {
             self.requests.insert(request, seq);

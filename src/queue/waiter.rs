@@ -39,16 +39,16 @@ pub struct Waiter {
     pub(super) via: Via,
     /// The request for several keys this entry is part of.
     pub(super) group: Option<Rc<Group>>,
+    /// When its wait ends (`WAIT ms`; None: forever, or a further place of a request for
+    /// several keys): a retry that takes the entry over sets its own.
+    pub(super) deadline: Option<i64>,
 }
 
 impl Waiter {
-    /// For a waiter told by message that carries a request id: the key of `requests`.
+    /// For a waiter that carries a request id (blocked or told by message): the key of
+    /// `requests`.
     pub(super) fn request(&self) -> Option<u64> {
-        let id = self
-            .ask
-            .id
-            .as_deref()
-            .filter(|_| self.via == Via::Message)?;
+        let id = self.ask.id.as_deref().filter(|_| self.via != Via::Member)?;
         Some(request_hash(
             self.db,
             &self.key,
