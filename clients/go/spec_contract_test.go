@@ -21,9 +21,6 @@ func TestSpecRunnerRefusesANewerSchemaVersion(t *testing.T) {
 	}
 	refused := 0
 	for _, file := range append(files, own) {
-		if !strings.Contains(filepath.Base(file), "newer") {
-			continue
-		}
 		if _, err := readScenarioFile(file); err == nil || !strings.Contains(err.Error(), "schemaVersion") {
 			t.Fatalf("%s: read without a schemaVersion refusal: %v", file, err)
 		}

@@ -67,18 +67,20 @@ func specScenarios(t *testing.T) []specScenario {
 }
 
 // readScenarioFile reads one scenario file's scenarios, named <file stem>.<name>, refusing a
-// schemaVersion newer than specSchemaVersion (a file without one is of the first schema).
+// file without a schemaVersion (CONTRACT.md R1.2) or with one newer than specSchemaVersion.
 func readScenarioFile(file string) ([]specScenario, error) {
 	content, err := readJSONFile(file)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", file, err)
 	}
 	top, _ := content.(map[string]interface{})
-	if v, ok := top["schemaVersion"]; ok {
-		version, _ := v.(string)
-		if newer, err := schemaNewer(version, specSchemaVersion); err != nil || newer {
-			return nil, fmt.Errorf("%s: schemaVersion %q is not one this runner supports (up to %s): %v", file, v, specSchemaVersion, err)
-		}
+	v, ok := top["schemaVersion"]
+	if !ok {
+		return nil, fmt.Errorf("%s: no schemaVersion: refused (CONTRACT.md R1.2)", file)
+	}
+	version, _ := v.(string)
+	if newer, err := schemaNewer(version, specSchemaVersion); err != nil || newer {
+		return nil, fmt.Errorf("%s: schemaVersion %q is not one this runner supports (up to %s): %v", file, v, specSchemaVersion, err)
 	}
 	stem := strings.TrimSuffix(filepath.Base(file), ".json")
 	list, _ := top["scenarios"].([]interface{})

@@ -106,18 +106,15 @@ class SpecTest {
         return tests.stream();
     }
 
-    /** clients/spec/invalid/: every file whose schemaVersion is newer than ours is refused, loudly. */
+    /** clients/spec/invalid/: every file there (newer, unreadable or missing schemaVersion) is refused, loudly. */
     @TestFactory
     Stream<DynamicTest> newerSchemaFilesAreRefused() throws IOException {
         List<DynamicTest> tests = new ArrayList<>();
         for (Path file : jsonFiles(SPEC.resolve("invalid"))) {
-            Object version = ((Map<?, ?>) Json.parse(Files.readString(file))).get("schemaVersion");
-            if (version != null && !SCHEMA_VERSION.equals(version)) {
-                tests.add(DynamicTest.dynamicTest("invalid/" + file.getFileName(), () -> {
-                    AssertionError refused = Assertions.assertThrows(AssertionError.class, () -> load(file));
-                    Assertions.assertTrue(refused.getMessage().contains("schemaVersion"), refused.getMessage());
-                }));
-            }
+            tests.add(DynamicTest.dynamicTest("invalid/" + file.getFileName(), () -> {
+                AssertionError refused = Assertions.assertThrows(AssertionError.class, () -> load(file));
+                Assertions.assertTrue(refused.getMessage().contains("schemaVersion"), refused.getMessage());
+            }));
         }
         return tests.stream();
     }
@@ -169,10 +166,13 @@ class SpecTest {
         @SuppressWarnings("unchecked")
         Map<String, Object> parsed = (Map<String, Object>) Json.parse(Files.readString(file));
         Object version = parsed.get("schemaVersion");
-        if (version != null && !(version instanceof String text && text.matches("\\d+\\.\\d+"))) {
+        if (version == null) {
+            throw new AssertionError(file + ": no schemaVersion: refused (CONTRACT.md R1.2)");
+        }
+        if (!(version instanceof String text && text.matches("\\d+\\.\\d+"))) {
             throw new AssertionError(file + ": schemaVersion " + version + " is not a \"<major>.<minor>\" string");
         }
-        if (version != null && newer((String) version, SCHEMA_VERSION)) {
+        if (newer((String) version, SCHEMA_VERSION)) {
             throw new AssertionError(file + ": schemaVersion " + version + " is newer than " + SCHEMA_VERSION
                     + ", the newest this runner supports: refused");
         }
