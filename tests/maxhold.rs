@@ -10,15 +10,26 @@ use common::{Pending, Server};
 fn a_capped_watchdog_lock_ends_at_its_cap_and_the_waiter_gets_it() {
     let server = Server::start();
     let mut holder = server.conn();
-    let held = holder.q("RLOCK.ACQUIRE k hung PX 300 WATCHDOG MAXHOLD 1000").int();
+    let held = holder
+        .q("RLOCK.ACQUIRE k hung PX 300 WATCHDOG MAXHOLD 1000")
+        .int();
     let cap = holder.q("HGET k rlock:maxhold").int();
     // The cap is the grant time in whole ms + MAXHOLD (the token is the grant time in µs).
-    assert!((cap - (held / 1000 + 1000)).abs() <= 1, "cap {cap}, token {held}");
+    assert!(
+        (cap - (held / 1000 + 1000)).abs() <= 1,
+        "cap {cap}, token {held}"
+    );
     let waiter = Pending::send(&server, "RLOCK.ACQUIRE k next WAIT 60000");
     let token = waiter.reply().int();
-    assert!(token > 0, "the waiter got the lock, not a wait that ran out");
+    assert!(
+        token > 0,
+        "the waiter got the lock, not a wait that ran out"
+    );
     let granted_ms = token / 1000;
-    assert!(granted_ms >= cap, "granted at {granted_ms}, before the cap {cap}");
+    assert!(
+        granted_ms >= cap,
+        "granted at {granted_ms}, before the cap {cap}"
+    );
     assert_eq!(holder.q("RLOCK.INFO k").field("owner").text(), "next");
 }
 

@@ -22,7 +22,10 @@ struct Column {
 fn every_file_and_symbol_the_step_table_names_exists() {
     let guide = read(Path::new(GUIDE));
     let rows = step_table(&guide);
-    assert!(rows.len() > 1, "{GUIDE}: no step table under {TABLE_HEADING:?}");
+    assert!(
+        rows.len() > 1,
+        "{GUIDE}: no step table under {TABLE_HEADING:?}"
+    );
     let columns = columns(&rows[0]);
     let mut problems = Vec::new();
     let mut checked = 0;
@@ -33,7 +36,11 @@ fn every_file_and_symbol_the_step_table_names_exists() {
                 checked += 1;
                 let path = column.root.join(&file);
                 let Ok(text) = fs::read_to_string(&path) else {
-                    problems.push(format!("{step} / {}: no file {}", column.helper, path.display()));
+                    problems.push(format!(
+                        "{step} / {}: no file {}",
+                        column.helper,
+                        path.display()
+                    ));
                     continue;
                 };
                 for symbol in symbols {
@@ -48,18 +55,29 @@ fn every_file_and_symbol_the_step_table_names_exists() {
             }
         }
     }
-    assert!(checked > 20, "{GUIDE}: the step table names only {checked} files");
-    assert!(problems.is_empty(), "\n{GUIDE} names what the code lacks:\n{}\n", problems.join("\n"));
+    assert!(
+        checked > 20,
+        "{GUIDE}: the step table names only {checked} files"
+    );
+    assert!(
+        problems.is_empty(),
+        "\n{GUIDE} names what the code lacks:\n{}\n",
+        problems.join("\n")
+    );
 }
 
 #[test]
 fn the_reader_finds_files_symbols_and_the_symbol_before_in() {
-    let cell = "`acquire.ts` (one key or all), `holder.ts` (`give`, `take`); `Family` in `options.ts`";
+    let cell =
+        "`acquire.ts` (one key or all), `holder.ts` (`give`, `take`); `Family` in `options.ts`";
     assert_eq!(
         references(cell),
         vec![
             ("acquire.ts".to_string(), vec![]),
-            ("holder.ts".to_string(), vec!["give".to_string(), "take".to_string()]),
+            (
+                "holder.ts".to_string(),
+                vec!["give".to_string(), "take".to_string()]
+            ),
             ("options.ts".to_string(), vec!["Family".to_string()]),
         ]
     );
@@ -82,7 +100,13 @@ fn step_table(guide: &str) -> Vec<Vec<String>> {
         .skip_while(|line| !line.starts_with('|'))
         .take_while(|line| line.starts_with('|'))
         .filter(|line| !line.starts_with("|---"))
-        .map(|line| line.trim().trim_matches('|').split('|').map(|c| c.trim().to_string()).collect())
+        .map(|line| {
+            line.trim()
+                .trim_matches('|')
+                .split('|')
+                .map(|c| c.trim().to_string())
+                .collect()
+        })
         .collect()
 }
 
@@ -92,17 +116,28 @@ fn columns(header: &[String]) -> Vec<Column> {
     header[1..]
         .iter()
         .map(|cell| {
-            let helper = cell.split_whitespace().next().unwrap_or_default().to_string();
+            let helper = cell
+                .split_whitespace()
+                .next()
+                .unwrap_or_default()
+                .to_string();
             let base = PathBuf::from("clients").join(helper.to_lowercase());
             let folder = backticked(cell).into_iter().next().unwrap_or_default();
-            Column { helper, root: base.join(folder) }
+            Column {
+                helper,
+                root: base.join(folder),
+            }
         })
         .collect()
 }
 
 /// The backticked names of a cell, in order.
 fn backticked(cell: &str) -> Vec<String> {
-    cell.split('`').skip(1).step_by(2).map(str::to_string).collect()
+    cell.split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_string)
+        .collect()
 }
 
 /// The files a cell names, each with the symbols named with it: symbols after a file (in its

@@ -3,11 +3,11 @@
 //! closing bound connections when the server turns replica. Every write goes through the same
 //! gate as the rest of upkeep; each holding is renewed or ended by its family.
 
-use crate::families::handover::hand_over;
 use crate::api::{is_writable_master, now_ms, writes_paused, Ctx};
 use crate::clock::watchdog_renews;
 use crate::config;
 use crate::families::contract;
+use crate::families::handover::hand_over;
 use crate::lifetime::watchdog::{Binding, LockId};
 use crate::lifetime::with_watchdog;
 use crate::stats;

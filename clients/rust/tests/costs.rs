@@ -35,7 +35,12 @@ fn command_calls(admin: &mut Conn) -> BTreeMap<String, i64> {
         .filter_map(|line| {
             let rest = line.strip_prefix("cmdstat_")?;
             let (name, stats) = rest.split_once(':')?;
-            let calls = stats.strip_prefix("calls=")?.split(',').next()?.parse().ok()?;
+            let calls = stats
+                .strip_prefix("calls=")?
+                .split(',')
+                .next()?
+                .parse()
+                .ok()?;
             Some((name.to_string(), calls))
         })
         .collect()
@@ -43,8 +48,13 @@ fn command_calls(admin: &mut Conn) -> BTreeMap<String, i64> {
 
 fn connections_received(admin: &mut Conn) -> i64 {
     let stats = admin.cmd(&["INFO", "stats"]).text();
-    let line = stats.lines().find_map(|l| l.strip_prefix("total_connections_received:"));
-    line.expect("total_connections_received").trim().parse().expect("number")
+    let line = stats
+        .lines()
+        .find_map(|l| l.strip_prefix("total_connections_received:"));
+    line.expect("total_connections_received")
+        .trim()
+        .parse()
+        .expect("number")
 }
 
 /// What PAIRS pairs of `lock` cost after one to warm up.
@@ -82,19 +92,34 @@ async fn count(admin: &mut Conn, lock: &Lock) -> Result<Cost, Error> {
     }
     // Less the INFO above, on the test's own connection (opened before the pairs).
     let connections = connections_received(admin) - connections;
-    Ok(Cost { per_pair, timed, elapsed, connections })
+    Ok(Cost {
+        per_pair,
+        timed,
+        elapsed,
+        connections,
+    })
 }
 
 /// Two commands a pair, the timed ones within their rates, and no new connection.
 fn assert_lean(cost: &Cost) {
     assert_eq!(cost.per_pair, two_commands(), "commands in {PAIRS} pairs");
     let (timed, elapsed) = (cost.timed, cost.elapsed);
-    assert!(timed as f64 <= 2.0 * (elapsed.as_secs_f64() + 2.0), "{timed} timed calls in {elapsed:?}");
-    assert_eq!(cost.connections, 0, "{PAIRS} pairs opened {} connections", cost.connections);
+    assert!(
+        timed as f64 <= 2.0 * (elapsed.as_secs_f64() + 2.0),
+        "{timed} timed calls in {elapsed:?}"
+    );
+    assert_eq!(
+        cost.connections, 0,
+        "{PAIRS} pairs opened {} connections",
+        cost.connections
+    );
 }
 
 fn two_commands() -> BTreeMap<String, i64> {
-    BTreeMap::from([("rlock.acquire".to_string(), PAIRS), ("rlock.release".to_string(), PAIRS)])
+    BTreeMap::from([
+        ("rlock.acquire".to_string(), PAIRS),
+        ("rlock.release".to_string(), PAIRS),
+    ])
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -108,7 +133,9 @@ async fn a_waiting_lock_pair_costs_two_commands_and_no_connection() -> Result<()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lease_lock_pair_costs_two_commands_and_no_connection() -> Result<(), Error> {
     let redis = server();
-    let lock = Lock::new(&client(&redis), "k").watchdog(false).lease(Duration::from_secs(10));
+    let lock = Lock::new(&client(&redis), "k")
+        .watchdog(false)
+        .lease(Duration::from_secs(10));
     assert_lean(&count(&mut redis.conn(), &lock).await?);
     Ok(())
 }
@@ -131,6 +158,10 @@ async fn a_watchdog_lock_pair_opens_a_connection_of_its_own() -> Result<(), Erro
         ("rlock.release".to_string(), PAIRS),
     ]);
     assert_eq!(cost.per_pair, expected, "commands in {PAIRS} pairs");
-    assert_eq!(cost.connections, PAIRS, "{PAIRS} pairs opened {} connections", cost.connections);
+    assert_eq!(
+        cost.connections, PAIRS,
+        "{PAIRS} pairs opened {} connections",
+        cost.connections
+    );
     Ok(())
 }
