@@ -44,6 +44,8 @@ required_api!(
     RedisModule_CloseKey,
     RedisModule_KeyType,
     RedisModule_ValueLength,
+    RedisModule_ListGet,
+    RedisModule_ZsetScore,
     RedisModule_HashGet,
     RedisModule_HashSet,
     RedisModule_StringSet,

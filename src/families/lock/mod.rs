@@ -4,6 +4,7 @@
 
 pub mod all;
 pub mod commands;
+pub mod fair_queue;
 pub mod family;
 pub mod guard;
 pub mod rules;

@@ -1,7 +1,8 @@
 //! Serving the plain lock's queue: a free lock goes to its first waiter, with a fresh token.
 
-use crate::api::{bytes, Ctx, RStr};
+use crate::api::{bytes, now_ms, Ctx, RStr};
 use crate::clock::issue_token;
+use crate::config;
 use crate::error::{Error, Result};
 use crate::holdings::publish;
 use crate::kinds::Want;
@@ -9,6 +10,7 @@ use crate::queue::{self, Admission, Request, Verdict};
 use crate::stats;
 use crate::store::LockKey;
 
+use super::fair_queue::next_redisson_waiter;
 use super::rules::{View, WANT};
 use super::take::{grant_fresh, open_others, take_all, views};
 use std::rc::Rc;
@@ -81,11 +83,17 @@ pub fn serve(lock: &mut LockKey, db: i32) -> Option<i64> {
     plain.lease_end
 }
 
-/// Tells Redisson's waiters the lock is free: `0` on `redisson_lock__channel:{key}`.
+/// Tells Redisson's waiters the lock is free, as Redisson's unlock scripts do: `0` on
+/// `redisson_lock__channel:{key}` (its plain lock's waiters), and `0` on that channel
+/// `:<id>` for the next waiter of its fair lock's queue, if one waits: each fair waiter
+/// listens only on its own.
 pub fn announce_free(ctx: Ctx, key: &[u8]) {
-    publish(
-        ctx,
-        &[&b"redisson_lock__channel:{"[..], key, b"}"].concat(),
-        b"0",
-    );
+    if !config::redisson_publish() {
+        return;
+    }
+    let channel = [&b"redisson_lock__channel:{"[..], key, b"}"].concat();
+    publish(ctx, &channel, b"0");
+    if let Some(next) = next_redisson_waiter(ctx, key, now_ms()) {
+        publish(ctx, &[&channel[..], b":", &next].concat(), b"0");
+    }
 }
