@@ -76,10 +76,12 @@ fn closing_the_connection_hands_the_lock_over_at_once() {
     assert!(token.int() > 0);
     delays.push(granted_at - killed_at);
     eprintln!("close-to-grant delays (client side): {delays:?}");
+    // "At once" means well before the 30 s lease would have run out: the bound only has to tell
+    // the two apart. 50 ms failed by chance at load average 59 (416 and 922 ms).
     for delay in &delays {
         assert!(
-            *delay < Duration::from_millis(50),
-            "{delays:?} (generous bound; aim 10 ms)"
+            *delay < Duration::from_secs(3),
+            "{delays:?} (the lease is 30 s; a quiet machine hands over in about 10 ms)"
         );
     }
     assert_eq!(server.stat("watchdog_releases"), 3);
