@@ -4,7 +4,7 @@
  */
 module io.rlock {
     exports io.rlock;
-    exports io.rlock.internal to io.rlock.lettuce;
-    exports io.rlock.internal.resp to io.rlock.lettuce;
-    exports io.rlock.internal.transport to io.rlock.lettuce;
+    exports io.rlock.internal to io.rlock.lettuce, io.rlock.redisson;
+    exports io.rlock.internal.resp to io.rlock.lettuce, io.rlock.redisson;
+    exports io.rlock.internal.transport to io.rlock.lettuce, io.rlock.redisson;
 }
