@@ -6,7 +6,6 @@ import io.rlock.RLockClient;
 import io.rlock.RLockException;
 import io.rlock.RLockOptions;
 import io.rlock.internal.Clients;
-import io.rlock.internal.resp.RedisUri;
 import java.time.Duration;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
@@ -39,24 +38,20 @@ public final class RLocks {
      * As above with rlock's own options (watchdog lease, confirmation, name mapper, timeouts);
      * the connection settings stay Redisson's.
      *
-     * @throws IllegalArgumentException when {@code redisson} is not Redisson's own client, is shut
-     *     down, or is configured for another mode than a single server (Sentinel and Cluster: not yet)
+     * @throws IllegalArgumentException when {@code redisson} is not Redisson's own client or is shut down
      * @throws RLockException when the server cannot be reached or has no rlock module
      */
     public static RLockClient of(RedissonClient redisson, RLockOptions options) {
         if (redisson == null || options == null) {
             throw new IllegalArgumentException("a RedissonClient and options, not null");
         }
-        ConnectionManager nodes = connectionManager(redisson);
-        if (!nodes.getServiceManager().getCfg().isSingleConfig()) {
-            // Sentinel and Cluster need the node for a key and the primaries from Redisson's view,
-            // which the engine's transport SPI does not take yet: refused rather than half-routed.
-            throw new IllegalArgumentException("RLocks.of serves a single-server Redisson Config for now, not "
-                    + mode(nodes.getServiceManager().getCfg()));
+        RedissonTransport transport = new RedissonTransport(connectionManager(redisson));
+        try {
+            return Clients.create(options, transport);
+        } catch (RuntimeException e) {
+            transport.close();
+            throw e;
         }
-        RedissonConnector connector = new RedissonConnector(nodes);
-        RedisUri where = RedisUri.parse("redis://" + connector.primaryAddress() + "/" + serviceManager(redisson).getConfig().getDatabase());
-        return Clients.create(where, options, connector);
     }
 
     /** rlock's options as Redisson's Config says. */
@@ -85,10 +80,6 @@ public final class RLocks {
             });
         }
         return options;
-    }
-
-    private static String mode(org.redisson.config.Config config) {
-        return config.isClusterConfig() ? "useClusterServers()" : config.isSentinelConfig() ? "useSentinelServers()" : "a master/slave or replicated one";
     }
 
     private static ConnectionManager connectionManager(RedissonClient redisson) {

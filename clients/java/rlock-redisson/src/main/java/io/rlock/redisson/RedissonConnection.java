@@ -1,6 +1,6 @@
 package io.rlock.redisson;
 
-import io.rlock.internal.resp.Push;
+import io.rlock.internal.transport.Push;
 import io.rlock.internal.transport.Connection;
 import java.io.IOException;
 import java.time.Duration;
@@ -105,11 +105,6 @@ final class RedissonConnection implements Connection {
     @Override
     public Object call(Object... args) throws IOException {
         return pipeline(args).get(0);
-    }
-
-    @Override
-    public Object callAsking(Object... args) throws IOException {
-        return pipeline(new Object[] {"ASKING"}, args).get(1);
     }
 
     /** The commands written in order on the one channel, then their replies awaited in order. */

@@ -1,6 +1,6 @@
 package io.rlock.redisson;
 
-import io.rlock.internal.resp.RespError;
+import io.rlock.internal.transport.RespError;
 import org.redisson.client.RedisAskException;
 import org.redisson.client.RedisConnectionException;
 import org.redisson.client.RedisException;
