@@ -34,6 +34,7 @@ import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
 import org.redisson.config.NameMapper;
+import org.redisson.config.Protocol;
 
 /**
  * The API over the user's RedissonClient (a single server): locks, waits told by message,
@@ -300,6 +301,34 @@ class RedissonTransportTest {
         assertThat(lock.isHeldByCurrentThread()).isFalse();
         assertThatThrownBy(lock::unlock).isInstanceOf(IllegalMonitorStateException.class);
         assertThat(Async.call(() -> plain.getLock(name).tryLock()).get(5, TimeUnit.SECONDS)).isTrue();
+    }
+
+    @Test
+    void aRedissonSpeakingResp3Works() throws Exception {
+        Config config = config();
+        config.setProtocol(Protocol.RESP3);
+        RedissonClient resp3 = Redisson.create(config);
+        try (RLockClient ours = RLocks.of(resp3)) {
+            RLock lock = ours.getLock(name);
+            RLock theirs = plain.getLock(name);
+            theirs.lock();
+            CompletableFuture<Boolean> waiter = Async.call(() -> {
+                boolean got = lock.tryLock(20, TimeUnit.SECONDS);
+                if (got) {
+                    lock.unlock();
+                }
+                return got;
+            });
+            eventually(10_000, "the RESP3 Redisson-backed waiter queued", () -> Admin.waiters(admin, name) == 1);
+            theirs.unlock();
+            assertThat(waiter.get(10, TimeUnit.SECONDS)).as("granted by message").isTrue();
+            RReadWriteLock rw = ours.getReadWriteLock(name + ":rw");
+            rw.writeLock().lock();
+            assertThat(rw.writeLock().remainTimeToLive()).isPositive();
+            rw.writeLock().unlock();
+        } finally {
+            resp3.shutdown();
+        }
     }
 
     @Test
