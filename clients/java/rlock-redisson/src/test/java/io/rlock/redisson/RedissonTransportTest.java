@@ -248,11 +248,11 @@ class RedissonTransportTest {
             lock.lock();
             Object bound = watchdogConnection(name);
             assertThat(sessionIds(ours)).contains(((Number) bound).longValue());
-            // Grow Redisson's pool with concurrent blocking commands, then let it shrink.
+            // Grow Redisson's pool with concurrent blocking commands (5 s each: seen while they block), then let it shrink.
             List<CompletableFuture<Object>> busy = new ArrayList<>();
             for (int i = 0; i < 6; i++) {
                 int n = i;
-                busy.add(Async.call(() -> pooled.getBlockingQueue(name + ":q" + n).poll(1, TimeUnit.SECONDS)));
+                busy.add(Async.call(() -> pooled.getBlockingQueue(name + ":q" + n).poll(5, TimeUnit.SECONDS)));
             }
             eventually(20_000, "Redisson's pool grew", () -> Admin.clientsNamed(admin, name + ":pool").size() >= 5);
             for (CompletableFuture<Object> done : busy) {
