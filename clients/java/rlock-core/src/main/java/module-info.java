@@ -4,7 +4,8 @@
  */
 module io.rlock {
     exports io.rlock;
-    exports io.rlock.internal to io.rlock.lettuce;
-    exports io.rlock.internal.resp to io.rlock.lettuce;
-    exports io.rlock.internal.transport to io.rlock.lettuce;
+    // The transport modules (rlock-lettuce, rlock-redisson, rlock-spring-data) plug a client
+    // library into the engine through io.rlock.internal.transport (the SPI) and Clients.
+    exports io.rlock.internal to io.rlock.lettuce, io.rlock.redisson, io.rlock.spring.data;
+    exports io.rlock.internal.transport to io.rlock.lettuce, io.rlock.redisson, io.rlock.spring.data;
 }

@@ -104,7 +104,7 @@ public final class Confirm {
         if (reply instanceof java.util.List<?> list && list.size() == 2) {
             return Replies.number(list.get(0), 0) >= 1 ? Replies.number(list.get(1), 0) : -1;
         }
-        if (reply instanceof io.rlock.internal.resp.RespError error && "WAITAOF".equals(command[0])) {
+        if (reply instanceof io.rlock.internal.transport.RespError error && "WAITAOF".equals(command[0])) {
             throw new RLockException(error.code(), "Confirm.aof() needs WAITAOF (Redis 7.2 or newer) and"
                     + " appendonly on the primary: " + error.message());
         }

@@ -11,8 +11,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongConsumer;
-import io.rlock.internal.resp.Push;
-import io.rlock.internal.resp.RespConnection;
+import io.rlock.internal.transport.Push;
 
 /**
  * A leader election with etcd's verbs over one plain lock, the key {@code name}, held by the
@@ -152,7 +151,7 @@ public final class Election {
 
         private Observation(LeaderListener listener) {
             this.listener = listener;
-            this.channel = "__keyspace@" + engine.settings().db() + "__:" + key;
+            this.channel = "__keyspace@" + engine.database() + "__:" + key;
             checkEvents();
             this.thread = Executors.newSingleThreadScheduledExecutor(runnable -> {
                 Thread t = new Thread(runnable, "rlock-observe " + key);
@@ -199,12 +198,11 @@ public final class Election {
 
         private void subscribe() throws IOException {
             Node target = engine.router().nodeFor(key);
-            Connection connection = engine.connect(engine.settings().copy().address(target.host, target.port)
-                    .clientName("rlock-java-observe:" + engine.id)
-                    .listener(new Connection.Listener() {
+            Connection connection = engine.open(target.address, "rlock-java-observe:" + engine.id,
+                    new Connection.Listener() {
                         @Override
                         public void push(Connection from, Push push) {
-                            if (push.payload() != null && channel.equals(RespConnection.text(push.data().get(1)))) {
+                            if (push.payload() != null && channel.equals(Replies.text(push.data().get(1)))) {
                                 run(Observation.this::refresh);
                             }
                         }
@@ -215,7 +213,7 @@ public final class Election {
                                 run(Observation.this::reconnect);
                             }
                         }
-                    }));
+                    });
             conn = connection;
             node = target;
             if (closed) {

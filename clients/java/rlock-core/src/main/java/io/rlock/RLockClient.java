@@ -3,6 +3,7 @@ package io.rlock;
 import io.rlock.internal.*;
 
 import io.rlock.internal.resp.RedisUri;
+import io.rlock.internal.resp.RespTransport;
 
 /**
  * The entry point: one client per JVM (or per server) is enough, and any number of threads
@@ -23,11 +24,11 @@ import io.rlock.internal.resp.RedisUri;
  */
 public final class RLockClient implements AutoCloseable {
     private final Engine engine;
-    /** Where it connected: what {@link #getConfig()} describes. */
+    /** Where it connected: what {@link #getConfig()} describes; null over a transport module (the user's client is configured there). */
     private final RedisUri uri;
 
     static {
-        Clients.register((uri, options, connector) -> new RLockClient(new Engine(uri, options.copy(), connector), uri));
+        Clients.register((options, transport) -> new RLockClient(new Engine(options.copy(), transport), null));
     }
 
     private RLockClient(Engine engine, RedisUri uri) {
@@ -85,7 +86,8 @@ public final class RLockClient implements AutoCloseable {
     }
 
     private static RLockClient connect(RedisUri uri, RLockOptions options) {
-        return new RLockClient(new Engine(uri, options.copy()), uri);
+        RLockOptions copy = options.copy();
+        return new RLockClient(new Engine(copy, new RespTransport(uri, copy)), uri);
     }
 
     /**
@@ -123,6 +125,9 @@ public final class RLockClient implements AutoCloseable {
      * does not change this client.
      */
     public Config getConfig() {
+        if (uri == null) {
+            throw new UnsupportedOperationException("this client works over your own Redis client: its configuration is there");
+        }
         return Config.of(uri, engine.options(), engine.router().isCluster());
     }
 

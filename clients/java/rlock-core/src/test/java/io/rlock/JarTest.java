@@ -35,7 +35,11 @@ class JarTest {
                 .collect(Collectors.toSet())).as("exported to everyone").containsExactly("io.rlock");
         assertThat(module.exports().stream().filter(ModuleDescriptor.Exports::isQualified)
                 .flatMap(e -> e.targets().stream()).collect(Collectors.toSet()))
-                .as("the engine's packages, open only to the transport modules").containsExactly("io.rlock.lettuce");
+                .as("the engine's packages, open only to the transport modules")
+                .containsExactlyInAnyOrder("io.rlock.lettuce", "io.rlock.redisson", "io.rlock.spring.data");
+        assertThat(module.exports().stream().filter(ModuleDescriptor.Exports::isQualified).map(ModuleDescriptor.Exports::source)
+                .collect(Collectors.toSet())).as("the SPI and the engine, not the engine's own RESP client")
+                .containsExactlyInAnyOrder("io.rlock.internal", "io.rlock.internal.transport");
         assertThat(module.requires().stream().map(ModuleDescriptor.Requires::name).collect(Collectors.toSet()))
                 .containsExactly("java.base");
     }

@@ -2,18 +2,17 @@ package io.rlock.internal;
 
 import io.rlock.RLockClient;
 import io.rlock.RLockOptions;
-import io.rlock.internal.resp.RedisUri;
-import io.rlock.internal.transport.Connector;
+import io.rlock.internal.transport.Transport;
 
 /**
- * How a transport module (rlock-lettuce, ...) makes an {@link RLockClient} whose engine opens
- * its connections through the user's client: RLockClient registers its constructor here when
- * it is initialised, since its constructor is not public (the engine is no part of the API).
+ * How a transport module (rlock-lettuce, ...) makes an {@link RLockClient} whose engine works
+ * through the user's client: RLockClient registers its constructor here when it is
+ * initialised, since its constructor is not public (the engine is no part of the API).
  */
 public final class Clients {
-    /** Makes a client of an engine over {@code connector}. */
+    /** Makes a client of an engine over {@code transport}. */
     public interface Factory {
-        RLockClient create(RedisUri uri, RLockOptions options, Connector connector);
+        RLockClient create(RLockOptions options, Transport transport);
     }
 
     private static volatile Factory factory;
@@ -26,8 +25,13 @@ public final class Clients {
         factory = made;
     }
 
-    /** An RLockClient for {@code uri} whose connections {@code connector} opens. */
-    public static RLockClient create(RedisUri uri, RLockOptions options, Connector connector) {
+    /**
+     * An RLockClient over {@code transport}: it connects its first session before it returns, and
+     * closing it closes the transport ({@link Transport#close()}), never the user's client.
+     *
+     * @throws io.rlock.RLockException when the first session cannot be opened (the transport is closed then)
+     */
+    public static RLockClient create(RLockOptions options, Transport transport) {
         if (factory == null) {
             try {
                 Class.forName(RLockClient.class.getName(), true, RLockClient.class.getClassLoader());
@@ -35,6 +39,6 @@ public final class Clients {
                 throw new IllegalStateException(e);
             }
         }
-        return factory.create(uri, options, connector);
+        return factory.create(options, transport);
     }
 }

@@ -7,7 +7,7 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
-import io.rlock.internal.resp.Push;
+import io.rlock.internal.transport.Push;
 
 /**
  * The dispatcher of {@code NOTIFY} messages: every waiting thread registers here before it

@@ -10,11 +10,11 @@ import java.util.UUID;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import io.rlock.internal.resp.RedisUri;
-import io.rlock.internal.resp.RespConnection;
 import io.rlock.internal.transport.Connection;
-import io.rlock.internal.transport.Connector;
-import io.rlock.internal.resp.RespError;
+import io.rlock.internal.transport.NodeAddress;
+import io.rlock.internal.transport.SessionSettings;
+import io.rlock.internal.transport.Transport;
+import io.rlock.internal.transport.RespError;
 
 /**
  * What one {@link RLockClient} shares between its handles: the nodes and their sessions, the
@@ -24,9 +24,8 @@ public final class Engine {
     /** Owner ids are {@code <id>:<thread id>}, Redisson-shaped. */
     public final String id = UUID.randomUUID().toString();
     private final RLockOptions options;
-    private final RespConnection.Settings settings;
-    /** Opens the sessions' connections: the engine's own RESP connection, or a transport module's. */
-    private final Connector connector;
+    /** Opens the sessions' connections and says which node a key goes to: the user's client's. */
+    private final Transport transport;
     private final ScheduledThreadPoolExecutor executor;
     private final Holdings holdings;
     private final Dispatcher dispatcher;
@@ -38,20 +37,12 @@ public final class Engine {
     final Confirm confirm;
     private final java.util.concurrent.atomic.AtomicBoolean closed;
 
-    public Engine(RedisUri uri, RLockOptions options) {
-        this(uri, options, RespConnection::open);
-    }
-
-    /** An engine whose connections {@code connector} opens (a transport over the user's client). */
-    public Engine(RedisUri uri, RLockOptions options, Connector connector) {
+    /** An engine over {@code transport} (the user's client); closing the engine closes the transport. */
+    public Engine(RLockOptions options, Transport transport) {
         this.options = options;
-        this.connector = connector;
+        this.transport = transport;
         this.confirm = options.confirm();
         this.closed = new java.util.concurrent.atomic.AtomicBoolean();
-        this.settings = new RespConnection.Settings().uri(uri, options.sslSocketFactory())
-                .verifyHostname(options.verifyHostname()).protocol(options.protocol())
-                .connectTimeout(options.connectTimeout()).responseTimeout(options.responseTimeout())
-                .clientName("rlock-java:" + id);
         this.executor = new ScheduledThreadPoolExecutor(1, runnable -> {
             Thread thread = new Thread(runnable, "rlock-maintenance " + id);
             thread.setDaemon(true);
@@ -59,19 +50,17 @@ public final class Engine {
         });
         this.executor.setRemoveOnCancelPolicy(true);
         this.async = new AsyncCalls(id);
-        this.objectEvents = new ObjectEvents(this, id, settings.db());
+        this.objectEvents = new ObjectEvents(this, id, transport.database());
         this.holdings = new Holdings(this::background, options.nameMapper()::unmap);
         this.dispatcher = new Dispatcher(this);
         this.waits = new WaitByMessage(this, options.responseTimeout().toNanos());
-        this.router = uri.masterName != null ? new Router(this, new Sentinels(uri.masterName, uri.sentinels, settings,
-                        options.sentinelUser(), options.sentinelPassword()))
-                : new Router(this, uri.host, uri.port);
+        this.router = new Router(this, transport);
         try {
-            router.seed().sessionWithin(connectTimeoutNanos());
+            router.nodeFor("").sessionWithin(connectTimeoutNanos());
             router.start();
         } catch (IOException e) {
             close();
-            throw new RLockException("cannot connect to " + uri + ": " + e.getMessage(), e);
+            throw new RLockException("cannot connect to " + transport + ": " + e.getMessage(), e);
         }
         executor.scheduleWithFixedDelay(this::maintain, 1, 1, TimeUnit.SECONDS);
     }
@@ -79,8 +68,7 @@ public final class Engine {
     /** The same client (connections, holdings, owner ids) whose writes are confirmed as {@code confirm} says. */
     private Engine(Engine base, Confirm confirm) {
         this.options = base.options;
-        this.settings = base.settings;
-        this.connector = base.connector;
+        this.transport = base.transport;
         this.executor = base.executor;
         this.holdings = base.holdings;
         this.dispatcher = base.dispatcher;
@@ -113,13 +101,19 @@ public final class Engine {
         return options.nameMapper().unmap(key);
     }
 
-    /** A connection to the node {@code settings} names, through this engine's {@link Connector}. */
-    public Connection connect(RespConnection.Settings settings) throws IOException {
-        return connector.open(settings);
+    /** A dedicated connection to {@code node}, named {@code clientName}, through the transport. */
+    public Connection open(NodeAddress node, String clientName, Connection.Listener listener) throws IOException {
+        return transport.open(new SessionSettings(node, listener, clientName, options.responseTimeout()));
     }
 
-    public RespConnection.Settings settings() {
-        return settings;
+    /** What the sessions call themselves ({@code CLIENT SETNAME}): operators and tests find them by it. */
+    String clientName() {
+        return "rlock-java:" + id;
+    }
+
+    /** The database the sessions use (the keyspace channels name it). */
+    public int database() {
+        return transport.database();
     }
 
     public Holdings holdings() {
@@ -436,7 +430,6 @@ public final class Engine {
         closed.set(true);
         dispatcher.closeAll();
         router.close();
-        connector.close();
         executor.shutdownNow();
         async.close();
         objectEvents.close();
@@ -444,6 +437,6 @@ public final class Engine {
 
     /** An error reply's text, for messages. */
     public static String text(Object reply) {
-        return reply instanceof RespError ? ((RespError) reply).message() : RespConnection.text(reply);
+        return reply instanceof RespError ? ((RespError) reply).message() : Replies.text(reply);
     }
 }

@@ -166,7 +166,12 @@ public final class Holdings {
                 : new Holding(target, to, h.token, h.watchdog, h.leaseMs, h.count, h.expires));
     }
 
-    /** Cluster: every holding whose key {@code nodeFor} sends elsewhere moves there; the nodes it moved to. */
+    /** Whether a live holding is on another node than {@code nodeFor} names for its key (a failover moved it). */
+    boolean misplaced(java.util.function.Function<String, Node> nodeFor) {
+        return byTarget.values().stream().anyMatch(h -> !h.isLost() && h.node != nodeFor.apply(h.target.key()));
+    }
+
+    /** Every holding whose key {@code nodeFor} sends elsewhere moves there; the nodes it moved to. */
     java.util.Set<Node> rehome(java.util.function.Function<String, Node> nodeFor) {
         java.util.Set<Node> to = java.util.concurrent.ConcurrentHashMap.newKeySet();
         byTarget.replaceAll((target, h) -> {

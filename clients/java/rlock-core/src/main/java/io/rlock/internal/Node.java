@@ -1,6 +1,7 @@
 package io.rlock.internal;
 
 import io.rlock.internal.transport.Connection;
+import io.rlock.internal.transport.NodeAddress;
 
 import io.rlock.*;
 
@@ -8,10 +9,9 @@ import java.io.IOException;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import io.rlock.internal.resp.Push;
-import io.rlock.internal.resp.RespConnection;
-import io.rlock.internal.resp.RespError;
-import io.rlock.internal.resp.RespServerException;
+import io.rlock.internal.transport.Push;
+import io.rlock.internal.transport.RespError;
+import io.rlock.internal.transport.RespServerException;
 
 /**
  * One server (one master of a cluster) as this client uses it: a session of the client's own
@@ -26,8 +26,7 @@ import io.rlock.internal.resp.RespServerException;
  * of {@code rlock.watchdog-idle-ms}.
  */
 public final class Node {
-    public final String host;
-    public final int port;
+    public final NodeAddress address;
     private final Engine engine;
     private Session session;
     private long generation;
@@ -80,10 +79,9 @@ public final class Node {
         }
     }
 
-    Node(Engine engine, String host, int port) {
+    Node(Engine engine, NodeAddress address) {
         this.engine = engine;
-        this.host = host;
-        this.port = port;
+        this.address = address;
     }
 
     /** The live session, opening (and re-binding) a new one when there is none. */
@@ -161,7 +159,7 @@ public final class Node {
             }
             return settle(exchange, confirm, args.length > 1 ? args[0] + " " + args[1] : String.valueOf(args[0]));
         }
-        throw new RLockException("no reply from " + host + ":" + port + " to " + args[0]
+        throw new RLockException("no reply from " + address + " to " + args[0]
                 + (failure != null ? ": " + failure.getMessage() : ""), failure);
     }
 
@@ -222,9 +220,8 @@ public final class Node {
     }
 
     private Session open(long gen) throws IOException {
-        RespConnection.Settings settings = engine.settings().copy().address(host, port)
-                .listener(new SessionListener(gen));
-        Connection conn = engine.connect(settings);
+        SessionListener listener = new SessionListener(gen);
+        Connection conn = engine.open(address, engine.clientName(), listener);
         try {
             learnPingInterval(conn);
             if (conn.protocol() == 3) {
@@ -232,7 +229,7 @@ public final class Node {
                 engine.objectEvents().subscribe(conn);
                 return new Session(conn, null, gen, Family.NOTIFY_SELF);
             }
-            Connection sub = engine.connect(settings);
+            Connection sub = engine.open(address, engine.clientName(), listener);
             try {
                 subscribe(sub);
                 engine.objectEvents().subscribe(sub);
@@ -263,7 +260,7 @@ public final class Node {
             throw new RespServerException("RLOCK.CHANNEL (is the rlock module loaded, and the channel"
                     + " &__rlock__:* allowed to this user?)", reply);
         }
-        return RespConnection.text(reply);
+        return Replies.text(reply);
     }
 
     /** A third of the server's {@code rlock.watchdog-idle-ms} (10 s when it cannot be read). */
@@ -279,7 +276,7 @@ public final class Node {
             value = ((List<?>) reply).get(1);
         }
         try {
-            long idle = Long.parseLong(RespConnection.text(value));
+            long idle = Long.parseLong(Replies.text(value));
             if (idle > 0) {
                 pingIntervalNanos = TimeUnit.MILLISECONDS.toNanos(Math.max(100, idle / 3));
             }
@@ -382,6 +379,6 @@ public final class Node {
 
     @Override
     public String toString() {
-        return host + ":" + port;
+        return address.toString();
     }
 }

@@ -15,8 +15,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import io.rlock.internal.resp.Push;
-import io.rlock.internal.resp.RespConnection;
+import io.rlock.internal.transport.Push;
 
 /**
  * Redisson's object listeners ({@link RLock#addListener}): Redis's keyevent channels
@@ -135,12 +134,12 @@ public final class ObjectEvents {
         if (!"message".equals(push.kind()) || data.size() < 3) {
             return false;
         }
-        String channel = RespConnection.text(data.get(1));
+        String channel = Replies.text(data.get(1));
         if (!channel.startsWith(prefix)) {
             return false;
         }
         String event = channel.substring(prefix.length());
-        String key = RespConnection.text(data.get(2));
+        String key = Replies.text(data.get(2));
         for (List<Registration> registrations : byId.values()) {
             for (Registration registration : registrations) {
                 if (registration.key.equals(key) && registration.event.equals(event)) {

@@ -3,7 +3,6 @@ package io.rlock.internal;
 import io.rlock.*;
 
 import java.io.IOException;
-import io.rlock.internal.resp.Cluster;
 
 /**
  * A waiting call about one key, pinned to the session its waiters were registered for (not
@@ -75,23 +74,23 @@ public final class PinnedCall {
 
     /** Whether {@code reply} sent the call to another node, which is then the one to send to. */
     boolean follow(Object reply) {
-        if (engine.router().isSentinel() && reply instanceof io.rlock.internal.resp.RespError error && error.code().equals("READONLY")) {
+        if (engine.router().followsFailovers() && reply instanceof io.rlock.internal.transport.RespError error && error.code().equals("READONLY")) {
             if (++redirects > Router.MAX_REDIRECTS) {
                 throw new RLockException("READONLY", "no primary would take the call for " + key);
             }
-            node = engine.router().recover(node); // a failover: the same call on the new primary
+            node = engine.router().recover(node, key); // a failover: the same call on the new primary
             asking = false;
             return true;
         }
-        Cluster.Redirect redirect = engine.router().redirect(node, reply);
-        if (redirect == null) {
+        Node next = engine.router().redirect(node, key, reply);
+        if (next == null) {
             return false;
         }
         if (++redirects > Router.MAX_REDIRECTS) {
             throw new RLockException("CLUSTER", "more than " + Router.MAX_REDIRECTS + " redirections for " + key);
         }
-        node = engine.router().node(redirect.host, redirect.port);
-        asking = redirect.ask;
+        node = next;
+        asking = ((io.rlock.internal.transport.RespError) reply).code().equals("ASK");
         return true;
     }
 

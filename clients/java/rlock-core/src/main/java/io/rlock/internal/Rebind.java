@@ -3,7 +3,7 @@ package io.rlock.internal;
 import io.rlock.*;
 
 import java.io.IOException;
-import io.rlock.internal.resp.RespError;
+import io.rlock.internal.transport.RespError;
 
 /**
  * The watchdog holdings a {@link Node} carries across its sessions: bound to each new session

@@ -6,8 +6,7 @@ import io.rlock.*;
 
 import java.io.IOException;
 import java.util.List;
-import io.rlock.internal.resp.RespConnection;
-import io.rlock.internal.resp.RespError;
+import io.rlock.internal.transport.RespError;
 
 /**
  * How many replicas are connected to one node, for {@link Confirm#auto()}: {@code ROLE} (else
@@ -45,7 +44,7 @@ public final class Replicas {
                 Object config = conn.call("CONFIG", "GET", "appendonly");
                 Object value = config instanceof java.util.Map<?, ?> map ? map.get("appendonly")
                         : config instanceof List<?> pair && pair.size() == 2 ? pair.get(1) : null;
-                if (value != null && "no".equals(RespConnection.text(value))) {
+                if (value != null && "no".equals(Replies.text(value))) {
                     refusal = "appendonly is off on this server (CONFIG SET appendonly yes)";
                 }
             }
@@ -66,11 +65,11 @@ public final class Replicas {
         }
         Object role = conn.call("ROLE");
         int replicas = 0;
-        if (role instanceof List<?> list && list.size() >= 3 && "master".equals(RespConnection.text(list.get(0)))
+        if (role instanceof List<?> list && list.size() >= 3 && "master".equals(Replies.text(list.get(0)))
                 && list.get(2) instanceof List<?> connected) {
             replicas = connected.size();
         } else if (role instanceof RespError) {
-            String info = RespConnection.text(conn.call("INFO", "replication"));
+            String info = Replies.text(conn.call("INFO", "replication"));
             for (String line : info == null ? new String[0] : info.split("\\r?\\n")) {
                 if (line.startsWith("connected_slaves:")) {
                     replicas = Integer.parseInt(line.substring(17).trim());

@@ -5,8 +5,7 @@ import io.rlock.*;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import io.rlock.internal.resp.RespConnection;
-import io.rlock.internal.resp.RespError;
+import io.rlock.internal.transport.RespError;
 
 /** Reading replies the same way whether they came as RESP3 maps or RESP2 flat arrays. */
 public final class Replies {
@@ -21,17 +20,22 @@ public final class Replies {
         check(reply);
         Map<String, Object> map = new LinkedHashMap<>();
         if (reply instanceof Map) {
-            ((Map<?, ?>) reply).forEach((k, v) -> map.put(RespConnection.text(k), v));
+            ((Map<?, ?>) reply).forEach((k, v) -> map.put(Replies.text(k), v));
             return map;
         }
         if (reply instanceof List) {
             List<?> list = (List<?>) reply;
             for (int i = 0; i + 1 < list.size(); i += 2) {
-                map.put(RespConnection.text(list.get(i)), list.get(i + 1));
+                map.put(Replies.text(list.get(i)), list.get(i + 1));
             }
             return map;
         }
-        throw new RLockException("ERR", "unexpected reply " + RespConnection.text(reply));
+        throw new RLockException("ERR", "unexpected reply " + Replies.text(reply));
+    }
+
+    /** A bulk or status reply as text (UTF-8). */
+    public static String text(Object value) {
+        return io.rlock.internal.transport.Push.text(value);
     }
 
     public static long number(Object value, long otherwise) {
@@ -42,7 +46,7 @@ public final class Replies {
             return otherwise;
         }
         try {
-            return Long.parseLong(RespConnection.text(value));
+            return Long.parseLong(Replies.text(value));
         } catch (NumberFormatException e) {
             return otherwise;
         }

@@ -2,17 +2,22 @@ package io.rlock.internal;
 
 import io.rlock.*;
 
+import io.rlock.internal.transport.NodeAddress;
+import io.rlock.internal.transport.RespError;
+import io.rlock.internal.transport.Transport;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicReferenceArray;
-import io.rlock.internal.resp.Cluster;
-import io.rlock.internal.resp.RespError;
 
 /**
- * Which node a key's call goes to. A standalone server is the one node; in Redis Cluster the
- * slots learnt from {@code MOVED} replies send later calls straight to their node, and
- * {@code ASK} sends one call, after {@code ASKING}, to the node importing the slot.
+ * Which node a key's call goes to, as the {@link Transport} (the user's client) says, and what
+ * the engine does when that changes: after a call failed in a way a failover explains, the
+ * transport refreshes its view and names the key's node again; the watchdog holdings follow
+ * their keys to their new primaries ({@link Holdings#rehome}) and are re-bound there
+ * ({@link Node#adopt}) or reported lost. The engine computes no slot and asks no sentinel.
  */
 public final class Router {
     /** A reply and the node that gave it. */
@@ -20,199 +25,145 @@ public final class Router {
     }
 
     static final int MAX_REDIRECTS = 5;
+    /** How long a call waits for a failover to end (the topology to name a primary that answers as one). */
+    static final long FAILOVER_TIMEOUT_NANOS = 60_000_000_000L;
 
     private final Engine engine;
-    /** The server (Sentinel: the primary now, which changes with a failover). */
-    private volatile Node seed;
-    /** Sentinel discovery, or null. */
-    private final Sentinels sentinels;
-    /** How long a call waits for a failover to end (the sentinels to name a new primary). */
-    static final long FAILOVER_TIMEOUT_NANOS = 60_000_000_000L;
-    private final ConcurrentHashMap<String, Node> nodes = new ConcurrentHashMap<>();
-    private final AtomicReferenceArray<Node> slots = new AtomicReferenceArray<>(Cluster.SLOTS);
-    private volatile boolean cluster;
+    private final Transport transport;
+    private final ConcurrentHashMap<NodeAddress, Node> nodes = new ConcurrentHashMap<>();
 
-    Router(Engine engine, String host, int port) {
+    Router(Engine engine, Transport transport) {
         this.engine = engine;
-        this.sentinels = null;
-        this.seed = node(host, port);
-    }
-
-    /** Sentinel: the primary the sentinels name now. */
-    Router(Engine engine, Sentinels sentinels) {
-        this.engine = engine;
-        this.sentinels = sentinels;
-        String[] primary = sentinels.primary();
-        if (primary == null) {
-            throw new RLockException("SENTINEL", "no sentinel of " + sentinels + " names a primary (last: "
-                    + sentinels.lastFailure() + ")");
-        }
-        this.seed = node(primary[0], Integer.parseInt(primary[1]));
+        this.transport = transport;
     }
 
     /**
-     * After {@code failed} failed a call (no connection, {@code READONLY}): the primary to use
-     * now. Sentinel: asks the sentinels until they name a primary that answers as one (within
-     * {@link #FAILOVER_TIMEOUT_NANOS}); on a new primary, the watchdog holdings move there and
-     * are re-bound ({@code RENEW ... WATCHDOG}) or reported lost. Otherwise: {@code failed}.
+     * After {@code failed} failed a call about {@code key} (no connection, {@code READONLY},
+     * {@code MOVED}): the key's primary now, once the refreshed topology names a node that answers
+     * {@code ROLE} as a primary (within {@link #FAILOVER_TIMEOUT_NANOS}); on a new primary the
+     * holdings move there first. {@code failed} itself when it still is the primary (a dropped
+     * connection, not a failover).
      */
-    Node recover(Node failed) {
-        return recover(failed, null);
+    synchronized Node recover(Node failed, String key) {
+        Node now = nodeFor(key);
+        if (now != failed && isPrimary(now)) {
+            return now; // another thread followed the failover already
+        }
+        long end = System.nanoTime() + FAILOVER_TIMEOUT_NANOS;
+        while (!engine.isClosed() && System.nanoTime() - end < 0) {
+            if (transport.refresh()) {
+                Node node = nodeFor(key);
+                if (isPrimary(node)) {
+                    if (node != failed) {
+                        rehome();
+                    }
+                    return node;
+                }
+            }
+            Engine.sleepQuietly(100);
+        }
+        throw new RLockException(isCluster() ? "CLUSTERDOWN" : "SENTINEL", "no primary for " + key + " after " + failed
+                + " failed (" + transport + ")");
     }
 
-    /** As above; Cluster: reads the slots again until {@code key}'s has another primary than {@code failed}. */
-    Node recover(Node failed, String key) {
-        if (sentinels == null) {
-            return cluster && key != null ? ClusterSlots.recover(this, engine, failed, key) : failed;
-        }
-        synchronized (this) {
-            if (seed != failed) {
-                return seed; // another thread switched already
+    /** Every holding follows its key's node now; the nodes that serve no data are closed (their waiters re-join). */
+    private synchronized void rehome() {
+        Set<Node> primaries = new LinkedHashSet<>(primaries());
+        Set<Node> to = engine.holdings().rehome(this::nodeFor);
+        for (Node old : nodes()) {
+            if (!primaries.contains(old) && old.isUp()) {
+                old.close();
             }
-            long end = System.nanoTime() + FAILOVER_TIMEOUT_NANOS;
-            while (!engine.isClosed() && System.nanoTime() - end < 0) {
-                String[] named = sentinels.primary();
-                if (named != null) {
-                    Node node = node(named[0], Integer.parseInt(named[1]));
-                    if (node != failed && isPrimary(node)) {
-                        seed = node;
-                        engine.holdings().move(failed, node);
-                        failed.close();
-                        node.adopt();
-                        return node;
-                    }
-                    if (node == failed && isPrimary(node)) {
-                        return node;
-                    }
-                }
-                try {
-                    Thread.sleep(100);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    break;
-                }
-            }
-            throw new RLockException("SENTINEL", "no primary of " + sentinels + " after " + failed + " failed");
         }
+        to.forEach(Node::adopt);
     }
 
     /**
-     * The node that is {@code key}'s primary now as the topology itself says (the slot map read
-     * again, or the sentinels asked) and answers {@code ROLE} as a primary; null when none does yet.
+     * The node that is {@code key}'s primary now as the topology itself says (read again) and
+     * answers {@code ROLE} as a primary; null when none does yet.
      */
     Node primaryNow(String key) {
-        Node node;
-        if (sentinels != null) {
-            String[] named = sentinels.primary();
-            node = named == null ? null : node(named[0], Integer.parseInt(named[1]));
-        } else {
-            node = cluster && !ClusterSlots.refresh(this, engine) ? null : nodeFor(key);
+        if (!transport.refresh()) {
+            return null;
         }
-        return node != null && isPrimary(node) ? node : null;
+        Node node = nodeFor(key);
+        return isPrimary(node) ? node : null;
     }
 
     private static boolean isPrimary(Node node) {
         try {
             Object role = node.call(false, "ROLE");
-            return role instanceof java.util.List<?> list && !list.isEmpty()
-                    && "master".equals(io.rlock.internal.resp.RespConnection.text(list.get(0)));
+            return role instanceof List<?> list && !list.isEmpty() && "master".equals(Replies.text(list.get(0)));
         } catch (RuntimeException e) {
             return false;
         }
     }
 
     /**
-     * Sentinel, on the maintenance thread every second: when the sentinels name another primary
-     * (a failover that no call of ours noticed yet), switches to it: the old node's session is
-     * closed, so its waiters re-join the new primary's queue and its observers follow.
+     * On the maintenance thread every second (Sentinel, Cluster): the topology read again; when
+     * it moved (a failover no call of ours noticed yet), the holdings follow their keys and the
+     * nodes that serve no data are closed, so their waiters re-join their keys' new primaries.
      */
     void maintain() {
-        if (sentinels == null) {
-            if (cluster) {
-                ClusterSlots.refresh(this, engine);
-            }
+        if (!followsFailovers() || !transport.refresh()) {
             return;
         }
-        Node primary = seed;
-        String[] named = sentinels.primary();
-        if (named != null && node(named[0], Integer.parseInt(named[1])) != primary
-                || !primary.isUp() && !engine.holdings().watchdogHoldings(primary).isEmpty()) {
-            recover(primary);
+        Set<Node> primaries = new LinkedHashSet<>(primaries());
+        boolean moved = engine.holdings().misplaced(this::nodeFor)
+                || nodes().stream().anyMatch(node -> !primaries.contains(node) && node.isUp());
+        if (moved && primaries.stream().allMatch(Router::isPrimary)) {
+            rehome();
         }
     }
 
-    boolean isSentinel() {
-        return sentinels != null;
-    }
-
-    /** After the seed answered: in Redis Cluster, the whole slot map at once. */
+    /** After the first session: lets the transport read its topology (a cluster's slot map). */
     void start() {
-        if (sentinels == null && seed.call(false, "CLUSTER", "SLOTS") instanceof java.util.List<?> ranges && !ranges.isEmpty()) {
-            ClusterSlots.refresh(this, engine);
-        }
+        transport.refresh();
     }
 
-    /** Whether it follows failovers (Sentinel, or Cluster once a redirection showed one). */
+    /** Whether it follows failovers (Sentinel, Cluster). */
     public boolean followsFailovers() {
-        return sentinels != null || cluster;
+        return transport.topology() != Transport.Topology.STANDALONE;
     }
 
     public boolean isCluster() {
-        return cluster;
+        return transport.topology() == Transport.Topology.CLUSTER;
     }
 
-    /** Cluster: {@code slot}'s primary is {@code node} now. */
-    void assign(int slot, Node node) {
-        slots.set(slot, node);
-        cluster = true;
-    }
-
-    Node seed() {
-        return seed;
-    }
-
-    Node node(String host, int port) {
-        return nodes.computeIfAbsent(host + ":" + port, address -> new Node(engine, host, port));
+    Node node(NodeAddress address) {
+        return nodes.computeIfAbsent(address, where -> new Node(engine, where));
     }
 
     Collection<Node> nodes() {
         return new ArrayList<>(nodes.values());
     }
 
-    /** The primaries holding the data now: the server, or in Redis Cluster each slot's node, once. */
+    /** The primaries holding the data now: the server, or in Redis Cluster each master, once. */
     Collection<Node> primaries() {
-        if (!cluster) {
-            return java.util.List.of(seed);
-        }
-        java.util.Set<Node> primaries = new java.util.LinkedHashSet<>();
-        for (int slot = 0; slot < Cluster.SLOTS; slot++) {
-            Node node = slots.get(slot);
-            if (node != null) {
-                primaries.add(node);
-            }
-        }
-        return primaries;
+        return transport.primaries().stream().map(this::node).toList();
     }
 
     public Node nodeFor(String key) {
-        if (!cluster) {
-            return seed;
-        }
-        Node node = slots.get(Cluster.slot(key));
-        return node != null ? node : seed;
+        return node(transport.nodeFor(key));
     }
 
-    /** The redirection a reply from {@code node} asks for (a {@code MOVED} is remembered), or null. */
-    Cluster.Redirect redirect(Node node, Object reply) {
-        if (!(reply instanceof RespError)) {
+    /**
+     * The node a {@code MOVED} or {@code ASK} reply from {@code node} sends the call to, or null
+     * for any other reply. {@code MOVED}: the key's node once the transport read the slot map
+     * again (the reply's own address while the client's map still says {@code node}).
+     */
+    Node redirect(Node node, String key, Object reply) {
+        if (!(reply instanceof RespError error) || !error.code().matches("MOVED|ASK")) {
             return null;
         }
-        Cluster.Redirect redirect = Cluster.redirect((RespError) reply, node.host);
-        if (redirect != null && !redirect.ask) {
-            slots.set(redirect.slot, node(redirect.host, redirect.port));
-            cluster = true;
+        NodeAddress named = Redirection.target(error, node.address);
+        if (error.code().equals("MOVED") && transport.refresh()) {
+            Node now = nodeFor(key);
+            if (now != node) {
+                return now;
+            }
         }
-        return redirect;
+        return named == null ? null : node(named);
     }
 
     /** One call about {@code key}, following redirections. */
@@ -240,32 +191,40 @@ public final class Router {
                 e.node = node;
                 throw e;
             } catch (RLockException e) {
-                if (sentinels == null && !cluster || e.code() != null) {
+                if (!followsFailovers() || e.code() != null) {
                     throw e;
                 }
                 node = recover(node, key); // the same call (its same request id) on the primary now
+                asking = false;
                 continue;
             }
-            if (cluster && reply instanceof RespError error && error.code().matches("CLUSTERDOWN|TRYAGAIN")
+            if (isCluster() && reply instanceof RespError error && error.code().matches("CLUSTERDOWN|TRYAGAIN")
                     && hop < MAX_REDIRECTS) {
                 Engine.sleepQuietly(500); // a failover under way
                 continue;
             }
-            if (sentinels != null && reply instanceof RespError error && error.code().equals("READONLY")) {
-                node = recover(node);
+            if (followsFailovers() && reply instanceof RespError error && error.code().equals("READONLY")) {
+                node = recover(node, key);
+                asking = false;
                 continue;
             }
-            Cluster.Redirect redirect = redirect(node, reply);
-            if (redirect == null) {
+            Node next = redirect(node, key, reply);
+            if (next == null) {
                 return new Reply(node, reply);
             }
-            node = node(redirect.host, redirect.port);
-            asking = redirect.ask;
+            asking = ((RespError) reply).code().equals("ASK");
+            node = next;
         }
         throw new RLockException("CLUSTER", "more than " + MAX_REDIRECTS + " redirections for " + key);
     }
 
     void close() {
         nodes.values().forEach(Node::close);
+        transport.close();
+    }
+
+    @Override
+    public String toString() {
+        return transport.toString();
     }
 }

@@ -16,7 +16,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import io.rlock.internal.resp.RespConnection;
-import io.rlock.internal.resp.RespError;
+import io.rlock.internal.transport.RespError;
 
 /** One scenario being run: its actors, saved values, background steps; steps and matching. */
 final class SpecRun {

@@ -6,7 +6,7 @@ import io.lettuce.core.protocol.CommandArgs;
 import io.lettuce.core.protocol.ProtocolKeyword;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
-import io.rlock.internal.resp.Push;
+import io.rlock.internal.transport.Push;
 import io.rlock.internal.transport.Connection;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -101,11 +101,6 @@ final class LettuceConnection implements Connection {
     @Override
     public Object call(Object... args) throws IOException {
         return pipeline(args).get(0);
-    }
-
-    @Override
-    public Object callAsking(Object... args) throws IOException {
-        return pipeline(new Object[] {"ASKING"}, args).get(1);
     }
 
     @Override

@@ -2,7 +2,7 @@ package io.rlock.lettuce;
 
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.output.CommandOutput;
-import io.rlock.internal.resp.RespError;
+import io.rlock.internal.transport.RespError;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;

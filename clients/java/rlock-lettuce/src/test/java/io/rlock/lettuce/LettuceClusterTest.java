@@ -84,7 +84,7 @@ class LettuceClusterTest {
                 if ("primary".equals(node.get("role"))) {
                     try (RespConnection admin = Topology.admin(Topology.port(node))) {
                         Object reply = admin.call("RLOCK.INFO", key);
-                        if (!(reply instanceof io.rlock.internal.resp.RespError) && reply != null
+                        if (!(reply instanceof io.rlock.internal.transport.RespError) && reply != null
                                 && Admin.waiters(admin, key) == 1) {
                             return true;
                         }

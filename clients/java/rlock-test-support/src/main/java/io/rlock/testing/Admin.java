@@ -6,7 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.BooleanSupplier;
 import io.rlock.internal.resp.RespConnection;
-import io.rlock.internal.resp.RespError;
+import io.rlock.internal.transport.RespError;
 
 /** Small helpers for a test's own checks on the server. */
 public final class Admin {

@@ -1,5 +1,8 @@
 package io.rlock.internal.resp;
 
+import io.rlock.internal.transport.Push;
+import io.rlock.internal.transport.RespError;
+import io.rlock.internal.transport.RespServerException;
 import java.nio.charset.StandardCharsets;
 
 /** Redis Cluster's key slots and its {@code MOVED}/{@code ASK} redirections. */

@@ -1,5 +1,8 @@
 package io.rlock.internal.resp;
 
+import io.rlock.internal.transport.Push;
+import io.rlock.internal.transport.RespError;
+import io.rlock.internal.transport.RespServerException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;

@@ -1,6 +1,5 @@
 package io.rlock.internal.transport;
 
-import io.rlock.internal.resp.Push;
 import java.io.IOException;
 import java.util.List;
 
@@ -10,10 +9,10 @@ import java.util.List;
  * arrive beside the replies), and a {@link Listener} told of pushes and of the close. Replies
  * are the engine's value model: {@code byte[]} (bulk), {@code String} (status), {@code Long},
  * {@code Double}, {@code Boolean}, {@code List}, {@code Map}, {@code null}, and
- * {@link io.rlock.internal.resp.RespError} for an error reply (returned, not thrown).
+ * {@link io.rlock.internal.transport.RespError} for an error reply (returned, not thrown).
  *
- * <p>Implementations: {@link io.rlock.internal.resp.RespConnection} (the engine's own), and a
- * transport module's over the user's client (rlock-lettuce: a Lettuce Pub/Sub connection).
+ * <p>A {@link Transport} opens them: rlock-lettuce's is a dedicated Lettuce Pub/Sub connection
+ * of the user's client.
  */
 public interface Connection extends AutoCloseable {
     /** What a connection reports besides replies. Called from its I/O thread: be quick. */
@@ -46,7 +45,10 @@ public interface Connection extends AutoCloseable {
     Object call(Object... args) throws IOException;
 
     /** {@code ASKING} then {@code args} (a Redis Cluster {@code ASK} redirection): the second reply. */
-    Object callAsking(Object... args) throws IOException;
+    default Object callAsking(Object... args) throws IOException {
+        List<Object> replies = pipeline(new Object[] {"ASKING"}, args);
+        return replies.get(0) instanceof RespError ? replies.get(0) : replies.get(1);
+    }
 
     /** Several commands written at once, their replies in order. */
     List<Object> pipeline(Object[]... commands) throws IOException;

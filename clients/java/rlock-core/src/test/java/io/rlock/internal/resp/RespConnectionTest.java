@@ -1,5 +1,8 @@
 package io.rlock.internal.resp;
 
+import io.rlock.internal.transport.Push;
+import io.rlock.internal.transport.RespError;
+import io.rlock.internal.transport.RespServerException;
 import io.rlock.internal.transport.Connection;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;

@@ -1,5 +1,8 @@
 package io.rlock.internal.resp;
 
+import io.rlock.internal.transport.Push;
+import io.rlock.internal.transport.RespError;
+import io.rlock.internal.transport.RespServerException;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;

@@ -1,4 +1,4 @@
-package io.rlock.internal.resp;
+package io.rlock.internal.transport;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -39,7 +39,7 @@ public final class Push {
     private static final Set<String> MESSAGE_KINDS = Set.of("message", "pmessage", "smessage");
 
     /** Whether it answers a (un)subscribe call: a reply, not a message. */
-    boolean isSubscriptionReply() {
+    public boolean isSubscriptionReply() {
         return SUBSCRIPTION_KINDS.contains(kind());
     }
 
@@ -47,7 +47,7 @@ public final class Push {
      * A reply read on a connection as the message it is: a push that is no subscription reply,
      * or (on a RESP2 {@code subscriber}) a {@code message} array; null for a reply to a call.
      */
-    static Push message(Object value, boolean subscriber) {
+    public static Push message(Object value, boolean subscriber) {
         if (value instanceof Push push) {
             return push.isSubscriptionReply() ? null : push;
         }
@@ -59,7 +59,7 @@ public final class Push {
         return null;
     }
 
-    static String text(Object value) {
+    public static String text(Object value) {
         return value instanceof byte[] ? new String((byte[]) value, StandardCharsets.UTF_8) : String.valueOf(value);
     }
 

@@ -1,12 +1,14 @@
-package io.rlock.internal;
+package io.rlock.internal.resp;
 
+import io.rlock.internal.transport.Push;
+import io.rlock.internal.transport.RespError;
+import io.rlock.internal.transport.RespServerException;
 import io.rlock.internal.transport.Connection;
 
-import io.rlock.*;
+import io.rlock.RLockOptions;
 
 import java.io.IOException;
 import java.util.List;
-import io.rlock.internal.resp.RespConnection;
 
 /**
  * Sentinel discovery: which server the sentinels name as the primary of the master name
@@ -23,7 +25,7 @@ public final class Sentinels {
     private volatile String lastFailure = "";
 
     /** {@code nodes}: the data nodes' settings, whose TLS the sentinels share. */
-    Sentinels(String masterName, List<String> addresses, RespConnection.Settings nodes, String user, String password) {
+    public Sentinels(String masterName, List<String> addresses, RespConnection.Settings nodes, String user, String password) {
         this.masterName = masterName;
         this.addresses = addresses;
         this.settings = nodes.copy().auth(user, password).db(0).protocol(2)

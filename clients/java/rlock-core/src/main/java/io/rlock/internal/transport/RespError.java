@@ -1,4 +1,4 @@
-package io.rlock.internal.resp;
+package io.rlock.internal.transport;
 
 /** An error reply: its code (the first word, e.g. {@code ERR}, {@code MOVED}) and its whole text. */
 public final class RespError {

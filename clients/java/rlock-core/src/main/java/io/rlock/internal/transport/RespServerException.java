@@ -1,4 +1,4 @@
-package io.rlock.internal.resp;
+package io.rlock.internal.transport;
 
 import java.io.IOException;
 
@@ -7,7 +7,7 @@ public final class RespServerException extends IOException {
     private final transient Object reply;
 
     public RespServerException(String step, Object reply) {
-        super(step + " refused: " + RespConnection.text(reply));
+        super(step + " refused: " + Push.text(reply));
         this.reply = reply;
     }
 

@@ -1,0 +1,108 @@
+package io.rlock.lettuce;
+
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisException;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.SlotHash;
+import io.lettuce.core.cluster.models.partitions.Partitions;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
+import io.rlock.RLockException;
+import io.rlock.internal.transport.Connection;
+import io.rlock.internal.transport.NodeAddress;
+import io.rlock.internal.transport.SessionSettings;
+import io.rlock.internal.transport.Transport;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The transport over a Lettuce {@link RedisClusterClient}: a key's node is its slot's master in
+ * Lettuce's own {@link Partitions} ({@link SlotHash}, {@code getMasterBySlot}), and a refresh is
+ * Lettuce's {@code refreshPartitions()}. The sessions are dedicated connections to each master,
+ * opened by a {@link RedisClient} over the cluster client's resources and options with the seed
+ * URI's credentials and TLS (a cluster client's own node connections are shared and reconnect
+ * silently, which a watchdog binding cannot live on).
+ */
+final class ClusterTransport implements Transport {
+    private final RedisClusterClient cluster;
+    private final RedisClient nodes;
+    private final LettuceSessions sessions;
+    private final RedisURI seed;
+
+    ClusterTransport(RedisClusterClient cluster, RedisURI seed) {
+        this.cluster = cluster;
+        this.seed = seed;
+        if (cluster.getPartitions().isEmpty() && !refresh() || cluster.getPartitions().isEmpty()) {
+            throw new RLockException("CLUSTER", "Lettuce read no slot map from " + seed);
+        }
+        this.nodes = RedisClient.create(cluster.getResources());
+        nodes.setOptions(cluster.getOptions());
+        this.sessions = new LettuceSessions(nodes, seed);
+    }
+
+    @Override
+    public Topology topology() {
+        return Topology.CLUSTER;
+    }
+
+    @Override
+    public int database() {
+        return 0;
+    }
+
+    @Override
+    public NodeAddress nodeFor(String key) {
+        RedisClusterNode master = cluster.getPartitions().getMasterBySlot(SlotHash.getSlot(key));
+        if (master == null) {
+            master = primaryNodes().stream().findFirst()
+                    .orElseThrow(() -> new RLockException("CLUSTERDOWN", "Lettuce's slot map of " + seed + " names no master"));
+        }
+        return addressOf(master);
+    }
+
+    @Override
+    public List<NodeAddress> primaries() {
+        return primaryNodes().stream().map(ClusterTransport::addressOf).distinct().toList();
+    }
+
+    private List<RedisClusterNode> primaryNodes() {
+        List<RedisClusterNode> masters = new ArrayList<>();
+        for (RedisClusterNode node : cluster.getPartitions()) {
+            if (node.is(RedisClusterNode.NodeFlag.UPSTREAM) && !node.getSlots().isEmpty()) {
+                masters.add(node);
+            }
+        }
+        return masters;
+    }
+
+    private static NodeAddress addressOf(RedisClusterNode node) {
+        return new NodeAddress(node.getUri().getHost(), node.getUri().getPort());
+    }
+
+    @Override
+    public boolean refresh() {
+        try {
+            cluster.refreshPartitions();
+            return !cluster.getPartitions().isEmpty();
+        } catch (RedisException e) {
+            return false;
+        }
+    }
+
+    @Override
+    public Connection open(SessionSettings settings) throws IOException {
+        return sessions.open(settings);
+    }
+
+    @Override
+    public void close() {
+        sessions.close();
+        nodes.shutdownAsync();
+    }
+
+    @Override
+    public String toString() {
+        return "lettuce cluster " + seed;
+    }
+}
