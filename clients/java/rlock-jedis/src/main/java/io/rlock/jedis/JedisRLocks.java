@@ -4,12 +4,14 @@ import io.rlock.RLockClient;
 import io.rlock.RLockException;
 import io.rlock.RLockOptions;
 import io.rlock.internal.Clients;
-import io.rlock.internal.resp.RedisUri;
-import java.util.Iterator;
+import java.util.HashSet;
+import java.util.Set;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.JedisClientConfig;
 import redis.clients.jedis.JedisCluster;
 import redis.clients.jedis.JedisSentinelPool;
+import redis.clients.jedis.exceptions.JedisException;
+import redis.clients.jedis.providers.ClusterConnectionProvider;
 
 /**
  * rlock's locks over Jedis, with the settings a Jedis user already holds: the
@@ -17,7 +19,8 @@ import redis.clients.jedis.JedisSentinelPool;
  * {@code JedisCluster} was built with (credentials, TLS, timeouts, database). The engine's
  * sessions are dedicated Jedis connections made with that config, never borrowed from the user's
  * pool: a pool closing or evicting its idle connections cannot touch a session, so it cannot end
- * a held lock. Closing the RLockClient closes only its own connections, never the user's pool.
+ * a held lock. Closing the RLockClient (or its failing to start) closes only what it made, never
+ * the user's pool or cluster.
  */
 public final class JedisRLocks {
     private JedisRLocks() {
@@ -36,12 +39,12 @@ public final class JedisRLocks {
      */
     public static RLockClient of(HostAndPort node, JedisClientConfig config, RLockOptions options) {
         require(node, config, options);
-        return Clients.create(uri(node, config.getDatabase()), options, new JedisConnector(config, null));
+        return Clients.create(options, new StandaloneTransport(node, config));
     }
 
     /**
-     * The primary that {@code sentinels} (the user's {@link JedisSentinelPool}) names, connected to
-     * with {@code primaryConfig} (the config the pool was built with for the primary). After a
+     * The primary that the user's {@link JedisSentinelPool} follows, connected to with
+     * {@code primaryConfig} (the config the pool was built with for the primary). After a
      * failover the pool names the new primary; the engine's new session re-binds the holdings
      * there. The pool stays the user's: it is not closed with the RLockClient.
      */
@@ -55,28 +58,20 @@ public final class JedisRLocks {
 
     /**
      * As {@link #of(JedisSentinelPool, JedisClientConfig, RLockOptions)}; {@code onClose} runs when
-     * the RLockClient closes (a pool made for it alone, e.g. by rlock-spring-data, is closed there).
+     * the RLockClient closes (or fails to start): a pool made for it alone is closed there.
      */
     public static RLockClient ofSentinels(JedisSentinelPool sentinels, JedisClientConfig primaryConfig,
             RLockOptions options, Runnable onClose) {
         require(sentinels, primaryConfig, options);
-        RedisUri where = RedisUri.parse("redis://sentinel-primary:6379/" + primaryConfig.getDatabase());
-        return Clients.create(where, options, new JedisConnector(primaryConfig, sentinels::getCurrentHostMaster) {
-            @Override
-            public void close() {
-                if (onClose != null) {
-                    onClose.run();
-                }
-            }
-        });
+        return Clients.create(options, new SentinelTransport(sentinels, primaryConfig, onClose));
     }
 
     /**
-     * A Redis Cluster that {@code cluster} (the user's {@link JedisCluster}) is connected to: one
-     * session per master, each a Jedis connection made with {@code nodeConfig} (the config the
-     * cluster was built with). The engine starts from a node of Jedis's node map and routes each
-     * key to its slot's master, following {@code MOVED}/{@code ASK} and failovers. The cluster
-     * client stays the user's.
+     * A Redis Cluster that the user's {@link JedisCluster} is connected to, {@code nodeConfig} being
+     * the config it was built with: rlock keeps a Jedis slot cache of its own
+     * ({@link ClusterConnectionProvider}, what JedisCluster routes with, seeded with the nodes
+     * the user's cluster knows) for the key → node of its sessions, one per master, each a Jedis
+     * connection made with {@code nodeConfig}. The user's cluster stays open.
      */
     public static RLockClient of(JedisCluster cluster, JedisClientConfig nodeConfig) {
         return of(cluster, nodeConfig, new RLockOptions());
@@ -84,17 +79,24 @@ public final class JedisRLocks {
 
     public static RLockClient of(JedisCluster cluster, JedisClientConfig nodeConfig, RLockOptions options) {
         require(cluster, nodeConfig, options);
-        Iterator<String> nodes = cluster.getClusterNodes().keySet().iterator();
-        if (!nodes.hasNext()) {
-            throw new IllegalArgumentException("the JedisCluster knows no node");
-        }
-        HostAndPort seed = HostAndPort.from(nodes.next());
-        return Clients.create(uri(seed, 0), options, new JedisConnector(nodeConfig, null));
+        Set<HostAndPort> seeds = new HashSet<>();
+        cluster.getClusterNodes().keySet().forEach(node -> seeds.add(HostAndPort.from(node)));
+        return ofCluster(seeds, nodeConfig, options);
     }
 
-    private static RedisUri uri(HostAndPort node, int database) {
-        String host = node.getHost().contains(":") ? "[" + node.getHost() + "]" : node.getHost();
-        return RedisUri.parse("redis://" + host + ":" + node.getPort() + "/" + database);
+    /** A Redis Cluster reached from {@code seeds} with {@code nodeConfig}, as {@code new JedisCluster(seeds, nodeConfig)}. */
+    public static RLockClient ofCluster(Set<HostAndPort> seeds, JedisClientConfig nodeConfig, RLockOptions options) {
+        require(seeds, nodeConfig, options);
+        if (seeds.isEmpty()) {
+            throw new IllegalArgumentException("a cluster needs a seed node");
+        }
+        ClusterConnectionProvider slots;
+        try {
+            slots = new ClusterConnectionProvider(seeds, nodeConfig);
+        } catch (JedisException e) {
+            throw new RLockException("cannot read the cluster's slots through Jedis from " + seeds + ": " + e.getMessage(), e);
+        }
+        return Clients.create(options, new ClusterTransport(slots, nodeConfig, slots::close));
     }
 
     private static void require(Object client, JedisClientConfig config, RLockOptions options) {

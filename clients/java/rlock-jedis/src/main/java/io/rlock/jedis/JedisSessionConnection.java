@@ -1,7 +1,10 @@
 package io.rlock.jedis;
 
-import io.rlock.internal.resp.Push;
 import io.rlock.internal.transport.Connection;
+import io.rlock.internal.transport.Push;
+import io.rlock.internal.transport.RespError;
+import io.rlock.internal.transport.RespServerException;
+import io.rlock.internal.transport.SessionSettings;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -67,22 +70,25 @@ final class JedisSessionConnection implements Connection {
     }
 
     /**
-     * Connects to {@code node} with {@code config} (RESP2, named {@code clientName}), starts its
-     * reader and reads its {@code CLIENT ID}. {@code host}/{@code port} are the node as the
-     * engine names it.
+     * Connects to {@code node} with {@code config} (RESP2, the session's client name: Jedis
+     * authenticates, selects the database and names it), starts its reader and reads its
+     * {@code CLIENT ID}.
      */
-    static JedisSessionConnection open(HostAndPort node, JedisClientConfig config, Connection.Listener listener,
-            String host, int port, Duration timeout) throws IOException {
+    static JedisSessionConnection open(HostAndPort node, JedisClientConfig config, SessionSettings settings)
+            throws IOException {
         Wire wire;
         try {
             wire = new Wire(node, config);
             // The reader waits for messages as long as the session lives: no read timeout on it;
             // each call waits for its reply within the engine's response timeout instead.
             wire.setSoTimeout(0);
+        } catch (JedisDataException e) {
+            throw new RespServerException("AUTH through Jedis to " + node, new RespError(String.valueOf(e.getMessage())));
         } catch (RuntimeException e) {
             throw new IOException("cannot connect through Jedis to " + node + ": " + e.getMessage(), e);
         }
-        JedisSessionConnection opened = new JedisSessionConnection(wire, listener, host, port, timeout);
+        JedisSessionConnection opened = new JedisSessionConnection(wire, settings.listener(), settings.node().host(),
+                settings.node().port(), settings.responseTimeout());
         Thread reader = new Thread(opened::read, "rlock-jedis reader " + node);
         reader.setDaemon(true);
         reader.start();
@@ -172,11 +178,6 @@ final class JedisSessionConnection implements Connection {
     @Override
     public Object call(Object... args) throws IOException {
         return pipeline(args).get(0);
-    }
-
-    @Override
-    public Object callAsking(Object... args) throws IOException {
-        return pipeline(new Object[] {"ASKING"}, args).get(1);
     }
 
     @Override

@@ -1,6 +1,6 @@
 package io.rlock.jedis;
 
-import io.rlock.internal.resp.RespError;
+import io.rlock.internal.transport.RespError;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;

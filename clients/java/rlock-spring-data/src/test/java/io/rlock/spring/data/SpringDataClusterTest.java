@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.rlock.RLock;
 import io.rlock.RLockClient;
 import io.rlock.internal.resp.RespConnection;
-import io.rlock.internal.resp.RespError;
+import io.rlock.internal.transport.RespError;
 import io.rlock.testing.Admin;
 import io.rlock.testing.Async;
 import io.rlock.testing.Topology;

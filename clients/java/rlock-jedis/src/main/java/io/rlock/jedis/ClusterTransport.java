@@ -1,0 +1,78 @@
+package io.rlock.jedis;
+
+import io.rlock.RLockException;
+import io.rlock.internal.transport.NodeAddress;
+import java.util.List;
+import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.JedisClientConfig;
+import redis.clients.jedis.exceptions.JedisException;
+import redis.clients.jedis.providers.ClusterConnectionProvider;
+import redis.clients.jedis.util.JedisClusterCRC16;
+
+/**
+ * Redis Cluster through Jedis's own slot cache ({@link ClusterConnectionProvider}, what a
+ * {@code JedisCluster} routes with): a key's node is {@code getNode(JedisClusterCRC16.getSlot(key))},
+ * the primaries are its primary nodes, a refresh is its {@code renewSlotCache()}. rlock computes
+ * no slot and reads no slot map itself.
+ */
+final class ClusterTransport extends JedisTransport {
+    private final ClusterConnectionProvider slots;
+    private final Runnable onClose;
+
+    ClusterTransport(ClusterConnectionProvider slots, JedisClientConfig nodeConfig, Runnable onClose) {
+        super(nodeConfig);
+        this.slots = slots;
+        this.onClose = onClose;
+    }
+
+    @Override
+    public Topology topology() {
+        return Topology.CLUSTER;
+    }
+
+    @Override
+    public int database() {
+        return 0;
+    }
+
+    @Override
+    public NodeAddress nodeFor(String key) {
+        HostAndPort node = slots.getNode(JedisClusterCRC16.getSlot(key));
+        if (node == null) {
+            List<NodeAddress> primaries = primaries();
+            if (primaries.isEmpty()) {
+                throw new RLockException("CLUSTERDOWN", "Jedis's slot cache names no primary");
+            }
+            return primaries.get(0); // its answer (MOVED, CLUSTERDOWN) makes the engine refresh
+        }
+        return addressOf(node);
+    }
+
+    @Override
+    public List<NodeAddress> primaries() {
+        return slots.getPrimaryNodes().keySet().stream().map(HostAndPort::from).map(JedisTransport::addressOf)
+                .distinct().toList();
+    }
+
+    @Override
+    public boolean refresh() {
+        try {
+            slots.renewSlotCache();
+            return !slots.getPrimaryNodes().isEmpty();
+        } catch (JedisException e) {
+            return false;
+        }
+    }
+
+    @Override
+    public void close() {
+        if (onClose != null) {
+            onClose.run();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "jedis cluster " + slots.getPrimaryNodes().keySet();
+    }
+}
