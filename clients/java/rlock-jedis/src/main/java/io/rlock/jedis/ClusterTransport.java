@@ -17,12 +17,10 @@ import redis.clients.jedis.util.JedisClusterCRC16;
  */
 final class ClusterTransport extends JedisTransport {
     private final ClusterConnectionProvider slots;
-    private final Runnable onClose;
 
     ClusterTransport(ClusterConnectionProvider slots, JedisClientConfig nodeConfig, Runnable onClose) {
-        super(nodeConfig);
+        super(nodeConfig, onClose);
         this.slots = slots;
-        this.onClose = onClose;
     }
 
     @Override
@@ -61,13 +59,6 @@ final class ClusterTransport extends JedisTransport {
             return !slots.getPrimaryNodes().isEmpty();
         } catch (JedisException e) {
             return false;
-        }
-    }
-
-    @Override
-    public void close() {
-        if (onClose != null) {
-            onClose.run();
         }
     }
 

@@ -15,9 +15,19 @@ import redis.clients.jedis.JedisClientConfig;
  */
 abstract class JedisTransport implements Transport {
     private final JedisClientConfig config;
+    /** What the RLockClient made for itself in Jedis (a sentinel pool, a slot cache), closed with it; or null. */
+    private final Runnable onClose;
 
-    JedisTransport(JedisClientConfig config) {
+    JedisTransport(JedisClientConfig config, Runnable onClose) {
         this.config = config;
+        this.onClose = onClose;
+    }
+
+    @Override
+    public void close() {
+        if (onClose != null) {
+            onClose.run();
+        }
     }
 
     @Override

@@ -14,12 +14,10 @@ import redis.clients.jedis.JedisSentinelPool;
  */
 final class SentinelTransport extends JedisTransport {
     private final JedisSentinelPool pool;
-    private final Runnable onClose;
 
     SentinelTransport(JedisSentinelPool pool, JedisClientConfig primaryConfig, Runnable onClose) {
-        super(primaryConfig);
+        super(primaryConfig, onClose);
         this.pool = pool;
-        this.onClose = onClose;
     }
 
     @Override
@@ -44,13 +42,6 @@ final class SentinelTransport extends JedisTransport {
     @Override
     public boolean refresh() {
         return pool.getCurrentHostMaster() != null;
-    }
-
-    @Override
-    public void close() {
-        if (onClose != null) {
-            onClose.run();
-        }
     }
 
     @Override

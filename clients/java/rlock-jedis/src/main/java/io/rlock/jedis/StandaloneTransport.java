@@ -10,7 +10,7 @@ final class StandaloneTransport extends JedisTransport {
     private final NodeAddress node;
 
     StandaloneTransport(HostAndPort node, JedisClientConfig config) {
-        super(config);
+        super(config, null);
         this.node = addressOf(node);
     }
 

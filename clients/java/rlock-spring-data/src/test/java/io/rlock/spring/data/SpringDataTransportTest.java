@@ -4,13 +4,17 @@ import static io.rlock.testing.Admin.eventually;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.rlock.LostLock;
 import io.rlock.RLock;
 import io.rlock.RLockClient;
 import io.rlock.internal.resp.RespConnection;
 import io.rlock.testing.Admin;
 import io.rlock.testing.Async;
 import io.rlock.testing.RedisServer;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -82,6 +86,57 @@ class SpringDataTransportTest {
             assertThat(waiter.get(10, TimeUnit.SECONDS)).isTrue();
             assertThat(template.opsForValue().get("spring:plain")).isEqualTo("still the application's");
         } finally {
+            Driver.destroy(factory);
+        }
+    }
+
+    /**
+     * The application's pool and shared connection come and go (dropped here as a pool's eviction,
+     * a server's idle timeout or Lettuce's reconnect would drop them): the holding stays bound to
+     * rlock's own session. When that session drops, the holder is told, never left believing.
+     */
+    @ParameterizedTest
+    @EnumSource(Driver.class)
+    void theApplicationsConnectionsComingAndGoingNeverEndAHoldingSilently(Driver driver) throws Exception {
+        RedisConnectionFactory factory = driver.started(standalone());
+        String name = "spring:pooled:" + driver;
+        BlockingQueue<LostLock> lost = new LinkedBlockingQueue<>();
+        try (RLockClient locks = SpringDataRLocks.of(factory)) {
+            locks.addLockLostListener(lost::add);
+            StringRedisTemplate template = Driver.template(factory);
+            template.opsForValue().set(name + ":plain", "before");
+            RLock lock = locks.getLock(name);
+            lock.lock();
+            Admin.call(admin, "SELECT", "2");
+            Object bound = Admin.info(admin, "RLOCK.INFO", name).get("watchdog");
+            long adminId = (Long) Admin.call(admin, "CLIENT", "ID");
+            String ours = " name=rlock-java:" + locks.getId() + " ";
+            List<String> application = RespConnection.text(Admin.call(admin, "CLIENT", "LIST")).lines()
+                    .filter(line -> !line.contains(ours) && !line.startsWith("id=" + adminId + " ")).toList();
+            assertThat(application).as("the application's own connections").isNotEmpty();
+            for (String line : application) {
+                Admin.call(admin, "CLIENT", "KILL", "ID", line.substring(3, line.indexOf(' ')));
+            }
+            eventually(20_000, "the application's template works again", () -> {
+                try {
+                    template.opsForValue().set(name + ":plain", "after");
+                    return true;
+                } catch (RuntimeException e) {
+                    return false;
+                }
+            });
+            assertThat(Admin.info(admin, "RLOCK.INFO", name).get("watchdog")).as("the same binding").isEqualTo(bound);
+            assertThat(lock.isHeldByCurrentThread()).isTrue();
+            assertThat(lost).isEmpty();
+
+            Admin.call(admin, "CONFIG", "SET", "rlock.watchdog-grace-ms", "0"); // the server's default: no grace
+            Admin.call(admin, "CLIENT", "KILL", "ID", String.valueOf(bound));
+            LostLock told = lost.poll(20, TimeUnit.SECONDS);
+            assertThat(told).as("the holder is told its session dropped with the holding").isNotNull();
+            assertThat(told.name()).isEqualTo(name);
+            assertThat(lock.isHeldByCurrentThread()).isFalse();
+        } finally {
+            Admin.call(admin, "SELECT", "0");
             Driver.destroy(factory);
         }
     }
