@@ -66,12 +66,23 @@ class ElectionTest extends OneServer {
     /** Campaigns on another thread, once {@code before} candidates wait already; returns when queued. */
     private CompletableFuture<Elected> campaignBehind(Election election, int before) throws InterruptedException {
         CompletableFuture<Elected> term = Async.call(() -> new Elected(election.campaign(), System.nanoTime()));
-        eventually(5000, election.getCandidate() + " queues", () -> Admin.waiters(admin, key) == before + 1);
+        eventually(PATIENCE_S * 1000, election.getCandidate() + " queues", () -> Admin.waiters(admin, key) == before + 1);
         return term;
     }
 
+    /**
+     * A handoff made by the server at the close or the kill, not by a lease running out, comes
+     * well before a third of the watchdog lease (10 s of 30 s). The time measured is printed;
+     * bounds of a second raced the clock on a loaded machine (issue 43, item 6), this one only
+     * fails when the handoff waited for the lease.
+     */
+    static final long HANDOFF_BOUND_MS = new RLockOptions().watchdogLease().toMillis() / 3;
+
+    /** How long a test waits for something that must happen (it returns as soon as it does). */
+    static final long PATIENCE_S = 20;
+
     private Seen next() throws InterruptedException {
-        Seen next = seen.poll(2, TimeUnit.SECONDS);
+        Seen next = seen.poll(PATIENCE_S, TimeUnit.SECONDS);
         assertNotNull(next, "the observer was told nothing");
         return next;
     }
@@ -103,7 +114,7 @@ class ElectionTest extends OneServer {
 
             long closed = System.nanoTime();
             clients.get(0).close();
-            Elected led = term2.get(1, TimeUnit.SECONDS);
+            Elected led = term2.get(PATIENCE_S, TimeUnit.SECONDS);
             long elected = led.term();
             long electedMs = (led.at() - closed) / 1_000_000;
             Seen change = next();
@@ -114,12 +125,13 @@ class ElectionTest extends OneServer {
             assertEquals("candidate-2", change.leader().candidate());
             assertEquals(elected, change.leader().term());
             assertTrue(elected > term1, "terms only grow");
-            assertTrue(seenMs < 1000, "the observer saw the new leader " + seenMs + " ms after the close");
-            assertTrue(electedMs < 1000, "the follower led " + electedMs + " ms after the close");
+            System.out.println("close to new leader " + electedMs + " ms, to the observer " + seenMs + " ms");
+            assertTrue(seenMs < HANDOFF_BOUND_MS, "the observer saw the new leader " + seenMs + " ms after the close");
+            assertTrue(electedMs < HANDOFF_BOUND_MS, "the follower led " + electedMs + " ms after the close");
             assertFalse(term3.isDone(), "the third candidate still waits");
         }
         assertTrue(second.resign());
-        assertTrue(term3.get(1, TimeUnit.SECONDS).term() > term1);
+        assertTrue(term3.get(PATIENCE_S, TimeUnit.SECONDS).term() > term1);
         assertTrue(third.isLeader());
     }
 
@@ -137,7 +149,7 @@ class ElectionTest extends OneServer {
                 assertEquals(term1, next().leader().term());
                 long killed = System.nanoTime();
                 leader.destroyForcibly(); // SIGKILL
-                Elected second = term2.get(1, TimeUnit.SECONDS);
+                Elected second = term2.get(PATIENCE_S, TimeUnit.SECONDS);
                 long elected = second.term();
                 long electedMs = (second.at() - killed) / 1_000_000;
                 while (observers.size() < 2) {
@@ -151,9 +163,9 @@ class ElectionTest extends OneServer {
                 for (Seen change : observers) {
                     assertEquals(new Leader("candidate-2", elected, change.leader().ttl()), change.leader());
                     long seenMs = (change.at() - killed) / 1_000_000;
-                    assertTrue(seenMs < 1000, "an observer saw the new leader " + seenMs + " ms after the kill");
+                    assertTrue(seenMs < HANDOFF_BOUND_MS, "an observer saw the new leader " + seenMs + " ms after the kill");
                 }
-                assertTrue(electedMs < 1000, "the follower led " + electedMs + " ms after the kill");
+                assertTrue(electedMs < HANDOFF_BOUND_MS, "the follower led " + electedMs + " ms after the kill");
                 assertTrue(leader.waitFor(5, TimeUnit.SECONDS));
                 assertEquals(137, leader.exitValue(), "killed by SIGKILL");
             }
@@ -193,8 +205,8 @@ class ElectionTest extends OneServer {
             assertEquals(-1, late.campaign(50, TimeUnit.MILLISECONDS), "a campaign with a deadline gives up");
             assertEquals(1, Admin.waiters(admin, key), "and leaves the queue");
             Admin.call(admin, "RLOCK.FORCERELEASE", key);
-            assertEquals("candidate-1:" + term1, lost.poll(2, TimeUnit.SECONDS));
-            long elected = term2.get(1, TimeUnit.SECONDS).term();
+            assertEquals("candidate-1:" + term1, lost.poll(PATIENCE_S, TimeUnit.SECONDS));
+            long elected = term2.get(PATIENCE_S, TimeUnit.SECONDS).term();
             Seen change = next();
             while (change.leader() == null) {
                 change = next();
@@ -214,7 +226,7 @@ class ElectionTest extends OneServer {
             Seen back = next();
             assertEquals("candidate-1", back.leader().candidate(), "after the reconnect: the leader now");
             assertEquals(term3, back.leader().term());
-            eventually(2000, "the observer subscribed again",
+            eventually(PATIENCE_S * 1000, "the observer subscribed again",
                     () -> Admin.clientsNamed(admin, "rlock-java-observe:" + clients.get(2).getId()).size() == 1);
         }
         assertTrue(first.resign());

@@ -2,7 +2,9 @@ package io.rlock.jedis;
 
 import io.rlock.RLockException;
 import io.rlock.internal.transport.NodeAddress;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Set;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.JedisClientConfig;
 import redis.clients.jedis.exceptions.JedisException;
@@ -16,6 +18,7 @@ import redis.clients.jedis.util.JedisClusterCRC16;
  * no slot and reads no slot map itself.
  */
 final class ClusterTransport extends JedisTransport {
+    private static final int SLOTS = 16384;
     private final ClusterConnectionProvider slots;
 
     ClusterTransport(ClusterConnectionProvider slots, JedisClientConfig nodeConfig, Runnable onClose) {
@@ -46,17 +49,27 @@ final class ClusterTransport extends JedisTransport {
         return addressOf(node);
     }
 
+    /**
+     * The nodes Jedis's slot cache names for the 16384 slots: its primary-node map keeps a demoted
+     * primary after a refresh, its slot table does not.
+     */
     @Override
     public List<NodeAddress> primaries() {
-        return slots.getPrimaryNodes().keySet().stream().map(HostAndPort::from).map(JedisTransport::addressOf)
-                .distinct().toList();
+        Set<NodeAddress> primaries = new LinkedHashSet<>();
+        for (int slot = 0; slot < SLOTS; slot++) {
+            HostAndPort node = slots.getNode(slot);
+            if (node != null) {
+                primaries.add(addressOf(node));
+            }
+        }
+        return List.copyOf(primaries);
     }
 
     @Override
     public boolean refresh() {
         try {
             slots.renewSlotCache();
-            return !slots.getPrimaryNodes().isEmpty();
+            return slots.getNode(0) != null || !primaries().isEmpty();
         } catch (JedisException e) {
             return false;
         }
@@ -64,6 +77,6 @@ final class ClusterTransport extends JedisTransport {
 
     @Override
     public String toString() {
-        return "jedis cluster " + slots.getPrimaryNodes().keySet();
+        return "jedis cluster " + primaries();
     }
 }
