@@ -36,7 +36,7 @@ class JarTest {
         assertThat(module.exports().stream().filter(ModuleDescriptor.Exports::isQualified)
                 .flatMap(e -> e.targets().stream()).collect(Collectors.toSet()))
                 .as("the engine's packages, open only to the transport modules")
-                .containsExactlyInAnyOrder("io.rlock.lettuce", "io.rlock.redisson", "io.rlock.spring.data");
+                .containsExactlyInAnyOrder("io.rlock.lettuce", "io.rlock.jedis", "io.rlock.redisson", "io.rlock.spring.data");
         assertThat(module.exports().stream().filter(ModuleDescriptor.Exports::isQualified).map(ModuleDescriptor.Exports::source)
                 .collect(Collectors.toSet())).as("the SPI and the engine, not the engine's own RESP client")
                 .containsExactlyInAnyOrder("io.rlock.internal", "io.rlock.internal.transport");

@@ -17,7 +17,7 @@ import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
-/** The switches over Spring Data Redis's Jedis driver, and the factories they refuse. */
+/** The switches over Spring Data Redis's Jedis driver (rlock-jedis underneath), and the factories they refuse. */
 class ConnectionFactoriesTest {
     static ServerFixture fixture;
     static JedisConnectionFactory jedis;
@@ -57,15 +57,17 @@ class ConnectionFactoriesTest {
     }
 
     @Test
-    void aJedisUriFromTheFactorysSettings() {
-        RedisStandaloneConfiguration settings = new RedisStandaloneConfiguration("db.example", 6380);
-        settings.setDatabase(3);
-        settings.setUsername("app");
-        settings.setPassword("p@ss word");
-        assertThat(RLockClients.JedisSettings.uri(new JedisConnectionFactory(settings)))
-                .isEqualTo("redis://app:p%40ss+word@db.example:6380/3");
-        assertThat(RLockClients.JedisSettings.uri(new JedisConnectionFactory(new RedisStandaloneConfiguration("h", 1))))
-                .isEqualTo("redis://h:1/0");
+    void overJedisTheSessionsAreJedisConnectionsOfTheirOwn() throws Exception {
+        try (var client = RLockClients.fromConnectionFactory(jedis)) {
+            var lock = client.getLock("jedis:own");
+            lock.lock();
+            Object bound = fixture.lockInfo("jedis:own").get("watchdog");
+            String sessions = String.valueOf(fixture.call("CLIENT", "LIST"));
+            // RESP2 over Jedis: a command connection (holding the watchdog binding) and a subscriber.
+            assertThat(sessions.lines().filter(line -> line.contains(" name=rlock-java:" + client.getId() + " ")))
+                    .hasSize(2).anyMatch(line -> line.startsWith("id=" + bound + " "));
+            lock.unlock();
+        }
     }
 
     @Test
@@ -81,11 +83,14 @@ class ConnectionFactoriesTest {
     }
 
     @Test
-    void aSentinelFactoryIsRefusedBeforeAnythingConnects() {
+    void aFactoryNotStartedIsRefusedBeforeAnythingConnects() {
         LettuceConnectionFactory sentinel = new LettuceConnectionFactory(
                 new RedisSentinelConfiguration("mymaster", java.util.Set.of("127.0.0.1:1")));
         assertThatThrownBy(() -> new RLockRegistry(sentinel, "app")).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("Sentinel");
+                .hasMessageContaining("not started");
+        JedisConnectionFactory notStarted = new JedisConnectionFactory(new RedisStandaloneConfiguration("127.0.0.1", 1));
+        assertThatThrownBy(() -> new RLockProvider(notStarted)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("not started");
         assertThatThrownBy(() -> RLockClients.fromConnectionFactory(null)).isInstanceOf(IllegalArgumentException.class);
     }
 }

@@ -1,27 +1,30 @@
 package io.rlock.spring.data;
 
-import io.lettuce.core.AbstractRedisClient;
-import io.lettuce.core.RedisClient;
-import io.lettuce.core.RedisURI;
 import io.rlock.RLockClient;
 import io.rlock.RLockOptions;
-import io.rlock.lettuce.LettuceRLocks;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
-import org.springframework.data.redis.connection.RedisPassword;
-import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
-import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 /**
  * rlock's locks over a Spring Data Redis {@link RedisConnectionFactory}, as an application
- * configured it once: {@code SpringDataRLocks.of(factory)}. With Lettuce underneath
- * ({@link LettuceConnectionFactory}, Spring Boot's default), the sessions are dedicated
- * connections of the factory's own native {@code RedisClient} to its standalone address,
- * credentials, database and TLS setting (see rlock-lettuce). The factory must be started.
- *
- * <p>Not yet: a Sentinel or Cluster configuration, and Jedis underneath; each is refused with
- * {@link IllegalArgumentException} saying so.
+ * configured it once: {@code SpringDataRLocks.of(factory)}, with Lettuce or with Jedis
+ * underneath, over a standalone, Sentinel or Cluster configuration. The factory must be started
+ * (Spring's context does it). The sessions are dedicated connections made with the factory's own
+ * driver and settings (address, credentials, database, TLS, timeouts), never taken from its
+ * pool or shared connection:
+ * <ul>
+ * <li>Lettuce ({@code LettuceConnectionFactory}, Spring Boot's default): connections of the
+ * factory's native {@code RedisClient} (standalone, Sentinel) or {@code RedisClusterClient};
+ * see rlock-lettuce.</li>
+ * <li>Jedis ({@code JedisConnectionFactory}): Jedis connections made with the factory's client
+ * configuration; under Sentinel the primary comes from a {@code JedisSentinelPool} of the
+ * factory's sentinels; see rlock-jedis.</li>
+ * </ul>
+ * Another factory type is refused with {@link IllegalArgumentException}, and nothing connected.
  */
 public final class SpringDataRLocks {
+    private static final String LETTUCE_FACTORY = "org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory";
+    private static final String JEDIS_FACTORY = "org.springframework.data.redis.connection.jedis.JedisConnectionFactory";
+
     private SpringDataRLocks() {
     }
 
@@ -33,38 +36,23 @@ public final class SpringDataRLocks {
         if (factory == null || options == null) {
             throw new IllegalArgumentException("a RedisConnectionFactory and options, not null");
         }
-        if (!(factory instanceof LettuceConnectionFactory lettuce)) {
-            throw new IllegalArgumentException(factory.getClass().getName()
-                    + " is not supported yet: rlock runs over Spring Data Redis with Lettuce underneath (LettuceConnectionFactory)");
+        // Named, not instanceof: an application without Jedis (or Lettuce) never loads that driver's classes.
+        String type = factory.getClass().getName();
+        if (type.equals(LETTUCE_FACTORY)) {
+            return LettuceFactories.of(factory, options);
         }
-        if (lettuce.getSentinelConfiguration() != null || lettuce.getClusterConfiguration() != null) {
-            throw new IllegalArgumentException("a Sentinel or Cluster LettuceConnectionFactory is not supported yet:"
-                    + " use RLockClient.create with a redis-sentinel:// URI or a cluster seed");
+        if (type.equals(JEDIS_FACTORY)) {
+            return JedisFactories.of(factory, options);
         }
-        AbstractRedisClient nativeClient = lettuce.isRunning() ? lettuce.getNativeClient() : null;
-        if (!(nativeClient instanceof RedisClient client)) {
-            throw new IllegalArgumentException("the LettuceConnectionFactory is not started (no native RedisClient):"
-                    + " call afterPropertiesSet()/start() first, as Spring's context does");
-        }
-        return LettuceRLocks.of(client, uriOf(lettuce), options);
+        throw new IllegalArgumentException(type + " is not supported: rlock runs over Spring Data Redis's"
+                + " LettuceConnectionFactory or JedisConnectionFactory");
     }
 
-    /** The factory's standalone address and settings as Lettuce's URI. */
-    static RedisURI uriOf(LettuceConnectionFactory factory) {
-        RedisStandaloneConfiguration standalone = factory.getStandaloneConfiguration();
-        RedisURI.Builder uri = RedisURI.builder().withHost(standalone.getHostName()).withPort(standalone.getPort())
-                .withDatabase(standalone.getDatabase()).withSsl(factory.getClientConfiguration().isUseSsl())
-                .withVerifyPeer(factory.getClientConfiguration().isVerifyPeer())
-                .withTimeout(factory.getClientConfiguration().getCommandTimeout());
-        RedisPassword password = standalone.getPassword();
-        if (password.isPresent()) {
-            char[] secret = password.get();
-            if (standalone.getUsername() != null) {
-                uri.withAuthentication(standalone.getUsername(), secret);
-            } else {
-                uri.withPassword(secret);
-            }
+    /** Refuses a factory that is not started, before anything connects. */
+    static void requireRunning(boolean running, String which) {
+        if (!running) {
+            throw new IllegalArgumentException("the " + which + " is not started:"
+                    + " call afterPropertiesSet()/start() first, as Spring's context does");
         }
-        return uri.build();
     }
 }
