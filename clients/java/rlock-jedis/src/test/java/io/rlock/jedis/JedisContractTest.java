@@ -45,12 +45,6 @@ class JedisContractTest extends TransportContract {
         return JedisRLocks.of(cluster, CONFIG);
     }
 
-    /** RESP2: commands and the subscriber. */
-    @Override
-    protected int connectionsPerSession() {
-        return 2;
-    }
-
     @Override
     protected void closeClients() {
         shutdowns.forEach(Runnable::run);

@@ -48,14 +48,6 @@ public abstract class TransportContract {
     /** Closes what the connect methods made in the client library (never called with a client still open). */
     protected abstract void closeClients() throws Exception;
 
-    /**
-     * The connections one session has: 1 under RESP3 (calls and messages share it), 2 for a
-     * RESP2 transport (commands, and the subscriber the engine names in {@code NOTIFY}).
-     */
-    protected int connectionsPerSession() {
-        return 1;
-    }
-
     private final List<RLockClient> opened = new ArrayList<>();
     /** Holders' threads: the owner of a lock is the thread that took it. */
     private final ExecutorService holder = Executors.newSingleThreadExecutor();
@@ -126,14 +118,14 @@ public abstract class TransportContract {
             });
             String name = "rlock-java:" + holderClient.getId();
             List<String> before = sessionIds(admin, name);
-            assertThat(before).as("one dedicated session").hasSize(connectionsPerSession());
+            assertThat(before).as("one dedicated session").hasSize(1);
             String bound = String.valueOf(Admin.info(admin, "RLOCK.INFO", "contract:bound").get("watchdog"));
             assertThat(before).as("bound to the session").contains(bound);
             Admin.call(admin, "CLIENT", "KILL", "ID", bound); // a pool's or a proxy's routine close
             eventually(PATIENCE_MS, "re-bound on a new session", () -> {
                 List<String> now = sessionIds(admin, name);
                 Map<String, Object> info = Admin.info(admin, "RLOCK.INFO", "contract:bound");
-                return now.size() == connectionsPerSession() && !now.contains(bound) && info != null
+                return now.size() == 1 && !now.contains(bound) && info != null
                         && now.contains(String.valueOf(info.get("watchdog")));
             });
             assertThat(Async.call(() -> track(standalone(at)).getLock("contract:bound").tryLock())
