@@ -42,7 +42,15 @@ class CrossJvmTest extends OneServer {
         throw new AssertionError("the child ended (exit " + process.exitValue() + ") before printing " + prefix);
     }
 
+    /**
+     * A kill -9 hands the lock over at once, not when a lease runs out: well before a third of the
+     * watchdog lease (10 s of 30 s). A bound of one second raced the clock on a loaded machine
+     * (1165 ms measured at a load average of ~90, issue 43 item 6); the times are printed.
+     */
+    static final long HANDOFF_BOUND_MS = new RLockOptions().watchdogLease().toMillis() / 3;
+
     @Test
+    @org.junit.jupiter.api.Timeout(240) // two JVMs starting and counting: over 60 s at a load average of ~90
     void twoJvmsExcludeEachOther() throws Exception {
         String name = "jvm:count";
         Process first = child("count", server.uri(), name, "300");
@@ -53,7 +61,7 @@ class CrossJvmTest extends OneServer {
             assertEquals("DONE 0", line(first, a, "DONE"), "no overlap seen by the first JVM");
             assertEquals("DONE 0", line(second, b, "DONE"), "no overlap seen by the second JVM");
             assertEquals("600", RespConnection.text(Admin.call(admin, "GET", name + ":counter")), "no increment lost");
-            assertTrue(first.waitFor(10, TimeUnit.SECONDS) && second.waitFor(10, TimeUnit.SECONDS));
+            assertTrue(first.waitFor(60, TimeUnit.SECONDS) && second.waitFor(60, TimeUnit.SECONDS));
         } finally {
             first.destroyForcibly();
             second.destroyForcibly();
@@ -61,6 +69,7 @@ class CrossJvmTest extends OneServer {
     }
 
     @Test
+    @org.junit.jupiter.api.Timeout(240)
     void aHolderKilledWithSigkillLetsTheWaiterInAtOnce() throws Exception {
         try (RLockClient client = RLockClient.create(server.uri())) {
             List<Long> latencies = new ArrayList<>();
@@ -78,12 +87,12 @@ class CrossJvmTest extends OneServer {
                         lock.unlock();
                         return at;
                     });
-                    eventually(5000, "the waiter queued", () -> Admin.waiters(admin, name) == 1);
+                    eventually(30_000, "the waiter queued", () -> Admin.waiters(admin, name) == 1);
                     long killed = System.nanoTime();
                     holder.destroyForcibly(); // SIGKILL
-                    long at = granted.get(5, TimeUnit.SECONDS);
+                    long at = granted.get(30, TimeUnit.SECONDS);
                     latencies.add((at - killed) / 1_000_000);
-                    assertTrue(holder.waitFor(5, TimeUnit.SECONDS));
+                    assertTrue(holder.waitFor(30, TimeUnit.SECONDS));
                     assertEquals(137, holder.exitValue(), "killed by SIGKILL");
                 } finally {
                     holder.destroyForcibly();
@@ -91,7 +100,7 @@ class CrossJvmTest extends OneServer {
             }
             System.out.println("kill -9 to grant, ms: " + latencies);
             for (long ms : latencies) {
-                assertTrue(ms < 1000, "granted " + ms + " ms after the kill: " + latencies);
+                assertTrue(ms < HANDOFF_BOUND_MS, "granted " + ms + " ms after the kill: " + latencies);
             }
         }
     }

@@ -33,8 +33,12 @@ final class ClusterTransport implements Transport {
     ClusterTransport(RedisClusterClient cluster, RedisURI seed) {
         this.cluster = cluster;
         this.seed = seed;
-        if (cluster.getPartitions().isEmpty() && !refresh() || cluster.getPartitions().isEmpty()) {
-            throw new RLockException("CLUSTER", "Lettuce read no slot map from " + seed);
+        try {
+            if (cluster.getPartitions().isEmpty() && !refresh() || cluster.getPartitions().isEmpty()) {
+                throw new RLockException("CLUSTER", "Lettuce read no slot map from " + seed);
+            }
+        } catch (RedisException e) {
+            throw new RLockException("CLUSTER", "Lettuce could not read the slot map from " + seed + ": " + e.getMessage());
         }
         this.nodes = RedisClient.create(cluster.getResources());
         nodes.setOptions(cluster.getOptions());
