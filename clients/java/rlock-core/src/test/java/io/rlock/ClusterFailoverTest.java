@@ -170,7 +170,19 @@ class ClusterFailoverTest {
             MultiLock multi = rlock.getMultiLock(rlock.getLock("{cluster-confirm}a"), rlock.getLock("{cluster-confirm}b"));
             ROwnedSemaphore semaphore = rlock.getOwnedSemaphore("{cluster-confirm}sem");
             assertTrue(semaphore.trySetPermits(1));
-            assertTrue(lock.tryLock(), "confirmed with the replica running");
+            // What this step needs is one grant confirmed while the replica runs. On a loaded
+            // machine the replica can take longer than the 300 ms timeout to answer (it failed so
+            // once, replica running), so it tries until one grant is confirmed, up to 60 s.
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            boolean confirmed = false;
+            while (!confirmed && System.nanoTime() - until < 0) {
+                try {
+                    confirmed = lock.tryLock();
+                } catch (NotConfirmedException slowReplica) {
+                    assertEquals(null, Admin.info(admin, "RLOCK.INFO", key), "an unconfirmed grant is undone");
+                }
+            }
+            assertTrue(confirmed, "confirmed with the replica running");
             lock.unlock();
             topology.pause(replica);
             try {
