@@ -11,6 +11,8 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 )
@@ -81,4 +83,31 @@ func (l *EventLog) Stop() map[string]int {
 	defer l.mu.Unlock()
 	_ = l.f.Close()
 	return l.count
+}
+
+// LoadReports reads a run's server-events.jsonl (missing in runs recorded before it existed:
+// then only the lost-lock notices count) and the workers' lost-lock notices into the reports
+// the lease-lock model takes a holding's end from.
+func LoadReports(dir string, notes []Event) Reports {
+	r := Reports{Lost: map[int][]int64{}}
+	if f, err := os.Open(filepath.Join(dir, "server-events.jsonl")); err == nil {
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			var e ServerEvent
+			if json.Unmarshal(sc.Bytes(), &e) == nil && (e.Event == "expired" || e.Event == "evicted") {
+				r.Expired = append(r.Expired, e.Time)
+			}
+		}
+		f.Close()
+	}
+	for _, n := range notes {
+		if n.F == "lost" {
+			r.Lost[n.Process] = append(r.Lost[n.Process], n.Time)
+		}
+	}
+	sort.Slice(r.Expired, func(i, j int) bool { return r.Expired[i] < r.Expired[j] })
+	for _, times := range r.Lost {
+		sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
+	}
+	return r
 }
