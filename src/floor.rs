@@ -15,49 +15,13 @@
 
 use crate::api::{bytes, context_flags, guarded, Ctx, RStr, OK};
 use crate::clock::observe_token;
-use crate::families::lock::rules::TOKEN_FIELD;
-use crate::families::rwlock::layout::{decode_token, READ_TOKEN_PREFIX, WRITE_TOKEN_PREFIX};
-use crate::families::semaphore::rules::Holding;
-use crate::kinds::MODE_FIELD;
+use crate::families::contract::stored_token;
 use crate::store::LockKey;
 use crate::subscriptions::subscribe_once;
 use redis_module::raw;
 use std::ffi::CStr;
 use std::os::raw::{c_char, c_int};
 use std::sync::atomic::AtomicBool;
-
-/// The suffix of a semaphore's holders hash (`semaphore::rules::holders_key`).
-const HOLDERS_SUFFIX: &[u8] = b":rlock:holders";
-
-/// The highest fencing token stored in the hash `key` with these fields, if it is one of
-/// rlock's: a lock's `rlock:token`, a read-write lock's `rlock:read:*` / `rlock:write:*`
-/// (`t<token>`), a semaphore holders hash's `<permits>,<token>,...` values.
-pub fn highest_token(key: &[u8], fields: &[(Vec<u8>, Vec<u8>)]) -> Option<i64> {
-    let holders = key.ends_with(HOLDERS_SUFFIX);
-    let token = |(field, value): &(Vec<u8>, Vec<u8>)| -> Option<i64> {
-        if field.as_slice() == TOKEN_FIELD {
-            std::str::from_utf8(value).ok()?.parse().ok()
-        } else if field.starts_with(READ_TOKEN_PREFIX) || field.starts_with(WRITE_TOKEN_PREFIX) {
-            decode_token(value)
-        } else if holders {
-            Holding::parse(value).map(|h| h.token)
-        } else {
-            None
-        }
-    };
-    fields.iter().filter_map(token).max()
-}
-
-/// The highest token in the hash, looked up without reading a hash that is not rlock's: a
-/// lock's token is one field; only a read-write lock (its `mode` field) and a semaphore's
-/// holders hash (its name) are scanned.
-fn token_in(key: &[u8], hash: &LockKey) -> Option<i64> {
-    if let Some(token) = hash.get(TOKEN_FIELD) {
-        return highest_token(key, &[(TOKEN_FIELD.to_vec(), token)]);
-    }
-    let rwlock = matches!(hash.get(MODE_FIELD).as_deref(), Some(b"read" | b"write"));
-    (rwlock || key.ends_with(HOLDERS_SUFFIX)).then(|| highest_token(key, &hash.fields()))?
-}
 
 static SUBSCRIBED: AtomicBool = AtomicBool::new(false);
 
@@ -84,49 +48,8 @@ extern "C" fn on_hash_event(ctx: Ctx, _class: c_int, event: *const c_char, key: 
             return OK;
         }
         if let Ok(hash) = LockKey::open(ctx, key, false) {
-            observe_token(token_in(bytes(key), &hash));
+            observe_token(stored_token(bytes(key), &hash));
         }
         OK
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn fields(pairs: &[(&str, &str)]) -> Vec<(Vec<u8>, Vec<u8>)> {
-        pairs
-            .iter()
-            .map(|(f, v)| (f.as_bytes().to_vec(), v.as_bytes().to_vec()))
-            .collect()
-    }
-
-    #[test]
-    fn tokens_are_read_from_each_familys_layout() {
-        let lock = fields(&[("owner-1", "1"), ("rlock:token", "1795000000000123")]);
-        assert_eq!(highest_token(b"orders", &lock), Some(1_795_000_000_000_123));
-        let rw = fields(&[
-            ("mode", "read"),
-            ("a", "1"),
-            ("rlock:read:a", "t500"),
-            ("rlock:write:b", "t900"),
-        ]);
-        assert_eq!(highest_token(b"rw", &rw), Some(900));
-        let holders = fields(&[
-            ("a", "2,700,1000,0"),
-            ("rlock:ids:a", "x"),
-            ("b", "1,650,9,0"),
-        ]);
-        assert_eq!(highest_token(b"{sem}:rlock:holders", &holders), Some(700));
-    }
-
-    #[test]
-    fn other_hashes_hold_no_token() {
-        let user = fields(&[("name", "ann"), ("age", "40"), ("token", "77")]);
-        assert_eq!(highest_token(b"user:1", &user), None);
-        let looks_like_a_holding = fields(&[("a", "2,700,1000,0")]);
-        assert_eq!(highest_token(b"user:2", &looks_like_a_holding), None);
-        let bad = fields(&[("rlock:token", "not-a-number"), ("rlock:read:a", "500")]);
-        assert_eq!(highest_token(b"k", &bad), None);
-    }
 }

@@ -58,13 +58,16 @@ fn ahead_primary_and_replica(replica_args: &[(&str, &str)]) -> (Server, Server) 
 
 /// A token taken and released on the primary, replicated to its one replica: the key is gone.
 fn granted_and_released(primary: &Server) -> i64 {
+    let acquire = "RLOCK.ACQUIRE orders old-holder PX 60000";
+    granted_and_released_with(primary, acquire, &["RLOCK.RELEASE orders old-holder"])
+}
+
+/// The token of `acquire`, then the `release` commands, which leave no key `orders`.
+fn granted_and_released_with(primary: &Server, acquire: &str, release: &[&str]) -> i64 {
     let mut c = primary.conn();
-    let token = c.q("RLOCK.ACQUIRE orders old-holder PX 60000").int();
-    assert_eq!(
-        c.q("RLOCK.RELEASE orders old-holder").int(),
-        0,
-        "no holds left"
-    );
+    let token = c.q(acquire).int();
+    assert!(token > 0, "{acquire}: {token}");
+    release.iter().for_each(|line| drop(c.q(line)));
     assert_eq!(
         c.q("WAIT 1 10000").int(),
         1,
@@ -76,6 +79,11 @@ fn granted_and_released(primary: &Server) -> i64 {
 
 /// Promotes the replica and takes the lock there: the new primary's first token.
 fn promoted_token(replica: &Server) -> i64 {
+    promoted_token_with(replica, &[], "RLOCK.ACQUIRE orders new-holder PX 60000")
+}
+
+/// Promotes the replica, runs `setup` there and replies the token of `acquire`.
+fn promoted_token_with(replica: &Server, setup: &[&str], acquire: &str) -> i64 {
     let mut r = replica.conn();
     assert_eq!(r.q("REPLICAOF NO ONE").text(), "OK");
     wait_until("the replica is a primary", || {
@@ -86,7 +94,28 @@ fn promoted_token(replica: &Server) -> i64 {
         0,
         "the key was deleted before the failover"
     );
-    r.q("RLOCK.ACQUIRE orders new-holder PX 60000").int()
+    setup.iter().for_each(|line| drop(r.q(line)));
+    r.q(acquire).int()
+}
+
+#[test]
+fn read_write_locks_and_semaphores_pass_their_tokens_on_too() {
+    let rw = |who: &str| format!("RWLOCK.ACQUIRE orders {who} WRITE PX 60000");
+    let (primary, replica) = ahead_primary_and_replica(&[]);
+    let old = granted_and_released_with(&primary, &rw("old"), &["RWLOCK.RELEASE orders old WRITE"]);
+    let new = promoted_token_with(&replica, &[], &rw("new"));
+    assert!(new > old, "read-write lock: {new} after {old}");
+
+    let (primary, replica) = ahead_primary_and_replica(&[]);
+    assert_eq!(primary.conn().q("RSEM.SETPERMITS orders 2").int(), 1);
+    let sem = |who: &str| format!("RSEM.ACQUIRE orders {who} PX 60000");
+    let old = granted_and_released_with(
+        &primary,
+        &sem("old"),
+        &["RSEM.RELEASE orders old", "DEL orders"],
+    );
+    let new = promoted_token_with(&replica, &["RSEM.SETPERMITS orders 2"], &sem("new"));
+    assert!(new > old, "semaphore: {new} after {old}");
 }
 
 #[test]
