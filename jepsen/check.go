@@ -32,7 +32,7 @@ type namedModel struct {
 	applies func(Op) bool
 }
 
-func models() []namedModel {
+func models(reports Reports) []namedModel {
 	// An acquire or a read whose outcome is unknown returns at the end of time: linearized
 	// last, without effect, it constrains nothing, so a history is legal with it exactly when
 	// it is legal without it. Leaving them out changes no verdict and spares Porcupine a
@@ -50,7 +50,7 @@ func models() []namedModel {
 	// Both resources are checked against the same model: that a write with an older token
 	// never lands after a newer one. The plain one has nothing enforcing it but the lock.
 	return []namedModel{
-		{"lease-lock", LeaseLockModel.ToModel(), lockOp},
+		{"lease-lock", LeaseLockModel(reports).ToModel(), lockOp},
 		{"token-order", TokenOrderModel, grant},
 		{"fenced-register", FencedRegisterModel.ToModel(), resourceOp("fenced")},
 		{"plain-register", FencedRegisterModel.ToModel(), resourceOp("plain")},
@@ -81,10 +81,11 @@ func toPorcupine(ops []Op) []porcupine.Operation {
 	return out
 }
 
-// Check runs every model over the ops and writes a picture of each failure into dir.
-func Check(ops []Op, dir string, timeout time.Duration, log io.Writer) []CheckResult {
+// Check runs every model over the ops (the lease-lock model with the servers' reports) and
+// writes a picture of each failure into dir.
+func Check(ops []Op, reports Reports, dir string, timeout time.Duration, log io.Writer) []CheckResult {
 	var results []CheckResult
-	for _, m := range models() {
+	for _, m := range models(reports) {
 		var sub []Op
 		for _, o := range ops {
 			if m.applies(o) {

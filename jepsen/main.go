@@ -180,13 +180,13 @@ func checkDirs(dirs []string) int {
 			fmt.Fprintln(os.Stderr, err)
 			return 2
 		}
-		ops, _, err := Pair(events)
+		ops, notes, err := Pair(events)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 2
 		}
 		fmt.Printf("== %s: %d operations\n", dir, len(ops))
-		for _, r := range Check(ops, dir, time.Minute, os.Stdout) {
+		for _, r := range Check(ops, LoadReports(dir, notes), dir, time.Minute, os.Stdout) {
 			if r.Result != "Ok" {
 				status = 1
 			}

@@ -9,6 +9,7 @@ package main
 
 import (
 	"fmt"
+	"sort"
 
 	"github.com/anishathalye/porcupine"
 )
@@ -31,80 +32,119 @@ type opOutput struct {
 }
 
 // lockState is the lease-lock model's state: the holder (-1: free), its token, its reentry
-// count, and the earliest moment its lease can have ended (its acquire's invocation + lease:
-// the server granted no earlier than that invocation).
+// count, the earliest moment its lease can have ended (its acquire's invocation + lease: the
+// server granted no earlier than that invocation), and when its grant was last known to hold
+// (the acquire's completion; its invocation when the outcome is unknown).
 type lockState struct {
 	Holder   int
 	Token    int64
 	Count    int
 	LeaseEnd int64
+	Granted  int64
 }
 
 var free = lockState{Holder: -1}
 
+// Reports is the servers' own account of holdings that ended, on the workers' clock: the lock
+// key's keyspace `expired` (and `evicted`) events as any data node published them, and each
+// process's lost-lock notices (the helper was told by the server, or found, that its holding
+// is gone).
+type Reports struct {
+	Expired []int64         // sorted
+	Lost    map[int][]int64 // per process, sorted
+}
+
+// endedBetween: a server reported between from and to that a holding of the key ended: an
+// expiry on any node, or a lost-lock notice of the holder.
+func (r Reports) endedBetween(holder int, from, to int64) bool {
+	in := func(times []int64) bool {
+		i := sort.Search(len(times), func(i int) bool { return times[i] >= from })
+		return i < len(times) && times[i] <= to
+	}
+	return in(r.Expired) || in(r.Lost[holder])
+}
+
 // LeaseLockModel: mutual exclusion of grants under leases. A grant is allowed when the lock
-// is free, re-entered by its holder, or once the holder's lease has ended: the grant
-// completed after the earliest end of that lease. A release by the holder frees it (or
-// counts a re-entry down); a release refused as "not held" tells the holder it lost the lock.
-var LeaseLockModel = porcupine.NondeterministicModel{
-	Init: func() []interface{} { return []interface{}{free} },
-	Step: func(state, input, output interface{}) []interface{} {
-		s, in, out := state.(lockState), input.(opInput), output.(opOutput)
-		switch in.F {
-		case "acquire":
-			granted := func(token int64) (lockState, bool) {
-				end := in.Call + in.LeaseNs
-				switch {
-				case s.Holder == in.Process:
-					return lockState{in.Process, s.Token, s.Count + 1, max(end, s.LeaseEnd)}, true
-				case s.Holder == -1 || (out.Outcome == "ok" && out.Return >= s.LeaseEnd):
-					return lockState{in.Process, token, 1, end}, true
-				case out.Outcome == "info":
-					// An unknown outcome may take effect at the end of time, after any lease;
-					// the earlier holder's lease end stays, so it masks no later grant.
-					return lockState{in.Process, token, 1, max(end, s.LeaseEnd)}, true
-				}
-				return s, false
+// is free, re-entered by its holder, or once the holder's lease has ended: by the server's
+// report (an expiry of the key, or the holder's lost-lock notice, between the holder's grant
+// and the new grant's completion), or, where no server reported it (a killed or paused node
+// publishes nothing), by the client-side bound: the grant completed after the earliest end of
+// that lease. A release by the holder frees it (or counts a re-entry down); a release refused
+// as "not held" tells the holder it lost the lock.
+func LeaseLockModel(reports Reports) *porcupine.NondeterministicModel {
+	m := leaseLockModel
+	m.Step = func(state, input, output interface{}) []interface{} {
+		return leaseLockStep(reports, state, input, output)
+	}
+	return &m
+}
+
+func leaseLockStep(reports Reports, state, input, output interface{}) []interface{} {
+	s, in, out := state.(lockState), input.(opInput), output.(opOutput)
+	switch in.F {
+	case "acquire":
+		granted := func(token int64) (lockState, bool) {
+			end := in.Call + in.LeaseNs
+			known := in.Call
+			if out.Outcome == "ok" {
+				known = out.Return
 			}
-			switch out.Outcome {
-			case "ok":
-				if next, ok := granted(out.Token); ok {
-					return []interface{}{next}
-				}
-				return nil
-			case "fail":
-				return []interface{}{s}
-			default:
-				if next, ok := granted(0); ok {
-					return []interface{}{s, next}
-				}
-				return []interface{}{s}
+			ended := out.Outcome == "ok" &&
+				(out.Return >= s.LeaseEnd || reports.endedBetween(s.Holder, s.Granted, out.Return))
+			switch {
+			case s.Holder == in.Process:
+				return lockState{in.Process, s.Token, s.Count + 1, max(end, s.LeaseEnd), max(known, s.Granted)}, true
+			case s.Holder == -1 || ended:
+				return lockState{in.Process, token, 1, end, known}, true
+			case out.Outcome == "info":
+				// An unknown outcome may take effect at the end of time, after any lease;
+				// the earlier holder's lease end stays, so it masks no later grant.
+				return lockState{in.Process, token, 1, max(end, s.LeaseEnd), max(known, s.Granted)}, true
 			}
-		case "release":
-			released := s
-			if s.Holder == in.Process {
-				released.Count--
-				if released.Count == 0 {
-					released = free
-				}
+			return s, false
+		}
+		switch out.Outcome {
+		case "ok":
+			if next, ok := granted(out.Token); ok {
+				return []interface{}{next}
 			}
-			switch out.Outcome {
-			case "ok":
-				if s.Holder != in.Process {
-					return nil
-				}
-				return []interface{}{released}
-			case "fail": // not held: whatever the model thought, this holder has lost it
-				if s.Holder == in.Process {
-					return []interface{}{free}
-				}
-				return []interface{}{s}
-			default:
-				return []interface{}{s, released}
+			return nil
+		case "fail":
+			return []interface{}{s}
+		default:
+			if next, ok := granted(0); ok {
+				return []interface{}{s, next}
+			}
+			return []interface{}{s}
+		}
+	case "release":
+		released := s
+		if s.Holder == in.Process {
+			released.Count--
+			if released.Count == 0 {
+				released = free
 			}
 		}
-		return []interface{}{s}
-	},
+		switch out.Outcome {
+		case "ok":
+			if s.Holder != in.Process {
+				return nil
+			}
+			return []interface{}{released}
+		case "fail": // not held: whatever the model thought, this holder has lost it
+			if s.Holder == in.Process {
+				return []interface{}{free}
+			}
+			return []interface{}{s}
+		default:
+			return []interface{}{s, released}
+		}
+	}
+	return []interface{}{s}
+}
+
+var leaseLockModel = porcupine.NondeterministicModel{
+	Init:  func() []interface{} { return []interface{}{free} },
 	Equal: func(a, b interface{}) bool { return a.(lockState) == b.(lockState) },
 	DescribeOperation: func(input, output interface{}) string {
 		in, out := input.(opInput), output.(opOutput)

@@ -35,7 +35,7 @@ func verdict(m porcupine.Model, ops []Op) porcupine.CheckResult {
 }
 
 func TestLeaseLockRejectsTwoHoldersWithinALease(t *testing.T) {
-	m := LeaseLockModel.ToModel()
+	m := LeaseLockModel(Reports{}).ToModel()
 	overlapping := []Op{
 		grantOp(0, 1, 0, 1*ms, 10),
 		grantOp(1, 1, 100*ms, 101*ms, 20), // p0's lease (2 s) has not ended
@@ -64,6 +64,33 @@ func TestLeaseLockRejectsTwoHoldersWithinALease(t *testing.T) {
 	}
 }
 
+func TestLeaseLockTakesTheLeaseEndFromTheServersReport(t *testing.T) {
+	// p1 is granted 100 ms after p0, long before p0's 2 s lease can have run out by the
+	// client's bound: legal only if a server reported p0's holding gone in between.
+	ops := []Op{
+		grantOp(0, 1, 0, 1*ms, 10),
+		grantOp(1, 1, 100*ms, 101*ms, 20),
+		releaseOp(0, 1, 300*ms, 301*ms, "fail"),
+	}
+	cases := []struct {
+		name    string
+		reports Reports
+		want    porcupine.CheckResult
+	}{
+		{"no report", Reports{}, porcupine.Illegal},
+		{"the key expired on a server", Reports{Expired: []int64{50 * ms}}, porcupine.Ok},
+		{"p0 was told it lost the lock", Reports{Lost: map[int][]int64{0: {50 * ms}}}, porcupine.Ok},
+		{"another process lost it", Reports{Lost: map[int][]int64{2: {50 * ms}}}, porcupine.Illegal},
+		{"an expiry before p0's grant", Reports{Expired: []int64{0}}, porcupine.Illegal},
+		{"an expiry after p1's grant", Reports{Expired: []int64{150 * ms}}, porcupine.Illegal},
+	}
+	for _, c := range cases {
+		if got := verdict(LeaseLockModel(c.reports).ToModel(), ops); got != c.want {
+			t.Errorf("%s: %s, want %s", c.name, got, c.want)
+		}
+	}
+}
+
 func TestLeaseLockUnknownOutcomeMasksNoOverlap(t *testing.T) {
 	// p2's acquire of unknown outcome may take effect, but not so as to end p0's lease early.
 	ops := []Op{
@@ -71,7 +98,7 @@ func TestLeaseLockUnknownOutcomeMasksNoOverlap(t *testing.T) {
 		{Process: 2, Session: 1, F: "acquire", Call: 10 * ms, Outcome: "info", LeaseMs: 2000},
 		grantOp(1, 1, 100*ms, 101*ms, 20),
 	}
-	if got := verdict(LeaseLockModel.ToModel(), ops); got != porcupine.Illegal {
+	if got := verdict(LeaseLockModel(Reports{}).ToModel(), ops); got != porcupine.Illegal {
 		t.Fatalf("%s, want Illegal", got)
 	}
 }
@@ -104,7 +131,7 @@ func TestRegisterRejectsAnOlderTokenAcceptedAfterANewerOne(t *testing.T) {
 }
 
 func TestMinimizeKeepsOnlyTheSessionsThatFail(t *testing.T) {
-	m := LeaseLockModel.ToModel()
+	m := LeaseLockModel(Reports{}).ToModel()
 	var ops []Op
 	for i := int64(0); i < 20; i++ { // twenty clean sessions, one after another
 		ops = append(ops, grantOp(0, int(i), i*100*ms, i*100*ms+ms, 10+i), releaseOp(0, int(i), i*100*ms+50*ms, i*100*ms+51*ms, "ok"))
@@ -119,7 +146,7 @@ func TestMinimizeKeepsOnlyTheSessionsThatFail(t *testing.T) {
 	}
 	dir := t.TempDir()
 	var log strings.Builder
-	results := Check(ops, dir, 10*time.Second, &log)
+	results := Check(ops, Reports{}, dir, 10*time.Second, &log)
 	if results[0].Result != "Illegal" || results[0].Picture == "" || len(results[0].Minimal) != 3 {
 		t.Fatalf("check: %+v\n%s", results[0], log.String())
 	}

@@ -273,7 +273,7 @@ func checkRun(sc Scenario, dir string, paths []string, sum Summary, log io.Write
 	sum.Operations, sum.Lost = len(ops), len(notes)
 	fmt.Fprintf(log, "  history: %d operations (%d grants, %d indeterminate), %d lost-lock notices; server events %v\n",
 		len(ops), sum.Grants, sum.Indeterminate, len(notes), sum.ServerEvents)
-	sum.Checks = Check(ops, dir, 60*time.Second, indent{log})
+	sum.Checks = Check(ops, LoadReports(dir, notes), dir, 60*time.Second, indent{log})
 	sum.Verdict = sc.Verdict(sum.Checks)
 	fmt.Fprintf(log, "  verdict: %s (%.0f s)\n", sum.Verdict, sum.Seconds)
 	data, _ := json.MarshalIndent(sum, "", "  ")

@@ -32,7 +32,9 @@ pub fn watchdog_renews(idle_s: i64, blocked: bool, idle_bound_ms: i64) -> bool {
 /// failover the next token is still larger as long as the new process's clock reads later than
 /// the last token was issued (clocks are not set back), the same trust the leases already put
 /// in the server clock. Tokens seen in existing locks are fed back through `observe`, so a lock
-/// that survives a restart never sees its successor's token go back.
+/// that survives a restart never sees its successor's token go back; a replica also observes
+/// every token its primary replicates (`crate::floor`), so once promoted it issues higher ones
+/// even when its clock is behind the old primary's.
 #[derive(Debug, Default)]
 pub struct TokenClock {
     last: i64,

@@ -65,6 +65,7 @@ extern "C" fn on_role_change(
     guarded("a role change", (), || {
         if subevent == raw::REDISMODULE_EVENT_REPLROLECHANGED_NOW_REPLICA as u64 {
             upkeep::turned_replica(ctx);
+            crate::floor::learn_when_needed(ctx);
             // Redis unblocks the blocked waiters itself; the notified ones are told.
             queue::fail_notified(crate::error::Error::TurnedReplica);
         }

@@ -11,6 +11,7 @@ mod deadlock;
 mod error;
 mod events;
 mod families;
+mod floor;
 mod heap;
 mod holdings;
 mod info;
@@ -53,6 +54,9 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
         command::document(ctx.ctx, &commands)?;
         info::register(ctx.ctx)?;
         config::warn_unless_noeviction(ctx);
+        if !floor::learn_when_needed(ctx.ctx) {
+            return Err("could not subscribe to hash events".into());
+        }
         // Last: nothing may fail once events are subscribed.
         if !events::subscribe_server_events(ctx.ctx) {
             return Err("could not subscribe to server events".into());

@@ -53,20 +53,33 @@ static STRING_SUBSCRIBED: AtomicBool = AtomicBool::new(false);
 /// string write of the server then raises an event (a cheap exit while nobody waits), so only
 /// servers that queue semaphore waiters pay for it.
 pub fn ensure_string_subscription(ctx: Ctx) -> bool {
-    if STRING_SUBSCRIBED.load(Ordering::Relaxed) {
+    subscribe_once(
+        ctx,
+        &STRING_SUBSCRIBED,
+        raw::REDISMODULE_NOTIFY_STRING,
+        on_keyspace_event,
+    )
+}
+
+/// Subscribes `callback` to the keyspace event classes `events` unless `done` says it was:
+/// Redis 7.0 cannot unsubscribe, so each subscription is made once, for good.
+pub fn subscribe_once(
+    ctx: Ctx,
+    done: &AtomicBool,
+    events: c_int,
+    callback: KeyspaceCallback,
+) -> bool {
+    if done.load(Ordering::Relaxed) {
         return true;
     }
     // SAFETY: `ctx` is live; the callback lives as long as the module.
-    let subscribed = unsafe {
-        api!(RedisModule_SubscribeToKeyspaceEvents)(
-            ctx,
-            raw::REDISMODULE_NOTIFY_STRING,
-            Some(on_keyspace_event),
-        )
-    } == OK;
-    STRING_SUBSCRIBED.store(subscribed, Ordering::Relaxed);
+    let subscribed =
+        unsafe { api!(RedisModule_SubscribeToKeyspaceEvents)(ctx, events, Some(callback)) } == OK;
+    done.store(subscribed, Ordering::Relaxed);
     subscribed
 }
+
+pub type KeyspaceCallback = extern "C" fn(Ctx, c_int, *const c_char, RStr) -> c_int;
 
 extern "C" fn on_keyspace_event(ctx: Ctx, class: c_int, _event: *const c_char, key: RStr) -> c_int {
     guarded("a keyspace event", OK, || {

@@ -91,6 +91,13 @@ pub trait Family: Sync {
     fn holders(&self, _lock: &LockKey, _keep: &dyn Fn(i64) -> bool) -> Vec<Held> {
         Vec::new()
     }
+
+    /// The highest fencing token stored in the hash `hash` at `key`, when it is one of this
+    /// family's (a replica learns its primary's tokens from it: `floor`). Another hash is
+    /// told apart by a field or the key's name, without reading it whole.
+    fn stored_token(&self, _key: &[u8], _hash: &LockKey) -> Option<i64> {
+        None
+    }
 }
 
 /// The families of the family table, registered at load.
@@ -120,6 +127,14 @@ pub fn holders(lock: &LockKey, keep: &dyn Fn(i64) -> bool) -> Vec<Held> {
         .filter(|f| f.keeps_lock_hash())
         .flat_map(|f| f.holders(lock, keep))
         .collect()
+}
+
+/// The highest fencing token stored in the hash `hash` at `key`, whichever family's it is.
+pub fn stored_token(key: &[u8], hash: &LockKey) -> Option<i64> {
+    registered()
+        .iter()
+        .filter_map(|f| f.stored_token(key, hash))
+        .max()
 }
 
 /// The family of holdings (and lock hashes) of `kind`.

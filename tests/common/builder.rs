@@ -14,6 +14,7 @@ pub struct ServerBuilder {
     pub(super) args: Vec<String>,
     pub(super) bin: String,
     pub(super) port: Option<u16>,
+    pub(super) env: Vec<(String, String)>,
 }
 
 impl ServerBuilder {
@@ -64,6 +65,12 @@ impl ServerBuilder {
     /// A master that syncs new replicas without Redis's default 5 s diskless delay.
     pub fn master(self) -> Server {
         self.arg("repl-diskless-sync-delay", "0").start()
+    }
+
+    /// An environment variable of the server process (e.g. `LD_PRELOAD`).
+    pub fn env(mut self, name: &str, value: &str) -> Self {
+        self.env.push((name.to_string(), value.to_string()));
+        self
     }
 
     pub fn bin(mut self, bin: &str) -> Self {

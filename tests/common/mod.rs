@@ -78,6 +78,7 @@ impl Server {
             args: vec![],
             bin: redis_server_bin(),
             port: None,
+            env: vec![],
         }
     }
 
@@ -110,6 +111,7 @@ impl Server {
                 .args(&self.builder.module_args);
         }
         cmd.args(&self.builder.args)
+            .envs(self.builder.env.iter().map(|(k, v)| (k, v)))
             .stdout(Stdio::null())
             .stderr(Stdio::null());
         let child = cmd

@@ -47,6 +47,10 @@ impl Family for Plain {
         holder.chain(groups).collect()
     }
 
+    fn stored_token(&self, _key: &[u8], hash: &LockKey) -> Option<i64> {
+        hash.token()
+    }
+
     /// An rlock lock has a token (a Redisson-protocol lock has none).
     fn holders(&self, lock: &LockKey, keep: &dyn Fn(i64) -> bool) -> Vec<Held> {
         let Some(token) = lock.token().filter(|&t| keep(t)) else {

@@ -13,6 +13,7 @@ use crate::stats;
 use crate::store::{open_if, open_to_renew, LockKey};
 use crate::watch::{after_grant, arm_renewals, watch_key, watch_lease};
 
+use super::layout::{decode_token, MODE_FIELD, READ_TOKEN_PREFIX, WRITE_TOKEN_PREFIX};
 use super::rules as rwlock;
 use super::serve::{admit, announce_open};
 use super::store::{self as rwstore, Settled};
@@ -22,6 +23,17 @@ pub struct ReadWrite;
 impl Family for ReadWrite {
     fn words(&self) -> &'static [&'static Word] {
         &[rwlock::READ.word, rwlock::WRITE.word]
+    }
+
+    /// The tokens are `rlock:read:<owner>` / `rlock:write:<owner>` fields of a hash with a
+    /// `mode` field.
+    fn stored_token(&self, _key: &[u8], hash: &LockKey) -> Option<i64> {
+        let mode = hash.get(MODE_FIELD)?;
+        (mode == b"read" || mode == b"write").then_some(())?;
+        let is_token = |f: &[u8]| f.starts_with(READ_TOKEN_PREFIX) || f.starts_with(WRITE_TOKEN_PREFIX);
+        let fields = hash.fields();
+        let tokens = fields.iter().filter(|(f, _)| is_token(f));
+        tokens.filter_map(|(_, v)| decode_token(v)).max()
     }
 
     fn kind(&self) -> Option<LockType> {

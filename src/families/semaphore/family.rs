@@ -14,7 +14,8 @@ use crate::stats;
 use crate::watch::{arm_renewals, serve_other_family, watch_holders};
 
 use super::serve::{give_back, serve_semaphore};
-use super::rules::PERMITS;
+use super::rules::{Holding, HOLDERS_SUFFIX, PERMITS};
+use crate::store::LockKey;
 use super::store::Semaphore;
 
 pub struct Permits;
@@ -22,6 +23,13 @@ pub struct Permits;
 impl Family for Permits {
     fn words(&self) -> &'static [&'static Word] {
         &[PERMITS]
+    }
+
+    /// The tokens are in the holders hash (`<permits>,<token>,...` per owner), known by name.
+    fn stored_token(&self, key: &[u8], hash: &LockKey) -> Option<i64> {
+        key.ends_with(HOLDERS_SUFFIX).then_some(())?;
+        let fields = hash.fields();
+        fields.iter().filter_map(|(_, v)| Holding::parse(v)).map(|h| h.token).max()
     }
 
     fn kind(&self) -> Option<LockType> {

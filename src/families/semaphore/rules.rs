@@ -11,8 +11,11 @@ pub const PERMITS: &Word = &Word("permits");
 
 /// The holders hash of the semaphore at `key`.
 pub fn holders_key(key: &[u8]) -> Vec<u8> {
-    [&tagged(key)[..], b":rlock:holders"].concat()
+    [&tagged(key)[..], HOLDERS_SUFFIX].concat()
 }
+
+/// How the name of every holders hash ends.
+pub const HOLDERS_SUFFIX: &[u8] = b":rlock:holders";
 
 /// One owner's holding: its permits, the token of its latest grant, its lease end and cap.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
