@@ -13,7 +13,7 @@ use crate::link::Link;
 use crate::notify::{self, Holding, NotifierSlot};
 use crate::servers::Servers;
 use crate::timing;
-use crate::watchdog::Binding;
+use crate::watchdog::{Binding, BindingSlot};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 use tokio::sync::OnceCell;
@@ -34,8 +34,9 @@ pub(crate) struct Core {
     /// Plain (non-watchdog) calls of this handle share one connection.
     plain: Arc<Link>,
     /// The watchdog holding of this handle while any of its guards lives (one per owner, of
-    /// every mode: the server's `RENEW` moves all of an owner's holdings at a key).
-    binding: Mutex<Weak<Binding>>,
+    /// every mode: the server's `RENEW` moves all of an owner's holdings at a key), and its
+    /// connection parked between holdings.
+    binding: Arc<Mutex<BindingSlot>>,
     /// A third of the server's `rlock.watchdog-idle-ms`, read once.
     ping_every: Arc<OnceCell<Duration>>,
     /// The hold cap of the current holding (see [`Core::expiry`]).
@@ -79,7 +80,7 @@ impl Core {
             },
             response_timeout: DEFAULT_RESPONSE_TIMEOUT,
             plain: Arc::new(Link::new(endpoint.clone(), DEFAULT_RESPONSE_TIMEOUT)),
-            binding: Mutex::default(),
+            binding: Arc::default(),
             ping_every: Arc::default(),
             cap: Mutex::default(),
             notifier: NotifierSlot::new(endpoint, DEFAULT_RESPONSE_TIMEOUT),
@@ -210,7 +211,12 @@ impl Core {
                 route.link().call_confirmed(&cmd, extra, confirm).await?;
             (token.map(|token| vec![token]), shortfall)
         };
-        let tokens = tokens.ok_or(Error::NotAcquired)?;
+        let Some(tokens) = tokens else {
+            if let HoldingSession::Bound(binding) = &route {
+                binding.unused();
+            }
+            return Err(Error::NotAcquired);
+        };
         let era = Arc::new(());
         let expires = self.expiry(kind, tokens[0], sent, &era, options.wait);
         let guards = keys.iter().zip(tokens).map(|(key, token)| {
@@ -337,26 +343,23 @@ impl Core {
     }
 
     /// Where this acquire goes and its guard releases: the handle's plain link, or its
-    /// watchdog holding. A new holding is registered before the call, so that concurrent
-    /// acquires share it; one known lost is left to the guards that still have it.
+    /// watchdog holding (the one in use or parked, else a new one). A new holding is
+    /// registered before the call, so that concurrent acquires share it.
     fn holding_session(&self, kind: Family) -> HoldingSession {
         if !self.options.watchdog {
             return HoldingSession::Plain(self.plain.clone());
         }
-        let mut current = self.binding.lock().expect("binding lock");
-        if let Some(binding) = current.upgrade().filter(|binding| !binding.is_lost()) {
-            return HoldingSession::Bound(binding);
-        }
-        let binding = Arc::new(Binding::new(
-            self.endpoint(),
-            kind,
-            &self.keys,
-            &self.owner,
-            self.options.lease,
-            self.response_timeout,
-        ));
-        *current = Arc::downgrade(&binding);
-        HoldingSession::Bound(binding)
+        HoldingSession::Bound(BindingSlot::claim(&self.binding, || {
+            Binding::new(
+                self.endpoint(),
+                kind,
+                &self.keys,
+                &self.owner,
+                self.options.lease,
+                self.response_timeout,
+                Arc::downgrade(&self.binding),
+            )
+        }))
     }
 
     /// Until when the holding is surely ours as far as its lease (without the watchdog) and

@@ -30,10 +30,11 @@ impl HoldingSession {
         }
     }
 
-    /// A guard gave its hold back (or gave up on it).
-    fn released(&self) {
+    /// A guard gave its hold back (or gave up on it); `remaining`: the server's answer, the
+    /// owner's holds left at the key (`None`: none came, or the holding was gone).
+    fn released(&self, remaining: Option<i64>) {
         match self {
-            HoldingSession::Bound(binding) => binding.released(),
+            HoldingSession::Bound(binding) => binding.released(remaining),
             HoldingSession::Notified(holding) => holding.released(),
             HoldingSession::Plain(_) => {}
         }
@@ -298,7 +299,8 @@ async fn release(
             .call_confirmed(&cmd, Some(Duration::ZERO), confirm)
             .await
     };
-    route.released();
+    let answered = remaining.as_ref().ok().and_then(|(remaining, _)| *remaining);
+    route.released(answered);
     let (remaining, shortfall): (Option<i64>, _) = remaining?;
     remaining.ok_or(Error::Lost)?;
     settle_write(shortfall, confirm)
@@ -326,11 +328,19 @@ pub(crate) async fn release_all(
         }
         _ => Ok((Vec::new(), None)),
     };
-    for (_, route, _) in &held {
-        route.released();
+    let all_ours = live.len() == held.len()
+        && answers
+            .as_ref()
+            .is_ok_and(|(answers, _)| answers.iter().all(Option::is_some));
+    // Every key's answer, for its binding: one the last of them finds empty is parked.
+    let emptied = all_ours
+        && answers
+            .as_ref()
+            .is_ok_and(|(answers, _)| answers.iter().all(|left| *left == Some(0)));
+    for (_, route, _) in held {
+        route.released(emptied.then_some(0));
     }
-    let (answers, shortfall): (Vec<Option<i64>>, _) = answers?;
-    let all_ours = live.len() == held.len() && answers.iter().all(Option::is_some);
+    let (_, shortfall): (Vec<Option<i64>>, _) = answers?;
     all_ours.then_some(()).ok_or(Error::Lost)?;
     settle_write(shortfall, confirm)
 }

@@ -9,6 +9,14 @@
 //! once and re-binds with `RENEW key owner PX lease WATCHDOG` (`RLOCK`, `RWLOCK` or `RSEM`):
 //! 1 means the server had not noticed the drop and the holding is still ours; 0 means it is
 //! lost.
+//!
+//! The connection outlives a holding when nothing is left on it: the release that gives back
+//! the last hold, answered 0 (the owner holds nothing more at the key) with no other guard or
+//! acquire using the binding, parks it in its handle's [`BindingSlot`], and the handle's next
+//! acquire takes it from there instead of opening a connection. Whenever that cannot be known
+//! (a release that failed or found the holding gone, a holding lost, an acquire given up
+//! half-way), the binding is not parked and closes with its last user as before, so a
+//! connection that closes still ends every holding bound to it.
 
 use crate::commands::{self, Family};
 use crate::link::{BoxFuture, Hooks, Link};
@@ -17,7 +25,7 @@ use redis::aio::{AsyncPushSender, MultiplexedConnection};
 use redis::{PushInfo, RedisResult};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, watch, OnceCell};
 use tokio::task::AbortHandle;
@@ -88,15 +96,45 @@ impl Hooks for Watched {
     }
 }
 
+/// A lock handle's watchdog binding: the one its guards (and acquires under way) use, and the
+/// one parked between holdings, kept open for the next.
+#[derive(Default)]
+pub(crate) struct BindingSlot {
+    current: Weak<Binding>,
+    parked: Option<Arc<Binding>>,
+}
+
+impl BindingSlot {
+    /// The binding an acquire of the handle goes through: the one in use, else the parked one,
+    /// else `make()`'s (then in use). One known lost is left to the guards that still have it.
+    pub(crate) fn claim(slot: &Mutex<BindingSlot>, make: impl FnOnce() -> Binding) -> Arc<Binding> {
+        let mut slot = slot.lock().expect("binding slot");
+        let parked = slot.parked.take();
+        let usable = slot.current.upgrade().or(parked);
+        if let Some(binding) = usable.filter(|binding| !binding.is_lost()) {
+            return binding;
+        }
+        let binding = Arc::new(make());
+        slot.current = Arc::downgrade(&binding);
+        binding
+    }
+}
+
 /// One watchdog holding of one lock handle, shared by its re-entrant guards: the dedicated
-/// link and its keep-alive task. Dropped with the last guard, which closes the connection (the
-/// server then ends whatever is still held).
+/// link and its keep-alive task. Dropped with its last user (a guard, an acquire, or the
+/// handle's slot where it is parked), which closes the connection (the server then ends
+/// whatever is still held).
 pub(crate) struct Binding {
     pub(crate) link: Arc<Link>,
     rebind: Arc<Rebind>,
     lost: watch::Receiver<bool>,
     disconnects: Mutex<Option<mpsc::UnboundedReceiver<PushInfo>>>,
     keepalive: Mutex<Option<AbortHandle>>,
+    /// Where the binding is parked once nothing is held on it (the handle's).
+    slot: Weak<Mutex<BindingSlot>>,
+    /// A release failed or found the holding gone: what the connection still carries is
+    /// unknown, so it is never parked.
+    unsure: std::sync::atomic::AtomicBool,
 }
 
 impl Binding {
@@ -107,6 +145,7 @@ impl Binding {
         owner: &str,
         lease: Duration,
         response_timeout: Duration,
+        slot: Weak<Mutex<BindingSlot>>,
     ) -> Binding {
         let (lost_tx, lost) = watch::channel(false);
         let (disconnects_tx, disconnects) = mpsc::unbounded_channel();
@@ -132,6 +171,8 @@ impl Binding {
             lost,
             disconnects: Mutex::new(Some(disconnects)),
             keepalive: Mutex::new(None),
+            slot,
+            unsure: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -156,9 +197,40 @@ impl Binding {
         }
     }
 
-    /// A guard released its hold (or gave up on it).
-    pub(crate) fn released(&self) {
-        self.rebind().holds.fetch_sub(1, Ordering::SeqCst);
+    /// A guard released its hold (or gave up on it): `remaining` is the server's answer, the
+    /// owner's holds left at the key (`None`: no answer, or the holding was gone). The binding
+    /// is parked for the handle's next acquire when that was the last use of a binding that
+    /// surely holds nothing now (see the module's docs).
+    pub(crate) fn released(self: &Arc<Self>, remaining: Option<i64>) {
+        let Some(slot) = self.slot.upgrade() else {
+            self.rebind().holds.fetch_sub(1, Ordering::SeqCst);
+            return;
+        };
+        // Under the slot's lock, so that no acquire takes the binding meanwhile: the caller's
+        // is then its only user left.
+        let mut slot = slot.lock().expect("binding slot");
+        if remaining.is_none() {
+            self.unsure.store(true, Ordering::SeqCst);
+        }
+        let left = self.rebind().holds.fetch_sub(1, Ordering::SeqCst) - 1;
+        let empty = left == 0 && remaining == Some(0) && !self.unsure.load(Ordering::SeqCst);
+        if empty && !self.is_lost() && Arc::strong_count(self) == 1 {
+            slot.parked = Some(self.clone());
+        }
+    }
+
+    /// An acquire through this binding was refused (nothing granted, nothing changed): parked
+    /// again when the caller's was its only use.
+    pub(crate) fn unused(self: &Arc<Self>) {
+        let Some(slot) = self.slot.upgrade() else {
+            return;
+        };
+        let mut slot = slot.lock().expect("binding slot");
+        let idle = self.rebind().holds.load(Ordering::SeqCst) == 0;
+        let sure = !self.unsure.load(Ordering::SeqCst) && !self.is_lost();
+        if idle && sure && Arc::strong_count(self) == 1 {
+            slot.parked = Some(self.clone());
+        }
     }
 
     pub(crate) fn lost(&self) -> watch::Receiver<bool> {
