@@ -19,8 +19,8 @@
 //! connection that closes still ends every holding bound to it.
 
 use crate::commands::{self, Family};
-use crate::link::{BoxFuture, Hooks, Link};
-use crate::servers::Endpoint;
+use crate::router::Router;
+use crate::session::{BoxFuture, Hooks, Session};
 use redis::aio::{AsyncPushSender, MultiplexedConnection};
 use redis::{PushInfo, RedisResult};
 use std::collections::HashMap;
@@ -35,7 +35,7 @@ const DEFAULT_IDLE: Duration = Duration::from_millis(30_000);
 /// Pause between attempts to reach a server that refuses connections.
 pub(crate) const RECONNECT_PAUSE: Duration = Duration::from_millis(100);
 
-/// What a fresh connection of a watchdog link does first: move the binding onto itself.
+/// What a fresh connection of a watchdog session does first: move the binding onto itself.
 pub(crate) struct Rebind {
     kind: Family,
     /// The keys held (several for a [`MultiLock`](crate::MultiLock)'s, all bound together).
@@ -68,7 +68,7 @@ impl Rebind {
     }
 }
 
-/// The hooks of a watchdog link: drop notices go to the keep-alive task, and every connection
+/// The hooks of a watchdog session: drop notices go to the keep-alive task, and every connection
 /// after the first re-binds the holding before it is used.
 struct Watched {
     disconnects: mpsc::UnboundedSender<PushInfo>,
@@ -121,11 +121,11 @@ impl BindingSlot {
 }
 
 /// One watchdog holding of one lock handle, shared by its re-entrant guards: the dedicated
-/// link and its keep-alive task. Dropped with its last user (a guard, an acquire, or the
+/// session and its keep-alive task. Dropped with its last user (a guard, an acquire, or the
 /// handle's slot where it is parked), which closes the connection (the server then ends
 /// whatever is still held).
 pub(crate) struct Binding {
-    pub(crate) link: Arc<Link>,
+    pub(crate) session: Arc<Session>,
     rebind: Arc<Rebind>,
     lost: watch::Receiver<bool>,
     disconnects: Mutex<Option<mpsc::UnboundedReceiver<PushInfo>>>,
@@ -139,7 +139,7 @@ pub(crate) struct Binding {
 
 impl Binding {
     pub(crate) fn new(
-        endpoint: Endpoint,
+        router: Router,
         kind: Family,
         keys: &[String],
         owner: &str,
@@ -162,8 +162,8 @@ impl Binding {
             rebind: rebind.clone(),
         };
         Binding {
-            link: Arc::new(Link::with_hooks(
-                endpoint,
+            session: Arc::new(Session::with_hooks(
+                router,
                 response_timeout,
                 Arc::new(hooks),
             )),
@@ -187,7 +187,7 @@ impl Binding {
         let mut keepalive = self.keepalive.lock().expect("keepalive lock");
         if let Some(disconnects) = self.disconnects.lock().expect("disconnects lock").take() {
             let task = keep_alive(
-                self.link.clone(),
+                self.session.clone(),
                 self.rebind.clone(),
                 disconnects,
                 ping_every,
@@ -252,16 +252,16 @@ impl Drop for Binding {
 
 /// The one task of a watchdog connection: `PING` every third of the server's idle bound, and
 /// at once when the connection reports a drop. A `PING` on a broken connection makes the
-/// link open a fresh one and re-bind (see [`Rebind`]). A server that cannot be reached for a
+/// session open a fresh one and re-bind (see [`Rebind`]). A server that cannot be reached for a
 /// whole lease has surely let the lease run out: the lock is then reported lost.
 async fn keep_alive(
-    link: Arc<Link>,
+    session: Arc<Session>,
     rebind: Arc<Rebind>,
     mut disconnects: mpsc::UnboundedReceiver<PushInfo>,
     ping_every: Arc<OnceCell<Duration>>,
     lease: Duration,
 ) {
-    let every = *ping_every.get_or_init(|| ping_interval(&link)).await;
+    let every = *ping_every.get_or_init(|| ping_interval(&session)).await;
     let mut last_contact = Instant::now();
     loop {
         tokio::select! {
@@ -273,7 +273,7 @@ async fn keep_alive(
             if rebind.is_lost() {
                 return;
             }
-            if ping(&link, &mut last_contact).await {
+            if ping(&session, &mut last_contact).await {
                 break;
             }
             if last_contact.elapsed() >= lease {
@@ -285,11 +285,11 @@ async fn keep_alive(
     }
 }
 
-/// One keep-alive `PING` on `link`, for the holdings bound to its connection (on a broken
-/// connection the link opens a fresh one, which re-binds them first). An answer moves
+/// One keep-alive `PING` on `session`, for the holdings bound to its connection (on a broken
+/// connection the session opens a fresh one, which re-binds them first). An answer moves
 /// `last_contact` to now; returns whether one came.
-pub(crate) async fn ping(link: &Link, last_contact: &mut Instant) -> bool {
-    let answered = link
+pub(crate) async fn ping(session: &Session, last_contact: &mut Instant) -> bool {
+    let answered = session
         .call::<()>(&redis::cmd("PING"), Some(Duration::ZERO))
         .await
         .is_ok();
@@ -302,10 +302,10 @@ pub(crate) async fn ping(link: &Link, last_contact: &mut Instant) -> bool {
 /// A third of the server's `rlock.watchdog-idle-ms`. When that is 0 (no idle bound) or cannot
 /// be read (an ACL without `CONFIG`), a third of the default: the `PING` then only finds
 /// half-open connections sooner.
-pub(crate) async fn ping_interval(link: &Link) -> Duration {
+pub(crate) async fn ping_interval(session: &Session) -> Duration {
     let mut cmd = redis::cmd("CONFIG");
     cmd.arg("GET").arg("rlock.watchdog-idle-ms");
-    let config: RedisResult<HashMap<String, u64>> = link.call(&cmd, Some(Duration::ZERO)).await;
+    let config: RedisResult<HashMap<String, u64>> = session.call(&cmd, Some(Duration::ZERO)).await;
     let idle = config
         .ok()
         .and_then(|config| config.into_values().next())
