@@ -24,7 +24,7 @@ use crate::session::{BoxFuture, Hooks, Session};
 use redis::aio::{AsyncPushSender, MultiplexedConnection};
 use redis::{PushInfo, RedisResult};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, watch, OnceCell};
@@ -134,7 +134,7 @@ pub(crate) struct Binding {
     slot: Weak<Mutex<BindingSlot>>,
     /// A release failed or found the holding gone: what the connection still carries is
     /// unknown, so it is never parked.
-    unsure: std::sync::atomic::AtomicBool,
+    unsure: AtomicBool,
 }
 
 impl Binding {
@@ -172,7 +172,7 @@ impl Binding {
             disconnects: Mutex::new(Some(disconnects)),
             keepalive: Mutex::new(None),
             slot,
-            unsure: std::sync::atomic::AtomicBool::new(false),
+            unsure: AtomicBool::new(false),
         }
     }
 
