@@ -4,6 +4,9 @@
 //! every named symbol must appear in the file it is named with, so the guide cannot drift from
 //! the code (a rename fails here until the table follows it). Read from the document itself, as
 //! `tests/layers.rs` reads its layer table. No Redis needed.
+//!
+//! Each helper's README ends with the same short source map: the five pieces and the spec
+//! runner, each with the files (and symbols) that are it. Every file it names must exist.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -11,6 +14,17 @@ use std::path::{Path, PathBuf};
 const GUIDE: &str = "docs/clients.md";
 const TABLE_HEADING: &str = "### Where each helper does each step";
 const SOURCE_EXTENSIONS: [&str; 6] = [".py", ".rs", ".ts", ".java", ".go", ".php"];
+const HELPERS: [&str; 6] = ["python", "rust", "node", "java", "go", "php"];
+const MAP_HEADING: &str = "## Source map";
+/// The rows of every source map, in this order: the five pieces, then the spec runner.
+const PIECES: [&str; 6] = [
+    "Family",
+    "Session",
+    "Dispatcher",
+    "Router",
+    "Holding",
+    "spec runner",
+];
 
 /// One helper's column: its name and the folder its file names are relative to.
 struct Column {
@@ -21,7 +35,7 @@ struct Column {
 #[test]
 fn every_file_and_symbol_the_step_table_names_exists() {
     let guide = read(Path::new(GUIDE));
-    let rows = step_table(&guide);
+    let rows = table_under(&guide, TABLE_HEADING, GUIDE);
     assert!(
         rows.len() > 1,
         "{GUIDE}: no step table under {TABLE_HEADING:?}"
@@ -32,27 +46,8 @@ fn every_file_and_symbol_the_step_table_names_exists() {
     for row in &rows[1..] {
         let step = row.first().map(String::as_str).unwrap_or("?");
         for (column, cell) in columns.iter().zip(row.iter().skip(1)) {
-            for (file, symbols) in references(cell) {
-                checked += 1;
-                let path = column.root.join(&file);
-                let Ok(text) = fs::read_to_string(&path) else {
-                    problems.push(format!(
-                        "{step} / {}: no file {}",
-                        column.helper,
-                        path.display()
-                    ));
-                    continue;
-                };
-                for symbol in symbols {
-                    if !contains_word(&text, &symbol) {
-                        problems.push(format!(
-                            "{step} / {}: `{symbol}` is not in {}",
-                            column.helper,
-                            path.display()
-                        ));
-                    }
-                }
-            }
+            let place = format!("{step} / {}", column.helper);
+            checked += check_cell(&place, &column.root, cell, &mut problems);
         }
     }
     assert!(
@@ -64,6 +59,66 @@ fn every_file_and_symbol_the_step_table_names_exists() {
         "\n{GUIDE} names what the code lacks:\n{}\n",
         problems.join("\n")
     );
+}
+
+#[test]
+fn every_helper_readme_ends_with_a_source_map_of_files_that_exist() {
+    let mut problems = Vec::new();
+    for helper in HELPERS {
+        let root = PathBuf::from("clients").join(helper);
+        let readme = root.join("README.md");
+        let text = read(&readme);
+        let name = readme.display().to_string();
+        let rows = table_under(&text, MAP_HEADING, &name);
+        let start = text.find(MAP_HEADING).unwrap_or_default();
+        if text[start + MAP_HEADING.len()..].contains("\n## ") {
+            problems.push(format!("{name}: {MAP_HEADING:?} is not its last section"));
+        }
+        let pieces: Vec<String> = rows.iter().skip(1).map(|row| piece(&row[0])).collect();
+        if pieces != PIECES {
+            problems.push(format!(
+                "{name}: the map's rows are {pieces:?}, not {PIECES:?}"
+            ));
+        }
+        for row in rows.iter().skip(1) {
+            let cell = row.get(1).map(String::as_str).unwrap_or_default();
+            let place = format!("{name} / {}", piece(&row[0]));
+            let files = check_cell(&place, &root, cell, &mut problems);
+            if files == 0 && !cell.starts_with('—') {
+                problems.push(format!("{place}: names no file (\"—\" if none)"));
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "\nthe READMEs' source maps name what the code lacks:\n{}\n",
+        problems.join("\n")
+    );
+}
+
+/// The piece a source map row is about: its first cell up to the colon, without backticks.
+fn piece(cell: &str) -> String {
+    let name = cell.split(':').next().unwrap_or_default();
+    name.replace('`', "").trim().to_string()
+}
+
+/// Checks the files `cell` names (relative to `root`) and their symbols, adding what is
+/// missing to `problems` under `place`; returns how many files it names.
+fn check_cell(place: &str, root: &Path, cell: &str, problems: &mut Vec<String>) -> usize {
+    let named = references(cell);
+    for (file, symbols) in &named {
+        let path = root.join(file);
+        let Ok(text) = fs::read_to_string(&path) else {
+            problems.push(format!("{place}: no file {}", path.display()));
+            continue;
+        };
+        for symbol in symbols {
+            if !contains_word(&text, symbol) {
+                problems.push(format!("{place}: `{symbol}` is not in {}", path.display()));
+            }
+        }
+    }
+    named.len()
 }
 
 #[test]
@@ -90,12 +145,13 @@ fn read(path: &Path) -> String {
     fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// The table's rows after its heading, each as its cells (the separator row left out).
-fn step_table(guide: &str) -> Vec<Vec<String>> {
-    let start = guide
-        .find(TABLE_HEADING)
-        .unwrap_or_else(|| panic!("{GUIDE}: no heading {TABLE_HEADING:?}"));
-    guide[start..]
+/// The rows of the first table after `heading` in `text` (the document `name`), each as its
+/// cells (the separator row left out).
+fn table_under(text: &str, heading: &str, name: &str) -> Vec<Vec<String>> {
+    let start = text
+        .find(heading)
+        .unwrap_or_else(|| panic!("{name}: no heading {heading:?}"));
+    text[start..]
         .lines()
         .skip_while(|line| !line.starts_with('|'))
         .take_while(|line| line.starts_with('|'))

@@ -4,7 +4,7 @@
 //! subscription must stay on one connection to the node that owns the key, which a cluster
 //! connection (that reconnects and routes by itself) does not promise.
 
-use crate::link::within;
+use crate::session::within;
 use redis::{Client, ConnectionAddr, RedisResult, Value};
 use std::sync::Mutex;
 use std::time::Duration;

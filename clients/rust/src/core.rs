@@ -8,12 +8,13 @@
 use crate::commands::{self, AcquireOptions, Family, Wait};
 use crate::confirm::{kept_unconfirmed, Confirm, Shortfall};
 use crate::error::{Error, Result};
-use crate::guard::{Exclusive, Guard, HoldingSession};
-use crate::link::Link;
-use crate::notify::{self, Holding, NotifierSlot};
+use crate::guard::{Exclusive, Guard};
+use crate::holding::Holding;
+use crate::notify::{self, NotifiedHolding, SubscriberSlot};
 use crate::servers::Servers;
+use crate::session::Session;
 use crate::timing;
-use crate::watchdog::Binding;
+use crate::watchdog::{Binding, BindingSlot};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 use tokio::sync::OnceCell;
@@ -32,18 +33,19 @@ pub(crate) struct Core {
     confirm: Confirm,
     response_timeout: Duration,
     /// Plain (non-watchdog) calls of this handle share one connection.
-    plain: Arc<Link>,
+    plain: Arc<Session>,
     /// The watchdog holding of this handle while any of its guards lives (one per owner, of
-    /// every mode: the server's `RENEW` moves all of an owner's holdings at a key).
-    binding: Mutex<Weak<Binding>>,
+    /// every mode: the server's `RENEW` moves all of an owner's holdings at a key), and its
+    /// connection parked between holdings.
+    binding: Arc<Mutex<BindingSlot>>,
     /// A third of the server's `rlock.watchdog-idle-ms`, read once.
     ping_every: Arc<OnceCell<Duration>>,
     /// The hold cap of the current holding (see [`Core::expiry`]).
     cap: Mutex<Option<Cap>>,
     /// Waiting handles: the connection shared by the client's waits (`NOTIFY`), kept while
     /// the handle lives, and this handle's holdings through it, by token.
-    notifier: NotifierSlot,
-    notified: Mutex<Vec<Weak<Holding>>>,
+    subscriber: SubscriberSlot,
+    notified: Mutex<Vec<Weak<NotifiedHolding>>>,
 }
 
 /// When the cap of a holding ends: set by the grant that created it (the server's rule), for
@@ -64,7 +66,7 @@ impl Core {
 
     /// A handle on several plain locks, taken all at once or none (`RLOCK.ACQUIREALL`).
     pub(crate) fn new_all(servers: Servers, keys: Vec<String>) -> Core {
-        let endpoint = servers.endpoint(keys.first().map_or("", String::as_str));
+        let router = servers.router(keys.first().map_or("", String::as_str));
         Core {
             confirm: servers.default_confirm().clone(),
             servers,
@@ -78,11 +80,11 @@ impl Core {
                 lock_delay: None,
             },
             response_timeout: DEFAULT_RESPONSE_TIMEOUT,
-            plain: Arc::new(Link::new(endpoint.clone(), DEFAULT_RESPONSE_TIMEOUT)),
-            binding: Mutex::default(),
+            plain: Arc::new(Session::new(router.clone(), DEFAULT_RESPONSE_TIMEOUT)),
+            binding: Arc::default(),
             ping_every: Arc::default(),
             cap: Mutex::default(),
-            notifier: NotifierSlot::new(endpoint, DEFAULT_RESPONSE_TIMEOUT),
+            subscriber: SubscriberSlot::new(router, DEFAULT_RESPONSE_TIMEOUT),
             notified: Mutex::default(),
         }
     }
@@ -128,8 +130,8 @@ impl Core {
 
     pub(crate) fn response_timeout(mut self, timeout: Duration) -> Self {
         self.response_timeout = timeout;
-        self.plain = Arc::new(Link::new(self.endpoint(), timeout));
-        self.notifier = NotifierSlot::new(self.endpoint(), timeout);
+        self.plain = Arc::new(Session::new(self.router(), timeout));
+        self.subscriber = SubscriberSlot::new(self.router(), timeout);
         self
     }
 
@@ -143,9 +145,9 @@ impl Core {
     }
 
     /// Where the handle's connections go: the primary of its (first) key.
-    fn endpoint(&self) -> crate::servers::Endpoint {
+    fn router(&self) -> crate::router::Router {
         self.servers
-            .endpoint(self.keys.first().map_or("", String::as_str))
+            .router(self.keys.first().map_or("", String::as_str))
     }
 
     pub(crate) fn key(&self) -> &str {
@@ -164,8 +166,8 @@ impl Core {
         &self.owner
     }
 
-    /// The link of the handle's plain calls (those that hold nothing: counts, settings).
-    pub(crate) fn plain(&self) -> &Link {
+    /// The session of the handle's plain calls (those that hold nothing: counts, settings).
+    pub(crate) fn plain(&self) -> &Session {
         &self.plain
     }
 
@@ -203,18 +205,23 @@ impl Core {
         let confirm = &self.confirm;
         let (tokens, shortfall): (Option<Vec<u64>>, _) = if all.is_some() {
             let cmd = commands::acquire_all(keys, &self.owner, &options, &id, false);
-            route.link().call_confirmed(&cmd, extra, confirm).await?
+            route.session().call_confirmed(&cmd, extra, confirm).await?
         } else {
             let cmd = commands::acquire(kind, self.key(), &self.owner, &options, &id, false);
             let (token, shortfall): (Option<u64>, _) =
-                route.link().call_confirmed(&cmd, extra, confirm).await?;
+                route.session().call_confirmed(&cmd, extra, confirm).await?;
             (token.map(|token| vec![token]), shortfall)
         };
-        let tokens = tokens.ok_or(Error::NotAcquired)?;
+        let Some(tokens) = tokens else {
+            if let Holding::Bound(binding) = &route {
+                binding.unused();
+            }
+            return Err(Error::NotAcquired);
+        };
         let era = Arc::new(());
         let expires = self.expiry(kind, tokens[0], sent, &era, options.wait);
         let guards = keys.iter().zip(tokens).map(|(key, token)| {
-            if let HoldingSession::Bound(binding) = &route {
+            if let Holding::Bound(binding) = &route {
                 binding.held(self.ping_every.clone(), options.lease);
             }
             let route = route.clone();
@@ -253,13 +260,13 @@ impl Core {
         all: bool,
         options: &AcquireOptions,
     ) -> Result<Vec<Guard<K>>> {
-        let notifier = self.notifier.get().await?;
+        let subscriber = self.subscriber.get().await?;
         let confirm = &self.confirm;
         let held = match all {
-            true => notify::acquire_all(&notifier, keys, &self.owner, options, confirm).await?,
+            true => notify::acquire_all(&subscriber, keys, &self.owner, options, confirm).await?,
             false => {
                 let key = self.key();
-                notify::acquire(&notifier, kind, key, &self.owner, options, confirm).await?
+                notify::acquire(&subscriber, kind, key, &self.owner, options, confirm).await?
             }
         };
         let held = held.ok_or(Error::NotAcquired)?;
@@ -268,10 +275,10 @@ impl Core {
         let mut guards = Vec::with_capacity(keys.len());
         let mut holdings = Vec::with_capacity(keys.len());
         for (key, &token) in keys.iter().zip(&held.tokens) {
-            let holding = self.notified_holding(&notifier, kind, key, token);
+            let holding = self.notified_holding(&subscriber, kind, key, token);
             holding.held();
             // The guard exists from here on: if this future is dropped now, it releases.
-            let route = HoldingSession::Notified(holding.clone());
+            let route = Holding::Notified(holding.clone());
             let guard = Guard::new(kind, key, &self.owner, token, route, expires, era.clone());
             guards.push(guard.confirmed_by(confirm));
             holdings.push(holding);
@@ -282,7 +289,7 @@ impl Core {
         // the holding was registered for re-binding: then it is re-bound here. A grant by
         // message was written by another connection, so the replicas confirm it through a
         // write of ours: this RENEW (which writes the expiry), pipelined with WAIT.
-        let rebind = held.granted || notifier.link.generation().await != held.generation;
+        let rebind = held.granted || subscriber.session.generation().await != held.generation;
         let confirming = held.granted && !confirm.is_off();
         let mut shortfall = held.shortfall;
         if (rebind && options.watchdog) || confirming {
@@ -292,7 +299,7 @@ impl Core {
                     false => commands::renew(kind, key, &self.owner, options.lease),
                 };
                 let (still_ours, short): (i64, _) = holding
-                    .link()
+                    .session()
                     .call_confirmed(&renew, Some(Duration::ZERO), confirm)
                     .await?;
                 if still_ours == 0 {
@@ -310,11 +317,11 @@ impl Core {
     /// knows already (a re-entry), or a new one.
     fn notified_holding(
         &self,
-        notifier: &Arc<notify::Notifier>,
+        subscriber: &Arc<notify::Subscriber>,
         kind: Family,
         key: &str,
         token: u64,
-    ) -> Arc<Holding> {
+    ) -> Arc<NotifiedHolding> {
         let mut known = self.notified.lock().expect("notified lock");
         known.retain(|holding| holding.strong_count() > 0);
         let found = known.iter().filter_map(Weak::upgrade).find(|holding| {
@@ -323,8 +330,8 @@ impl Core {
         if let Some(holding) = found {
             return holding;
         }
-        let holding = Holding::new(
-            notifier,
+        let holding = NotifiedHolding::new(
+            subscriber,
             kind,
             key,
             &self.owner,
@@ -336,27 +343,24 @@ impl Core {
         holding
     }
 
-    /// Where this acquire goes and its guard releases: the handle's plain link, or its
-    /// watchdog holding. A new holding is registered before the call, so that concurrent
-    /// acquires share it; one known lost is left to the guards that still have it.
-    fn holding_session(&self, kind: Family) -> HoldingSession {
+    /// Where this acquire goes and its guard releases: the handle's plain session, or its
+    /// watchdog holding (the one in use or parked, else a new one). A new holding is
+    /// registered before the call, so that concurrent acquires share it.
+    fn holding_session(&self, kind: Family) -> Holding {
         if !self.options.watchdog {
-            return HoldingSession::Plain(self.plain.clone());
+            return Holding::Plain(self.plain.clone());
         }
-        let mut current = self.binding.lock().expect("binding lock");
-        if let Some(binding) = current.upgrade().filter(|binding| !binding.is_lost()) {
-            return HoldingSession::Bound(binding);
-        }
-        let binding = Arc::new(Binding::new(
-            self.endpoint(),
-            kind,
-            &self.keys,
-            &self.owner,
-            self.options.lease,
-            self.response_timeout,
-        ));
-        *current = Arc::downgrade(&binding);
-        HoldingSession::Bound(binding)
+        Holding::Bound(BindingSlot::claim(&self.binding, || {
+            Binding::new(
+                self.router(),
+                kind,
+                &self.keys,
+                &self.owner,
+                self.options.lease,
+                self.response_timeout,
+                Arc::downgrade(&self.binding),
+            )
+        }))
     }
 
     /// Until when the holding is surely ours as far as its lease (without the watchdog) and

@@ -7,10 +7,10 @@ use crate::confirm::settle_write;
 use crate::core::DEFAULT_RESPONSE_TIMEOUT;
 use crate::error::{Error, Result};
 use crate::guard::LockGuard;
-use crate::link::Link;
 use crate::lock::Lock;
 use crate::observer::Observer;
 use crate::servers::Servers;
+use crate::session::Session;
 use redis::{RedisResult, Value};
 use std::collections::HashMap;
 use std::future::Future;
@@ -53,7 +53,7 @@ pub struct Election {
     servers: Servers,
     name: String,
     lock: Lock,
-    plain: Link,
+    plain: Session,
     response_timeout: Duration,
     /// One campaign at a time: a second one waits for the first and gets its term.
     campaigning: tokio::sync::Mutex<()>,
@@ -79,7 +79,7 @@ impl Election {
             .wait_forever()
             .owner_id(candidate);
         Election {
-            plain: Link::new(servers.endpoint(&name), DEFAULT_RESPONSE_TIMEOUT),
+            plain: Session::new(servers.router(&name), DEFAULT_RESPONSE_TIMEOUT),
             servers,
             name,
             lock,
@@ -199,10 +199,10 @@ impl Election {
 
 /// `RLOCK.LEADER key`: a map of `owner`, `token`, `ttl` (RESP3), or the same as a flat array
 /// (RESP2); nil when free.
-pub(crate) async fn query_leader(link: &Link, key: &str) -> RedisResult<Option<Leader>> {
+pub(crate) async fn query_leader(session: &Session, key: &str) -> RedisResult<Option<Leader>> {
     let mut cmd = redis::cmd("RLOCK.LEADER");
     cmd.arg(key);
-    let reply: Value = link.call(&cmd, Some(Duration::ZERO)).await?;
+    let reply: Value = session.call(&cmd, Some(Duration::ZERO)).await?;
     parse_leader(reply)
 }
 

@@ -3,42 +3,11 @@
 use crate::commands::{self, Family};
 use crate::confirm::{settle_write, Confirm};
 use crate::error::{Error, Result};
-use crate::link::Link;
-use crate::notify::Holding;
-use crate::watchdog::Binding;
+use crate::holding::Holding;
 use std::future::Future;
 use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// Where a holding is released: the lock handle's shared link, the holding's own watchdog
-/// connection (which must stay open until then, or the server ends the holding), or the
-/// connection shared by the client's waits, which a waiting handle's holdings live on.
-#[derive(Clone)]
-pub(crate) enum HoldingSession {
-    Plain(Arc<Link>),
-    Bound(Arc<Binding>),
-    Notified(Arc<Holding>),
-}
-
-impl HoldingSession {
-    pub(crate) fn link(&self) -> &Link {
-        match self {
-            HoldingSession::Plain(link) => link,
-            HoldingSession::Bound(binding) => &binding.link,
-            HoldingSession::Notified(holding) => holding.link(),
-        }
-    }
-
-    /// A guard gave its hold back (or gave up on it).
-    fn released(&self) {
-        match self {
-            HoldingSession::Bound(binding) => binding.released(),
-            HoldingSession::Notified(holding) => holding.released(),
-            HoldingSession::Plain(_) => {}
-        }
-    }
-}
 
 /// A holding of a lock, of a read-write lock (read or write) or of semaphore permits: its
 /// fencing token, its release, its loss. The type parameter says which ([`LockGuard`],
@@ -54,7 +23,7 @@ pub struct Guard<K> {
     owner: String,
     token: u64,
     /// `None` once released.
-    route: Option<HoldingSession>,
+    route: Option<Holding>,
     /// Until when the lease (without the watchdog) and the hold cap surely keep it ours.
     expires: Option<Instant>,
     /// Keeps the holding's hold cap known to its handle (see `Core::expiry`).
@@ -103,7 +72,7 @@ impl<K> Guard<K> {
         key: &str,
         owner: &str,
         token: u64,
-        route: HoldingSession,
+        route: Holding,
         expires: Option<Instant>,
         era: Arc<()>,
     ) -> Guard<K> {
@@ -162,8 +131,8 @@ impl<K> Guard<K> {
 
     fn binding_lost(&self) -> bool {
         match &self.route {
-            Some(HoldingSession::Bound(binding)) => binding.is_lost(),
-            Some(HoldingSession::Notified(holding)) => holding.is_lost(),
+            Some(Holding::Bound(binding)) => binding.is_lost(),
+            Some(Holding::Notified(holding)) => holding.is_lost(),
             _ => false,
         }
     }
@@ -172,8 +141,8 @@ impl<K> Guard<K> {
     /// ever while it stays ours. `select!` it against your work to stop as soon as it is.
     pub fn lost(&self) -> impl Future<Output = ()> + Send + 'static {
         let lost = match &self.route {
-            Some(HoldingSession::Bound(binding)) => Some(binding.lost()),
-            Some(HoldingSession::Notified(holding)) => Some(holding.lost()),
+            Some(Holding::Bound(binding)) => Some(binding.lost()),
+            Some(Holding::Notified(holding)) => Some(holding.lost()),
             _ => None,
         };
         let expires = self.expires;
@@ -209,7 +178,7 @@ impl<K> Guard<K> {
 
     /// Takes the holding out of the guard, whose drop then gives nothing back: its key, its
     /// route, and whether it is known lost. `None` once released.
-    pub(crate) fn detach(&mut self) -> Option<(String, HoldingSession, bool)> {
+    pub(crate) fn detach(&mut self) -> Option<(String, Holding, bool)> {
         let known_lost = self.is_lost();
         let route = self.route.take()?;
         Some((self.key.clone(), route, known_lost))
@@ -239,7 +208,7 @@ impl Guard<Exclusive> {
     pub async fn guarded<T: redis::FromRedisValue>(&self, command: &redis::Cmd) -> Result<T> {
         let route = self.route.as_ref().expect("a live guard has its route");
         let cmd = self.guard_command(command);
-        let (reply, shortfall) = route.link().call_once(&cmd, &self.confirm).await?;
+        let (reply, shortfall) = route.session().call_once(&cmd, &self.confirm).await?;
         settle_write(shortfall, &self.confirm)?;
         Ok(reply)
     }
@@ -282,7 +251,7 @@ impl<K> Drop for Guard<K> {
 /// holding, so a late release could take a hold off a newer holding of the same handle.
 /// [`Error::NotConfirmed`] when the replicas did not confirm it (it stands on the primary).
 async fn release(
-    route: &HoldingSession,
+    route: &Holding,
     kind: Family,
     key: &str,
     owner: &str,
@@ -294,11 +263,15 @@ async fn release(
     } else {
         let cmd = commands::release(kind, key, owner, &commands::request_id());
         route
-            .link()
+            .session()
             .call_confirmed(&cmd, Some(Duration::ZERO), confirm)
             .await
     };
-    route.released();
+    let answered = remaining
+        .as_ref()
+        .ok()
+        .and_then(|(remaining, _)| *remaining);
+    route.released(answered);
     let (remaining, shortfall): (Option<i64>, _) = remaining?;
     remaining.ok_or(Error::Lost)?;
     settle_write(shortfall, confirm)
@@ -309,7 +282,7 @@ async fn release(
 /// was no longer ours.
 pub(crate) async fn release_all(
     owner: &str,
-    held: Vec<(String, HoldingSession, bool)>,
+    held: Vec<(String, Holding, bool)>,
     confirm: &Confirm,
 ) -> Result<()> {
     let live: Vec<&str> = held
@@ -320,17 +293,26 @@ pub(crate) async fn release_all(
     let answers = match held.first() {
         Some((_, route, _)) if !live.is_empty() => {
             let cmd = commands::release_all(&live, owner, &commands::request_id());
-            let link = route.link();
-            link.call_confirmed(&cmd, Some(Duration::ZERO), confirm)
+            let session = route.session();
+            session
+                .call_confirmed(&cmd, Some(Duration::ZERO), confirm)
                 .await
         }
         _ => Ok((Vec::new(), None)),
     };
-    for (_, route, _) in &held {
-        route.released();
+    let all_ours = live.len() == held.len()
+        && answers
+            .as_ref()
+            .is_ok_and(|(answers, _)| answers.iter().all(Option::is_some));
+    // Every key's answer, for its binding: one the last of them finds empty is parked.
+    let emptied = all_ours
+        && answers
+            .as_ref()
+            .is_ok_and(|(answers, _)| answers.iter().all(|left| *left == Some(0)));
+    for (_, route, _) in held {
+        route.released(emptied.then_some(0));
     }
-    let (answers, shortfall): (Vec<Option<i64>>, _) = answers?;
-    let all_ours = live.len() == held.len() && answers.iter().all(Option::is_some);
+    let (_, shortfall): (Vec<Option<i64>>, _) = answers?;
     all_ours.then_some(()).ok_or(Error::Lost)?;
     settle_write(shortfall, confirm)
 }

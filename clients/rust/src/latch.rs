@@ -4,9 +4,10 @@ use crate::commands::{self, AcquireOptions, Family, Wait};
 use crate::confirm::{settle_write, Confirm};
 use crate::core::DEFAULT_RESPONSE_TIMEOUT;
 use crate::error::Result;
-use crate::link::Link;
-use crate::notify::{self, NotifierSlot};
-use crate::servers::{Endpoint, Servers};
+use crate::notify::{self, SubscriberSlot};
+use crate::router::Router;
+use crate::servers::Servers;
+use crate::session::Session;
 use std::time::Duration;
 
 /// One count-down latch (a key): set a count, count it down from anywhere, and everyone
@@ -28,9 +29,9 @@ use std::time::Duration;
 /// dropped wait leaves the server's queue.
 pub struct CountDownLatch {
     key: String,
-    endpoint: Endpoint,
-    plain: Link,
-    notifier: NotifierSlot,
+    router: Router,
+    plain: Session,
+    subscriber: SubscriberSlot,
     confirm: Confirm,
 }
 
@@ -39,13 +40,13 @@ impl CountDownLatch {
     /// until it is used.
     pub fn new(servers: impl Into<Servers>, key: impl Into<String>) -> CountDownLatch {
         let (servers, key) = (servers.into(), key.into());
-        let endpoint = servers.endpoint(&key);
+        let router = servers.router(&key);
         CountDownLatch {
             key,
-            plain: Link::new(endpoint.clone(), DEFAULT_RESPONSE_TIMEOUT),
-            notifier: NotifierSlot::new(endpoint.clone(), DEFAULT_RESPONSE_TIMEOUT),
+            plain: Session::new(router.clone(), DEFAULT_RESPONSE_TIMEOUT),
+            subscriber: SubscriberSlot::new(router.clone(), DEFAULT_RESPONSE_TIMEOUT),
             confirm: servers.default_confirm().clone(),
-            endpoint,
+            router,
         }
     }
 
@@ -59,8 +60,8 @@ impl CountDownLatch {
     /// 2 s.
     pub fn response_timeout(self, timeout: Duration) -> Self {
         CountDownLatch {
-            plain: Link::new(self.endpoint.clone(), timeout),
-            notifier: NotifierSlot::new(self.endpoint.clone(), timeout),
+            plain: Session::new(self.router.clone(), timeout),
+            subscriber: SubscriberSlot::new(self.router.clone(), timeout),
             ..self
         }
     }
@@ -122,10 +123,10 @@ impl CountDownLatch {
 
     async fn await_open(&self, wait: Wait) -> Result<bool> {
         let options = AcquireOptions::unwatched(Duration::ZERO, wait);
-        let notifier = self.notifier.get().await?;
+        let subscriber = self.subscriber.get().await?;
         let off = Confirm::off();
         let opened =
-            notify::acquire(&notifier, Family::Latch, &self.key, "", &options, &off).await?;
+            notify::acquire(&subscriber, Family::Latch, &self.key, "", &options, &off).await?;
         Ok(opened.is_some())
     }
 }

@@ -63,8 +63,9 @@
 //! - **Connections.** A handle talks to the primary that owns its key: the server a
 //!   `redis::Client` names, or through [`Servers::sentinel`] / [`Servers::cluster`] the
 //!   primary that Sentinel or the Cluster's slot map names, followed through failovers
-//!   (docs/availability.md). Plain calls of a handle share one multiplexed connection, and every watchdog
-//!   holding taken without a `wait` gets its own. Watchdog connections speak RESP3, the
+//!   (docs/availability.md). Plain calls of a handle share one multiplexed connection, and a
+//!   handle that holds with the watchdog without a `wait` has one of its own, kept open between
+//!   its holdings once a release left nothing on it. Watchdog connections speak RESP3, the
 //!   protocol in which redis-rs reports a dropped connection the moment it happens.
 //! - **Waiting.** Handles with a [`wait`](Lock::wait) block no connection: all those of one
 //!   `redis::Client` (in one tokio runtime) share one RESP3 connection, subscribed to its own
@@ -196,18 +197,21 @@ mod confirm;
 mod core;
 mod election;
 mod error;
+mod family;
 mod guard;
+mod holding;
 mod latch;
-mod link;
 mod lock;
 mod multilock;
 mod notify;
 mod observer;
 mod redlock;
+mod router;
 mod rwlock;
 mod semaphore;
 mod sentinel;
 mod servers;
+mod session;
 mod timing;
 mod watchdog;
 

@@ -178,7 +178,7 @@ impl MultiGuard {
             .map_or_else(Confirm::off, |guard| guard.confirmation().clone())
     }
 
-    fn detach(&mut self) -> Vec<(String, crate::guard::HoldingSession, bool)> {
+    fn detach(&mut self) -> Vec<(String, crate::holding::Holding, bool)> {
         self.guards
             .iter_mut()
             .filter_map(LockGuard::detach)

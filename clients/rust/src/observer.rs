@@ -4,8 +4,8 @@
 
 use crate::election::{query_leader, Leader};
 use crate::error::{Error, Result};
-use crate::link::{is_connection_error, within, BoxFuture, Hooks, Link};
 use crate::servers::Servers;
+use crate::session::{is_connection_error, within, BoxFuture, Hooks, Session};
 use crate::watchdog::RECONNECT_PAUSE;
 use redis::aio::{AsyncPushSender, MultiplexedConnection};
 use redis::{PushInfo, PushKind, RedisResult, Value};
@@ -35,9 +35,9 @@ impl Observer {
             pushes: pushes_tx,
             response_timeout,
         };
-        let endpoint = servers.endpoint(name);
-        let link = Link::with_hooks(endpoint, response_timeout, Arc::new(hooks));
-        let task = tokio::spawn(follow(link, name.to_string(), pushes, tx));
+        let router = servers.router(name);
+        let session = Session::with_hooks(router, response_timeout, Arc::new(hooks));
+        let task = tokio::spawn(follow(session, name.to_string(), pushes, tx));
         Observer {
             rx,
             task: task.abort_handle(),
@@ -97,12 +97,12 @@ impl Hooks for Keyspace {
 /// every event of the key, sending each change; when the connection drops, a fresh one
 /// catches up the same way.
 async fn follow(
-    link: Link,
+    session: Session,
     key: String,
     mut pushes: mpsc::UnboundedReceiver<(u64, PushInfo)>,
     tx: mpsc::UnboundedSender<Result<Option<Leader>>>,
 ) {
-    if let Err(err) = events_enabled(&link).await {
+    if let Err(err) = events_enabled(&session).await {
         let _ = tx.send(Err(err));
         return;
     }
@@ -116,7 +116,7 @@ async fn follow(
         tx.send(Ok(leader)).is_ok()
     };
     loop {
-        let generation = match link.current().await {
+        let generation = match session.current().await {
             Ok((_, generation)) => generation,
             Err(_) => {
                 tokio::time::sleep(RECONNECT_PAUSE).await;
@@ -126,8 +126,8 @@ async fn follow(
         // Subscribed before reading: a change after this read comes as an event.
         let mut event = true;
         while event {
-            match query_leader(&link, &key).await {
-                Ok(leader) if link.generation().await == generation => {
+            match query_leader(&session, &key).await {
+                Ok(leader) if session.generation().await == generation => {
                     if !emit(leader) {
                         return;
                     }
@@ -143,7 +143,7 @@ async fn follow(
             event = loop {
                 let push = tokio::select! {
                     push = pushes.recv() => push,
-                    _ = still_primary(&link) => break false,
+                    _ = still_primary(&session) => break false,
                 };
                 match push {
                     None => return,
@@ -156,27 +156,29 @@ async fn follow(
                 }
             };
         }
-        if link.replace(generation).await.is_err() {
+        if session.replace(generation).await.is_err() {
             tokio::time::sleep(RECONNECT_PAUSE).await;
         }
     }
 }
 
 /// Resolves once the observer's node is no longer the key's primary (asked with `ROLE` every
-/// second, where the link follows failovers): keyspace events are the node's own, so after a
+/// second, where the session follows failovers): keyspace events are the node's own, so after a
 /// Cluster failover, which leaves the old primary's connections open, the observer must move
 /// to the new primary itself. Pending for ever for one server.
-async fn still_primary(link: &Link) {
-    if !link.endpoint().follows_failover() {
+async fn still_primary(session: &Session) {
+    if !session.router().follows_failover() {
         return std::future::pending().await;
     }
     loop {
         tokio::time::sleep(ROLE_CHECK_EVERY).await;
-        let role: RedisResult<Value> = link.call(&redis::cmd("ROLE"), Some(Duration::ZERO)).await;
+        let role: RedisResult<Value> = session
+            .call(&redis::cmd("ROLE"), Some(Duration::ZERO))
+            .await;
         let primary = matches!(&role, Ok(Value::Array(fields))
             if matches!(fields.first(), Some(Value::BulkString(word)) if word == b"master"));
         if !primary {
-            link.endpoint().forget_primary(None);
+            session.router().forget_primary(None);
             return;
         }
     }
@@ -187,10 +189,11 @@ const ROLE_CHECK_EVERY: Duration = Duration::from_secs(1);
 
 /// An error unless the server publishes keyspace events of the module class (`K` and `d`;
 /// `A` includes `d`). A server that does not let us read the setting is trusted.
-async fn events_enabled(link: &Link) -> Result<()> {
+async fn events_enabled(session: &Session) -> Result<()> {
     let mut cmd = redis::cmd("CONFIG");
     cmd.arg("GET").arg("notify-keyspace-events");
-    let config: RedisResult<HashMap<String, String>> = link.call(&cmd, Some(Duration::ZERO)).await;
+    let config: RedisResult<HashMap<String, String>> =
+        session.call(&cmd, Some(Duration::ZERO)).await;
     let Some(flags) = config.ok().and_then(|config| config.into_values().next()) else {
         return Ok(());
     };

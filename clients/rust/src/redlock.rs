@@ -3,7 +3,7 @@
 use crate::commands::{self, AcquireOptions, Family, Wait};
 use crate::error::{Error, Result};
 use crate::guard::spawn_if_runtime;
-use crate::link::Link;
+use crate::session::Session;
 use crate::timing;
 use redis::{Client, Cmd, FromRedisValue};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -15,7 +15,7 @@ const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 const DEFAULT_SERVER_TIMEOUT: Duration = Duration::from_millis(50);
 const DEFAULT_RETRY_COUNT: u32 = 3;
 const DEFAULT_RETRY_DELAY: Duration = Duration::from_millis(200);
-/// The links' own connect limit; each call is bounded from outside by `server_timeout`.
+/// The sessions' own connect limit; each call is bounded from outside by `server_timeout`.
 const CONNECT_LIMIT: Duration = Duration::from_secs(1);
 
 /// One lock held on a majority of N independent servers (see the crate docs for what that
@@ -32,7 +32,7 @@ const CONNECT_LIMIT: Duration = Duration::from_secs(1);
 pub struct Redlock {
     key: String,
     owner: String,
-    servers: Vec<Arc<Link>>,
+    servers: Vec<Arc<Session>>,
     lease: Duration,
     server_timeout: Duration,
     retry_count: u32,
@@ -51,8 +51,8 @@ impl Redlock {
             servers: servers
                 .into_iter()
                 .map(|client| {
-                    let endpoint = crate::servers::Servers::single(client).endpoint(&key);
-                    Arc::new(Link::new(endpoint, CONNECT_LIMIT))
+                    let router = crate::servers::Servers::single(client).router(&key);
+                    Arc::new(Session::new(router, CONNECT_LIMIT))
                 })
                 .collect(),
             lease: DEFAULT_LEASE,
@@ -226,7 +226,7 @@ impl Drop for RedlockGuard {
 struct Release {
     key: String,
     owner: String,
-    servers: Vec<Arc<Link>>,
+    servers: Vec<Arc<Session>>,
     server_timeout: Duration,
     /// The handle's flag, cleared once released so that the handle may acquire again.
     held: Arc<AtomicBool>,
@@ -244,7 +244,7 @@ impl Release {
 
 /// `RLOCK.RELEASE` on every server with one request id; how many still held the lock.
 async fn release_everywhere(
-    servers: &[Arc<Link>],
+    servers: &[Arc<Session>],
     key: &str,
     owner: &str,
     timeout: Duration,
@@ -260,7 +260,7 @@ async fn release_everywhere(
 /// Sends `cmd` to every server at once; each answer in server order, `None` for an error or
 /// no answer within `timeout`.
 async fn on_every_server<T: FromRedisValue + Send + 'static>(
-    servers: &[Arc<Link>],
+    servers: &[Arc<Session>],
     cmd: &Cmd,
     timeout: Duration,
 ) -> Vec<Option<T>> {

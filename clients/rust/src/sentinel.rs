@@ -5,7 +5,7 @@
 //! checks with `ROLE` that the node it reached is a primary, which the crate's cached
 //! `SentinelClient` does not let us tie together. It is some 60 lines.
 
-use crate::link::within;
+use crate::session::within;
 use redis::{Client, ConnectionAddr, ConnectionInfo, RedisResult};
 use std::sync::Mutex;
 use std::time::Duration;

@@ -1,10 +1,11 @@
 //! Where the locks live: one server, a primary managed by Sentinel, or a Redis Cluster; and
-//! how every connection of the crate finds the primary that owns its key (an [`Endpoint`]).
+//! how every connection of the crate finds the primary that owns its key (a [`Router`]).
 
-use crate::cluster::{slot, SlotMap};
+use crate::cluster::SlotMap;
 use crate::confirm::Confirm;
+use crate::router::Router;
 use crate::sentinel::Sentinel;
-use redis::{Client, ConnectionAddr, RedisResult};
+use redis::Client;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -41,13 +42,14 @@ const DEFAULT_FAILOVER_TIMEOUT: Duration = Duration::from_secs(15);
 /// ```
 #[derive(Clone)]
 pub struct Servers {
-    topology: Topology,
+    pub(crate) deployment: Deployment,
     confirm: Confirm,
-    failover_timeout: Duration,
+    pub(crate) failover_timeout: Duration,
 }
 
+/// The one server, the Sentinel-managed primary, or the Cluster.
 #[derive(Clone)]
-enum Topology {
+pub(crate) enum Deployment {
     Single(Client),
     Sentinel(Arc<Sentinel>),
     Cluster(Arc<SlotMap>),
@@ -58,7 +60,7 @@ impl Servers {
     /// `&redis::Client` converts to. A call that fails on a broken connection is sent once more
     /// on a fresh one, to the same address.
     pub fn single(client: &Client) -> Servers {
-        Servers::with(Topology::Single(client.clone()))
+        Servers::with(Deployment::Single(client.clone()))
     }
 
     /// The primary that the Sentinels (one `redis::Client` each) name for `master_name`
@@ -70,7 +72,7 @@ impl Servers {
         sentinels: impl IntoIterator<Item = Client>,
     ) -> Servers {
         let sentinels = sentinels.into_iter().collect();
-        Servers::with(Topology::Sentinel(Arc::new(Sentinel::new(
+        Servers::with(Deployment::Sentinel(Arc::new(Sentinel::new(
             master_name.into(),
             sentinels,
         ))))
@@ -81,12 +83,12 @@ impl Servers {
     /// read again after a `MOVED`, a failure or a failover; `ASK` is followed).
     pub fn cluster(nodes: impl IntoIterator<Item = Client>) -> Servers {
         let seeds: Vec<Client> = nodes.into_iter().collect();
-        Servers::with(Topology::Cluster(Arc::new(SlotMap::new(seeds))))
+        Servers::with(Deployment::Cluster(Arc::new(SlotMap::new(seeds))))
     }
 
-    fn with(topology: Topology) -> Servers {
+    fn with(deployment: Deployment) -> Servers {
         Servers {
-            topology,
+            deployment,
             confirm: Confirm::default(),
             failover_timeout: DEFAULT_FAILOVER_TIMEOUT,
         }
@@ -95,9 +97,9 @@ impl Servers {
     /// Sentinel: the settings (username, password, db, protocol, TLS) to speak to the primary
     /// with, from a client whose address is ignored. No effect on the other topologies.
     pub fn node_settings(mut self, client: &Client) -> Servers {
-        if let Topology::Sentinel(sentinel) = &self.topology {
+        if let Deployment::Sentinel(sentinel) = &self.deployment {
             let sentinel = sentinel.with_node_settings(client.get_connection_info().clone());
-            self.topology = Topology::Sentinel(Arc::new(sentinel));
+            self.deployment = Deployment::Sentinel(Arc::new(sentinel));
         }
         self
     }
@@ -122,19 +124,16 @@ impl Servers {
     }
 
     /// The connections of `key` (the primary that owns it).
-    pub(crate) fn endpoint(&self, key: impl AsRef<[u8]>) -> Endpoint {
-        Endpoint {
-            servers: self.clone(),
-            key: key.as_ref().to_vec(),
-        }
+    pub(crate) fn router(&self, key: impl AsRef<[u8]>) -> Router {
+        Router::new(self.clone(), key.as_ref().to_vec())
     }
 
     /// The database number keys live in (keyspace events name it).
     pub(crate) fn db(&self) -> i64 {
-        match &self.topology {
-            Topology::Single(client) => client.get_connection_info().redis_settings().db(),
-            Topology::Sentinel(sentinel) => sentinel.db(),
-            Topology::Cluster(_) => 0,
+        match &self.deployment {
+            Deployment::Single(client) => client.get_connection_info().redis_settings().db(),
+            Deployment::Sentinel(sentinel) => sentinel.db(),
+            Deployment::Cluster(_) => 0,
         }
     }
 }
@@ -154,55 +153,5 @@ impl From<Client> for Servers {
 impl From<&Servers> for Servers {
     fn from(servers: &Servers) -> Servers {
         servers.clone()
-    }
-}
-
-/// The connections to the primary that owns one key: where a [`Link`](crate::link::Link)
-/// opens each of its connections.
-#[derive(Clone)]
-pub(crate) struct Endpoint {
-    servers: Servers,
-    key: Vec<u8>,
-}
-
-impl Endpoint {
-    /// A client for the primary that owns the key now (discovered when unknown).
-    pub(crate) async fn client(&self) -> RedisResult<Client> {
-        match &self.servers.topology {
-            Topology::Single(client) => Ok(client.clone()),
-            Topology::Sentinel(sentinel) => sentinel.primary().await,
-            Topology::Cluster(map) => map.primary(slot(&self.key)).await,
-        }
-    }
-
-    /// What the connection learnt says the primary moved (a failure, `READONLY`, `MOVED`):
-    /// look it up again before the next connection.
-    pub(crate) fn forget_primary(&self, moved_to: Option<(&str, u16)>) {
-        match &self.servers.topology {
-            Topology::Single(_) => {}
-            Topology::Sentinel(sentinel) => sentinel.forget(),
-            Topology::Cluster(map) => map.forget(moved_to),
-        }
-    }
-
-    /// Whether connections follow the primary from node to node (Sentinel, Cluster): they
-    /// check that the node they reach is a primary, and calls keep trying for the failover
-    /// timeout. One server: one retry, on the same address.
-    pub(crate) fn follows_failover(&self) -> bool {
-        !matches!(self.servers.topology, Topology::Single(_))
-    }
-
-    pub(crate) fn failover_timeout(&self) -> Duration {
-        self.servers.failover_timeout
-    }
-}
-
-/// `host:port` of a TCP address, as `MOVED` and the registry of shared connections name it.
-pub(crate) fn addr_name(addr: &ConnectionAddr) -> String {
-    match addr {
-        ConnectionAddr::Tcp(host, port) | ConnectionAddr::TcpTls { host, port, .. } => {
-            format!("{host}:{port}")
-        }
-        other => format!("{other:?}"),
     }
 }

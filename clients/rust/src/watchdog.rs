@@ -9,15 +9,23 @@
 //! once and re-binds with `RENEW key owner PX lease WATCHDOG` (`RLOCK`, `RWLOCK` or `RSEM`):
 //! 1 means the server had not noticed the drop and the holding is still ours; 0 means it is
 //! lost.
+//!
+//! The connection outlives a holding when nothing is left on it: the release that gives back
+//! the last hold, answered 0 (the owner holds nothing more at the key) with no other guard or
+//! acquire using the binding, parks it in its handle's [`BindingSlot`], and the handle's next
+//! acquire takes it from there instead of opening a connection. Whenever that cannot be known
+//! (a release that failed or found the holding gone, a holding lost, an acquire given up
+//! half-way), the binding is not parked and closes with its last user as before, so a
+//! connection that closes still ends every holding bound to it.
 
 use crate::commands::{self, Family};
-use crate::link::{BoxFuture, Hooks, Link};
-use crate::servers::Endpoint;
+use crate::router::Router;
+use crate::session::{BoxFuture, Hooks, Session};
 use redis::aio::{AsyncPushSender, MultiplexedConnection};
 use redis::{PushInfo, RedisResult};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, watch, OnceCell};
 use tokio::task::AbortHandle;
@@ -27,7 +35,7 @@ const DEFAULT_IDLE: Duration = Duration::from_millis(30_000);
 /// Pause between attempts to reach a server that refuses connections.
 pub(crate) const RECONNECT_PAUSE: Duration = Duration::from_millis(100);
 
-/// What a fresh connection of a watchdog link does first: move the binding onto itself.
+/// What a fresh connection of a watchdog session does first: move the binding onto itself.
 pub(crate) struct Rebind {
     kind: Family,
     /// The keys held (several for a [`MultiLock`](crate::MultiLock)'s, all bound together).
@@ -60,7 +68,7 @@ impl Rebind {
     }
 }
 
-/// The hooks of a watchdog link: drop notices go to the keep-alive task, and every connection
+/// The hooks of a watchdog session: drop notices go to the keep-alive task, and every connection
 /// after the first re-binds the holding before it is used.
 struct Watched {
     disconnects: mpsc::UnboundedSender<PushInfo>,
@@ -88,25 +96,56 @@ impl Hooks for Watched {
     }
 }
 
+/// A lock handle's watchdog binding: the one its guards (and acquires under way) use, and the
+/// one parked between holdings, kept open for the next.
+#[derive(Default)]
+pub(crate) struct BindingSlot {
+    current: Weak<Binding>,
+    parked: Option<Arc<Binding>>,
+}
+
+impl BindingSlot {
+    /// The binding an acquire of the handle goes through: the one in use, else the parked one,
+    /// else `make()`'s (then in use). One known lost is left to the guards that still have it.
+    pub(crate) fn claim(slot: &Mutex<BindingSlot>, make: impl FnOnce() -> Binding) -> Arc<Binding> {
+        let mut slot = slot.lock().expect("binding slot");
+        let parked = slot.parked.take();
+        let usable = slot.current.upgrade().or(parked);
+        if let Some(binding) = usable.filter(|binding| !binding.is_lost()) {
+            return binding;
+        }
+        let binding = Arc::new(make());
+        slot.current = Arc::downgrade(&binding);
+        binding
+    }
+}
+
 /// One watchdog holding of one lock handle, shared by its re-entrant guards: the dedicated
-/// link and its keep-alive task. Dropped with the last guard, which closes the connection (the
-/// server then ends whatever is still held).
+/// session and its keep-alive task. Dropped with its last user (a guard, an acquire, or the
+/// handle's slot where it is parked), which closes the connection (the server then ends
+/// whatever is still held).
 pub(crate) struct Binding {
-    pub(crate) link: Arc<Link>,
+    pub(crate) session: Arc<Session>,
     rebind: Arc<Rebind>,
     lost: watch::Receiver<bool>,
     disconnects: Mutex<Option<mpsc::UnboundedReceiver<PushInfo>>>,
     keepalive: Mutex<Option<AbortHandle>>,
+    /// Where the binding is parked once nothing is held on it (the handle's).
+    slot: Weak<Mutex<BindingSlot>>,
+    /// A release failed or found the holding gone: what the connection still carries is
+    /// unknown, so it is never parked.
+    unsure: AtomicBool,
 }
 
 impl Binding {
     pub(crate) fn new(
-        endpoint: Endpoint,
+        router: Router,
         kind: Family,
         keys: &[String],
         owner: &str,
         lease: Duration,
         response_timeout: Duration,
+        slot: Weak<Mutex<BindingSlot>>,
     ) -> Binding {
         let (lost_tx, lost) = watch::channel(false);
         let (disconnects_tx, disconnects) = mpsc::unbounded_channel();
@@ -123,8 +162,8 @@ impl Binding {
             rebind: rebind.clone(),
         };
         Binding {
-            link: Arc::new(Link::with_hooks(
-                endpoint,
+            session: Arc::new(Session::with_hooks(
+                router,
                 response_timeout,
                 Arc::new(hooks),
             )),
@@ -132,6 +171,8 @@ impl Binding {
             lost,
             disconnects: Mutex::new(Some(disconnects)),
             keepalive: Mutex::new(None),
+            slot,
+            unsure: AtomicBool::new(false),
         }
     }
 
@@ -146,7 +187,7 @@ impl Binding {
         let mut keepalive = self.keepalive.lock().expect("keepalive lock");
         if let Some(disconnects) = self.disconnects.lock().expect("disconnects lock").take() {
             let task = keep_alive(
-                self.link.clone(),
+                self.session.clone(),
                 self.rebind.clone(),
                 disconnects,
                 ping_every,
@@ -156,9 +197,40 @@ impl Binding {
         }
     }
 
-    /// A guard released its hold (or gave up on it).
-    pub(crate) fn released(&self) {
-        self.rebind().holds.fetch_sub(1, Ordering::SeqCst);
+    /// A guard released its hold (or gave up on it): `remaining` is the server's answer, the
+    /// owner's holds left at the key (`None`: no answer, or the holding was gone). The binding
+    /// is parked for the handle's next acquire when that was the last use of a binding that
+    /// surely holds nothing now (see the module's docs).
+    pub(crate) fn released(self: &Arc<Self>, remaining: Option<i64>) {
+        let Some(slot) = self.slot.upgrade() else {
+            self.rebind().holds.fetch_sub(1, Ordering::SeqCst);
+            return;
+        };
+        // Under the slot's lock, so that no acquire takes the binding meanwhile: the caller's
+        // is then its only user left.
+        let mut slot = slot.lock().expect("binding slot");
+        if remaining.is_none() {
+            self.unsure.store(true, Ordering::SeqCst);
+        }
+        let left = self.rebind().holds.fetch_sub(1, Ordering::SeqCst) - 1;
+        let empty = left == 0 && remaining == Some(0) && !self.unsure.load(Ordering::SeqCst);
+        if empty && !self.is_lost() && Arc::strong_count(self) == 1 {
+            slot.parked = Some(self.clone());
+        }
+    }
+
+    /// An acquire through this binding was refused (nothing granted, nothing changed): parked
+    /// again when the caller's was its only use.
+    pub(crate) fn unused(self: &Arc<Self>) {
+        let Some(slot) = self.slot.upgrade() else {
+            return;
+        };
+        let mut slot = slot.lock().expect("binding slot");
+        let idle = self.rebind().holds.load(Ordering::SeqCst) == 0;
+        let sure = !self.unsure.load(Ordering::SeqCst) && !self.is_lost();
+        if idle && sure && Arc::strong_count(self) == 1 {
+            slot.parked = Some(self.clone());
+        }
     }
 
     pub(crate) fn lost(&self) -> watch::Receiver<bool> {
@@ -180,16 +252,16 @@ impl Drop for Binding {
 
 /// The one task of a watchdog connection: `PING` every third of the server's idle bound, and
 /// at once when the connection reports a drop. A `PING` on a broken connection makes the
-/// link open a fresh one and re-bind (see [`Rebind`]). A server that cannot be reached for a
+/// session open a fresh one and re-bind (see [`Rebind`]). A server that cannot be reached for a
 /// whole lease has surely let the lease run out: the lock is then reported lost.
 async fn keep_alive(
-    link: Arc<Link>,
+    session: Arc<Session>,
     rebind: Arc<Rebind>,
     mut disconnects: mpsc::UnboundedReceiver<PushInfo>,
     ping_every: Arc<OnceCell<Duration>>,
     lease: Duration,
 ) {
-    let every = *ping_every.get_or_init(|| ping_interval(&link)).await;
+    let every = *ping_every.get_or_init(|| ping_interval(&session)).await;
     let mut last_contact = Instant::now();
     loop {
         tokio::select! {
@@ -201,7 +273,7 @@ async fn keep_alive(
             if rebind.is_lost() {
                 return;
             }
-            if ping(&link, &mut last_contact).await {
+            if ping(&session, &mut last_contact).await {
                 break;
             }
             if last_contact.elapsed() >= lease {
@@ -213,11 +285,11 @@ async fn keep_alive(
     }
 }
 
-/// One keep-alive `PING` on `link`, for the holdings bound to its connection (on a broken
-/// connection the link opens a fresh one, which re-binds them first). An answer moves
+/// One keep-alive `PING` on `session`, for the holdings bound to its connection (on a broken
+/// connection the session opens a fresh one, which re-binds them first). An answer moves
 /// `last_contact` to now; returns whether one came.
-pub(crate) async fn ping(link: &Link, last_contact: &mut Instant) -> bool {
-    let answered = link
+pub(crate) async fn ping(session: &Session, last_contact: &mut Instant) -> bool {
+    let answered = session
         .call::<()>(&redis::cmd("PING"), Some(Duration::ZERO))
         .await
         .is_ok();
@@ -230,10 +302,10 @@ pub(crate) async fn ping(link: &Link, last_contact: &mut Instant) -> bool {
 /// A third of the server's `rlock.watchdog-idle-ms`. When that is 0 (no idle bound) or cannot
 /// be read (an ACL without `CONFIG`), a third of the default: the `PING` then only finds
 /// half-open connections sooner.
-pub(crate) async fn ping_interval(link: &Link) -> Duration {
+pub(crate) async fn ping_interval(session: &Session) -> Duration {
     let mut cmd = redis::cmd("CONFIG");
     cmd.arg("GET").arg("rlock.watchdog-idle-ms");
-    let config: RedisResult<HashMap<String, u64>> = link.call(&cmd, Some(Duration::ZERO)).await;
+    let config: RedisResult<HashMap<String, u64>> = session.call(&cmd, Some(Duration::ZERO)).await;
     let idle = config
         .ok()
         .and_then(|config| config.into_values().next())

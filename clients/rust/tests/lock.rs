@@ -232,3 +232,48 @@ async fn a_holder_cut_off_for_300_ms_keeps_its_lock_within_the_grace() -> Result
     }
     Ok(())
 }
+
+/// The watchdog connection a handle keeps between its holdings binds each of them as the one
+/// opened for a single holding did: after pairs on it (the same connection each time), the
+/// next holding is bound to it, and that connection closing ends the holding at once (no
+/// grace) and reports it lost; a waiter of another handle gets the lock meanwhile, and the
+/// handle's next acquire binds a fresh connection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kept_watchdog_connection_still_ends_its_holding_when_it_closes() -> Result<(), Error> {
+    let redis = server();
+    redis
+        .conn()
+        .cmd(&["CONFIG", "SET", "rlock.watchdog-grace-ms", "0"]);
+    let client = client(&redis);
+    let lock = Lock::new(&client, "k");
+    let first = lock.acquire().await?;
+    let kept = bound_to(&redis, "k").expect("bound");
+    first.release().await?;
+    for _ in 0..3 {
+        let again = lock.acquire().await?;
+        assert_eq!(bound_to(&redis, "k"), Some(kept), "the same connection");
+        again.release().await?;
+    }
+    let guard = lock.acquire().await?;
+    assert_eq!(bound_to(&redis, "k"), Some(kept));
+    let next = tokio::spawn({
+        let waiter = Lock::new(&client, "k").wait(30 * SECOND);
+        async move {
+            let guard = waiter.acquire().await?;
+            guard.release().await
+        }
+    });
+    support::wait_waiters(&redis, "k", 1);
+
+    support::kill_client(&redis, kept);
+    next.await.expect("task")?;
+    tokio::time::timeout(5 * SECOND, guard.lost())
+        .await
+        .expect("reported lost");
+    assert!(matches!(guard.release().await, Err(Error::Lost)));
+
+    let fresh = lock.acquire().await?;
+    assert!(bound_to(&redis, "k").is_some_and(|id| id != kept));
+    fresh.release().await?;
+    Ok(())
+}

@@ -1,10 +1,10 @@
 //! The upkeep of the shared connection: the hooks that subscribe each fresh connection to
-//! its channel and re-bind the watchdog holdings onto it, and the notifier's one task, which
+//! its channel and re-bind the watchdog holdings onto it, and the subscriber's one task, which
 //! keeps the connection alive and gives back grants that no waiter claimed.
 
-use super::{Chore, State};
+use super::{Chore, Dispatcher};
 use crate::commands::{self, Family};
-use crate::link::{within, BoxFuture, Hooks, Link};
+use crate::session::{within, BoxFuture, Hooks, Session};
 use crate::watchdog;
 use redis::aio::{AsyncPushSender, MultiplexedConnection};
 use redis::{PushInfo, RedisResult};
@@ -16,16 +16,16 @@ use tokio::task::JoinSet;
 
 /// The hooks of the shared connection: its pushes go to the dispatcher, and each fresh
 /// connection subscribes to its channel and re-binds the watchdog holdings before use.
-pub(super) struct Subscriber {
-    pub(super) state: Arc<State>,
+pub(super) struct SubscriberHooks {
+    pub(super) dispatcher: Arc<Dispatcher>,
     pub(super) response_timeout: Duration,
 }
 
-impl Hooks for Subscriber {
+impl Hooks for SubscriberHooks {
     fn push_sender(&self, generation: u64) -> Arc<dyn AsyncPushSender> {
-        let state = self.state.clone();
+        let dispatcher = self.dispatcher.clone();
         Arc::new(move |info: PushInfo| {
-            state.push(generation, info);
+            dispatcher.push(generation, info);
             Ok::<(), ()>(())
         })
     }
@@ -50,12 +50,12 @@ impl Hooks for Subscriber {
     }
 }
 
-impl Subscriber {
+impl SubscriberHooks {
     /// Moves every live watchdog holding onto the fresh connection `conn`; those the server
     /// no longer knows (`0`) are lost.
     async fn rebind(&self, conn: &MultiplexedConnection) -> RedisResult<()> {
         let mut renewals = JoinSet::new();
-        for holding in self.state.live_watchdog_holdings() {
+        for holding in self.dispatcher.live_watchdog_holdings() {
             let mut conn = conn.clone();
             renewals.spawn(async move {
                 let cmd =
@@ -74,16 +74,16 @@ impl Subscriber {
     }
 }
 
-/// The one task of a notifier: `PING` every third of the server's idle bound, and at once
+/// The one task of a subscriber: `PING` every third of the server's idle bound, and at once
 /// when the connection reports a drop (the `PING` then opens a fresh connection, which
 /// re-subscribes and re-binds); and the releases of unclaimed grants. A server that cannot be
 /// reached for a whole lease has surely let that lease run out: those holdings are lost.
 pub(super) async fn maintain(
-    link: Arc<Link>,
-    state: Arc<State>,
+    session: Arc<Session>,
+    dispatcher: Arc<Dispatcher>,
     mut chores: mpsc::UnboundedReceiver<Chore>,
 ) {
-    let every = watchdog::ping_interval(&link).await;
+    let every = watchdog::ping_interval(&session).await;
     let mut last_contact = Instant::now();
     let mut next_ping = tokio::time::Instant::now() + every;
     loop {
@@ -92,16 +92,16 @@ pub(super) async fn maintain(
             chore = chores.recv() => match chore {
                 None => return,
                 Some(Chore::Release { kind, key, owner }) => {
-                    tokio::spawn(release(link.clone(), kind, key, owner));
+                    tokio::spawn(release(session.clone(), kind, key, owner));
                     continue;
                 }
                 Some(Chore::Reconnect) => {}
             },
         }
-        while !watchdog::ping(&link, &mut last_contact).await {
+        while !watchdog::ping(&session, &mut last_contact).await {
             let silent = last_contact.elapsed();
             let mut waiting_for = 0;
-            for holding in state.live_watchdog_holdings() {
+            for holding in dispatcher.live_watchdog_holdings() {
                 if silent >= holding.lease {
                     holding.mark_lost();
                 } else {
@@ -118,7 +118,7 @@ pub(super) async fn maintain(
 }
 
 /// The release of one grant, its answer ignored: for grants nobody is waiting for.
-pub(super) async fn release(link: Arc<Link>, kind: Family, key: Vec<u8>, owner: Vec<u8>) {
+pub(super) async fn release(session: Arc<Session>, kind: Family, key: Vec<u8>, owner: Vec<u8>) {
     let cmd = commands::release(kind, &key, &owner, &commands::request_id());
-    let _: RedisResult<Option<i64>> = link.call(&cmd, Some(Duration::ZERO)).await;
+    let _: RedisResult<Option<i64>> = session.call(&cmd, Some(Duration::ZERO)).await;
 }

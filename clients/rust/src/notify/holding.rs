@@ -1,9 +1,9 @@
 //! Holdings taken through the shared connection: what the dispatcher keeps of each (to report
-//! its loss and to re-bind it), and the [`Holding`] that the guards of one lock handle share.
+//! its loss and to re-bind it), and the [`NotifiedHolding`] that the guards of one lock handle share.
 
-use super::Notifier;
+use super::Subscriber;
 use crate::commands::Family;
-use crate::link::Link;
+use crate::session::Session;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -42,27 +42,31 @@ impl HoldingState {
 
 /// A holding taken through the shared connection, shared by the re-entrant guards of one
 /// lock handle.
-pub(crate) struct Holding {
-    notifier: Arc<Notifier>,
+pub(crate) struct NotifiedHolding {
+    subscriber: Arc<Subscriber>,
     state: Arc<HoldingState>,
 }
 
-impl Holding {
+impl NotifiedHolding {
     pub(crate) fn new(
-        notifier: &Arc<Notifier>,
+        subscriber: &Arc<Subscriber>,
         kind: Family,
         key: &str,
         owner: &str,
         token: u64,
         lease: Duration,
         watchdog: bool,
-    ) -> Arc<Holding> {
+    ) -> Arc<NotifiedHolding> {
         let (lost, _) = watch::channel(false);
         let (key, owner) = (key.as_bytes().to_vec(), owner.as_bytes().to_vec());
-        let mut inner = notifier.state.inner.lock().expect("dispatcher lock");
-        inner.next_id += 1;
+        let mut tables = subscriber
+            .dispatcher
+            .tables
+            .lock()
+            .expect("dispatcher lock");
+        tables.next_id += 1;
         let state = Arc::new(HoldingState {
-            id: inner.next_id,
+            id: tables.next_id,
             kind,
             key: key.clone(),
             owner: owner.clone(),
@@ -73,22 +77,26 @@ impl Holding {
             lost,
         });
         let place = (key, owner);
-        if let Some((word, lost)) = inner.unclaimed_lost.get(&place) {
+        if let Some((word, lost)) = tables.unclaimed_lost.get(&place) {
             if state.ended_by(word, *lost) {
                 state.mark_lost();
             }
         }
-        inner.unclaimed_lost.remove(&place);
-        inner.holdings.entry(place).or_default().push(state.clone());
-        drop(inner);
-        Arc::new(Holding {
-            notifier: notifier.clone(),
+        tables.unclaimed_lost.remove(&place);
+        tables
+            .holdings
+            .entry(place)
+            .or_default()
+            .push(state.clone());
+        drop(tables);
+        Arc::new(NotifiedHolding {
+            subscriber: subscriber.clone(),
             state,
         })
     }
 
-    pub(crate) fn link(&self) -> &Link {
-        &self.notifier.link
+    pub(crate) fn session(&self) -> &Session {
+        &self.subscriber.session
     }
 
     pub(crate) fn token(&self) -> u64 {
@@ -122,14 +130,19 @@ impl Holding {
     }
 }
 
-impl Drop for Holding {
+impl Drop for NotifiedHolding {
     fn drop(&mut self) {
-        let mut inner = self.notifier.state.inner.lock().expect("dispatcher lock");
+        let mut tables = self
+            .subscriber
+            .dispatcher
+            .tables
+            .lock()
+            .expect("dispatcher lock");
         let place = (self.state.key.clone(), self.state.owner.clone());
-        if let Some(list) = inner.holdings.get_mut(&place) {
+        if let Some(list) = tables.holdings.get_mut(&place) {
             list.retain(|holding| holding.id != self.state.id);
             if list.is_empty() {
-                inner.holdings.remove(&place);
+                tables.holdings.remove(&place);
             }
         }
     }

@@ -1,7 +1,7 @@
 //! Waiting without a blocked connection: `NOTIFY` (the server's docs/notify.md).
 //!
 //! The waiting acquires of every lock handle made from one `redis::Client` (in one tokio
-//! runtime) share one RESP3 multiplexed connection, the [`Notifier`]'s. The connection asks the
+//! runtime) share one RESP3 multiplexed connection, the [`Subscriber`]'s. The connection asks the
 //! server for its channel (`RLOCK.CHANNEL`) and subscribes to it; an acquire sent with
 //! `WAIT ms NOTIFY` answers at once, with the token when it holds or `WAITING` when it queued,
 //! and the outcome of a wait comes later as a message on that channel:
@@ -32,31 +32,30 @@
 //!   connection `PING`s it every third of `rlock.watchdog-idle-ms`, and a fresh connection
 //!   re-binds them (`RLOCK.RENEW key owner PX lease WATCHDOG`) or reports them lost.
 //!
-//! This file holds the [`Notifier`] and the state its pieces share; the pieces:
+//! This file holds the [`Subscriber`] and the state its pieces share; the pieces:
 //! - `message`: splitting a channel message into its fields.
-//! - `dispatch`: routing each message to its waiter or holding.
+//! - `dispatcher`: routing each message to its waiter or holding.
 //! - `connection`: the shared connection's hooks (subscribe, re-bind) and keep-alive task.
 //! - `wait`: the waiting acquire: sending it, waiting for its message, sending it again.
 //! - `ticket`: a wait's places in the dispatcher, and leaving the queue when it is given up.
 //! - `holding`: what is kept of a holding taken through the shared connection.
 
 mod connection;
-mod dispatch;
+mod dispatcher;
 mod holding;
 mod message;
 mod ticket;
 mod wait;
 
-pub(crate) use holding::Holding;
+pub(crate) use holding::NotifiedHolding;
 pub(crate) use wait::{acquire, acquire_all};
 
-use self::connection::{maintain, Subscriber};
-use self::holding::HoldingState;
+use self::connection::{maintain, SubscriberHooks};
+use self::dispatcher::Dispatcher;
 use crate::commands::Family;
-use crate::link::Link;
-use crate::servers::{addr_name, Endpoint};
+use crate::router::{addr_name, Router};
+use crate::session::Session;
 use redis::RedisResult;
-use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
@@ -68,26 +67,26 @@ const UNCLAIMED_LOST_LIMIT: usize = 1024;
 /// A key and an owner.
 type Place = (Vec<u8>, Vec<u8>);
 
-/// Every live notifier, by client settings and runtime: the registry that makes lock handles
+/// Every live subscriber, by client settings and runtime: the registry that makes lock handles
 /// of one client share one connection.
-static NOTIFIERS: Mutex<Vec<(String, Weak<Notifier>)>> = Mutex::new(Vec::new());
+static SUBSCRIBERS: Mutex<Vec<(String, Weak<Subscriber>)>> = Mutex::new(Vec::new());
 
 /// The connection that the waits of one client share, with its dispatcher and keep-alive.
-pub(crate) struct Notifier {
-    pub(crate) link: Arc<Link>,
-    state: Arc<State>,
+pub(crate) struct Subscriber {
+    pub(crate) session: Arc<Session>,
+    dispatcher: Arc<Dispatcher>,
     runtime: tokio::runtime::Id,
     maintenance: AbortHandle,
 }
 
-impl Notifier {
-    /// The notifier of the primary that owns the endpoint's key now, in the current tokio
+impl Subscriber {
+    /// The subscriber of the primary that owns the router's key now, in the current tokio
     /// runtime (a connection lives in the runtime that opened it); made on first use, dropped
     /// with its last user. Its connection follows that primary through failovers (in a
     /// Cluster, the keys of one primary move together to its promoted replica).
-    async fn shared(endpoint: &Endpoint, response_timeout: Duration) -> RedisResult<Arc<Notifier>> {
+    async fn shared(router: &Router, response_timeout: Duration) -> RedisResult<Arc<Subscriber>> {
         let runtime = tokio::runtime::Handle::current().id();
-        let client = endpoint.client().await?;
+        let client = router.client().await?;
         let info = client.get_connection_info();
         let settings = info.redis_settings();
         let name = format!(
@@ -98,99 +97,77 @@ impl Notifier {
             settings.password(),
             response_timeout.as_nanos()
         );
-        let mut all = NOTIFIERS.lock().expect("notifier registry");
-        all.retain(|(_, notifier)| notifier.strong_count() > 0);
+        let mut all = SUBSCRIBERS.lock().expect("subscriber registry");
+        all.retain(|(_, subscriber)| subscriber.strong_count() > 0);
         let found = all
             .iter()
             .filter(|(known, _)| *known == name)
-            .find_map(|(_, notifier)| notifier.upgrade());
-        if let Some(notifier) = found {
-            return Ok(notifier);
+            .find_map(|(_, subscriber)| subscriber.upgrade());
+        if let Some(subscriber) = found {
+            return Ok(subscriber);
         }
-        let notifier = Arc::new(Notifier::new(endpoint, response_timeout, runtime));
-        all.push((name, Arc::downgrade(&notifier)));
-        Ok(notifier)
+        let subscriber = Arc::new(Subscriber::new(router, response_timeout, runtime));
+        all.push((name, Arc::downgrade(&subscriber)));
+        Ok(subscriber)
     }
 
-    fn new(
-        endpoint: &Endpoint,
-        response_timeout: Duration,
-        runtime: tokio::runtime::Id,
-    ) -> Notifier {
+    fn new(router: &Router, response_timeout: Duration, runtime: tokio::runtime::Id) -> Subscriber {
         let (chores, chores_rx) = mpsc::unbounded_channel();
-        let state = Arc::new(State {
-            inner: Mutex::default(),
+        let dispatcher = Arc::new(Dispatcher {
+            tables: Mutex::default(),
             chores,
         });
-        let hooks = Subscriber {
-            state: state.clone(),
+        let hooks = SubscriberHooks {
+            dispatcher: dispatcher.clone(),
             response_timeout,
         };
         let hooks = Arc::new(hooks);
-        let link = Arc::new(Link::with_hooks(endpoint.clone(), response_timeout, hooks));
-        let maintenance = tokio::spawn(maintain(link.clone(), state.clone(), chores_rx));
-        Notifier {
-            link,
-            state,
+        let session = Arc::new(Session::with_hooks(router.clone(), response_timeout, hooks));
+        let maintenance = tokio::spawn(maintain(session.clone(), dispatcher.clone(), chores_rx));
+        Subscriber {
+            session,
+            dispatcher,
             runtime,
             maintenance: maintenance.abort_handle(),
         }
     }
 }
 
-/// The notifier a handle waits through: its client's in the current runtime, kept while the
+/// The subscriber a handle waits through: its client's in the current runtime, kept while the
 /// handle lives (a handle used from another runtime looks that runtime's up).
-pub(crate) struct NotifierSlot {
-    endpoint: Endpoint,
+pub(crate) struct SubscriberSlot {
+    router: Router,
     response_timeout: Duration,
-    cached: Mutex<Option<Arc<Notifier>>>,
+    cached: Mutex<Option<Arc<Subscriber>>>,
 }
 
-impl NotifierSlot {
-    pub(crate) fn new(endpoint: Endpoint, response_timeout: Duration) -> NotifierSlot {
-        NotifierSlot {
-            endpoint,
+impl SubscriberSlot {
+    pub(crate) fn new(router: Router, response_timeout: Duration) -> SubscriberSlot {
+        SubscriberSlot {
+            router,
             response_timeout,
             cached: Mutex::default(),
         }
     }
 
-    pub(crate) async fn get(&self) -> RedisResult<Arc<Notifier>> {
+    pub(crate) async fn get(&self) -> RedisResult<Arc<Subscriber>> {
         let runtime = tokio::runtime::Handle::current().id();
         {
-            let cached = self.cached.lock().expect("notifier lock");
-            if let Some(notifier) = cached.as_ref().filter(|n| n.runtime == runtime) {
-                return Ok(notifier.clone());
+            let cached = self.cached.lock().expect("subscriber lock");
+            if let Some(subscriber) = cached.as_ref().filter(|n| n.runtime == runtime) {
+                return Ok(subscriber.clone());
             }
         }
-        let notifier = Notifier::shared(&self.endpoint, self.response_timeout).await?;
-        *self.cached.lock().expect("notifier lock") = Some(notifier.clone());
-        Ok(notifier)
+        let subscriber = Subscriber::shared(&self.router, self.response_timeout).await?;
+        *self.cached.lock().expect("subscriber lock") = Some(subscriber.clone());
+        Ok(subscriber)
     }
 }
 
-impl Drop for Notifier {
+impl Drop for Subscriber {
     fn drop(&mut self) {
         self.maintenance.abort();
     }
-}
-
-/// What the dispatcher knows, shared by the connection's push sender and the waits.
-struct State {
-    inner: Mutex<Inner>,
-    /// Work the dispatcher cannot do inside the connection's reader: sending commands.
-    chores: mpsc::UnboundedSender<Chore>,
-}
-
-#[derive(Default)]
-struct Inner {
-    next_id: u64,
-    /// Waits in the server's queues, by what their messages name, oldest first.
-    waiters: HashMap<Target, VecDeque<Waiter>>,
-    /// Holdings taken through this connection, by key and owner, for `lost` and re-binding.
-    holdings: HashMap<Place, Vec<Arc<HoldingState>>>,
-    /// `lost` notices that found no holding yet: (key, owner) -> (type word, token).
-    unclaimed_lost: HashMap<Place, (Vec<u8>, u64)>,
 }
 
 /// What a message names: type, key, owner.

@@ -2,11 +2,11 @@
 //! the acquire through it), and how a wait that is given up leaves the server's queue.
 
 use super::connection::release;
-use super::{Chore, Event, Notifier, Target};
+use super::{Chore, Event, Subscriber, Target};
 use crate::commands::{self, Family};
 use crate::confirm::{Confirm, Shortfall};
 use crate::guard::spawn_if_runtime;
-use crate::link::is_connection_error;
+use crate::session::is_connection_error;
 use redis::aio::MultiplexedConnection;
 use redis::{RedisResult, Value};
 use std::sync::Arc;
@@ -20,7 +20,7 @@ use tokio::task::JoinHandle;
 /// in the background: `RLOCK.CANCEL` (of any one key: it takes a request for several keys out
 /// of every queue), then a grant that raced in, or an acquire that held at once, is released.
 pub(super) struct Ticket {
-    notifier: Arc<Notifier>,
+    subscriber: Arc<Subscriber>,
     kind: Family,
     places: Vec<Place>,
     /// The acquire's reply while it is on its way: sent from a task of its own, so that a
@@ -52,7 +52,7 @@ impl Place {
 
 impl Ticket {
     pub(super) fn new(
-        notifier: &Arc<Notifier>,
+        subscriber: &Arc<Subscriber>,
         kind: Family,
         targets: &[Target],
         generation: u64,
@@ -60,7 +60,7 @@ impl Ticket {
         let places = targets
             .iter()
             .map(|target| {
-                let (id, rx) = notifier.state.register(target, generation);
+                let (id, rx) = subscriber.dispatcher.register(target, generation);
                 Place {
                     target: target.clone(),
                     id,
@@ -70,7 +70,7 @@ impl Ticket {
             })
             .collect();
         Ticket {
-            notifier: notifier.clone(),
+            subscriber: subscriber.clone(),
             kind,
             places,
             reply: None,
@@ -87,11 +87,12 @@ impl Ticket {
         cmd: redis::Cmd,
         confirm: &Confirm,
     ) -> RedisResult<Reply> {
-        let link = self.notifier.link.clone();
+        let session = self.subscriber.session.clone();
         let confirm = confirm.clone();
         let reply = self.reply.insert(tokio::spawn(async move {
             let extra = Some(Duration::ZERO);
-            link.send_confirmed::<Value>(&mut conn, generation, &cmd, extra, &confirm)
+            session
+                .send_confirmed::<Value>(&mut conn, generation, &cmd, extra, &confirm)
                 .await
         }));
         let reply = reply.await;
@@ -124,9 +125,11 @@ impl Ticket {
     pub(super) fn forget(mut self, kept: bool) {
         self.armed = false;
         for place in &mut self.places {
-            self.notifier.state.unregister(&place.target, place.id);
+            self.subscriber
+                .dispatcher
+                .unregister(&place.target, place.id);
             if !kept && self.kind.holds() && place.granted() {
-                let _ = self.notifier.state.chores.send(Chore::Release {
+                let _ = self.subscriber.dispatcher.chores.send(Chore::Release {
                     kind: self.kind,
                     key: place.target.key.clone(),
                     owner: place.target.owner.clone(),
@@ -141,15 +144,15 @@ impl Drop for Ticket {
         if !self.armed {
             return;
         }
-        let notifier = self.notifier.clone();
+        let subscriber = self.subscriber.clone();
         let kind = self.kind;
         let mut places = std::mem::take(&mut self.places);
         let reply = self.reply.take();
         spawn_if_runtime(async move {
-            let link = notifier.link.clone();
+            let session = subscriber.session.clone();
             let unregister = |places: &[Place]| {
                 for place in places {
-                    notifier.state.unregister(&place.target, place.id);
+                    subscriber.dispatcher.unregister(&place.target, place.id);
                 }
             };
             if let Some(reply) = reply {
@@ -160,7 +163,7 @@ impl Drop for Ticket {
                         if kind.holds() {
                             for place in places {
                                 let Target { key, owner, .. } = place.target;
-                                release(link.clone(), kind, key, owner).await;
+                                release(session.clone(), kind, key, owner).await;
                             }
                         }
                         return;
@@ -187,14 +190,14 @@ impl Drop for Ticket {
                 // latch on this connection. So the last of them to leave sends it (the others
                 // keep this one's entry, harmless: the latch opens for all at once), and the
                 // waits that came since send themselves again.
-                if notifier.state.unregister(&target, first.id) {
+                if subscriber.dispatcher.unregister(&target, first.id) {
                     return;
                 }
-                let _: RedisResult<i64> = link.call(&cancel, Some(Duration::ZERO)).await;
-                notifier.state.requeue(&target);
+                let _: RedisResult<i64> = session.call(&cancel, Some(Duration::ZERO)).await;
+                subscriber.dispatcher.requeue(&target);
                 return;
             }
-            let _: RedisResult<i64> = link.call(&cancel, Some(Duration::ZERO)).await;
+            let _: RedisResult<i64> = session.call(&cancel, Some(Duration::ZERO)).await;
             // Whatever the server sent this wait before the CANCEL's reply has been
             // dispatched to its places by now; what comes after finds no waiter and is
             // released.
@@ -202,7 +205,7 @@ impl Drop for Ticket {
             for place in &mut places {
                 if place.granted() {
                     let Target { key, owner, .. } = place.target.clone();
-                    release(link.clone(), kind, key, owner).await;
+                    release(session.clone(), kind, key, owner).await;
                 }
             }
         });

@@ -3,11 +3,11 @@
 //! sending it again, with its request id, after its connection dropped.
 
 use super::ticket::Ticket;
-use super::{Event, Notifier, Target};
+use super::{Event, Subscriber, Target};
 use crate::commands::{self, AcquireOptions, Family, Wait};
 use crate::confirm::{Confirm, Shortfall};
 use crate::error::Result;
-use crate::link::{is_connection_error, moved_code, Link, Retry};
+use crate::session::{is_connection_error, moved_code, Retry, Session};
 use redis::aio::MultiplexedConnection;
 use redis::{RedisError, RedisResult, Value};
 use std::sync::Arc;
@@ -30,7 +30,7 @@ pub(crate) struct Held {
 /// A latch waits differently: its `timeout` messages name no owner and could not be told
 /// apart, so it asks the server to wait for ever (`WAIT 0`) and keeps its own deadline.
 pub(crate) async fn acquire(
-    notifier: &Arc<Notifier>,
+    subscriber: &Arc<Subscriber>,
     kind: Family,
     key: &str,
     owner: &str,
@@ -39,7 +39,7 @@ pub(crate) async fn acquire(
 ) -> Result<Option<Held>> {
     let (asked, slack) = match kind {
         Family::Latch => (Wait::Forever, Duration::ZERO),
-        _ => (options.wait, notifier.link.response_timeout()),
+        _ => (options.wait, subscriber.session.response_timeout()),
     };
     let until = deadline(options.wait, slack);
     let options = AcquireOptions {
@@ -48,13 +48,13 @@ pub(crate) async fn acquire(
     };
     let cmd = commands::acquire(kind, key, owner, &options, &commands::request_id(), true);
     let target = Target::new(kind, key, owner);
-    wait_for(notifier, kind, &[target], cmd, until, confirm).await
+    wait_for(subscriber, kind, &[target], cmd, until, confirm).await
 }
 
 /// `RLOCK.ACQUIREALL ... WAIT ms NOTIFY` on the shared connection, and the wait for its
 /// messages (one per key): as [`acquire`], for every key or none.
 pub(crate) async fn acquire_all(
-    notifier: &Arc<Notifier>,
+    subscriber: &Arc<Subscriber>,
     keys: &[String],
     owner: &str,
     options: &AcquireOptions,
@@ -65,9 +65,9 @@ pub(crate) async fn acquire_all(
         .iter()
         .map(|key| Target::new(Family::Lock, key, owner))
         .collect();
-    let slack = notifier.link.response_timeout();
+    let slack = subscriber.session.response_timeout();
     let until = deadline(options.wait, slack);
-    wait_for(notifier, Family::Lock, &targets, cmd, until, confirm).await
+    wait_for(subscriber, Family::Lock, &targets, cmd, until, confirm).await
 }
 
 fn deadline(wait: Wait, slack: Duration) -> Option<Instant> {
@@ -94,21 +94,21 @@ fn tokens(reply: &Value) -> Option<Vec<u64>> {
 /// READONLY`), it is sent again, with its id, to the primary of now: its place in line is the
 /// new primary's last.
 async fn wait_for(
-    notifier: &Arc<Notifier>,
+    subscriber: &Arc<Subscriber>,
     kind: Family,
     targets: &[Target],
     cmd: redis::Cmd,
     deadline: Option<Instant>,
     confirm: &Confirm,
 ) -> Result<Option<Held>> {
-    let link = &notifier.link;
-    let mut retry = Retry::new(link);
-    let (mut conn, mut generation) = reconnect(link, &mut retry, None).await?;
+    let session = &subscriber.session;
+    let mut retry = Retry::new(session);
+    let (mut conn, mut generation) = reconnect(session, &mut retry, None).await?;
     loop {
-        let mut ticket = Ticket::new(notifier, kind, targets, generation);
+        let mut ticket = Ticket::new(subscriber, kind, targets, generation);
         let send = ticket.send(conn.clone(), generation, cmd.clone(), confirm);
         let (reply, shortfall) = match send.await {
-            Err(err) if is_connection_error(&err) || link.primary_moved(&err) => {
+            Err(err) if is_connection_error(&err) || session.primary_moved(&err) => {
                 // The same request id on a fresh connection: it takes over its queue entry,
                 // or answers as the first send did.
                 if !retry.again(&err, Some(generation)).await {
@@ -116,7 +116,7 @@ async fn wait_for(
                     return Err(err.into());
                 }
                 ticket.forget(false);
-                (conn, generation) = reconnect(link, &mut retry, None).await?;
+                (conn, generation) = reconnect(session, &mut retry, None).await?;
                 continue;
             }
             Err(err) => {
@@ -167,10 +167,10 @@ async fn wait_for(
         ticket.forget(false);
         let err = match event {
             Event::Granted(_) | Event::Timeout => return Ok(None),
-            Event::Failed(code) if link.primary_moved(&failed(&code)) => failed(&code),
+            Event::Failed(code) if session.primary_moved(&failed(&code)) => failed(&code),
             Event::Failed(code) => return Err(failed(&code).into()),
             Event::Requeue => {
-                (conn, generation) = reconnect(link, &mut retry, None).await?;
+                (conn, generation) = reconnect(session, &mut retry, None).await?;
                 continue;
             }
             Event::Disconnected => std::io::Error::new(
@@ -179,14 +179,14 @@ async fn wait_for(
             )
             .into(),
         };
-        (conn, generation) = reconnect(link, &mut retry, Some((err, generation))).await?;
+        (conn, generation) = reconnect(session, &mut retry, Some((err, generation))).await?;
     }
 }
 
-/// The link's connection, after `failed` (an error on a connection of that generation) when
+/// The session's connection, after `failed` (an error on a connection of that generation) when
 /// there was one and a retry is allowed; connecting itself is retried the same way.
 async fn reconnect(
-    link: &Link,
+    session: &Session,
     retry: &mut Retry<'_>,
     mut failed: Option<(RedisError, u64)>,
 ) -> RedisResult<(MultiplexedConnection, u64)> {
@@ -196,7 +196,7 @@ async fn reconnect(
                 return Err(err);
             }
         }
-        match link.current().await {
+        match session.current().await {
             Ok(current) => return Ok(current),
             Err(err) if is_connection_error(&err) || moved_code(err.code()) => {
                 if !retry.again(&err, None).await {

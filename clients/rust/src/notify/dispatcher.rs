@@ -5,14 +5,34 @@
 
 use super::holding::HoldingState;
 use super::message::{parse, parse_token, Message};
-use super::{Chore, Event, Inner, State, Target, Waiter, UNCLAIMED_LOST_LIMIT};
+use super::{Chore, Event, Place, Target, Waiter, UNCLAIMED_LOST_LIMIT};
 use crate::commands::Family;
 use redis::{PushInfo, PushKind, Value};
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
-use tokio::sync::oneshot;
+use std::sync::{Arc, Mutex};
+use tokio::sync::{mpsc, oneshot};
 
-impl State {
+/// What the dispatcher knows, shared by the connection's push sender and the waits.
+pub(super) struct Dispatcher {
+    pub(super) tables: Mutex<Tables>,
+    /// Work the dispatcher cannot do inside the connection's reader: sending commands.
+    pub(super) chores: mpsc::UnboundedSender<Chore>,
+}
+
+/// The waiters and holdings that the messages are matched against.
+#[derive(Default)]
+pub(super) struct Tables {
+    pub(super) next_id: u64,
+    /// Waits in the server's queues, by what their messages name, oldest first.
+    pub(super) waiters: HashMap<Target, VecDeque<Waiter>>,
+    /// Holdings taken through this connection, by key and owner, for `lost` and re-binding.
+    pub(super) holdings: HashMap<Place, Vec<Arc<HoldingState>>>,
+    /// `lost` notices that found no holding yet: (key, owner) -> (type word, token).
+    pub(super) unclaimed_lost: HashMap<Place, (Vec<u8>, u64)>,
+}
+
+impl Dispatcher {
     /// Runs in the connection's reader, for every push of the connection `generation`.
     pub(super) fn push(&self, generation: u64, info: PushInfo) {
         match info.kind {
@@ -32,7 +52,7 @@ impl State {
     }
 
     fn deliver(&self, message: Message<'_>) {
-        let mut inner = self.inner.lock().expect("dispatcher lock");
+        let mut tables = self.tables.lock().expect("dispatcher lock");
         let event = match message.event {
             b"granted" => match parse_token(message.value) {
                 Some(token) => Event::Granted(token),
@@ -42,7 +62,7 @@ impl State {
             b"failed" => Event::Failed(String::from_utf8_lossy(message.value).into_owned()),
             b"lost" => {
                 if let Some(token) = parse_token(message.value) {
-                    inner.lost(message.kind, message.key, message.owner, token);
+                    tables.lost(message.kind, message.key, message.owner, token);
                 }
                 return;
             }
@@ -53,7 +73,7 @@ impl State {
             key: message.key.to_vec(),
             owner: message.owner.to_vec(),
         };
-        let mut waiters = inner.waiters.remove(&target).unwrap_or_default();
+        let mut waiters = tables.waiters.remove(&target).unwrap_or_default();
         // A latch opens for all its waiters; anything else goes to the oldest one.
         let told: Vec<Waiter> = if target.is_latch() {
             waiters.drain(..).collect()
@@ -61,9 +81,9 @@ impl State {
             waiters.pop_front().into_iter().collect()
         };
         if !waiters.is_empty() {
-            inner.waiters.insert(target.clone(), waiters);
+            tables.waiters.insert(target.clone(), waiters);
         }
-        drop(inner);
+        drop(tables);
         let mut unclaimed = told.is_empty().then(|| event.clone());
         for waiter in told {
             unclaimed = waiter.tx.send(event.clone()).err().or(unclaimed);
@@ -80,9 +100,9 @@ impl State {
 
     /// Ends every wait queued from the connection `generation`: the server drops them too.
     fn disconnected(&self, generation: u64) {
-        let mut inner = self.inner.lock().expect("dispatcher lock");
+        let mut tables = self.tables.lock().expect("dispatcher lock");
         let mut ended = Vec::new();
-        inner.waiters.retain(|_, queue| {
+        tables.waiters.retain(|_, queue| {
             let (gone, kept) = std::mem::take(queue)
                 .into_iter()
                 .partition(|waiter| waiter.generation == generation);
@@ -90,7 +110,7 @@ impl State {
             ended.extend(gone);
             !queue.is_empty()
         });
-        drop(inner);
+        drop(tables);
         for waiter in ended {
             let _ = waiter.tx.send(Event::Disconnected);
         }
@@ -102,10 +122,10 @@ impl State {
         generation: u64,
     ) -> (u64, oneshot::Receiver<Event>) {
         let (tx, rx) = oneshot::channel();
-        let mut inner = self.inner.lock().expect("dispatcher lock");
-        inner.next_id += 1;
-        let id = inner.next_id;
-        inner
+        let mut tables = self.tables.lock().expect("dispatcher lock");
+        tables.next_id += 1;
+        let id = tables.next_id;
+        tables
             .waiters
             .entry(target.clone())
             .or_default()
@@ -116,13 +136,13 @@ impl State {
     /// Takes the wait `id` out of the dispatcher; returns whether other waits of the same
     /// target remain.
     pub(super) fn unregister(&self, target: &Target, id: u64) -> bool {
-        let mut inner = self.inner.lock().expect("dispatcher lock");
-        let Some(queue) = inner.waiters.get_mut(target) else {
+        let mut tables = self.tables.lock().expect("dispatcher lock");
+        let Some(queue) = tables.waiters.get_mut(target) else {
             return false;
         };
         queue.retain(|waiter| waiter.id != id);
         if queue.is_empty() {
-            inner.waiters.remove(target);
+            tables.waiters.remove(target);
             return false;
         }
         true
@@ -131,7 +151,7 @@ impl State {
     /// Tells every wait of `target` to send itself again (see [`Event::Requeue`]).
     pub(super) fn requeue(&self, target: &Target) {
         let waiters = self
-            .inner
+            .tables
             .lock()
             .expect("dispatcher lock")
             .waiters
@@ -144,8 +164,8 @@ impl State {
 
     /// Watchdog holdings that guards still hold and that are not known lost.
     pub(super) fn live_watchdog_holdings(&self) -> Vec<Arc<HoldingState>> {
-        let inner = self.inner.lock().expect("dispatcher lock");
-        inner
+        let tables = self.tables.lock().expect("dispatcher lock");
+        tables
             .holdings
             .values()
             .flatten()
@@ -157,7 +177,7 @@ impl State {
     }
 }
 
-impl Inner {
+impl Tables {
     fn lost(&mut self, word: &[u8], key: &[u8], owner: &[u8], token: u64) {
         let found = self
             .holdings

@@ -1,12 +1,12 @@
-//! A link to the primary that owns a key: one multiplexed connection, opened on first use
-//! (to the node the [`Endpoint`] names now) and replaced by a fresh one when it breaks, with
+//! A session to the primary that owns a key: one multiplexed connection, opened on first use
+//! (to the node the [`Router`] names now) and replaced by a fresh one when it breaks, with
 //! the crate's retry rule: a call that fails on a broken connection is sent again, unchanged
 //! (same request id), on a fresh connection: once for one server; under Sentinel or Cluster,
 //! also after `READONLY`, `MOVED` and the like, until the failover timeout, each time to the
 //! primary named anew.
 
 use crate::confirm::{self, Confirm, ReplicaCount, Shortfall};
-use crate::servers::Endpoint;
+use crate::router::Router;
 use redis::aio::{AsyncPushSender, MultiplexedConnection};
 use redis::{AsyncConnectionConfig, Client, Cmd, FromRedisValue, RedisError, RedisResult, Value};
 use std::future::Future;
@@ -17,7 +17,7 @@ use tokio::sync::Mutex;
 
 pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// What a link whose connections carry state does around opening each one. Such links speak
+/// What a session whose connections carry state does around opening each one. Such sessions speak
 /// RESP3: the protocol in which redis-rs reports a dropped connection at once (a
 /// `Disconnection` push) and delivers pub/sub messages next to replies.
 pub(crate) trait Hooks: Send + Sync + 'static {
@@ -32,14 +32,14 @@ pub(crate) trait Hooks: Send + Sync + 'static {
     ) -> BoxFuture<'a, RedisResult<()>>;
 }
 
-pub(crate) struct Link {
-    endpoint: Endpoint,
+pub(crate) struct Session {
+    router: Router,
     /// How long a reply may take beyond the time a `WAIT` asks for. The connections are opened
     /// without redis-rs's own response timeout so that a long `WAIT` is not cut short.
     response_timeout: Duration,
     hooks: Option<Arc<dyn Hooks>>,
     slot: Mutex<Slot>,
-    /// The primary's replicas, as this link's connection last learnt them (confirmation).
+    /// The primary's replicas, as this session's connection last learnt them (confirmation).
     replicas: std::sync::Mutex<Option<ReplicaCount>>,
 }
 
@@ -51,11 +51,11 @@ struct Slot {
     generation: u64,
 }
 
-impl Link {
-    /// A link for plain calls to the primary of `endpoint`.
-    pub(crate) fn new(endpoint: Endpoint, response_timeout: Duration) -> Link {
-        Link {
-            endpoint,
+impl Session {
+    /// A session for plain calls to the primary of `router`.
+    pub(crate) fn new(router: Router, response_timeout: Duration) -> Session {
+        Session {
+            router,
             response_timeout,
             hooks: None,
             slot: Mutex::default(),
@@ -63,20 +63,20 @@ impl Link {
         }
     }
 
-    /// A RESP3 link whose every connection is prepared by `hooks` before it is used.
+    /// A RESP3 session whose every connection is prepared by `hooks` before it is used.
     pub(crate) fn with_hooks(
-        endpoint: Endpoint,
+        router: Router,
         response_timeout: Duration,
         hooks: Arc<dyn Hooks>,
-    ) -> Link {
-        Link {
+    ) -> Session {
+        Session {
             hooks: Some(hooks),
-            ..Link::new(endpoint, response_timeout)
+            ..Session::new(router, response_timeout)
         }
     }
 
-    pub(crate) fn endpoint(&self) -> &Endpoint {
-        &self.endpoint
+    pub(crate) fn router(&self) -> &Router {
+        &self.router
     }
 
     pub(crate) fn response_timeout(&self) -> Duration {
@@ -94,7 +94,7 @@ impl Link {
     }
 
     /// Sends `cmd` pipelined with the confirmation `confirm` asks for (see `confirm`), retried
-    /// as [`call`](Link::call): the reply, and the shortfall when fewer replicas than required
+    /// as [`call`](Session::call): the reply, and the shortfall when fewer replicas than required
     /// confirmed in time. A reply that wrote nothing (nil) needs no confirmation.
     pub(crate) async fn call_confirmed<T: FromRedisValue>(
         &self,
@@ -124,7 +124,7 @@ impl Link {
             .await;
         if let Err(err) = &reply {
             if is_connection_error(err) || self.primary_moved(err) {
-                self.endpoint.forget_primary(err.redirect_node());
+                self.router.forget_primary(err.redirect_node());
                 self.discard(generation).await;
             }
         }
@@ -253,10 +253,10 @@ impl Link {
         }
     }
 
-    /// Whether `err` says the node is not (or no longer) the key's primary, where the link
+    /// Whether `err` says the node is not (or no longer) the key's primary, where the session
     /// follows failovers (Sentinel, Cluster).
     pub(crate) fn primary_moved(&self, err: &RedisError) -> bool {
-        self.endpoint.follows_failover() && moved_code(err.code())
+        self.router.follows_failover() && moved_code(err.code())
     }
 
     async fn open(&self, slot: &mut Slot) -> RedisResult<MultiplexedConnection> {
@@ -268,15 +268,15 @@ impl Link {
         if let Some(hooks) = &self.hooks {
             config = config.set_push_sender(hooks.push_sender(generation));
         }
-        let mut client = self.endpoint.client().await?;
+        let mut client = self.router.client().await?;
         if self.hooks.is_some() {
             client = resp3(&client);
         }
         let connecting = client.get_multiplexed_async_connection_with_config(&config);
         let mut conn = within(self.response_timeout, "(connecting)", connecting).await?;
         // The sentinels or the slot map may still name a node that is no longer primary.
-        if self.endpoint.follows_failover() && !is_primary(&mut conn).await? {
-            self.endpoint.forget_primary(None);
+        if self.router.follows_failover() && !is_primary(&mut conn).await? {
+            self.router.forget_primary(None);
             return Err(std::io::Error::new(
                 std::io::ErrorKind::ConnectionRefused,
                 "the node named primary is not (yet) primary",
@@ -292,19 +292,19 @@ impl Link {
     }
 }
 
-/// How often a failed call is sent again: where the link follows failovers, until the
+/// How often a failed call is sent again: where the session follows failovers, until the
 /// failover timeout (every 100 ms after the first retry); else once, after a connection
 /// error only. Each retry forgets the primary where the error says it moved.
 pub(crate) struct Retry<'a> {
-    link: &'a Link,
+    session: &'a Session,
     retries: u32,
     since: Instant,
 }
 
 impl<'a> Retry<'a> {
-    pub(crate) fn new(link: &'a Link) -> Retry<'a> {
+    pub(crate) fn new(session: &'a Session) -> Retry<'a> {
         Retry {
-            link,
+            session,
             retries: 0,
             since: Instant::now(),
         }
@@ -313,21 +313,21 @@ impl<'a> Retry<'a> {
     /// Whether to send again after `err` on the connection `generation` (`None`: none
     /// could be opened); drops that connection and pauses first as needed.
     pub(crate) async fn again(&mut self, err: &RedisError, generation: Option<u64>) -> bool {
-        let endpoint = &self.link.endpoint;
+        let router = &self.session.router;
         let busy = matches!(err.code(), Some("TRYAGAIN" | "LOADING" | "CLUSTERDOWN"));
-        let moved = is_connection_error(err) || self.link.primary_moved(err);
-        let follows = endpoint.follows_failover();
+        let moved = is_connection_error(err) || self.session.primary_moved(err);
+        let follows = router.follows_failover();
         let allowed = match follows {
-            true => (moved || busy) && self.since.elapsed() < endpoint.failover_timeout(),
+            true => (moved || busy) && self.since.elapsed() < router.failover_timeout(),
             false => is_connection_error(err) && self.retries == 0,
         };
         if !allowed {
             return false;
         }
         if moved {
-            endpoint.forget_primary(err.redirect_node());
+            router.forget_primary(err.redirect_node());
             if let Some(generation) = generation {
-                self.link.discard(generation).await;
+                self.session.discard(generation).await;
             }
         }
         if self.retries > 0 || busy {
