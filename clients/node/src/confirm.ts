@@ -101,6 +101,14 @@ export class Replicas {
     this.count = null;
   }
 
+  /**
+   * True when `words` would say there is nothing to wait for, without a call: 'auto' with no
+   * replica counted less than a second ago (the common single-server case skips an async step).
+   */
+  noneNeeded(confirm: Confirm): boolean {
+    return confirm.replicas === 'auto' && !confirm.aof && this.count === 0 && Date.now() - this.readAt <= REPLICAS_TTL_MS;
+  }
+
   /** The WAIT (WAITAOF) to pipeline after a write and how many replicas it needs; null: nothing to wait for. */
   async words(confirm: Confirm, call: (args: Arg[]) => Promise<unknown>): Promise<{ words: Arg[]; required: number } | null> {
     let wanted = confirm.replicas;

@@ -54,6 +54,8 @@ export interface Waiter {
   settle(outcome: Outcome): void;
   /** The message's outcome, set the moment it is dispatched. */
   told?: Outcome;
+  /** Resolves the promise of `Dispatcher.outcome`, once one was made. */
+  tell?: (outcome: Outcome) => void;
 }
 
 export class Dispatcher {
@@ -64,9 +66,7 @@ export class Dispatcher {
   /** `giveBack` sends a release (with a fresh `ID`) for a grant nobody claims. */
   constructor(private readonly send: (args: Arg[]) => void) {}
 
-  add(target: string, generation: number, deadline: number, release: Arg[] | null): { waiter: Waiter; outcome: Promise<Outcome> } {
-    let resolve!: (outcome: Outcome) => void;
-    const outcome = new Promise<Outcome>((r) => (resolve = r));
+  add(target: string, generation: number, deadline: number, release: Arg[] | null): Waiter {
     const waiter: Waiter = {
       target,
       generation,
@@ -74,14 +74,25 @@ export class Dispatcher {
       ghost: false,
       release,
       settle: (told) => {
-        waiter.told ??= told;
-        resolve(told);
+        if (waiter.told) return;
+        waiter.told = told;
+        waiter.tell?.(told);
       },
     };
     const list = this.waiters.get(target);
     if (list) list.push(waiter);
     else this.waiters.set(target, [waiter]);
-    return { waiter, outcome };
+    return waiter;
+  }
+
+  /**
+   * The outcome `waiter` is told. Made only once the server queued the wait: an uncontended
+   * acquire, granted in its reply, registers its waiter (a message may overtake the reply) but
+   * never makes this promise.
+   */
+  static outcome(waiter: Waiter): Promise<Outcome> {
+    if (waiter.told) return Promise.resolve(waiter.told);
+    return new Promise<Outcome>((resolve) => (waiter.tell = resolve));
   }
 
   remove(waiter: Waiter): void {

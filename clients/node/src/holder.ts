@@ -13,6 +13,8 @@ import { AcquireOptions, Family, Hold, LockOptions, WATCHDOG_LEASE, adoptsExtern
 import { DEFAULT_RESPONSE_TIMEOUT, requestId } from './request';
 import { Session } from './session';
 
+const NO_OPTIONS: AcquireOptions = {};
+
 export abstract class Holder implements Holding {
   readonly target: string;
   readonly lease: number;
@@ -72,8 +74,10 @@ export abstract class Holder implements Holding {
     return Session.of(this.client, this.key);
   }
 
-  /** Runs before each acquire (the semaphore sets its permits). */
-  protected async prepare(_session: Session): Promise<void> {}
+  /** Runs before each acquire (the semaphore sets its permits); undefined: nothing to wait for. */
+  protected prepare(_session: Session): Promise<void> | undefined {
+    return undefined;
+  }
 
   private acquireArgs(permits: number, id: string, wait?: { ms: number; clientId: number }): Arg[] {
     return [
@@ -88,14 +92,33 @@ export abstract class Holder implements Holding {
     return [];
   }
 
-  /** Takes `permits` (1 for locks): true when granted, false when not within the wait. */
-  protected async take(permits: number, waiting: boolean, options: AcquireOptions = {}): Promise<boolean> {
+  /**
+   * Takes `permits` (1 for locks): true when granted, false when not within the wait (or with
+   * `orThrow`, redis-semaphore's `LockTimeoutError`).
+   */
+  protected take(permits: number, waiting: boolean, options: AcquireOptions = NO_OPTIONS): Promise<boolean> {
+    return this.taking(permits, waiting, options, false) as Promise<boolean>;
+  }
+
+  /** Waits for `permits`; rejects with `LockTimeoutError` when not granted within the wait. */
+  protected takeOrThrow(permits: number, options: AcquireOptions = NO_OPTIONS): Promise<void> {
+    return this.taking(permits, true, options, true) as Promise<void>;
+  }
+
+  /** `take` and `takeOrThrow` in one frame (no promise of one awaiting the other's). */
+  private async taking(permits: number, waiting: boolean, options: AcquireOptions, orThrow: boolean): Promise<boolean | void> {
     if (this.lost) this.forget();
     const session = this.currentSession();
-    if (this.adoptPending) return this.adoptExternal(session, options.signal);
+    if (this.adoptPending) {
+      const adopted = await this.adoptExternal(session, options.signal);
+      if (!orThrow) return adopted;
+      if (!adopted) throw this.timedOut(options);
+      return;
+    }
     let granted: Granted | null;
     try {
-      await this.prepare(session);
+      const prepared = this.prepare(session);
+      if (prepared) await prepared;
       granted = await acquire(session, {
         args: (id, wait) => this.acquireArgs(permits, id, wait),
         targets: [this.target],
@@ -109,9 +132,13 @@ export abstract class Holder implements Holding {
     } catch (err) {
       throw publicError(err);
     }
-    if (!granted) return false;
-    await this.adopt(granted.session, permits, granted.tokens[0], granted.confirm, granted.unconfirmed);
-    return true;
+    if (!granted) {
+      if (orThrow) throw this.timedOut(options);
+      return false;
+    }
+    const adopted = this.adopt(granted.session, permits, granted.tokens[0], granted.confirm, granted.unconfirmed);
+    if (adopted) await adopted;
+    return orThrow ? undefined : true;
   }
 
   /**
@@ -119,10 +146,17 @@ export abstract class Holder implements Holding {
    * registered for re-binding and loss reports, a watchdog grant confirmed when `confirm`
    * (told by message, or retried), the lease refreshed. Internal.
    */
-  async adopt(session: Session, permits: number, token: number, confirm: boolean, unconfirmed?: Unconfirmed): Promise<void> {
+  adopt(session: Session, permits: number, token: number, confirm: boolean, unconfirmed?: Unconfirmed): Promise<void> | void {
     this.holds.push({ permits, token });
     this.session = session;
     session.register(this);
+    if ((confirm && (this.watchdog || this.confirm)) || unconfirmed) return this.adoptConfirmed(session, permits, confirm, unconfirmed);
+    // Granted in the call's reply and nothing left to confirm (the uncontended case): no await.
+    this.startRefresh();
+  }
+
+  /** The rest of `adopt` when the grant is to be confirmed, or was not. */
+  private async adoptConfirmed(session: Session, permits: number, confirm: boolean, unconfirmed?: Unconfirmed): Promise<void> {
     // A grant by message (or a retried call's) was written by another connection: a RENEW of
     // our own, pipelined with WAIT, is what the replicas can confirm (and binds the watchdog here).
     if (confirm && (this.watchdog || this.confirm)) {
@@ -183,12 +217,10 @@ export abstract class Holder implements Holding {
     return true;
   }
 
-  protected async takeOrThrow(permits: number, options?: AcquireOptions): Promise<void> {
-    if (!(await this.take(permits, true, options))) {
-      const waited = options?.acquireTimeout ?? this.options.acquireTimeout ?? 0;
-      // redis-semaphore's message, which its users match on
-      throw new LockTimeoutError(`Acquire ${this.family.noun} ${this.key} timeout (waited ${waited} ms)`);
-    }
+  private timedOut(options: AcquireOptions): LockTimeoutError {
+    const waited = options.acquireTimeout ?? this.options.acquireTimeout ?? 0;
+    // redis-semaphore's message, which its users match on
+    return new LockTimeoutError(`Acquire ${this.family.noun} ${this.key} timeout (waited ${waited} ms)`);
   }
 
   /**

@@ -78,7 +78,7 @@ export class Semaphore extends Holder {
     return { ...PERMITS, noun };
   }
 
-  protected override async prepare(session: Session): Promise<void> {
+  protected override prepare(session: Session): Promise<void> {
     if (!this.prepared) {
       this.prepared = session
         .confirmed(['RSEM.SETPERMITS', this.key, this.limit, 'ID', requestId()], this.confirm, this.responseTimeout)

@@ -33,6 +33,17 @@ export interface Called {
   session: Session;
 }
 
+function replyOf(called: Called): unknown {
+  return called.reply;
+}
+
+function replyAndUnconfirmed(called: Called): [unknown, Unconfirmed | undefined] {
+  return [called.reply, called.unconfirmed];
+}
+
+/** A call sent where its key is served, redirections followed. */
+const DIRECT: Route = {};
+
 /** A subscriber generation that matches none (no subscriber was open). */
 const NONE = -1;
 
@@ -160,6 +171,7 @@ export class Session {
   private commandDown(conn: Connection): void {
     if (this.conn !== conn) return;
     this.conn = null;
+    this.lastContact = Math.max(this.lastContact, conn.repliedAt);
     if (!this.closed && this.hasBound()) void this.recover();
   }
 
@@ -178,7 +190,7 @@ export class Session {
           await this.current();
           return;
         } catch {
-          const silent = Date.now() - this.lastContact;
+          const silent = Date.now() - Math.max(this.lastContact, this.conn?.repliedAt ?? 0);
           for (const holding of this.dispatcher.holdings) {
             if (holding.rebindArgs() !== null && silent >= holding.lease) {
               holding.markLost('the server could not be reached for a whole lease');
@@ -192,11 +204,9 @@ export class Session {
     }
   }
 
+  /** The reply (plain), or a `ConnectionFailure` (the connection closed) when none came within `timeout`. */
   private sendOn(conn: Connection, args: Arg[], timeout: number): Promise<unknown> {
-    return withTimeout(conn.send(args), timeout, String(args[0]), () => conn.close()).then((reply) => {
-      if (conn === this.conn) this.lastContact = Date.now();
-      return plain(reply);
-    });
+    return conn.send(args, timeout);
   }
 
   /**
@@ -231,37 +241,49 @@ export class Session {
    * `confirm`: pipelined with its WAIT (`Called.unconfirmed`). In a Cluster a `MOVED`/`ASK`
    * reply sends it to the primary named (`route`).
    */
-  async callEx(
+  callEx(
     args: Arg[],
     timeout = this.responseTimeout,
     retry = true,
     confirm: Confirm | null = null,
-    route: Route = {},
+    route: Route = DIRECT,
+  ): Promise<Called> {
+    // The first attempt is the whole call unless the server redirects it: no frame around it.
+    return this.callOnce(args, timeout, retry, confirm, route.asking ?? false, route);
+  }
+
+  /** What follows an attempt of `callEx` that got the error reply `err`: redirections, pauses, new attempts. */
+  private async callAgain(
+    err: unknown,
+    args: Arg[],
+    timeout: number,
+    retry: boolean,
+    confirm: Confirm | null,
+    route: Route,
+    asking: boolean,
   ): Promise<Called> {
     let session: Session = this;
-    let asking = route.asking ?? false;
     for (let redirects = 0; ; redirects++) {
-      try {
-        return await session.callOnce(args, timeout, retry, confirm, asking);
-      } catch (err) {
-        if (!(err instanceof ServerReply) || redirects >= MAX_REDIRECTS) throw err;
-        const elsewhere = await session.redirection(err.message);
-        if (elsewhere) {
-          if (route.follow === false) throw err;
-          ({ session, asking } = elsewhere);
-          continue;
-        }
-        if (isTryAgain(err.message)) {
-          // Refused before it ran (a multi-key call while its slot moves, a cluster or primary
-          // not ready yet): the same again after a pause.
-          await sleep(RECONNECT_PAUSE_MS);
-          continue;
-        }
+      if (!(err instanceof ServerReply) || redirects >= MAX_REDIRECTS) throw err;
+      const elsewhere = await session.redirection(err.message);
+      if (elsewhere) {
+        if (route.follow === false) throw err;
+        ({ session, asking } = elsewhere);
+      } else if (isTryAgain(err.message)) {
+        // Refused before it ran (a multi-key call while its slot moves, a cluster or primary
+        // not ready yet): the same again after a pause.
+        await sleep(RECONNECT_PAUSE_MS);
+      } else {
         // A primary that turned replica ran nothing: find the new one and send it there.
         if (!isRedirect(err.message)) throw err;
         asking = false;
         session.redirect(session.answeredOn(err));
         await sleep(RECONNECT_PAUSE_MS);
+      }
+      try {
+        return await session.callOnce(args, timeout, retry, confirm, asking);
+      } catch (again) {
+        err = again;
       }
     }
   }
@@ -272,25 +294,48 @@ export class Session {
     return this.elsewhere(message);
   }
 
-  private async callOnce(args: Arg[], timeout: number, retry: boolean, confirm: Confirm | null, asking: boolean): Promise<Called> {
-    let [conn, generation] = await this.current();
-    let on = this.connections(generation);
+  /**
+   * One attempt, sent again once on a new connection after a `ConnectionFailure` (`retry`).
+   * With `route` (the first attempt of `callEx`), an error reply goes on to `callAgain`.
+   */
+  private async callOnce(
+    args: Arg[],
+    timeout: number,
+    retry: boolean,
+    confirm: Confirm | null,
+    asking: boolean,
+    route: Route | null = null,
+  ): Promise<Called> {
+    let conn = this.conn;
+    let generation = this.generation;
+    if (!conn || this.closed) [conn, generation] = await this.current();
+    // The connections in use when it was sent (`answeredOn`), made into an object only on an error reply.
+    const subscriber = this.sub?.generation ?? NONE;
     try {
+      // Nothing to confirm (no replica, or known not to be needed): the command alone.
+      if (!asking && (!confirm || this.replicas.noneNeeded(confirm))) {
+        return { reply: await this.sendOn(conn, args, timeout), generation, retried: false, unconfirmed: undefined, session: this };
+      }
       const [reply, unconfirmed] = await this.sendConfirmed(conn, args, timeout, confirm, asking);
       return { reply, generation, retried: false, unconfirmed, session: this };
     } catch (err) {
-      if (err instanceof ServerReply) answeredOn.set(err, on);
+      if (err instanceof ServerReply) {
+        answeredOn.set(err, { command: generation, subscriber });
+        if (route) return this.callAgain(err, args, timeout, retry, confirm, route, asking);
+      }
       if (!(err instanceof ConnectionFailure)) throw err;
       if (this.conn === conn) conn.close();
       this.replicas.invalidate();
       if (!retry) throw err;
       [conn, generation] = await this.current();
-      on = this.connections(generation);
+      const on = this.connections(generation);
       try {
         const [reply, unconfirmed] = await this.sendConfirmed(conn, args, timeout, confirm, asking);
         return { reply, generation, retried: true, unconfirmed, session: this };
       } catch (again) {
-        if (again instanceof ServerReply) answeredOn.set(again, on);
+        if (!(again instanceof ServerReply)) throw again;
+        answeredOn.set(again, on);
+        if (route) return this.callAgain(again, args, timeout, retry, confirm, route, asking);
         throw again;
       }
     }
@@ -317,19 +362,18 @@ export class Session {
     if (seen.subscriber === undefined || seen.subscriber === this.sub?.generation) this.sub?.conn.close();
   }
 
-  async call(args: Arg[], timeout = this.responseTimeout, retry = true): Promise<unknown> {
-    return (await this.callEx(args, timeout, retry)).reply;
+  call(args: Arg[], timeout = this.responseTimeout, retry = true): Promise<unknown> {
+    return this.callEx(args, timeout, retry).then(replyOf);
   }
 
   /** A call confirmed by the replicas (`confirm`): its reply, and what was not confirmed. */
-  async confirmed(
+  confirmed(
     args: Arg[],
     confirm: Confirm | null,
     timeout = this.responseTimeout,
     retry = true,
   ): Promise<[unknown, Unconfirmed | undefined]> {
-    const called = await this.callEx(args, timeout, retry, confirm);
-    return [called.reply, called.unconfirmed];
+    return this.callEx(args, timeout, retry, confirm).then(replyAndUnconfirmed);
   }
 
   /** Re-bound after a reconnect, reported lost by messages; watchdog ones keep the connection alive. */
@@ -344,6 +388,11 @@ export class Session {
   }
 
   // ---- the subscriber ----
+
+  /** The subscriber when it is open (else `subscriber()` opens one). */
+  get subscribed(): Subscriber | null {
+    return this.closed ? null : this.sub;
+  }
 
   subscriber(): Promise<Subscriber> {
     if (this.closed) return Promise.reject(new ConnectionError('rlock: the client was closed'));

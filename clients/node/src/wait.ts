@@ -9,7 +9,7 @@
 import { Confirm, Unconfirmed } from './confirm';
 import { Arg } from './drivers/driver';
 import { ConnectionError, ConnectionFailure, ServerReply } from './errors';
-import { Outcome, Waiter, splitTarget } from './dispatcher';
+import { Dispatcher, Outcome, Waiter, splitTarget } from './dispatcher';
 import { RECONNECT_PAUSE_MS, isRedirect, sleep } from './request';
 import type { Called, Session } from './session';
 
@@ -71,12 +71,13 @@ export async function waitByMessage(session: Session, spec: WaitSpec): Promise<W
   for (;;) {
     spec.signal?.throwIfAborted();
     const dispatcher = session.dispatcher;
-    const sub = await session.subscriber();
+    const sub = session.subscribed ?? (await session.subscriber());
     const waitMs = deadline === Infinity ? 0 : Math.max(1, deadline - Date.now());
-    const added = [spec.target, ...(spec.more ?? [])].map((target) => dispatcher.add(target, sub.generation, deadline, spec.release));
-    const waiters = added.map((one) => one.waiter);
-    const dropAll = () => waiters.forEach((one) => dispatcher.remove(one));
-    const outcome = added.length === 1 ? added[0].outcome : allGranted(added.map((one) => one.outcome));
+    const waiters = [dispatcher.add(spec.target, sub.generation, deadline, spec.release)];
+    if (spec.more) for (const target of spec.more) waiters.push(dispatcher.add(target, sub.generation, deadline, spec.release));
+    const dropAll = () => {
+      for (const one of waiters) dispatcher.remove(one);
+    };
     let called: Called;
     try {
       // Not followed by the call itself: it names this Session's subscriber.
@@ -115,6 +116,7 @@ export async function waitByMessage(session: Session, spec: WaitSpec): Promise<W
       dropAll();
       throw new ServerReply(`ERR unexpected reply to ${String(spec.build(0, 0)[0])}: ${String(reply)}`);
     }
+    const outcome = waiters.length === 1 ? Dispatcher.outcome(waiters[0]) : allGranted(waiters.map(Dispatcher.outcome));
     const result = await settled(session, waiters, outcome, deadline + spec.timeout, spec.signal);
     // The other keys' messages of an all-or-none wait that ended: nobody waits for them.
     if (result.kind !== 'granted' && result.kind !== 'deadline' && result.kind !== 'abort') dropAll();

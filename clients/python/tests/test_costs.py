@@ -9,11 +9,13 @@ its own (nothing else runs commands on it).
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 
 import pytest
 import redis
+import redis.asyncio
 
 import rlock
 
@@ -38,6 +40,7 @@ class ThreadStarts:
 
         def counted(thread):
             self.count += 1
+            self.names = getattr(self, "names", {}); name = getattr(coroutine, "__qualname__", repr(coroutine)); self.names[name] = self.names.get(name, 0) + 1
             start(thread)
 
         monkeypatch.setattr(threading.Thread, "start", counted)
@@ -79,3 +82,79 @@ def test_an_uncontended_pair_costs_two_commands_no_connection_no_thread(new_serv
     assert delta.get("role", 0) <= elapsed + 2, f"ROLE read {delta.get('role')} times in {elapsed:.1f} s"
     assert connections == 0, f"{PAIRS} pairs opened {connections} connections"
     assert threads.count == 0, f"{PAIRS} pairs started {threads.count} threads"
+
+
+class TaskStarts:
+    """Counts the tasks created in the running loop while it is on (its task factory), by the
+    name of their coroutine: rlock's own (`ours`), and redis-py's apart."""
+
+    def __init__(self):
+        self.ours: dict = {}
+        self.theirs: dict = {}
+
+    def __enter__(self):
+        loop = asyncio.get_running_loop()
+        self._loop, self._factory = loop, loop.get_task_factory()
+
+        def counted(loop, coroutine, **kwargs):
+            code = getattr(coroutine, "cr_code", None)
+            counts = self.ours if code is not None and "/rlock/" in code.co_filename else self.theirs
+            name = getattr(coroutine, "__qualname__", type(coroutine).__name__)
+            counts[name] = counts.get(name, 0) + 1
+            if self._factory is not None:
+                return self._factory(loop, coroutine, **kwargs)
+            return asyncio.Task(coroutine, loop=loop, **kwargs)
+
+        loop.set_task_factory(counted)
+        return self
+
+    def __exit__(self, *exc_info):
+        self._loop.set_task_factory(self._factory)
+
+
+#: rlock's tasks per asyncio pair: the waiting acquire runs in a task of its own, so that a
+#: cancelled caller never interrupts a call on the wire (rlock/asyncio/notified.py); over RESP3
+#: its calls go on the subscriber, each sent from a task (rlock/asyncio/subscriber.py). No
+#: keeper task: one per event loop keeps the watchdog connections (rlock/asyncio/keeper.py; it
+#: was a task per watchdog acquire, "Keeper.run").
+ASYNCIO_TASKS_PER_PAIR = {2: {"drive_async": 1}, 3: {"drive_async": 1, "Subscriber._send": 1}}
+
+
+@pytest.mark.parametrize("protocol", [2, 3], ids=["resp2", "resp3"])
+@pytest.mark.parametrize("kind", list(LOCKS))
+def test_an_uncontended_asyncio_pair_costs_two_commands_no_connection_no_keeper_task(new_server, kind, protocol):
+    server = new_server()
+    admin = server.client()
+
+    async def run():
+        client = redis.asyncio.Redis(port=server.port, protocol=protocol)
+        lock = rlock.asyncio.Lock(client, "k", **LOCKS[kind])
+        assert await lock.acquire()  # warm-up: connections, subscriber, keeper, keep-alive interval
+        await lock.release()
+        connections_before = admin.info("stats")["total_connections_received"]
+        calls_before = command_calls(admin)
+        started = time.monotonic()
+        with TaskStarts() as tasks:
+            for _ in range(PAIRS):
+                assert await lock.acquire()
+                await lock.release()
+        elapsed = time.monotonic() - started
+        calls_after = command_calls(admin)
+        connections = admin.info("stats")["total_connections_received"] - connections_before
+        await client.aclose()
+        return tasks.ours, elapsed, calls_before, calls_after, connections
+
+    tasks, elapsed, calls_before, calls_after, connections = asyncio.run(run())
+    delta = {name: calls - calls_before.get(name, 0) for name, calls in calls_after.items()}
+    delta = {name: calls for name, calls in delta.items() if calls}
+    # PING: a kept connection's keep-alive, with time (a third of watchdog-idle-ms).
+    per_pair = {name: calls for name, calls in delta.items() if name not in NOT_PER_PAIR | {"ping"}}
+    assert per_pair == {"rlock.acquire": PAIRS, "rlock.release": PAIRS}, f"commands in {PAIRS} pairs: {delta}"
+    assert delta.get("role", 0) <= elapsed + 2, f"ROLE read {delta.get('role')} times in {elapsed:.1f} s"
+    assert connections == 0, f"{PAIRS} pairs opened {connections} connections"
+    # A timed call (ROLE, PING) over RESP3 is sent from a task of its own too.
+    timed = delta.get("role", 0) + delta.get("ping", 0)
+    expected = {name: per * PAIRS for name, per in ASYNCIO_TASKS_PER_PAIR[protocol].items()}
+    assert set(tasks) == set(expected), f"{PAIRS} pairs started these tasks of rlock's: {tasks}"
+    for name, count in expected.items():
+        assert count <= tasks[name] <= count + timed, f"{PAIRS} pairs started these tasks of rlock's: {tasks}"

@@ -8,6 +8,7 @@
  * once more). Commands sent while it is not ready fail at once.
  */
 
+import { Deadlines } from '../deadlines';
 import { ConnectionFailure, ServerReply } from '../errors';
 import { plain } from '../reply';
 
@@ -17,9 +18,12 @@ export interface Connection {
   /**
    * Sends one command. Resolves with the reply (integers as numbers, nil as null, simple and
    * bulk strings as strings). Rejects with `ServerReply` for an error reply and with
-   * `ConnectionFailure` when the connection failed before the reply came.
+   * `ConnectionFailure` when the connection failed before the reply came. With `timeoutMs`:
+   * also when no reply came within that many ms, and the connection is then closed.
    */
-  send(args: Arg[]): Promise<unknown>;
+  send(args: Arg[], timeoutMs?: number): Promise<unknown>;
+  /** When its last reply came, ms since the epoch (0: none yet). */
+  readonly repliedAt: number;
   /** Subscribes this connection to `channel`; each message is handed over as a Buffer. */
   subscribe(channel: string, listener: (message: Buffer) => void): Promise<void>;
   /** Runs once when the connection is gone, whatever the cause (also after `close()`). */
@@ -68,19 +72,42 @@ export class Once {
  */
 export abstract class LibraryConnection implements Connection {
   protected readonly down = new Once();
+  private readonly deadlines = new Deadlines(() => this.close());
+  repliedAt = 0;
 
   /** The library's own send, its own subscribe, its own close. */
   protected abstract sendCommand(args: Arg[]): Promise<unknown>;
   protected abstract subscribeTo(channel: string, listener: (message: Buffer) => void): Promise<void>;
   protected abstract closeClient(): void;
 
-  async send(args: Arg[]): Promise<unknown> {
-    if (this.down.done) throw new ConnectionFailure('the connection is closed');
-    try {
-      return await this.sendCommand(args);
-    } catch (err) {
-      throw failure(err);
-    }
+  /** One promise per command, settled by the library's reply or by the deadline (no timer of its own). */
+  send(args: Arg[], timeoutMs?: number): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      if (this.down.done) {
+        reject(new ConnectionFailure('the connection is closed'));
+        return;
+      }
+      const deadline = timeoutMs === undefined ? null : this.deadlines.start(args[0], timeoutMs, reject);
+      let sent: Promise<unknown>;
+      try {
+        sent = this.sendCommand(args);
+      } catch (err) {
+        if (deadline) this.deadlines.end(deadline);
+        reject(failure(err));
+        return;
+      }
+      sent.then(
+        (reply) => {
+          if (deadline) this.deadlines.end(deadline);
+          this.repliedAt = Date.now();
+          resolve(plain(reply));
+        },
+        (err) => {
+          if (deadline) this.deadlines.end(deadline);
+          reject(failure(err));
+        },
+      );
+    });
   }
 
   async subscribe(channel: string, listener: (message: Buffer) => void): Promise<void> {

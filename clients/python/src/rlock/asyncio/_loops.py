@@ -16,24 +16,39 @@ import threading
 import time
 
 from .._commands import READ_GRACE_S
+from .keeper import Keeper
 
 
 class LoopState:
     """A Session's things in one loop: the idle connections, the subscriber (or the task
-    opening it), and the background tasks (a keeper's with its Keeper, whose connection it
-    keeps)."""
+    opening it), the keeper of its watchdog connections (made at the first watchdog acquire),
+    and the background tasks (kept referenced until they end)."""
 
-    __slots__ = ("idle", "subscriber", "tasks")
+    __slots__ = ("idle", "subscriber", "tasks", "_keeper")
 
     def __init__(self):
         self.idle = []
         self.subscriber = None
         self.tasks = {}
+        self._keeper = None
+
+    @property
+    def keeper(self) -> Keeper:
+        if self._keeper is None:
+            self._keeper = Keeper(self.track)
+        return self._keeper
+
+    def track(self, task: asyncio.Task) -> None:
+        """Keeps a background task referenced (the event loop keeps only weak references) until
+        it ends, or its loop closes."""
+        self.tasks[task] = None
+        task.add_done_callback(lambda done: self.tasks.pop(done, None))
 
     def connections(self) -> list:
         """The redis-py connections it has open."""
         opened = [channel.connection for channel in self.idle]
-        opened += [keeper.channel.connection for keeper in self.tasks.values() if keeper and keeper.channel]
+        if self._keeper is not None:
+            opened += [channel.connection for channel in self._keeper.channels()]
         if hasattr(self.subscriber, "connection"):
             opened.append(self.subscriber.connection)
         return opened
@@ -42,7 +57,7 @@ class LoopState:
         """Its loop closed: its connections cannot be closed in it any more, so their sockets
         are shut down under it (the server sees them close), and the state is dropped."""
         shut_down(self.connections())
-        self.idle, self.subscriber, self.tasks = [], None, {}
+        self.idle, self.subscriber, self.tasks, self._keeper = [], None, {}, None
 
 
 def shut_down(connections) -> None:

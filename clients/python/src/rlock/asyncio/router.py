@@ -10,7 +10,7 @@ from .._connections import PerPool
 from .._router import RouterBase, SlotSessionBase
 from .._steps import drive_async
 from ._loops import LoopState, PerLoop
-from .session import Binder, Session, track_in
+from .session import Binder, Session
 
 
 class ClusterRouter(RouterBase):
@@ -73,8 +73,11 @@ class SlotSession(SlotSessionBase, Binder):
     async def close_idle(self) -> None:
         await self.cluster.close_idle()
 
-    def track(self, task: asyncio.Task, keeper=None) -> None:
-        track_in(self.cluster._loops.here(), task, keeper)
+    def _here(self) -> LoopState:
+        return self.cluster._loops.here()
+
+    def track(self, task: asyncio.Task) -> None:
+        self.cluster._loops.here().track(task)
 
     async def _connect(self, **overrides):
         """A connection to the key's primary (an observer's: keyspace events are the node's)."""

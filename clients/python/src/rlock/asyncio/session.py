@@ -1,7 +1,8 @@
 """rlock.session for redis.asyncio: the Session of one server node, with the same dedicated
-connections, one keeper task per watchdog connection instead of a thread, and the one
-subscriber connection per event loop that waiting acquires are told on (subscriber.py). A keeper
-gives its connection back the moment its binding ends, as rlock.session's does."""
+connections, one keeper task per event loop for its watchdog connections (keeper.py) instead
+of a thread per process, and the one subscriber connection per event loop that waiting acquires
+are told on (subscriber.py). A binding's connection goes back the moment it ends, as
+rlock.session's does."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import math
 from typing import Optional
 
 from redis.asyncio.retry import Retry
-from redis.exceptions import RedisError, TimeoutError
+from redis.exceptions import TimeoutError
 
 from .._commands import SOCKET_TIMEOUT
 from .._connections import MAX_IDLE_CONNECTIONS, PerPool, is_cluster
@@ -51,53 +52,22 @@ class Channel:
         except asyncio.TimeoutError:
             raise TimeoutError("rlock: no reply within the WAIT time") from None
 
-    async def stays_open(self, seconds: float, woken: asyncio.Event) -> bool:
-        """Watches the idle connection for `seconds`, then PINGs it; or less, when `woken` is
-        set. False as soon as it closes (or sends something nobody asked for, which only a
-        broken connection does)."""
-        try:
-            if not self.connection.is_connected:
-                return False
-            # With a timeout, redis-py returns None when nothing came, and keeps the connection;
-            # without disconnect_on_error it keeps it too when a wake-up cancels the read (a
-            # cancel while no byte of a reply came, as its own timeout is).
-            read = asyncio.ensure_future(self.connection.read_response(timeout=seconds, disconnect_on_error=False))
-            wake = asyncio.ensure_future(woken.wait())
-            try:
-                await asyncio.wait((read, wake), return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                if wake.get_loop().is_closed():  # collected pending, its loop closed: nothing runs
-                    return False
-                wake.cancel()
-                if not read.done():
-                    read.cancel()
-                    await asyncio.wait((read,))  # ended before anyone else reads the connection
-            if read.cancelled():
-                woken.clear()
-                return True
-            if read.result() is not None:
-                return False
-            if asyncio.current_task().cancelling():
-                # redis-py's timed read can return None for a cancel that came meanwhile: the
-                # loop is closing, and a keeper that went on would keep it from closing.
-                raise asyncio.CancelledError
-            await self.execute(("PING",))
-            return True
-        except (RedisError, OSError):
-            return False
-
     async def close(self) -> None:
         await self.connection.disconnect(nowait=True)
 
 
 class Binder(BinderBase):
-    """Keeping watchdog bindings (a keeper per connection) and re-binding them
+    """Keeping watchdog bindings (this loop's keeper) and re-binding them
     (rlock._session.BinderBase), awaited: for a node's Session, or a cluster key's route."""
 
     sleep = staticmethod(asyncio.sleep)
 
+    def _here(self) -> LoopState:
+        """This loop's state, where its keeper is."""
+        raise NotImplementedError
+
     async def keep_alive(self, channel, binding) -> None:
-        """As rlock.session.Binder.keep_alive, with a keeper task."""
+        """As rlock.session.Binder.keep_alive, with this loop's keeper."""
         if channel is None:
             if binding is not None:
                 await binding.lock._session.rebind_elsewhere(binding)
@@ -105,9 +75,10 @@ class Binder(BinderBase):
         if binding is None:
             await channel.home.checkin(channel)
             return
-        binding.bound, binding.loop = True, asyncio.get_running_loop()
-        keeper = Keeper(binding.lock._session, channel, binding)
-        self.track(binding.loop.create_task(keeper.run()), keeper)
+        session = binding.lock._session
+        # Read once per Session (CONFIG GET), by the first watchdog acquire, not by the keeper.
+        interval = getattr(session, "_keepalive", None) or await session.keepalive_interval()
+        self._here().keeper.keep(session, channel, binding, interval)
 
     async def rebind(self, binding) -> Optional[Channel]:
         """As rlock.session.Binder.rebind."""
@@ -145,6 +116,15 @@ class Session(SessionBase, Binder):
             idle.append(channel)
         else:
             await channel.close()
+
+    def checkin_now(self, channel: Channel) -> None:
+        """`checkin` without waiting (the keeper's, from a release): a connection beyond the
+        idle list's size is closed in a task of its own."""
+        here = self._loops.here()
+        if len(here.idle) < MAX_IDLE_CONNECTIONS:
+            here.idle.append(channel)
+        else:
+            here.track(asyncio.get_running_loop().create_task(channel.close()))
 
     async def close_idle(self) -> None:
         """Closes this loop's idle connections (another loop's work only there)."""
@@ -208,51 +188,16 @@ class Session(SessionBase, Binder):
         """As rlock.session.Session.call."""
         return await drive_async(self._call_steps(command, keep, retries, notify))
 
-    def track(self, task: asyncio.Task, keeper=None) -> None:
+    def _here(self) -> LoopState:
+        return self._loops.here()
+
+    def track(self, task: asyncio.Task) -> None:
         """Keeps a background task referenced (the event loop keeps only weak references) until
         it ends, or its loop closes."""
-        track_in(self._loops.here(), task, keeper)
+        self._loops.here().track(task)
 
     async def keepalive_interval(self) -> float:
         return await drive_async(self._keepalive_steps())
-
-
-def track_in(here: LoopState, task: asyncio.Task, keeper) -> None:
-    here.tasks[task] = keeper
-    task.add_done_callback(lambda done: here.tasks.pop(done, None))
-
-
-class Keeper:
-    """Keeps one watchdog connection, and the binding on it, alive."""
-
-    def __init__(self, session: Session, channel: Channel, binding):
-        self.session, self.channel, self.binding = session, channel, binding
-
-    async def run(self) -> None:
-        # The release (or loss) of the binding's last holding sets it to end the wait.
-        woken = asyncio.Event()
-        self.binding.on_end = woken.set  # before reading `live`: an end from now on wakes us
-        try:
-            await self._keep(woken)
-        finally:
-            if self.binding.on_end == woken.set:
-                self.binding.on_end = None
-
-    async def _keep(self, woken: asyncio.Event) -> None:
-        try:
-            interval = await self.session.keepalive_interval()
-            while self.binding.live:
-                if await self.channel.stays_open(interval, woken):
-                    continue
-                await self.channel.close()
-                self.channel = await self.session.rebind(self.binding)
-                if self.channel is None:
-                    return
-            await self.channel.home.checkin(self.channel)
-        except asyncio.CancelledError:  # the loop is closing: so does the lock's connection
-            if self.channel is not None:
-                await self.channel.close()
-            raise
 
 
 _per_pool = PerPool(Session)
