@@ -14,7 +14,9 @@
 //! - handoff: one task holds, another waits; the time from the release to the waiter holding
 //!   (median of HANDOFFS).
 //!
-//! rlock's Lock runs with its defaults (watchdog) and a wait in the server's queue; rslock and
+//! rlock's Lock runs with its defaults (watchdog) and a wait in the server's queue; and, for the
+//! uncontended pairs only (`uncontended_no_wait`, rlock's alone: a lock that does not wait
+//! cannot queue for the hot lock), without a wait, on its own watchdog connection; rslock and
 //! SET NX get a 10 s lease; rslock retries as it does by default (3 tries 0-200 ms apart, then
 //! again). Writes every round's figures to target/bench-rust.json (benches/pairs.py sets the
 //! pairs side by side, with ratios).
@@ -170,7 +172,19 @@ fn cpu_us() -> f64 {
 
 /// Pairs per second, and the process's CPU time per pair (what a loaded machine changes least).
 async fn uncontended(side: &Side, key: &str, round: Duration) -> [(&'static str, f64); 2] {
-    let mut holder = side.warm_holders(&[key.to_string()]).await.pop().expect("one");
+    pairs_of(side.warm_holders(&[key.to_string()]).await.pop().expect("one"), round).await
+}
+
+/// `uncontended` for rlock's Lock without a wait (the watchdog on a connection of its own).
+async fn uncontended_no_wait(side: &Side, key: &str, round: Duration) -> [(&'static str, f64); 2] {
+    let mut holder = Box::new(Rlock { lock: Lock::new(&side.clients[0], key), guard: None });
+    holder.acquire().await;
+    holder.release().await;
+    pairs_of(holder, round).await
+}
+
+/// The pairs of a warm holder for `round`: pairs per second, CPU time per pair.
+async fn pairs_of(mut holder: Box<dyn Holder>, round: Duration) -> [(&'static str, f64); 2] {
     let start = Instant::now();
     let cpu = cpu_us();
     let mut pairs = 0u64;
@@ -330,6 +344,11 @@ fn main() {
                 let mut record = |figure: String, value: f64| figures.entry(format!("{prefix}.{figure}")).or_default().push(value);
                 for (figure, value) in uncontended(side, &format!("bench:{prefix}:u{rep}"), round).await {
                     record(format!("uncontended.{figure}"), value);
+                }
+                if side.name == "rlock" {
+                    for (figure, value) in uncontended_no_wait(side, &format!("bench:{prefix}:n{rep}"), round).await {
+                        record(format!("uncontended_no_wait.{figure}"), value);
+                    }
                 }
                 record(format!("parallel{contenders}.pairs_per_s"), parallel(side, &format!("bench:{prefix}:p{rep}"), contenders, round).await);
                 record("handoff.median_ms".into(), handoff(side, &format!("bench:{prefix}:o{rep}"), handoffs).await);
