@@ -295,7 +295,10 @@ async def test_a_cancelled_wait_leaves_the_queue(variant, admin, redis_server):
 
 
 WAITER = """
-import sys, time, redis, rlock, rlock._waiting
+import signal, sys, time, redis, rlock, rlock._waiting
+# Ctrl-C as at a terminal, whatever the launcher did: a background job of a non-interactive shell
+# starts with SIGINT ignored, and this process would inherit that (then no Ctrl-C ever comes).
+signal.signal(signal.SIGINT, signal.default_int_handler)
 port, kind, name, late = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4] == "late"
 if late:  # the thread descheduled between its queued call and its wait (where the flake was)
     give_up_at = rlock._waiting.Acquisition._give_up_at

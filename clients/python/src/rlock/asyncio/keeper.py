@@ -100,7 +100,9 @@ class Keeper:
                 await entry.channel.close()
             raise
         finally:
-            if self._task is asyncio.current_task():
+            # Collected pending with its closed loop, no loop runs (current_task would raise):
+            # the keeper goes with the loop.
+            if asyncio._get_running_loop() is None or self._task is asyncio.current_task():
                 self._task = None
 
     async def _look_at(self, entry: Kept) -> None:
