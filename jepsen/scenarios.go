@@ -320,13 +320,15 @@ func Controls() []Scenario {
 	}
 }
 
-// Short is make test's version: the guarantee under a partition of the primary, and both
-// controls. asReal wires the controls in as the real configuration: they are then claimed
-// to hold, and the run must fail.
+// Short is make test's version: the guarantee under a partition of the primary, in Sentinel
+// and in Cluster, and both controls. asReal wires the controls in as the real configuration:
+// they are then claimed to hold, and the run must fail.
 func Short(asReal bool) []Scenario {
-	main := configNamed("confirm-all")
 	fault := faultNamed("partition-primary")
-	out := []Scenario{{Config: main, Fault: fault, Claims: claims(main, fault)}}
+	var out []Scenario
+	for _, c := range []Config{configNamed("confirm-all"), configNamed("cluster-confirm-all")} {
+		out = append(out, Scenario{Config: c, Fault: fault, Claims: claims(c, fault)})
+	}
 	for _, c := range Controls() {
 		if asReal {
 			c.Claims = map[string]string{"lease-lock": "Ok", "plain-register": "Ok", "fenced-register": "Ok"}
