@@ -202,8 +202,10 @@ func (s *Servers) JumpClock(host string, seconds int) error {
 }
 
 // Cli runs redis-cli against a server over its namespace's loopback and returns its output.
+// A stopped server (SIGSTOP) still accepts the connection but never answers: redis-cli is
+// given 5 s (the cluster's view is read from every node, the stopped one included).
 func (s *Servers) Cli(p *Proc, args ...string) (string, error) {
-	argv := append([]string{"redis-cli", "-p", p.Port}, args...)
+	argv := append([]string{"timeout", "5", "redis-cli", "-p", p.Port}, args...)
 	cmd := s.net.Command(p.Host, argv...)
 	out, err := cmd.CombinedOutput()
 	text := strings.TrimSpace(string(out))
