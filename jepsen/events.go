@@ -46,7 +46,7 @@ func StartEventLog(s *Servers, path, key string) (*EventLog, error) {
 		return nil, err
 	}
 	l := &EventLog{f: f, count: map[string]int{}, current: map[string]*exec.Cmd{}}
-	for _, h := range DataNodes {
+	for _, h := range s.Hosts {
 		first, err := l.subscribe(s, h, key)
 		if err != nil {
 			return l, err

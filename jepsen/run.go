@@ -17,9 +17,13 @@ import (
 
 // Client hosts and the language of the worker each runs. c1 and c2 stay with the first
 // primary when a partition cuts it off; c3 and c4 go with the majority.
+// lockKey is the one lock every worker takes.
+const lockKey = "jepsen"
+
 var clientHosts = []struct{ host, lang string }{{"c1", "go"}, {"c2", "python"}, {"c3", "go"}, {"c4", "python"}}
 
-var hostIPs = map[string]string{"n1": "10.77.0.11", "n2": "10.77.0.12", "n3": "10.77.0.13", "res": "10.77.0.20",
+var hostIPs = map[string]string{"n1": "10.77.0.11", "n2": "10.77.0.12", "n3": "10.77.0.13",
+	"n4": "10.77.0.14", "n5": "10.77.0.15", "n6": "10.77.0.16", "res": "10.77.0.20",
 	"c1": "10.77.0.101", "c2": "10.77.0.102", "c3": "10.77.0.103", "c4": "10.77.0.104"}
 
 // Env is what every run needs from the machine.
@@ -103,7 +107,7 @@ func PlayScenario(env Env, sc Scenario, root string, duration time.Duration, log
 	defer cleanup()
 	stopSignals := cleanupOnSignal(cleanup)
 	defer stopSignals()
-	for _, h := range append(append([]string{}, DataNodes...), "res", "c1", "c2", "c3", "c4") {
+	for _, h := range append(append([]string{}, dataNodes(sc.Config.Cluster)...), "res", "c1", "c2", "c3", "c4") {
 		if err := r.Net.AddHost(h, hostIPs[h]); err != nil {
 			return sum, err
 		}
@@ -113,12 +117,17 @@ func PlayScenario(env Env, sc Scenario, root string, duration time.Duration, log
 		replTimeout = 60 * time.Second
 	}
 	r.Srv, err = StartServers(r.Net, r.Dir, env.Module, ServerSettings{ReplTimeout: replTimeout,
-		ClockShift: clockShift(env, sc.Fault), MinReplicas: sc.Config.MinReplicas})
+		ClockShift: clockShift(env, sc.Fault), MinReplicas: sc.Config.MinReplicas,
+		Cluster: sc.Config.Cluster, ClusterKey: lockKey})
 	if err != nil {
 		return sum, err
 	}
-	r.note("servers ready: n1 primary, n2 and n3 replicas, a sentinel on each")
-	if r.events, err = StartEventLog(r.Srv, filepath.Join(r.Dir, "server-events.jsonl"), "jepsen"); err != nil {
+	if sc.Config.Cluster {
+		r.note("servers ready: a Cluster, n1 n2 n3 primaries (n1 has the key's slot), n4 n5 n6 their replicas")
+	} else {
+		r.note("servers ready: n1 primary, n2 and n3 replicas, a sentinel on each")
+	}
+	if r.events, err = StartEventLog(r.Srv, filepath.Join(r.Dir, "server-events.jsonl"), lockKey); err != nil {
 		return sum, err
 	}
 	if err := r.startWorkers(env, duration); err != nil {
@@ -145,9 +154,9 @@ func PlayScenario(env Env, sc Scenario, root string, duration time.Duration, log
 	if err != nil {
 		return sum, err
 	}
-	r.note("healed; the sentinels agree on %s", primary)
-	info, _ := r.Srv.Cli(r.Srv.Nodes[primary], "RLOCK.INFO", "jepsen")
-	r.note("RLOCK.INFO jepsen on %s: %s", primary, strings.Join(strings.Fields(info), " "))
+	r.note("healed; the servers agree on %s as primary", primary)
+	info, _ := r.Srv.Cli(r.Srv.Nodes[primary], "RLOCK.INFO", lockKey)
+	r.note("RLOCK.INFO %s on %s: %s", lockKey, primary, strings.Join(strings.Fields(info), " "))
 	sum.ServerEvents = r.events.Stop()
 	r.events = nil
 	return r.check(sum)
@@ -171,10 +180,20 @@ func (r *Run) killedOnPurpose(host string) bool {
 
 func (r *Run) startWorkers(env Env, duration time.Duration) error {
 	cfg := r.Scenario.Config
-	var sentinels []string
-	for _, h := range DataNodes {
-		sentinels = append(sentinels, hostIPs[h]+":"+sentinelPort)
+	// The workers find the servers through the sentinels, or in a Cluster through its nodes.
+	servers := []string{"-sentinels"}
+	var addrs []string
+	for _, h := range r.Srv.Hosts {
+		if cfg.Cluster {
+			addrs = append(addrs, hostIPs[h]+":"+redisPort)
+		} else {
+			addrs = append(addrs, hostIPs[h]+":"+sentinelPort)
+		}
 	}
+	if cfg.Cluster {
+		servers[0] = "-cluster"
+	}
+	servers = append(servers, strings.Join(addrs, ","))
 	for i, c := range clientHosts {
 		lang := c.lang
 		if cfg.Lock == "setnx" {
@@ -182,10 +201,10 @@ func (r *Run) startWorkers(env Env, duration time.Duration) error {
 		}
 		out := filepath.Join(r.Dir, "history-"+c.host+".jsonl")
 		r.files[c.host] = out
-		args := []string{"-process", fmt.Sprint(i), "-out", out, "-sentinels", strings.Join(sentinels, ","),
-			"-resource", hostIPs["res"] + ":" + redisPort, "-lock", cfg.Lock, "-confirm", cfg.Confirm,
+		args := append([]string{"-process", fmt.Sprint(i), "-out", out, "-key", lockKey}, servers...)
+		args = append(args, "-resource", hostIPs["res"]+":"+redisPort, "-lock", cfg.Lock, "-confirm", cfg.Confirm,
 			"-lease", cfg.Lease.String(), "-hold", cfg.Hold.String(),
-			"-duration", duration.String()}
+			"-duration", duration.String())
 		var argv []string
 		if lang == "go" {
 			argv = append([]string{env.Self, "worker"}, args...)

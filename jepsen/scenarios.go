@@ -19,9 +19,25 @@ type Config struct {
 	Hold    time.Duration
 	// MinReplicas sets the data nodes' min-replicas-to-write (max lag 2 s); 0: off.
 	MinReplicas int
+	// Cluster: the Redis Cluster topology (3 primaries, 3 replicas) instead of Sentinel.
+	Cluster bool
 }
 
+// replicas is how many replicas the lock key's primary has: 2 in Sentinel, 1 in Cluster.
+func (c Config) replicas() int {
+	if c.Cluster {
+		return 1
+	}
+	return 2
+}
+
+// confirmsAll: every replica of the key's primary confirms a grant (an explicit count).
+func (c Config) confirmsAll() bool { return c.Confirm == fmt.Sprint(c.replicas()) }
+
 func (c Config) Describe() string {
+	if c.Cluster {
+		return fmt.Sprintf("Cluster 3+3, rlock, confirmation %s, lease %v", c.Confirm, c.Lease)
+	}
 	if c.Lock == "setnx" {
 		return fmt.Sprintf("plain SET NX PX %v (no fencing token from the lock)", c.Lease)
 	}
@@ -37,6 +53,8 @@ func rlockConfig(name, confirm string) Config {
 
 func withMinReplicas(c Config, n int) Config { c.MinReplicas = n; return c }
 
+func inCluster(c Config) Config { c.Cluster = true; c.Name = "cluster-" + c.Name; return c }
+
 // Configs are the rows. Every run writes to a fenced and a plain resource, so each row is
 // seen both with and without fencing.
 var Configs = []Config{
@@ -46,6 +64,10 @@ var Configs = []Config{
 	rlockConfig("confirm-1", "1"),
 	rlockConfig("confirm-off", "off"),
 	{Name: "setnx", Lock: "setnx", Confirm: "off", Lease: 2 * time.Second, Hold: 300 * time.Millisecond},
+	// Cluster rows: confirmation by all is by the key's one replica there.
+	inCluster(rlockConfig("confirm-auto", "auto")),
+	inCluster(rlockConfig("confirm-all", "1")),
+	inCluster(rlockConfig("confirm-off", "off")),
 }
 
 // Fault is a column: what is done to the system while the workers run.
@@ -54,15 +76,30 @@ type Fault struct {
 	After             time.Duration // when it starts, after the workers
 	ReplTimeout       time.Duration // the servers' repl-timeout, when the fault needs another
 	ClockJump         bool          // the data nodes' wall clocks can be moved (clockshift.so)
-	Play              func(r *Run) error
+	// Cluster: the fault also makes sense in the Cluster topology (n1 is the key's primary
+	// there too, its replica is n4, the other primaries n2, n3).
+	Cluster bool
+	Play    func(r *Run) error
 }
 
-var majority, minority = []string{"n2", "n3", "c3", "c4"}, []string{"n1", "c1", "c2"}
+// minority is the first primary with the clients that stay with it in a partition; the
+// majority is every other data node (and sentinel) with c3, c4.
+var minority = []string{"n1", "c1", "c2"}
+
+func (r *Run) majority() []string {
+	var out []string
+	for _, h := range append(append([]string{}, r.Srv.Hosts...), "c3", "c4") {
+		if !contains(minority, h) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
 
 // Faults are the columns.
 var Faults = []Fault{
-	{Name: "partition-primary", After: 3 * time.Second,
-		Description: "the primary and clients c1, c2 cut off from the replicas, the sentinels and c3, c4 (failover on the majority side)",
+	{Name: "partition-primary", After: 3 * time.Second, Cluster: true,
+		Description: "the primary and clients c1, c2 cut off from the replicas, the sentinels (Cluster: the other primaries) and c3, c4 (failover on the majority side)",
 		Play: func(r *Run) error {
 			return r.partitionPrimary(4 * time.Second)
 		}},
@@ -85,12 +122,12 @@ var Faults = []Fault{
 			r.note("heal")
 			return r.Net.Heal()
 		}},
-	{Name: "flapping", After: 3 * time.Second,
+	{Name: "flapping", After: 3 * time.Second, Cluster: true,
 		Description: "the primary's partition (as partition-primary) cut and healed every 0.7 s for 10 s",
 		Play: func(r *Run) error {
 			r.note("flapping starts")
 			for end := time.Now().Add(10 * time.Second); time.Now().Before(end); {
-				if err := r.Net.Cut(minority, majority); err != nil {
+				if err := r.Net.Cut(minority, r.majority()); err != nil {
 					return err
 				}
 				time.Sleep(700 * time.Millisecond)
@@ -102,17 +139,17 @@ var Faults = []Fault{
 			r.note("flapping ends; primary now %q", r.Srv.Primary())
 			return nil
 		}},
-	{Name: "client-cut", After: 3 * time.Second,
+	{Name: "client-cut", After: 3 * time.Second, Cluster: true,
 		Description: "a holding client cut off from every data node and sentinel (not from the resource) for lease + 2 s; SENTINEL FAILOVER during it",
 		Play: func(r *Run) error {
 			h, err := r.holdingWorker(10 * time.Second)
 			if err != nil {
 				return err
 			}
-			if err := r.Net.Cut([]string{h}, DataNodes); err != nil {
+			if err := r.Net.Cut([]string{h}, r.Srv.Hosts); err != nil {
 				return err
 			}
-			r.note("worker %s (holding) cut off from n1 n2 n3", h)
+			r.note("worker %s (holding) cut off from %s", h, strings.Join(r.Srv.Hosts, " "))
 			if err := r.failover("n2"); err != nil {
 				return err
 			}
@@ -120,7 +157,7 @@ var Faults = []Fault{
 			r.note("heal")
 			return r.Net.Heal()
 		}},
-	{Name: "kill-primary", After: 3 * time.Second,
+	{Name: "kill-primary", After: 3 * time.Second, Cluster: true,
 		Description: "kill -9 of the primary; the sentinels promote a replica; the old primary restarts (empty) and is made a replica",
 		Play: func(r *Run) error {
 			p := r.Srv.Primary()
@@ -135,7 +172,7 @@ var Faults = []Fault{
 			r.note("restart redis on %s", p)
 			return r.Srv.Restart(r.Srv.Nodes[p])
 		}},
-	{Name: "pause-primary", After: 3 * time.Second,
+	{Name: "pause-primary", After: 3 * time.Second, Cluster: true,
 		Description: "SIGSTOP of the primary until the sentinels promote a replica, then SIGCONT",
 		Play: func(r *Run) error {
 			p := r.Srv.Primary()
@@ -151,7 +188,7 @@ var Faults = []Fault{
 			}
 			return err
 		}},
-	{Name: "kill-holder", After: 3 * time.Second,
+	{Name: "kill-holder", After: 3 * time.Second, Cluster: true,
 		Description: "kill -9 of a worker while it holds the lock; SENTINEL FAILOVER right after",
 		Play: func(r *Run) error {
 			h, err := r.holdingWorker(10 * time.Second)
@@ -164,7 +201,7 @@ var Faults = []Fault{
 			}
 			return r.failover("n2")
 		}},
-	{Name: "pause-holder", After: 3 * time.Second,
+	{Name: "pause-holder", After: 3 * time.Second, Cluster: true,
 		Description: "SIGSTOP of a worker while it holds the lock, for its lease + 1.5 s; SENTINEL FAILOVER during it",
 		Play: func(r *Run) error {
 			h, err := r.holdingWorker(10 * time.Second)
@@ -238,14 +275,14 @@ func claims(c Config, f Fault) map[string]string {
 	}
 	if !f.ClockJump {
 		m["token-order"] = "Ok"
-		if c.Confirm == "2" {
+		if c.confirmsAll() {
 			m["lease-lock"] = "Ok"
 		}
 	}
 	// After a clock jump, tokens rise across the failover for the grants the new primary had
 	// when it was promoted (it learnt their tokens as a replica): with confirmation by every
 	// replica, every grant a client was told of.
-	if f.ClockJump && c.Confirm == "2" {
+	if f.ClockJump && c.confirmsAll() {
 		m["token-order"] = "Ok"
 	}
 	return m
@@ -256,6 +293,9 @@ func Matrix() []Scenario {
 	var out []Scenario
 	for _, f := range Faults {
 		for _, c := range Configs {
+			if c.Cluster && !f.Cluster {
+				continue
+			}
 			sc := Scenario{Config: c, Fault: f, Claims: claims(c, f)}
 			for _, ctl := range Controls() {
 				if ctl.Name() == sc.Name() {
@@ -280,13 +320,15 @@ func Controls() []Scenario {
 	}
 }
 
-// Short is make test's version: the guarantee under a partition of the primary, and both
-// controls. asReal wires the controls in as the real configuration: they are then claimed
-// to hold, and the run must fail.
+// Short is make test's version: the guarantee under a partition of the primary, in Sentinel
+// and in Cluster, and both controls. asReal wires the controls in as the real configuration:
+// they are then claimed to hold, and the run must fail.
 func Short(asReal bool) []Scenario {
-	main := configNamed("confirm-all")
 	fault := faultNamed("partition-primary")
-	out := []Scenario{{Config: main, Fault: fault, Claims: claims(main, fault)}}
+	var out []Scenario
+	for _, c := range []Config{configNamed("confirm-all"), configNamed("cluster-confirm-all")} {
+		out = append(out, Scenario{Config: c, Fault: fault, Claims: claims(c, fault)})
+	}
 	for _, c := range Controls() {
 		if asReal {
 			c.Claims = map[string]string{"lease-lock": "Ok", "plain-register": "Ok", "fenced-register": "Ok"}
@@ -314,9 +356,16 @@ func faultNamed(name string) Fault {
 	panic("no fault " + name)
 }
 
-// Select keeps the scenarios whose name contains every given word (none: all).
+// Select keeps the scenarios whose name contains every given word (none: all). A single word
+// that is a run's whole name picks that run alone (confirm-all--bridge, not also
+// cluster-confirm-all--bridge): the repeat command the tables print.
 func Select(all []Scenario, words []string) []Scenario {
 	var out []Scenario
+	for _, s := range all {
+		if len(words) == 1 && s.Name() == words[0] {
+			return []Scenario{s}
+		}
+	}
 	for _, s := range all {
 		keep := true
 		for _, w := range words {
@@ -332,10 +381,10 @@ func Select(all []Scenario, words []string) []Scenario {
 // --- fault helpers ---
 
 func (r *Run) partitionPrimary(after time.Duration) error {
-	if err := r.Net.Cut(minority, majority); err != nil {
+	if err := r.Net.Cut(minority, r.majority()); err != nil {
 		return err
 	}
-	r.note("partition: {n1 c1 c2} x {n2 n3 c3 c4} (the resource reaches everyone)")
+	r.note("partition: {%s} x {%s} (the resource reaches everyone)", strings.Join(minority, " "), strings.Join(r.majority(), " "))
 	if err := r.awaitPrimaryOtherThan("n1"); err != nil {
 		return err
 	}
@@ -344,8 +393,17 @@ func (r *Run) partitionPrimary(after time.Duration) error {
 	return r.Net.Heal()
 }
 
-// failover asks the sentinel on host for a failover and waits for the new primary.
+// failover asks the sentinel on host for a failover and waits for the new primary (in a
+// Cluster: CLUSTER FAILOVER on the replica of the key's primary).
 func (r *Run) failover(host string) error {
+	if r.Srv.cluster != nil {
+		old, replica, err := r.Srv.clusterFailover()
+		r.note("CLUSTER FAILOVER on %s (replica of %s): %v", replica, old, err)
+		if err != nil {
+			return err
+		}
+		return r.awaitPrimaryOtherThan(old)
+	}
 	old := r.Srv.Primary()
 	out, err := r.Srv.Cli(r.Srv.Sentinels[host], "SENTINEL", "FAILOVER", masterName)
 	r.note("SENTINEL FAILOVER on %s's sentinel: %s", host, out)
@@ -357,12 +415,12 @@ func (r *Run) failover(host string) error {
 
 func (r *Run) awaitPrimaryOtherThan(old string) error {
 	var now string
-	err := poll(30*time.Second, "the sentinels to promote a replica", func() bool {
+	err := poll(30*time.Second, "the sentinels (or the cluster) to promote a replica", func() bool {
 		now = r.Srv.Primary()
 		return now != "" && now != old
 	})
 	if err == nil {
-		r.note("sentinels name %s primary", now)
+		r.note("%s is now the primary (of the key)", now)
 	}
 	return err
 }

@@ -25,6 +25,18 @@ const (
 // DataNodes are the hosts that run a redis-server with the module and a sentinel.
 var DataNodes = []string{"n1", "n2", "n3"}
 
+// ClusterNodes are the hosts of the Cluster topology: n1, n2, n3 the first primaries, n4, n5,
+// n6 their replicas (no sentinel).
+var ClusterNodes = []string{"n1", "n2", "n3", "n4", "n5", "n6"}
+
+// dataNodes are the hosts running a redis-server with the module in a topology.
+func dataNodes(cluster bool) []string {
+	if cluster {
+		return ClusterNodes
+	}
+	return DataNodes
+}
+
 // Proc is one server process, known by its pid ("ip netns exec" execs into the server).
 type Proc struct {
 	Host, Port string
@@ -46,6 +58,9 @@ type Servers struct {
 	// clockShift: the preloaded library that moves each data node's wall clock by the
 	// seconds in its file (dir/clock-<host>); "" when the clocks are left alone.
 	clockShift string
+	// Hosts are the data nodes (DataNodes, or ClusterNodes when cluster is set).
+	Hosts   []string
+	cluster *clusterState
 }
 
 // ServerSettings are the knobs a scenario turns.
@@ -57,6 +72,10 @@ type ServerSettings struct {
 	// MinReplicas: min-replicas-to-write (0: off), with min-replicas-max-lag 2 s: a primary
 	// that hears from fewer replicas refuses writes (NOREPLICAS).
 	MinReplicas int
+	// Cluster: a Redis Cluster of 3 primaries and 3 replicas (ClusterNodes) instead of the
+	// Sentinel deployment; ClusterKey is the lock's key, whose slot n1 is given.
+	Cluster    bool
+	ClusterKey string
 }
 
 func (p *Proc) Pid() int { return p.cmd.Process.Pid }
@@ -86,27 +105,24 @@ func (p *Proc) Signal(sig syscall.Signal) error { return syscall.Kill(p.Pid(), s
 // StartServers starts the data nodes, the sentinels and the resource, and returns once the
 // replicas are in sync and every sentinel knows both replicas and the two other sentinels.
 func StartServers(n *Network, dir, module string, set ServerSettings) (*Servers, error) {
-	s := &Servers{net: n, dir: dir, module: module, Nodes: map[string]*Proc{}, Sentinels: map[string]*Proc{}}
+	s := &Servers{net: n, dir: dir, module: module, Nodes: map[string]*Proc{}, Sentinels: map[string]*Proc{},
+		Hosts: dataNodes(set.Cluster)}
 	if set.ClockShift != "" {
 		s.clockShift = set.ClockShift
-		for _, h := range DataNodes {
+		for _, h := range s.Hosts {
 			if err := os.WriteFile(s.clockFile(h), []byte("0\n"), 0o644); err != nil {
 				return s, err
 			}
 		}
 	}
+	if set.Cluster {
+		return s, s.startCluster(set)
+	}
 	primaryIP := n.IP("n1")
 	for _, h := range DataNodes {
-		args := []string{"redis-server", "--port", redisPort, "--bind", "0.0.0.0", "--protected-mode", "no",
-			"--save", "", "--appendonly", "no", "--loadmodule", module,
-			"--repl-timeout", fmt.Sprint(int(set.ReplTimeout.Seconds())),
-			"--repl-ping-replica-period", "1", "--repl-diskless-sync-delay", "0", "--enable-debug-command", "yes",
-			"--notify-keyspace-events", "Kdgx"}
+		args := dataNodeArgs(module, set)
 		if h != "n1" {
 			args = append(args, "--replicaof", primaryIP, redisPort)
-		}
-		if set.MinReplicas > 0 {
-			args = append(args, "--min-replicas-to-write", fmt.Sprint(set.MinReplicas), "--min-replicas-max-lag", "2")
 		}
 		p, err := s.launch(h, redisPort, "redis-"+h, args)
 		if err != nil {
@@ -132,13 +148,31 @@ func StartServers(n *Network, dir, module string, set ServerSettings) (*Servers,
 		}
 		s.Sentinels[h] = p
 	}
-	res, err := s.launch("res", redisPort, "resource", []string{"redis-server", "--port", redisPort, "--bind", "0.0.0.0",
-		"--protected-mode", "no", "--save", "", "--appendonly", "no"})
-	if err != nil {
+	if err := s.startResource(); err != nil {
 		return s, err
 	}
-	s.Resource = res
 	return s, s.awaitReady()
+}
+
+// dataNodeArgs is the command line of a data node (Sentinel or Cluster alike).
+func dataNodeArgs(module string, set ServerSettings) []string {
+	args := []string{"redis-server", "--port", redisPort, "--bind", "0.0.0.0", "--protected-mode", "no",
+		"--save", "", "--appendonly", "no", "--loadmodule", module,
+		"--repl-timeout", fmt.Sprint(int(set.ReplTimeout.Seconds())),
+		"--repl-ping-replica-period", "1", "--repl-diskless-sync-delay", "0", "--enable-debug-command", "yes",
+		"--notify-keyspace-events", "Kdgx"}
+	if set.MinReplicas > 0 {
+		args = append(args, "--min-replicas-to-write", fmt.Sprint(set.MinReplicas), "--min-replicas-max-lag", "2")
+	}
+	return args
+}
+
+// startResource starts the guarded resource, a plain redis-server no fault touches.
+func (s *Servers) startResource() error {
+	res, err := s.launch("res", redisPort, "resource", []string{"redis-server", "--port", redisPort, "--bind", "0.0.0.0",
+		"--protected-mode", "no", "--save", "", "--appendonly", "no"})
+	s.Resource = res
+	return err
 }
 
 func (s *Servers) launch(host, port, name string, args []string) (*Proc, error) {
@@ -168,8 +202,10 @@ func (s *Servers) JumpClock(host string, seconds int) error {
 }
 
 // Cli runs redis-cli against a server over its namespace's loopback and returns its output.
+// A stopped server (SIGSTOP) still accepts the connection but never answers: redis-cli is
+// given 5 s (the cluster's view is read from every node, the stopped one included).
 func (s *Servers) Cli(p *Proc, args ...string) (string, error) {
-	argv := append([]string{"redis-cli", "-p", p.Port}, args...)
+	argv := append([]string{"timeout", "5", "redis-cli", "-p", p.Port}, args...)
 	cmd := s.net.Command(p.Host, argv...)
 	out, err := cmd.CombinedOutput()
 	text := strings.TrimSpace(string(out))
@@ -193,8 +229,12 @@ func (s *Servers) infoField(p *Proc, section, field string) string {
 	return ""
 }
 
-// Primary is the host the majority of reachable sentinels name as primary ("" if none).
+// Primary is the host the majority of reachable sentinels name as primary ("" if none); in a
+// Cluster, the primary of the lock key's slot in the view of a majority of the nodes.
 func (s *Servers) Primary() string {
+	if s.cluster != nil {
+		return s.clusterPrimary()
+	}
 	votes := map[string]int{}
 	for _, h := range DataNodes {
 		out, err := s.Cli(s.Sentinels[h], "SENTINEL", "get-master-addr-by-name", masterName)
@@ -236,6 +276,9 @@ func (s *Servers) awaitReady() error {
 // AwaitSettled waits until the sentinels agree on one primary and the other two data nodes
 // replicate from it in sync: the state each run ends in before its final reads.
 func (s *Servers) AwaitSettled(timeout time.Duration) (string, error) {
+	if s.cluster != nil {
+		return s.awaitClusterSettled(timeout)
+	}
 	var primary string
 	err := poll(timeout, "the sentinels to agree on a primary with both replicas in sync", func() bool {
 		primary = s.Primary()
@@ -269,7 +312,7 @@ func (s *Servers) sentinelCount(h, what string) int {
 // Stop kills every server (SIGCONT first, for one stopped by a fault).
 func (s *Servers) Stop() {
 	all := []*Proc{s.Resource}
-	for _, h := range DataNodes {
+	for _, h := range s.Hosts {
 		all = append(all, s.Nodes[h], s.Sentinels[h])
 	}
 	for _, p := range all {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the fault runner and plays scenarios (see README.md). As root: the runs make network
-# namespaces. `bash jepsen/test.sh -short` is make test's version (a partition of the primary
-# and the two controls, ~2 min); no argument plays the full matrix (make jepsen). Other
+# namespaces. `bash jepsen/test.sh -short` is make test's version (a partition of the primary,
+# in Sentinel and in Cluster, and the two controls, ~2 min); no argument plays the full matrix (make jepsen). Other
 # arguments go to the runner (e.g. `-list`, or words that pick scenarios: `pause-holder`).
 # Output: target/jepsen/ (target/jepsen/short/ for -short): per scenario its histories, the
 # servers' logs, summary.json and, for each failed check, the picture of its smallest failing

@@ -11,6 +11,7 @@ import sys
 import time
 
 import redis
+import redis.cluster
 import redis.exceptions
 import redis.sentinel
 import rlock
@@ -29,7 +30,9 @@ def parse_args(argv):
     p = argparse.ArgumentParser()
     p.add_argument("-process", type=int, required=True)
     p.add_argument("-out", required=True)
-    p.add_argument("-sentinels", required=True)
+    servers = p.add_mutually_exclusive_group(required=True)
+    servers.add_argument("-sentinels")
+    servers.add_argument("-cluster", help="host:port,... of Redis Cluster nodes (instead of -sentinels)")
     p.add_argument("-resource", required=True)
     p.add_argument("-key", default="jepsen")
     p.add_argument("-lock", default="rlock", choices=["rlock"])
@@ -46,6 +49,20 @@ def seconds(text):
         if text.endswith(suffix):
             return float(text[: -len(suffix)]) * scale
     raise ValueError(f"not a duration: {text!r}")
+
+
+def addresses(text):
+    return [(h.rsplit(":", 1)[0], int(h.rsplit(":", 1)[1])) for h in text.split(",")]
+
+
+def lock_client(args):
+    """The client a service would pass the helper: a Sentinel master_for() client, or a
+    RedisCluster."""
+    if args.cluster:
+        nodes = [redis.cluster.ClusterNode(host, port) for host, port in addresses(args.cluster)]
+        return redis.cluster.RedisCluster(startup_nodes=nodes, socket_timeout=1.0, socket_connect_timeout=1.0)
+    sentinel = redis.sentinel.Sentinel(addresses(args.sentinels), socket_timeout=1.0, socket_connect_timeout=1.0)
+    return sentinel.master_for(MASTER_NAME, socket_timeout=1.0, socket_connect_timeout=1.0)
 
 
 def confirm_setting(text):
@@ -73,9 +90,7 @@ def main(argv):
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     lease, hold = seconds(args.lease), seconds(args.hold)
     rec = Recorder(args.out, args.process)
-    hosts = [(h.rsplit(":", 1)[0], int(h.rsplit(":", 1)[1])) for h in args.sentinels.split(",")]
-    sentinel = redis.sentinel.Sentinel(hosts, socket_timeout=1.0, socket_connect_timeout=1.0)
-    primary = sentinel.master_for(MASTER_NAME, socket_timeout=1.0, socket_connect_timeout=1.0)
+    primary = lock_client(args)
     host, port = args.resource.rsplit(":", 1)
     resource = redis.Redis(host=host, port=int(port), socket_timeout=1.0, socket_connect_timeout=1.0)
     fenced = resource.register_script(FENCED_WRITE)

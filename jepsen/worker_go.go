@@ -24,6 +24,7 @@ type WorkerConfig struct {
 	Process   int
 	Out       string
 	Sentinels []string
+	Cluster   []string // host:port of cluster nodes, instead of Sentinels
 	Resource  string
 	Key       string
 	Lock      string // rlock | setnx (the unfenced control: SET NX PX, as redsync does)
@@ -39,6 +40,7 @@ func parseWorkerFlags(args []string) (WorkerConfig, error) {
 	fs.IntVar(&c.Process, "process", 0, "the process number in the history")
 	fs.StringVar(&c.Out, "out", "", "the history file to append to")
 	sentinels := fs.String("sentinels", "", "host:port,... of the sentinels")
+	cluster := fs.String("cluster", "", "host:port,... of Redis Cluster nodes (instead of -sentinels)")
 	fs.StringVar(&c.Resource, "resource", "", "host:port of the guarded resource")
 	fs.StringVar(&c.Key, "key", "jepsen", "the lock's key")
 	fs.StringVar(&c.Lock, "lock", "rlock", "rlock or setnx")
@@ -49,9 +51,16 @@ func parseWorkerFlags(args []string) (WorkerConfig, error) {
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
-	c.Sentinels = strings.Split(*sentinels, ",")
-	if c.Out == "" || *sentinels == "" || c.Resource == "" {
-		return c, errors.New("worker: -out, -sentinels and -resource are required")
+	if c.Out == "" || (*sentinels == "") == (*cluster == "") || c.Resource == "" {
+		return c, errors.New("worker: -out, -resource and one of -sentinels or -cluster are required")
+	}
+	if *sentinels != "" {
+		c.Sentinels = strings.Split(*sentinels, ",")
+	} else {
+		c.Cluster = strings.Split(*cluster, ",")
+	}
+	if c.Lock == "setnx" && len(c.Cluster) > 0 {
+		return c, errors.New("worker: the setnx control runs on Sentinel only")
 	}
 	if c.Lock != "rlock" && c.Lock != "setnx" {
 		return c, fmt.Errorf("worker: -lock must be rlock or setnx, not %q", c.Lock)
@@ -77,15 +86,21 @@ func confirmSetting(s string) (rlock.Confirm, error) {
 }
 
 // newLockClient is the one place the Go helper's client is made: over a go-redis Sentinel
-// (failover) client, as a service would pass its own.
+// (failover) client or a go-redis ClusterClient, as a service would pass its own.
 func newLockClient(c WorkerConfig) (*rlock.Client, func(), error) {
 	cf, err := confirmSetting(c.Confirm)
 	if err != nil {
 		return nil, nil, err
 	}
 	// Reads wait 2 s: longer than a confirmation's WAIT (1 s), short enough to notice a partition.
-	rc := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: masterName, SentinelAddrs: c.Sentinels,
-		DialTimeout: time.Second, ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second})
+	var rc redis.UniversalClient
+	if len(c.Cluster) > 0 {
+		rc = redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Cluster,
+			DialTimeout: time.Second, ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second})
+	} else {
+		rc = redis.NewFailoverClient(&redis.FailoverOptions{MasterName: masterName, SentinelAddrs: c.Sentinels,
+			DialTimeout: time.Second, ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second})
+	}
 	lc, err := rlock.New(rc, rlock.WithConfirm(cf), rlock.WithTimeout(5*time.Second))
 	if err != nil {
 		rc.Close()

@@ -198,7 +198,11 @@ func (c *Client) undo(sp spec, t []int64) {
 }
 
 // cancelWait takes an abandoned wait out of the queue; a grant that raced the cancel (its
-// message comes before the cancel's reply) is released.
+// message came before the cancel's reply) is released. When the cancel found the wait no
+// longer queued and its outcome has not come, the outcome is still on its way on the
+// subscriber, which is another connection: a late "granted" would be taken by this owner's
+// next wait on the key for its own (a token issued long before, of a grant long expired). The
+// node's session is ended then: its subscriber goes, with whatever it still had to bring.
 func (c *Client) cancelWait(caller context.Context, sp spec, w *waiter) error {
 	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 	defer cancel()
@@ -206,9 +210,16 @@ func (c *Client) cancelWait(caller context.Context, sp spec, w *waiter) error {
 	for i, key := range sp.keys {
 		cmds[i] = []string{"RLOCK.CANCEL", key, sp.owner}
 	}
-	c.pipeline(ctx, cmds...)
-	if t := w.granted(); t != nil {
+	out, at, err := c.pipelineAt(ctx, cmds...)
+	removed := int64(0)
+	for _, r := range out {
+		removed += r.reply.num
+	}
+	t := w.granted()
+	if t != nil {
 		c.undo(sp, t)
+	} else if err == nil && removed == 0 && at.s != nil {
+		at.s.fail()
 	}
 	return caller.Err()
 }

@@ -22,11 +22,17 @@ type replyDropper struct {
 }
 
 func startReplyDropper(t testing.TB, server string) *replyDropper {
+	p := &replyDropper{server: server}
+	p.ln = serveProxy(t, func(c net.Conn) { p.pipe(c) })
+	return p
+}
+
+// serveProxy listens on a free local port and hands each connection to pipe, until the test ends.
+func serveProxy(t testing.TB, pipe func(client net.Conn)) net.Listener {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &replyDropper{ln: ln, server: server}
 	t.Cleanup(func() { ln.Close() })
 	go func() {
 		for {
@@ -34,10 +40,10 @@ func startReplyDropper(t testing.TB, server string) *replyDropper {
 			if err != nil {
 				return
 			}
-			go p.pipe(c)
+			go pipe(c)
 		}
 	}()
-	return p
+	return ln
 }
 
 func (p *replyDropper) arm(command string) {
@@ -66,32 +72,35 @@ func (p *replyDropper) pipe(client net.Conn) {
 	var drop atomic.Bool
 	go func() {
 		defer client.Close()
-		buf := make([]byte, 64<<10)
-		for {
-			n, err := server.Read(buf)
-			if n > 0 && drop.Load() {
+		forwardChunks(server, func(chunk []byte) bool {
+			if drop.Load() {
 				p.dropped.Add(1)
 				server.Close()
-				return
+				return false
 			}
-			if n > 0 {
-				client.Write(buf[:n])
-			}
-			if err != nil {
-				return
-			}
-		}
+			client.Write(chunk)
+			return true
+		})
 	}()
 	defer server.Close()
+	forwardChunks(client, func(chunk []byte) bool {
+		// Set before the command goes on, so its reply cannot pass first.
+		if p.take(chunk) {
+			drop.Store(true)
+		}
+		server.Write(chunk)
+		return true
+	})
+}
+
+// forwardChunks reads from until it fails, handing each chunk read to each (which returns
+// false to stop).
+func forwardChunks(from net.Conn, each func(chunk []byte) bool) {
 	buf := make([]byte, 64<<10)
 	for {
-		n, err := client.Read(buf)
-		if n > 0 {
-			// Set before the command goes on, so its reply cannot pass first.
-			if p.take(buf[:n]) {
-				drop.Store(true)
-			}
-			server.Write(buf[:n])
+		n, err := from.Read(buf)
+		if n > 0 && !each(buf[:n]) {
+			return
 		}
 		if err != nil {
 			return

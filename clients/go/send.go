@@ -119,9 +119,14 @@ func (c *Client) topologyChanged(ctx context.Context, attempt int) {
 
 // pipeline sends the commands in one round trip to the primary of the first one's key.
 func (c *Client) pipeline(ctx context.Context, cmds ...[]string) ([]result, error) {
-	out, _, err := c.send(ctx, request{key: routeKey(cmds[0]),
-		build: func(*node, *Session) ([][]string, error) { return cmds, nil }})
+	out, _, err := c.pipelineAt(ctx, cmds...)
 	return out, err
+}
+
+// pipelineAt is pipeline that also says which node and session carried the commands.
+func (c *Client) pipelineAt(ctx context.Context, cmds ...[]string) ([]result, target, error) {
+	return c.send(ctx, request{key: routeKey(cmds[0]),
+		build: func(*node, *Session) ([][]string, error) { return cmds, nil }})
 }
 
 // do sends one command to the primary of its key.
