@@ -21,7 +21,7 @@ import { Arg } from './drivers/driver';
 import { ConnectionError, ExecutionError, ResourceLockedError, WrongTypeError, publicError } from './errors';
 import { ExecutionResult, ExecutionStats, quorumRound, quorumSize } from './quorum';
 import { requestId } from './request';
-import { Session } from './session';
+import { Session, replyOf } from './session';
 
 export interface RedlockSettings {
   /** Clock drift allowed, as a fraction of the duration (0.01). */
@@ -84,6 +84,10 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+function inArray(reply: unknown): unknown[] {
+  return [reply];
+}
+
 /** redlock's check and message, for every duration it takes. */
 function checkDuration(duration: number): void {
   if (Math.floor(duration) !== duration) throw new Error('Duration must be an integer value in milliseconds.');
@@ -125,23 +129,16 @@ export class Redlock extends EventEmitter {
   }
 
   /** One command per resource on one server, at once: each reply, or the error (reported). */
-  private async eachResource(
-    client: unknown,
-    resources: string[],
-    command: (resource: string) => Arg[],
-    timeout: number,
-  ): Promise<unknown[]> {
+  private eachResource(client: unknown, resources: string[], command: (resource: string) => Arg[], timeout: number): Promise<unknown[]> {
     Session.of(client);
-    return Promise.all(
-      resources.map((resource) =>
-        Session.of(client, resource)
-          .call(command(resource), timeout)
-          .catch((err) => {
-            this.report(err);
-            return err as unknown;
-          }),
-      ),
-    );
+    const failed = (err: unknown) => {
+      this.report(err);
+      return err;
+    };
+    // One `then` for the reply and the error of each call; no `Promise.all` for one resource.
+    const one = (resource: string) => Session.of(client, resource).callEx(command(resource), timeout).then(replyOf, failed);
+    if (resources.length === 1) return one(resources[0]).then(inArray);
+    return Promise.all(resources.map(one));
   }
 
   /**

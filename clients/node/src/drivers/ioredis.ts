@@ -6,7 +6,7 @@ import { Arg, Connection, Driver, LibraryConnection, connected } from './driver'
 export interface IoRedisLike {
   duplicate(override?: Record<string, unknown>): IoRedisLike;
   connect(): Promise<void>;
-  call(command: string, ...args: Arg[]): Promise<unknown>;
+  call(command: string, ...args: Array<Arg | Arg[]>): Promise<unknown>;
   subscribe(...channels: string[]): Promise<unknown>;
   disconnect(reconnect?: boolean): void;
   on(event: string, listener: (...args: any[]) => void): unknown;
@@ -35,8 +35,9 @@ class IoRedisConnection extends LibraryConnection {
   }
 
   protected sendCommand(args: Arg[]): Promise<unknown> {
-    const [command, ...rest] = args;
-    return this.redis.call(String(command), ...rest);
+    // ioredis flattens an array of arguments itself: the words are not copied twice more
+    // (destructured, then spread) on every command.
+    return this.redis.call(String(args[0]), args.slice(1));
   }
 
   protected async subscribeTo(channel: string, listener: (message: Buffer) => void): Promise<void> {
