@@ -84,10 +84,6 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-function inArray(reply: unknown): unknown[] {
-  return [reply];
-}
-
 /** redlock's check and message, for every duration it takes. */
 function checkDuration(duration: number): void {
   if (Math.floor(duration) !== duration) throw new Error('Duration must be an integer value in milliseconds.');
@@ -135,25 +131,42 @@ export class Redlock extends EventEmitter {
       this.report(err);
       return err;
     };
-    // One `then` for the reply and the error of each call; no `Promise.all` for one resource.
-    const one = (resource: string) => Session.of(client, resource).callEx(command(resource), timeout).then(replyOf, failed);
-    if (resources.length === 1) return one(resources[0]).then(inArray);
-    return Promise.all(resources.map(one));
+    // One `then` for the reply and the error of each call; for one resource, that `then` makes
+    // the array itself (no `Promise.all`, no second `then`).
+    if (resources.length === 1) {
+      return Session.of(client, resources[0])
+        .callEx(command(resources[0]), timeout)
+        .then(
+          (called) => [called.reply],
+          (err) => [failed(err)],
+        );
+    }
+    return Promise.all(resources.map((resource) => Session.of(client, resource).callEx(command(resource), timeout).then(replyOf, failed)));
   }
 
   /**
    * Every resource on one server: its tokens; else what was granted is given back and the
    * vote is against (a `ResourceLockedError` when another owner holds one).
    */
-  private async acquireOn(client: unknown, resources: string[], owner: string, duration: number, timeout: number): Promise<number[]> {
+  private acquireOn(client: unknown, resources: string[], owner: string, duration: number, timeout: number): Promise<number[]> {
     const id = requestId();
-    const replies = await this.eachResource(
-      client,
-      resources,
-      (resource) => ['RLOCK.ACQUIRE', resource, owner, 'PX', duration, 'ID', id],
-      timeout,
+    // A `then`, not an `async` frame awaiting: the granted case (every uncontended one) makes
+    // no promise of its own beyond it. A throw is still a rejection, as from the `async` frame.
+    let replies: Promise<unknown[]>;
+    try {
+      replies = this.eachResource(client, resources, (resource) => ['RLOCK.ACQUIRE', resource, owner, 'PX', duration, 'ID', id], timeout);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return replies.then((replies) =>
+      replies.every((reply) => typeof reply === 'number')
+        ? (replies as number[])
+        : this.refused(client, resources, owner, timeout, replies),
     );
-    if (replies.every((reply) => typeof reply === 'number')) return replies as number[];
+  }
+
+  /** Not every resource was granted on one server: what was, and what may have been, is given back; the vote is against. */
+  private async refused(client: unknown, resources: string[], owner: string, timeout: number, replies: unknown[]): Promise<never> {
     // What was granted, and what may have been (no answer), is given back.
     await this.releaseOn(
       client,
