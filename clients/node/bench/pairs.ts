@@ -6,7 +6,11 @@
  * target/bench-node.json (benches/pairs.py sets the pairs side by side, with ratios).
  *
  * Environment: BENCH_REPS (rounds per side and workload, 5), BENCH_ROUND_MS (2000),
- * BENCH_CONTENDERS (16), BENCH_HANDOFFS (20), BENCH_PAIRS (all: mutex,redlock).
+ * BENCH_CONTENDERS (16), BENCH_HANDOFFS (20), BENCH_PAIRS (all: mutex,redlock), BENCH_SIDES
+ * (all: rlock,redis-semaphore,redlock; `floor` adds raw ioredis `SET NX PX` + `EVALSHA` beside
+ * the Mutex, the least two commands a pair can cost), BENCH_WORKLOADS (all:
+ * uncontended,parallel,handoff,hot). One side and one workload alone is what a profile
+ * (`node --cpu-prof`) or `strace -c` of one side needs.
  */
 
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -27,6 +31,8 @@ const ROUND_MS = Number(process.env.BENCH_ROUND_MS ?? 2000);
 const CONTENDERS = Number(process.env.BENCH_CONTENDERS ?? 16);
 const HANDOFFS = Number(process.env.BENCH_HANDOFFS ?? 20);
 const ONLY = process.env.BENCH_PAIRS?.split(',');
+const SIDES = process.env.BENCH_SIDES?.split(',');
+const WORKLOADS = new Set(process.env.BENCH_WORKLOADS?.split(',') ?? ['uncontended', 'parallel', 'handoff', 'hot']);
 /** Long enough that no wait of a round gives up, for both sides. */
 const ACQUIRE_TIMEOUT_MS = 120_000;
 const REDLOCK_LEASE_MS = 10_000;
@@ -54,9 +60,26 @@ function redlockHolder(
   };
 }
 
+/** The least an uncontended pair can cost: ioredis's `SET NX PX` and a compare-and-delete `EVALSHA`, nothing around them. */
+function floorHolder(client: Redis, key: string): Holder {
+  const token = `floor:${process.pid}:${key}`;
+  let sha: string | null = null;
+  return {
+    async acquire() {
+      sha ??= (await client.script('LOAD', COMPARE_AND_DELETE)) as string;
+      if ((await client.set(key, token, 'PX', REDLOCK_LEASE_MS, 'NX')) !== 'OK') throw new Error(`floor: ${key} is held`);
+    },
+    async release() {
+      await client.evalsha(sha!, 1, key, token);
+    },
+  };
+}
+
+const COMPARE_AND_DELETE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0";
+
 interface Pair {
   readonly name: string;
-  readonly sides: [Side, Side];
+  readonly sides: Side[];
 }
 
 function pairs(single: Redis[], triples: Redis[][]): Pair[] {
@@ -68,6 +91,7 @@ function pairs(single: Redis[], triples: Redis[][]): Pair[] {
       sides: [
         { name: 'rlock', holder: (i, key) => new Mutex(single[i], key, { acquireTimeout: ACQUIRE_TIMEOUT_MS }) },
         { name: 'redis-semaphore', holder: (i, key) => new SemaphoreMutex(single[i], key, { acquireTimeout: ACQUIRE_TIMEOUT_MS }) },
+        { name: 'floor', holder: (i, key) => floorHolder(single[i], key) },
       ],
     },
     {
@@ -91,13 +115,26 @@ async function measure(pair: Pair, figures: Figures): Promise<void> {
     const order = rep % 2 === 0 ? pair.sides : [...pair.sides].reverse();
     for (const side of order) {
       const prefix = `node.${pair.name}.${side.name}`;
-      for (const [figure, value] of Object.entries(await uncontended(side, `bench:${prefix}:u${rep}`, ROUND_MS))) {
-        record(figures, `${prefix}.uncontended.${figure}`, value);
+      if (WORKLOADS.has('uncontended')) {
+        for (const [figure, value] of Object.entries(await uncontended(side, `bench:${prefix}:u${rep}`, ROUND_MS))) {
+          record(figures, `${prefix}.uncontended.${figure}`, value);
+        }
       }
-      record(figures, `${prefix}.parallel${CONTENDERS}.pairs_per_s`, await parallel(side, `bench:${prefix}:p${rep}`, CONTENDERS, ROUND_MS));
-      record(figures, `${prefix}.handoff.median_ms`, await handoff(side, `bench:${prefix}:o${rep}`, HANDOFFS));
-      const hot = await hotLock(side, `bench:${prefix}:h${rep}`, CONTENDERS, ROUND_MS);
-      for (const [figure, value] of Object.entries(hot)) record(figures, `${prefix}.hot${CONTENDERS}.${figure}`, value);
+      // The floor is a single attempt: it has no wait to measure.
+      if (side.name === 'floor') continue;
+      if (WORKLOADS.has('parallel')) {
+        record(
+          figures,
+          `${prefix}.parallel${CONTENDERS}.pairs_per_s`,
+          await parallel(side, `bench:${prefix}:p${rep}`, CONTENDERS, ROUND_MS),
+        );
+      }
+      if (WORKLOADS.has('handoff'))
+        record(figures, `${prefix}.handoff.median_ms`, await handoff(side, `bench:${prefix}:o${rep}`, HANDOFFS));
+      if (WORKLOADS.has('hot')) {
+        const hot = await hotLock(side, `bench:${prefix}:h${rep}`, CONTENDERS, ROUND_MS);
+        for (const [figure, value] of Object.entries(hot)) record(figures, `${prefix}.hot${CONTENDERS}.${figure}`, value);
+      }
     }
   }
 }
@@ -125,7 +162,11 @@ async function main(): Promise<void> {
   const clients = [...single, ...triples.flat()];
   try {
     const figures: Figures = {};
-    for (const pair of pairs(single, triples)) if (!ONLY || ONLY.includes(pair.name)) await measure(pair, figures);
+    for (const pair of pairs(single, triples)) {
+      // The floor only when asked for: it is not a library anyone replaces.
+      const sides = pair.sides.filter((side) => (SIDES ? SIDES.includes(side.name) : side.name !== 'floor'));
+      if ((!ONLY || ONLY.includes(pair.name)) && sides.length) await measure({ ...pair, sides }, figures);
+    }
     const version = String(await single[0].info('server')).match(/redis_version:(\S+)/)?.[1] ?? '?';
     const out = path.join(REPO, 'target', 'bench-node.json');
     mkdirSync(path.dirname(out), { recursive: true });

@@ -40,15 +40,18 @@ export interface Granted {
   session: Session;
 }
 
-/** The options every acquire ends with: `PX lease [WAIT ms NOTIFY id] [WATCHDOG] ID id [MAXHOLD ms]`. */
-export function acquireTail(o: {
-  lease: number;
-  watchdog: boolean;
-  id: string;
-  wait?: { ms: number; clientId: number };
-  maxHold?: number;
-}): Arg[] {
-  const args: Arg[] = ['PX', o.lease];
+/** Appends the options every acquire ends with to `args`: `PX lease [WAIT ms NOTIFY id] [WATCHDOG] ID id [MAXHOLD ms]`. */
+export function acquireTail(
+  args: Arg[],
+  o: {
+    lease: number;
+    watchdog: boolean;
+    id: string;
+    wait?: { ms: number; clientId: number };
+    maxHold?: number;
+  },
+): Arg[] {
+  args.push('PX', o.lease);
   if (o.wait) args.push('WAIT', o.wait.ms, 'NOTIFY', o.wait.clientId);
   if (o.watchdog) args.push('WATCHDOG');
   args.push('ID', o.id);
@@ -72,10 +75,10 @@ export async function acquire(session: Session, request: AcquireRequest): Promis
     // A retried call's replayed reply wrote nothing on this connection: confirmed by RENEW.
     return { tokens, confirm: called.retried, unconfirmed: called.retried ? undefined : called.unconfirmed, session: called.session };
   }
-  const [target, ...more] = request.targets;
+  const targets = request.targets;
   const waited = await session.waitFor({
-    target,
-    more,
+    target: targets[0],
+    more: targets.length > 1 ? targets.slice(1) : undefined,
     build: (clientId, ms) => request.args(id, { ms, clientId }),
     waitMs,
     signal,

@@ -80,11 +80,12 @@ export abstract class Holder implements Holding {
   }
 
   private acquireArgs(permits: number, id: string, wait?: { ms: number; clientId: number }): Arg[] {
-    return [
-      ...this.family.acquire(this.key, this.owner, permits),
-      ...acquireTail({ lease: this.lease, watchdog: this.watchdog, id, wait, maxHold: this.options.maxHold }),
-      ...this.acquireOptions(),
-    ];
+    // One array, appended to: not three built and spread into a fourth on every acquire.
+    const args = this.family.acquire(this.key, this.owner, permits);
+    acquireTail(args, { lease: this.lease, watchdog: this.watchdog, id, wait, maxHold: this.options.maxHold });
+    const more = this.acquireOptions();
+    if (more.length) args.push(...more);
+    return args;
   }
 
   /** Options of this family's acquire beyond the shared ones (the Mutex's `LOCKDELAY`). */
@@ -238,8 +239,10 @@ export abstract class Holder implements Holding {
     let reply: unknown;
     let unconfirmed: Unconfirmed | undefined;
     try {
-      const args = [...this.family.release(this.key, this.owner, hold.permits), 'ID', requestId()];
-      [reply, unconfirmed] = await session.confirmed(args, this.confirm, this.responseTimeout);
+      const args = this.family.release(this.key, this.owner, hold.permits);
+      args.push('ID', requestId());
+      // `callEx` itself, not `confirmed`: no promise made to turn its record into a pair.
+      ({ reply, unconfirmed } = await session.callEx(args, this.responseTimeout, true, this.confirm));
     } catch (err) {
       throw publicError(err);
     }

@@ -89,15 +89,10 @@ export class MultiLock {
   /** `RLOCK.ACQUIREALL numkeys key... owner` and the options every acquire ends with. */
   private args(id: string, wait?: { ms: number; clientId: number }): Arg[] {
     const { lockTimeout, maxHold, lockDelay } = this.options;
-    const tail = acquireTail({ lease: lockTimeout ?? this.mutexes[0].lease, watchdog: lockTimeout === undefined, id, wait, maxHold });
-    return [
-      'RLOCK.ACQUIREALL',
-      this.keys.length,
-      ...this.keys,
-      this.owner,
-      ...tail,
-      ...(lockDelay === undefined ? [] : ['LOCKDELAY', lockDelay]),
-    ];
+    const args: Arg[] = ['RLOCK.ACQUIREALL', this.keys.length, ...this.keys, this.owner];
+    acquireTail(args, { lease: lockTimeout ?? this.mutexes[0].lease, watchdog: lockTimeout === undefined, id, wait, maxHold });
+    if (lockDelay !== undefined) args.push('LOCKDELAY', lockDelay);
+    return args;
   }
 
   /** The one core's acquire (holder.ts) over every key; each key's grant is adopted by its Mutex. */

@@ -21,7 +21,7 @@ import { Arg } from './drivers/driver';
 import { ConnectionError, ExecutionError, ResourceLockedError, WrongTypeError, publicError } from './errors';
 import { ExecutionResult, ExecutionStats, quorumRound, quorumSize } from './quorum';
 import { requestId } from './request';
-import { Session } from './session';
+import { Session, replyOf } from './session';
 
 export interface RedlockSettings {
   /** Clock drift allowed, as a fraction of the duration (0.01). */
@@ -125,38 +125,48 @@ export class Redlock extends EventEmitter {
   }
 
   /** One command per resource on one server, at once: each reply, or the error (reported). */
-  private async eachResource(
-    client: unknown,
-    resources: string[],
-    command: (resource: string) => Arg[],
-    timeout: number,
-  ): Promise<unknown[]> {
+  private eachResource(client: unknown, resources: string[], command: (resource: string) => Arg[], timeout: number): Promise<unknown[]> {
     Session.of(client);
-    return Promise.all(
-      resources.map((resource) =>
-        Session.of(client, resource)
-          .call(command(resource), timeout)
-          .catch((err) => {
-            this.report(err);
-            return err as unknown;
-          }),
-      ),
-    );
+    const failed = (err: unknown) => {
+      this.report(err);
+      return err;
+    };
+    // One `then` for the reply and the error of each call; for one resource, that `then` makes
+    // the array itself (no `Promise.all`, no second `then`).
+    if (resources.length === 1) {
+      return Session.of(client, resources[0])
+        .callEx(command(resources[0]), timeout)
+        .then(
+          (called) => [called.reply],
+          (err) => [failed(err)],
+        );
+    }
+    return Promise.all(resources.map((resource) => Session.of(client, resource).callEx(command(resource), timeout).then(replyOf, failed)));
   }
 
   /**
    * Every resource on one server: its tokens; else what was granted is given back and the
    * vote is against (a `ResourceLockedError` when another owner holds one).
    */
-  private async acquireOn(client: unknown, resources: string[], owner: string, duration: number, timeout: number): Promise<number[]> {
+  private acquireOn(client: unknown, resources: string[], owner: string, duration: number, timeout: number): Promise<number[]> {
     const id = requestId();
-    const replies = await this.eachResource(
-      client,
-      resources,
-      (resource) => ['RLOCK.ACQUIRE', resource, owner, 'PX', duration, 'ID', id],
-      timeout,
+    // A `then`, not an `async` frame awaiting: the granted case (every uncontended one) makes
+    // no promise of its own beyond it. A throw is still a rejection, as from the `async` frame.
+    let replies: Promise<unknown[]>;
+    try {
+      replies = this.eachResource(client, resources, (resource) => ['RLOCK.ACQUIRE', resource, owner, 'PX', duration, 'ID', id], timeout);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return replies.then((replies) =>
+      replies.every((reply) => typeof reply === 'number')
+        ? (replies as number[])
+        : this.refused(client, resources, owner, timeout, replies),
     );
-    if (replies.every((reply) => typeof reply === 'number')) return replies as number[];
+  }
+
+  /** Not every resource was granted on one server: what was, and what may have been, is given back; the vote is against. */
+  private async refused(client: unknown, resources: string[], owner: string, timeout: number, replies: unknown[]): Promise<never> {
     // What was granted, and what may have been (no answer), is given back.
     await this.releaseOn(
       client,

@@ -33,7 +33,7 @@ export interface Called {
   session: Session;
 }
 
-function replyOf(called: Called): unknown {
+export function replyOf(called: Called): unknown {
   return called.reply;
 }
 

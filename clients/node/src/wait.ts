@@ -58,6 +58,11 @@ function allGranted(outcomes: Promise<Outcome>[]): Promise<Outcome> {
   });
 }
 
+/** Takes `waiters` out of `dispatcher` (a function, not a closure made for every wait). */
+function dropAll(dispatcher: Dispatcher, waiters: Waiter[]): void {
+  for (const one of waiters) dispatcher.remove(one);
+}
+
 /**
  * A waiting call: the token (1 for a latch) or null when its wait ran out. The waiter is
  * registered before the call goes out (its message may overtake the reply).
@@ -75,15 +80,12 @@ export async function waitByMessage(session: Session, spec: WaitSpec): Promise<W
     const waitMs = deadline === Infinity ? 0 : Math.max(1, deadline - Date.now());
     const waiters = [dispatcher.add(spec.target, sub.generation, deadline, spec.release)];
     if (spec.more) for (const target of spec.more) waiters.push(dispatcher.add(target, sub.generation, deadline, spec.release));
-    const dropAll = () => {
-      for (const one of waiters) dispatcher.remove(one);
-    };
     let called: Called;
     try {
       // Not followed by the call itself: it names this Session's subscriber.
       called = await session.callEx(spec.build(sub.clientId, waitMs), spec.timeout, true, spec.confirm ?? null, { asking, follow: false });
     } catch (err) {
-      dropAll();
+      dropAll(dispatcher, waiters);
       const elsewhere = err instanceof ServerReply && redirects < 50 ? await session.redirection(err.message) : null;
       if (elsewhere) {
         // Its slot moved (MOVED) or is moving (ASK): wait on that primary, told by its subscriber.
@@ -104,22 +106,22 @@ export async function waitByMessage(session: Session, spec: WaitSpec): Promise<W
     retried ||= called.retried;
     const reply = called.reply;
     if (typeof reply === 'number' || Array.isArray(reply)) {
-      dropAll();
+      dropAll(dispatcher, waiters);
       const tokens = Array.isArray(reply) ? reply.map(Number) : [reply];
       return { token: tokens[0], tokens, queued: false, retried, unconfirmed: called.unconfirmed, session };
     }
     if (reply === null || reply === undefined) {
-      dropAll();
+      dropAll(dispatcher, waiters);
       return null;
     }
     if (reply !== 'WAITING') {
-      dropAll();
+      dropAll(dispatcher, waiters);
       throw new ServerReply(`ERR unexpected reply to ${String(spec.build(0, 0)[0])}: ${String(reply)}`);
     }
     const outcome = waiters.length === 1 ? Dispatcher.outcome(waiters[0]) : allGranted(waiters.map(Dispatcher.outcome));
     const result = await settled(session, waiters, outcome, deadline + spec.timeout, spec.signal);
     // The other keys' messages of an all-or-none wait that ended: nobody waits for them.
-    if (result.kind !== 'granted' && result.kind !== 'deadline' && result.kind !== 'abort') dropAll();
+    if (result.kind !== 'granted' && result.kind !== 'deadline' && result.kind !== 'abort') dropAll(dispatcher, waiters);
     switch (result.kind) {
       case 'granted': {
         const tokens = waiters.map((one) => Number((one.told as { value: string }).value));

@@ -199,7 +199,7 @@ export async function rlockClientIds(redis: Redis): Promise<Array<{ id: string; 
 
 /**
  * A TCP proxy in front of a server. `dropAfter(text)` arms it: the next client-to-server
- * chunk containing `text` is forwarded, and the client's side is cut before the reply comes
+ * chunk containing `text` (in any case) is forwarded, and the client's side is cut before the reply comes
  * back, while the server's side stays open (the server has not noticed yet), which is the
  * case the `ID` retry rule is for.
  */
@@ -235,7 +235,8 @@ export class Proxy {
     this.sockets.add(upstream);
     let swallow = false;
     client.on('data', (data) => {
-      if (this.trigger && data.toString('latin1').includes(this.trigger)) {
+      // Command names are matched in any case, as the server reads them (ioredis sends rlock's in lower case).
+      if (this.trigger && data.toString('latin1').toLowerCase().includes(this.trigger)) {
         this.trigger = null;
         swallow = true;
       }
@@ -269,7 +270,7 @@ export class Proxy {
   }
 
   dropAfter(text: string): void {
-    this.trigger = text;
+    this.trigger = text.toLowerCase();
   }
 
   /** Closes the server sides left open by drops. */

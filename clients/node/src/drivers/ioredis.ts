@@ -6,7 +6,7 @@ import { Arg, Connection, Driver, LibraryConnection, connected } from './driver'
 export interface IoRedisLike {
   duplicate(override?: Record<string, unknown>): IoRedisLike;
   connect(): Promise<void>;
-  call(command: string, ...args: Arg[]): Promise<unknown>;
+  call(command: string, ...args: Array<Arg | Arg[]>): Promise<unknown>;
   subscribe(...channels: string[]): Promise<unknown>;
   disconnect(reconnect?: boolean): void;
   on(event: string, listener: (...args: any[]) => void): unknown;
@@ -25,6 +25,27 @@ export function isIoRedis(client: any): client is IoRedisLike {
   );
 }
 
+/** rlock's command names, lower-cased once each. */
+const lowerCaseNames = new Map<Arg, string>();
+
+/**
+ * The command's name in lower case: ioredis looks a command up by its name five times or more
+ * per call (subscriber mode, blocking, handshake, ...), lower-casing it each time; an upper-case
+ * `RLOCK.ACQUIRE` made a new string each time (the profile's `checkFlag`, docs/benchmark.md).
+ * The server reads names in any case.
+ */
+function lowerCaseName(name: Arg): string {
+  let lower = lowerCaseNames.get(name);
+  if (lower === undefined) {
+    // As a property name, the string is internalized (V8's table of unique strings): ioredis's
+    // lookups by name then compare pointers instead of hashing a fresh string each time.
+    lower = Object.keys({ [String(name).toLowerCase()]: true })[0];
+    // rlock sends a few dozen names; anything else is lower-cased per call, not remembered.
+    if (typeof name === 'string' && lowerCaseNames.size < 100) lowerCaseNames.set(name, lower);
+  }
+  return lower;
+}
+
 class IoRedisConnection extends LibraryConnection {
   constructor(private readonly redis: IoRedisLike) {
     super();
@@ -35,8 +56,9 @@ class IoRedisConnection extends LibraryConnection {
   }
 
   protected sendCommand(args: Arg[]): Promise<unknown> {
-    const [command, ...rest] = args;
-    return this.redis.call(String(command), ...rest);
+    // ioredis flattens an array of arguments itself: the words are not copied twice more
+    // (destructured, then spread) on every command.
+    return this.redis.call(lowerCaseName(args[0]), args.slice(1));
   }
 
   protected async subscribeTo(channel: string, listener: (message: Buffer) => void): Promise<void> {
