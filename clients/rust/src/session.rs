@@ -405,7 +405,10 @@ impl Deadlines {
         what: &str,
         work: impl Future<Output = RedisResult<T>>,
     ) -> RedisResult<T> {
-        let deadline = tokio::time::Instant::now() + limit;
+        // A limit beyond any instant (`Duration::MAX`: no limit) is waited for without a timer.
+        let Some(deadline) = tokio::time::Instant::now().checked_add(limit) else {
+            return work.await;
+        };
         let runtime = tokio::runtime::Handle::current().id();
         let kept = {
             let mut idle = self.idle.lock().expect("deadlines lock");
