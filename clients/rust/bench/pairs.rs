@@ -14,15 +14,17 @@
 //! - handoff: one task holds, another waits; the time from the release to the waiter holding
 //!   (median of HANDOFFS).
 //!
-//! rlock's Lock runs with its defaults (watchdog) and a wait in the server's queue; and, for the
-//! uncontended pairs only (`uncontended_no_wait`, rlock's alone: a lock that does not wait
-//! cannot queue for the hot lock), without a wait, on its own watchdog connection; rslock and
-//! SET NX get a 10 s lease; rslock retries as it does by default (3 tries 0-200 ms apart, then
-//! again). Writes every round's figures to target/bench-rust.json (benches/pairs.py sets the
-//! pairs side by side, with ratios).
+//! For the uncontended pairs rlock's Lock is the README's first example, `Lock::new(&client,
+//! key)` with its defaults (watchdog on its own connection, no wait): the one a user writes
+//! first. The other workloads queue, so there it runs with a wait in the server's queue; the
+//! waiting Lock's uncontended pairs are measured too (`uncontended_waiting`, rlock's alone).
+//! rslock and SET NX get a 10 s lease; rslock retries as it does by default (3 tries 0-200 ms
+//! apart, then again). Writes every round's figures to target/bench-rust.json
+//! (benches/pairs.py sets the pairs side by side, with ratios).
 //!
 //! Environment: BENCH_REPS (5), BENCH_ROUND_MS (2000), BENCH_CONTENDERS (16),
-//! BENCH_HANDOFFS (20), BENCH_SIDES (all: rlock,rslock,set-nx).
+//! BENCH_HANDOFFS (20), BENCH_SIDES (all: rlock,rslock,set-nx), BENCH_WORKLOADS (all:
+//! uncontended,parallel,handoff,hot; fewer for a profile of one).
 
 #[path = "../../../tests/common/mod.rs"]
 #[allow(dead_code, clippy::type_complexity)]
@@ -170,17 +172,22 @@ fn cpu_us() -> f64 {
     (ticks(11) + ticks(12)) * 10_000.0
 }
 
-/// Pairs per second, and the process's CPU time per pair (what a loaded machine changes least).
+/// Pairs per second, and the process's CPU time per pair (what a loaded machine changes least);
+/// for rlock, of the README's first example (defaults: the watchdog, no wait).
 async fn uncontended(side: &Side, key: &str, round: Duration) -> [(&'static str, f64); 2] {
-    pairs_of(side.warm_holders(&[key.to_string()]).await.pop().expect("one"), round).await
-}
-
-/// `uncontended` for rlock's Lock without a wait (the watchdog on a connection of its own).
-async fn uncontended_no_wait(side: &Side, key: &str, round: Duration) -> [(&'static str, f64); 2] {
+    if side.name != "rlock" {
+        return pairs_of(side.warm_holders(&[key.to_string()]).await.pop().expect("one"), round).await;
+    }
     let mut holder = Box::new(Rlock { lock: Lock::new(&side.clients[0], key), guard: None });
     holder.acquire().await;
     holder.release().await;
     pairs_of(holder, round).await
+}
+
+/// `uncontended` for rlock's Lock with a wait (queued through the client's shared `NOTIFY`
+/// connection when taken), as the contended workloads run it.
+async fn uncontended_waiting(side: &Side, key: &str, round: Duration) -> [(&'static str, f64); 2] {
+    pairs_of(side.warm_holders(&[key.to_string()]).await.pop().expect("one"), round).await
 }
 
 /// The pairs of a warm holder for `round`: pairs per second, CPU time per pair.
@@ -322,6 +329,8 @@ fn main() {
     let contenders = setting("BENCH_CONTENDERS", 16) as usize;
     let handoffs = setting("BENCH_HANDOFFS", 20) as usize;
     let chosen = std::env::var("BENCH_SIDES").unwrap_or_else(|_| "rlock,rslock,set-nx".into());
+    let workloads = std::env::var("BENCH_WORKLOADS").unwrap_or_else(|_| "uncontended,parallel,handoff,hot".into());
+    let runs = |workload: &str| workloads.split(',').any(|w| w == workload);
     if std::env::var_os("RLOCK_MODULE").is_none() {
         let module = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../target/release/librlock.so");
         std::env::set_var("RLOCK_MODULE", module);
@@ -342,18 +351,27 @@ fn main() {
                 let side = &sides[(rep + k) % sides.len()];
                 let prefix = format!("rust.lock.{}", side.name);
                 let mut record = |figure: String, value: f64| figures.entry(format!("{prefix}.{figure}")).or_default().push(value);
-                for (figure, value) in uncontended(side, &format!("bench:{prefix}:u{rep}"), round).await {
-                    record(format!("uncontended.{figure}"), value);
-                }
-                if side.name == "rlock" {
-                    for (figure, value) in uncontended_no_wait(side, &format!("bench:{prefix}:n{rep}"), round).await {
-                        record(format!("uncontended_no_wait.{figure}"), value);
+                if runs("uncontended") {
+                    for (figure, value) in uncontended(side, &format!("bench:{prefix}:u{rep}"), round).await {
+                        record(format!("uncontended.{figure}"), value);
+                    }
+                    if side.name == "rlock" {
+                        for (figure, value) in uncontended_waiting(side, &format!("bench:{prefix}:w{rep}"), round).await {
+                            record(format!("uncontended_waiting.{figure}"), value);
+                        }
                     }
                 }
-                record(format!("parallel{contenders}.pairs_per_s"), parallel(side, &format!("bench:{prefix}:p{rep}"), contenders, round).await);
-                record("handoff.median_ms".into(), handoff(side, &format!("bench:{prefix}:o{rep}"), handoffs).await);
-                for (figure, value) in hot_lock(side, &format!("bench:{prefix}:h{rep}"), contenders, round).await {
-                    record(format!("hot{contenders}.{figure}"), value);
+                if runs("parallel") {
+                    let pairs = parallel(side, &format!("bench:{prefix}:p{rep}"), contenders, round).await;
+                    record(format!("parallel{contenders}.pairs_per_s"), pairs);
+                }
+                if runs("handoff") {
+                    record("handoff.median_ms".into(), handoff(side, &format!("bench:{prefix}:o{rep}"), handoffs).await);
+                }
+                if runs("hot") {
+                    for (figure, value) in hot_lock(side, &format!("bench:{prefix}:h{rep}"), contenders, round).await {
+                        record(format!("hot{contenders}.{figure}"), value);
+                    }
                 }
             }
         }

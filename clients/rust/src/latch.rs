@@ -82,7 +82,7 @@ impl CountDownLatch {
     }
 
     /// Counts one down and returns the remaining count; at 0 the latch opens for every
-    /// waiter. Retry-safe: the call carries `ID <uuid4>` and is sent once more, unchanged,
+    /// waiter. Retry-safe: the call carries a fresh `ID` and is sent once more, unchanged,
     /// after a connection error, and the server counts a retried id once.
     pub async fn count_down(&self) -> Result<u64> {
         let mut cmd = redis::cmd("RLATCH.COUNTDOWN");

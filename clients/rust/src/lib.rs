@@ -56,10 +56,10 @@
 //!   (`RLOCK.RENEW key owner PX lease WATCHDOG`), or reports the lock lost:
 //!   [`LockGuard::lost`], [`LockGuard::is_lost`], and [`Error::Lost`] from
 //!   [`LockGuard::release`].
-//! - **Retries.** Every logical call carries a fresh `ID <uuid4>`. A call that fails on a
-//!   broken connection is sent once more, with the same id, on a fresh connection: the server
-//!   answers a repeated acquire or release as it answered the first, so a retry never counts
-//!   twice.
+//! - **Retries.** Every logical call carries a fresh `ID <id>` (a per-process random prefix
+//!   and a counter). A call that fails on a broken connection is sent once more, with the
+//!   same id, on a fresh connection: the server answers a repeated acquire or release as it
+//!   answered the first, so a retry never counts twice.
 //! - **Connections.** A handle talks to the primary that owns its key: the server a
 //!   `redis::Client` names, or through [`Servers::sentinel`] / [`Servers::cluster`] the
 //!   primary that Sentinel or the Cluster's slot map names, followed through failovers

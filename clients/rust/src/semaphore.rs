@@ -60,7 +60,7 @@ impl Semaphore {
 
     /// Sets the available permits to `n` when the semaphore does not exist yet (`true`), else
     /// changes nothing (`false`): Redisson's `trySetPermits`. Retry-safe: it carries
-    /// `ID <uuid4>` and is sent once more, unchanged, after a connection error; the server
+    /// a fresh `ID` and is sent once more, unchanged, after a connection error; the server
     /// answers a retry of the call that set the count `true` again.
     pub async fn try_set_permits(&self, n: u32) -> Result<bool> {
         let set: i64 = self.permits_call("RSEM.SETPERMITS", i64::from(n)).await?;

@@ -41,6 +41,8 @@ pub(crate) struct Session {
     slot: Mutex<Slot>,
     /// The primary's replicas, as this session's connection last learnt them (confirmation).
     replicas: std::sync::Mutex<Option<ReplicaCount>>,
+    /// The reply deadlines' timers, kept armed between calls (see [`Deadlines`]).
+    deadlines: Deadlines,
 }
 
 #[derive(Default)]
@@ -60,6 +62,7 @@ impl Session {
             hooks: None,
             slot: Mutex::default(),
             replicas: std::sync::Mutex::default(),
+            deadlines: Deadlines::default(),
         }
     }
 
@@ -166,12 +169,9 @@ impl Session {
             return cmd.query_async(conn).await;
         };
         let limit = self.response_timeout + extra;
-        within(
-            limit,
-            "(rlock-client response timeout)",
-            cmd.query_async(conn),
-        )
-        .await
+        self.deadlines
+            .within(limit, RESPONSE_TIMEOUT, cmd.query_async(conn))
+            .await
     }
 
     /// Sends `cmd` and, when `confirm` asks for replicas, `WAIT` in the same round trip.
@@ -193,12 +193,10 @@ impl Session {
             .add_command(confirm.command(required));
         let extra = extra.map(|extra| extra + confirm.wait_time());
         let limit = extra.map_or(Duration::MAX, |extra| self.response_timeout + extra);
-        let replies: Vec<Value> = within(
-            limit,
-            "(rlock-client response timeout)",
-            pipe.query_async(conn),
-        )
-        .await?;
+        let replies: Vec<Value> = self
+            .deadlines
+            .within(limit, RESPONSE_TIMEOUT, pipe.query_async(conn))
+            .await?;
         let mut replies = replies.into_iter();
         let reply = replies.next().unwrap_or(Value::Nil).extract_error()?;
         let shortfall = match (&reply, replies.next()) {
@@ -361,6 +359,8 @@ async fn is_primary(conn: &mut MultiplexedConnection) -> RedisResult<bool> {
     })
 }
 
+const RESPONSE_TIMEOUT: &str = "(rlock-client response timeout)";
+
 /// What `work` answers, or after `limit` a timed-out I/O error (a connection error: the
 /// connection is not to be trusted), saying `no reply in time <what>`.
 pub(crate) async fn within<T>(
@@ -370,11 +370,68 @@ pub(crate) async fn within<T>(
 ) -> RedisResult<T> {
     match tokio::time::timeout(limit, work).await {
         Ok(done) => done,
-        Err(_elapsed) => Err(std::io::Error::new(
-            std::io::ErrorKind::TimedOut,
-            format!("no reply in time {what}"),
-        )
-        .into()),
+        Err(_elapsed) => Err(timed_out(what)),
+    }
+}
+
+fn timed_out(what: &str) -> RedisError {
+    std::io::Error::new(
+        std::io::ErrorKind::TimedOut,
+        format!("no reply in time {what}"),
+    )
+    .into()
+}
+
+/// Most calls answer well within their deadline. A fresh tokio timer per call (`timeout`) is
+/// the earliest in the runtime's timer wheel whenever the runtime is idle, so registering it
+/// wakes the thread parked in the I/O driver (an `eventfd` write and a context switch), twice
+/// an uncontended pair. The timers here are reset to each call's deadline and kept
+/// registered between calls: a reset to a later deadline than the one the driver sleeps
+/// towards wakes nobody. One timer per call in flight, up to `KEPT`; those of a runtime other
+/// than the caller's are not used (a timer belongs to the runtime that made it).
+#[derive(Default)]
+struct Deadlines {
+    idle: std::sync::Mutex<Vec<(tokio::runtime::Id, Pin<Box<tokio::time::Sleep>>)>>,
+}
+
+impl Deadlines {
+    /// Timers kept for the calls in flight at once on one session; more are made and dropped.
+    const KEPT: usize = 4;
+
+    /// What `work` answers, or after `limit` a timed-out I/O error, as [`within`].
+    async fn within<T>(
+        &self,
+        limit: Duration,
+        what: &str,
+        work: impl Future<Output = RedisResult<T>>,
+    ) -> RedisResult<T> {
+        // A limit beyond any instant (`Duration::MAX`: no limit) is waited for without a timer.
+        let Some(deadline) = tokio::time::Instant::now().checked_add(limit) else {
+            return work.await;
+        };
+        let runtime = tokio::runtime::Handle::current().id();
+        let kept = {
+            let mut idle = self.idle.lock().expect("deadlines lock");
+            let found = idle.iter().position(|(id, _)| *id == runtime);
+            found.map(|at| idle.swap_remove(at).1)
+        };
+        let mut timer = match kept {
+            Some(mut timer) => {
+                timer.as_mut().reset(deadline);
+                timer
+            }
+            None => Box::pin(tokio::time::sleep_until(deadline)),
+        };
+        let reply = tokio::select! {
+            biased;
+            done = work => done,
+            () = timer.as_mut() => return Err(timed_out(what)),
+        };
+        let mut idle = self.idle.lock().expect("deadlines lock");
+        if idle.len() < Self::KEPT {
+            idle.push((runtime, timer));
+        }
+        reply
     }
 }
 

@@ -1,6 +1,7 @@
 //! What an uncontended acquire+release pair costs, counted exactly (issue 46): commands on the
-//! server and new connections. A benchmark is noisy; a count is not, so these fail the moment
-//! the uncontended path grows a round trip or a connection.
+//! server, new connections, and tasks started by an acquire. A benchmark is noisy; a count is
+//! not, so these fail the moment the uncontended path grows a round trip, a connection or a
+//! task.
 //!
 //! Each case warms up first (the first pair opens what the lock needs), then counts over
 //! PAIRS pairs on a server of its own (nothing else runs commands on it), reading the server's
@@ -14,6 +15,8 @@ mod support;
 use common::Conn;
 use rlock_client::{Error, Lock};
 use std::collections::BTreeMap;
+use std::future::Future;
+use std::task::Poll;
 use std::time::{Duration, Instant};
 use support::{client, server};
 
@@ -150,5 +153,50 @@ async fn a_watchdog_lock_pair_costs_two_commands_and_no_connection() -> Result<(
     let redis = server();
     let lock = Lock::new(&client(&redis), "k");
     assert_lean(&count(&mut redis.conn(), &lock).await?);
+    Ok(())
+}
+
+/// The runtime's live tasks while an acquire of `lock` is on the wire (polled once: sent, its
+/// reply not yet read), and before it, after a warm-up pair.
+async fn tasks_while_acquiring(lock: &Lock) -> Result<(usize, usize), Error> {
+    lock.acquire().await?.release().await?;
+    let metrics = tokio::runtime::Handle::current().metrics();
+    let before = metrics.num_alive_tasks();
+    let mut acquiring = Box::pin(lock.acquire());
+    let mut early = None;
+    std::future::poll_fn(|cx| {
+        if let Poll::Ready(done) = acquiring.as_mut().poll(cx) {
+            early = Some(done);
+        }
+        Poll::Ready(())
+    })
+    .await;
+    let during = metrics.num_alive_tasks();
+    let guard = match early {
+        Some(done) => done?,
+        None => acquiring.await?,
+    };
+    guard.release().await?;
+    Ok((before, during))
+}
+
+/// A waiting acquire runs its call in the acquiring future: before, each started a task for
+/// it (so that a cancelled acquire still learned whether it held at once; now only a
+/// cancelled one hands its call to a task). The lock without a wait starts none either.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_acquire_starts_no_task() -> Result<(), Error> {
+    let redis = server();
+    let waiting = Lock::new(&client(&redis), "w").wait(Duration::from_secs(30));
+    let (before, during) = tasks_while_acquiring(&waiting).await?;
+    assert_eq!(
+        during, before,
+        "tasks alive while a waiting acquire is on the wire"
+    );
+    let first_example = Lock::new(&client(&redis), "n");
+    let (before, during) = tasks_while_acquiring(&first_example).await?;
+    assert_eq!(
+        during, before,
+        "tasks alive while an acquire without a wait is on the wire"
+    );
     Ok(())
 }

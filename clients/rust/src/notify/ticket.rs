@@ -9,10 +9,11 @@ use crate::guard::spawn_if_runtime;
 use crate::session::is_connection_error;
 use redis::aio::MultiplexedConnection;
 use redis::{RedisResult, Value};
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
 
 /// A wait's places in the dispatcher: one per key it waits for (several for
 /// `RLOCK.ACQUIREALL`, whose outcome comes as one message per key). Dropped armed (the
@@ -23,14 +24,17 @@ pub(super) struct Ticket {
     subscriber: Arc<Subscriber>,
     kind: Family,
     places: Vec<Place>,
-    /// The acquire's reply while it is on its way: sent from a task of its own, so that a
-    /// cancelled acquire still learns whether it held at once.
-    reply: Option<JoinHandle<RedisResult<Reply>>>,
+    /// The acquire's call while it is on its way, polled by the acquiring future itself; if
+    /// that future is dropped first, the call is moved into a task that finishes it, so that a
+    /// cancelled acquire still learns whether it held at once (no task per acquire otherwise).
+    reply: Option<InFlight>,
     armed: bool,
 }
 
 /// An acquire's reply and the replicas' shortfall confirming it.
 pub(super) type Reply = (Value, Option<Shortfall>);
+
+type InFlight = Pin<Box<dyn Future<Output = RedisResult<Reply>> + Send>>;
 
 /// One key's place in the dispatcher, and the event it was told (once read).
 struct Place {
@@ -89,15 +93,15 @@ impl Ticket {
     ) -> RedisResult<Reply> {
         let session = self.subscriber.session.clone();
         let confirm = confirm.clone();
-        let reply = self.reply.insert(tokio::spawn(async move {
+        let call = self.reply.insert(Box::pin(async move {
             let extra = Some(Duration::ZERO);
             session
                 .send_confirmed::<Value>(&mut conn, generation, &cmd, extra, &confirm)
                 .await
         }));
-        let reply = reply.await;
+        let reply = call.await;
         self.reply = None;
-        reply.unwrap_or_else(|err| Err(std::io::Error::other(err.to_string()).into()))
+        reply
     }
 
     /// How the wait ended: the tokens of all its keys, in order, or the first event that is
@@ -158,7 +162,7 @@ impl Drop for Ticket {
             if let Some(reply) = reply {
                 match reply.await {
                     // Held at once (or re-entered): give that hold back. (An open latch.)
-                    Ok(Ok((Value::Int(_) | Value::Array(_), _))) => {
+                    Ok((Value::Int(_) | Value::Array(_), _)) => {
                         unregister(&places);
                         if kind.holds() {
                             for place in places {
@@ -169,11 +173,11 @@ impl Drop for Ticket {
                         return;
                     }
                     // Not queued: nothing to cancel.
-                    Ok(Ok((Value::Nil, _))) => {
+                    Ok((Value::Nil, _)) => {
                         unregister(&places);
                         return;
                     }
-                    Ok(Err(err)) if !is_connection_error(&err) => {
+                    Err(err) if !is_connection_error(&err) => {
                         unregister(&places);
                         return;
                     }
