@@ -47,9 +47,12 @@ class Lock(Hold, LockBase):
         blocking: Optional[bool] = None,
         blocking_timeout: Optional[float] = None,
         token=None,
+        *,
+        sleep: Optional[float] = None,
     ) -> bool:
-        """As rlock.Lock.acquire (redis-py's asyncio acquire has no ``sleep``); waiting, it is
-        told its grant by message instead of blocking a connection."""
+        """As rlock.Lock.acquire; waiting, it is told its grant by message instead of blocking a
+        connection. ``sleep`` (keyword-only, as in redis-py 8.2's asyncio acquire) is ignored:
+        nothing polls."""
         return await self._acquire(self._owner(token), blocking, blocking_timeout)
 
     async def release(self) -> None:
