@@ -19,7 +19,7 @@ from redis.exceptions import LockNotOwnedError
 
 import rlock
 import rlock.asyncio
-from support import eventually, holding_process, waiters
+from support import eventually, holding_process, wait_until, waiters
 
 NAME = "election:scheduler"
 #: The bound for a follower to lead, and for an observer to see it, after a kill: far below the
@@ -53,14 +53,6 @@ def kill_and_force_release(admin, connection: int) -> None:
     transaction.execute_command("CLIENT", "KILL", "ID", connection)
     transaction.execute_command("RLOCK.FORCERELEASE", NAME)
     assert transaction.execute() == [1, 1]
-
-
-def wait_until(predicate, what: str, timeout: float = 5.0) -> None:
-    """Polls server state every 2 ms (the blocking tests' eventually())."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.002)
 
 
 class Campaign(threading.Thread):

@@ -16,7 +16,10 @@ under its lease, unread): the same call, with the same ID, joins the queue again
 subscriber, or is answered the token of that grant, as a retried acquire is. It counts once.
 
 A grant with WATCHDOG is confirmed with RENEW ... WATCHDOG (renewals start then; the binding
-stays on the subscriber). A wait that is given up (interrupted, or no message by the deadline
+stays on the subscriber). A grant whose RENEW answers 0 (its lease ended before it was
+confirmed: its message was read late, or the primary's clock jumped) is never reported held
+(CONTRACT.md C4.2): every key of it is given back, and the call asks again, with a fresh ID,
+for what is left of its wait. A wait that is given up (interrupted, or no message by the deadline
 plus a grace) leaves the queue with RLOCK.CANCEL; a grant that raced the cancel is released, so
 the next waiter gets it.
 
@@ -27,6 +30,7 @@ it.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import logging
 import math
@@ -34,7 +38,7 @@ import time
 
 from redis.exceptions import ConnectionError, RedisError, ResponseError, TimeoutError
 
-from ._commands import CALL_RETRIES, Command, cancel_command, failover_retries
+from ._commands import CALL_RETRIES, Command, cancel_command, failover_retries, new_request_id
 from ._confirm import Unconfirmed
 from ._notify import FAILED, GRANTED, LATCH_TYPE, TIMEOUT, WAITING, Message
 from ._router import Moved
@@ -105,6 +109,11 @@ class _Abandoned(Exception):
     pass
 
 
+class _GrantGone(Exception):
+    """The RENEW confirming a grant told by message answered 0: the grant's lease ended before
+    it was confirmed (its message was read late, or the primary's clock jumped)."""
+
+
 class _SubscriberClosed(Exception):
     """The subscriber closed while the call was queued: its message will not come."""
 
@@ -129,12 +138,19 @@ class Acquisition:
         whose subscriber closed is sent again, with the same ID, through a new one (C9.2), as
         often as any call is retried; on a client that follows the primary, for as long as a
         failover may take, and a wait told `failed READONLY` joins the queue again on the new
-        primary too. Its place in line is lost."""
+        primary too. Its place in line is lost. A grant that ended before it was confirmed
+        asks again, a new call (fresh ID), at the back of the queue."""
         retries = self._retries()
         resending = False
         for attempt in itertools.count():
             try:
                 return (yield from self._wait_once(resending))
+            except _GrantGone:
+                # Given back already; the same ID would be answered the ended grant's token.
+                command = self.request.command
+                self.request.command = dataclasses.replace(command, request_id=new_request_id())
+                resending = False
+                continue
             except _SubscriberClosed as closed:
                 resending = True
                 # C9.2: its entry went with the subscriber; the same call (same ID) goes again.
@@ -304,10 +320,17 @@ class Acquisition:
             except Unconfirmed as unconfirmed:
                 yield from self._undo(subscriber, granted)
                 raise unconfirmed.error(request.name, "acquiring") from None
+            except _GrantGone:
+                # C4.2: not held. Someone else may hold it already; reporting it held made two
+                # holders. Every key of the grant is given back, none is told lost; run() asks again.
+                logger.warning("rlock: the grant of %r ended before it was confirmed: asking again", request.name)
+                yield from self._undo(subscriber, granted)
+                raise
         return True
 
     def _undo(self, subscriber, granted):
-        """Gives back a grant the replicas did not confirm (every key of it)."""
+        """Gives back a grant the replicas did not confirm, or whose RENEW found it gone (every
+        key of it), and forgets it."""
         try:
             yield self.io.call(subscriber, self.request.release_command())
         except RedisError as error:
@@ -333,4 +356,4 @@ class Acquisition:
             logger.warning("rlock: confirming the grant of %r failed: %r", self.request.name, error)
             return
         if reply != 1:
-            subscriber.lose(holding)
+            raise _GrantGone
