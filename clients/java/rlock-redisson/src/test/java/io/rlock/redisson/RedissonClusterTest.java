@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rlock.RLock;
 import io.rlock.RLockClient;
-import io.rlock.internal.resp.RespConnection;
+import io.rlock.testing.AdminConnection;
 import io.rlock.internal.transport.RespError;
 import io.rlock.testing.Admin;
 import io.rlock.testing.Async;
@@ -52,7 +52,7 @@ class RedissonClusterTest {
                 int mastersWithASession = 0;
                 for (Map<String, Object> node : topology.nodes()) {
                     if ("primary".equals(node.get("role"))) {
-                        try (RespConnection admin = Topology.admin(Topology.port(node))) {
+                        try (AdminConnection admin = Topology.admin(Topology.port(node))) {
                             int sessions = Admin.clientsNamed(admin, "rlock-java:" + locks.getId()).size();
                             assertThat(sessions).as("one session (calls and subscriber) per master at most").isLessThanOrEqualTo(2);
                             mastersWithASession += sessions > 0 ? 1 : 0;
@@ -97,7 +97,7 @@ class RedissonClusterTest {
     private static Integer holdsOn(Topology topology, String key) throws IOException {
         for (Map<String, Object> node : topology.nodes()) {
             if ("primary".equals(node.get("role"))) {
-                try (RespConnection admin = Topology.admin(Topology.port(node))) {
+                try (AdminConnection admin = Topology.admin(Topology.port(node))) {
                     Object reply = admin.call("RLOCK.INFO", key);
                     if (reply != null && !(reply instanceof RespError)) {
                         return Topology.port(node);
@@ -114,7 +114,7 @@ class RedissonClusterTest {
             if (port == null) {
                 return -1;
             }
-            try (RespConnection admin = Topology.admin(port)) {
+            try (AdminConnection admin = Topology.admin(port)) {
                 return Admin.waiters(admin, key);
             }
         } catch (IOException e) {

@@ -13,7 +13,7 @@ import io.rlock.RLockException;
 import io.rlock.RPermitExpirableSemaphore;
 import io.rlock.RReadWriteLock;
 import io.rlock.RSemaphore;
-import io.rlock.internal.resp.RespConnection;
+import io.rlock.testing.AdminConnection;
 import io.rlock.testing.Admin;
 import io.rlock.testing.Async;
 import io.rlock.testing.RedisServer;
@@ -45,7 +45,7 @@ import org.redisson.config.Protocol;
  */
 class RedissonTransportTest {
     static RedisServer server;
-    static RespConnection admin;
+    static AdminConnection admin;
     static RedissonClient redisson;
 
     RLockClient locks;
@@ -166,7 +166,7 @@ class RedissonTransportTest {
         guarded.lock();
         assertThat(guarded.guard("SET", name + ":balance", "10")).isEqualTo("OK");
         guarded.unlock();
-        assertThat(RespConnection.text(Admin.call(admin, "GET", name + ":balance"))).isEqualTo("10");
+        assertThat(Admin.text(Admin.call(admin, "GET", name + ":balance"))).isEqualTo("10");
 
         var election = locks.getElection(name + ":election", "me");
         assertThat(election.campaign(5, TimeUnit.SECONDS)).isPositive();
