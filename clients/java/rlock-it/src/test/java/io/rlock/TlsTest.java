@@ -9,33 +9,36 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static io.rlock.testing.Admin.eventually;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.KeyStore;
-import java.security.cert.CertificateFactory;
-import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import javax.net.ssl.SSLContext;
-import javax.net.ssl.TrustManagerFactory;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.SocketOptions;
+import io.lettuce.core.SslOptions;
+import io.lettuce.core.SslVerifyMode;
+import io.rlock.lettuce.LettuceRLocks;
 import io.rlock.testing.AdminConnection;
 import io.rlock.testing.Admin;
 import io.rlock.testing.Async;
 import io.rlock.testing.RedisServer;
 
-/** rediss:// through the JDK's SSLSocket, to a redis-server started with --tls-port. */
+/**
+ * TLS through the user's Lettuce client (its {@code SslOptions}: the test CA trusted, the JDK's
+ * provider; the URI's {@code verifyPeer}), to a redis-server started with --tls-port.
+ */
 class TlsTest {
     static Path certs;
     static RedisServer server;
     static AdminConnection admin;
     static int tlsPort;
-    static SSLContext trusting;
 
     static void openssl(String... args) throws IOException, InterruptedException {
         List<String> command = new java.util.ArrayList<>(List.of("openssl"));
@@ -63,15 +66,6 @@ class TlsTest {
                 "--tls-ca-cert-file", certs.resolve("ca.crt").toString(),
                 "--tls-auth-clients", "no");
         admin = server.admin();
-        KeyStore trust = KeyStore.getInstance("PKCS12");
-        trust.load(null, null);
-        try (InputStream ca = Files.newInputStream(certs.resolve("ca.crt"))) {
-            trust.setCertificateEntry("ca", (X509Certificate) CertificateFactory.getInstance("X.509").generateCertificate(ca));
-        }
-        TrustManagerFactory factory = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-        factory.init(trust);
-        trusting = SSLContext.getInstance("TLS");
-        trusting.init(null, factory.getTrustManagers(), null);
     }
 
     @AfterAll
@@ -83,15 +77,29 @@ class TlsTest {
         }
     }
 
-    private static RLockOptions options() {
-        return new RLockOptions().sslSocketFactory(trusting.getSocketFactory());
+    /** A Lettuce client of the user's, trusting the test CA (or, with null, the JDK's default trust). */
+    private static RedisClient lettuce(Path trustedCa) {
+        RedisClient client = RedisClient.create();
+        SslOptions.Builder ssl = SslOptions.builder().jdkSslProvider();
+        if (trustedCa != null) {
+            ssl.trustManager(trustedCa.toFile());
+        }
+        client.setOptions(ClientOptions.builder().sslOptions(ssl.build())
+                .socketOptions(SocketOptions.builder().connectTimeout(Duration.ofSeconds(2)).build()).build());
+        return client;
+    }
+
+    private static RedisURI uri(String scheme, String host, SslVerifyMode verify) {
+        return RedisURI.builder().withHost(host).withPort(tlsPort).withSsl(scheme.equals("rediss"))
+                .withVerifyPeer(verify).withTimeout(Duration.ofSeconds(2)).build();
     }
 
     @Test
     void locksAndWaitsOverTls() throws Exception {
         String name = "tls:lock";
-        try (RLockClient client = RLockClient.create("rediss://localhost:" + tlsPort, options());
-                RLockClient other = RLockClient.create("rediss://127.0.0.1:" + tlsPort, options())) {
+        RedisClient lettuce = lettuce(certs.resolve("ca.crt"));
+        try (RLockClient client = LettuceRLocks.of(lettuce, uri("rediss", "localhost", SslVerifyMode.FULL));
+                RLockClient other = LettuceRLocks.of(lettuce, uri("rediss", "127.0.0.1", SslVerifyMode.FULL))) {
             RLock lock = client.getLock(name);
             lock.lock();
             assertTrue(lock.isHeldByCurrentThread());
@@ -103,22 +111,29 @@ class TlsTest {
             List<String> clients = Admin.clientsNamed(admin, "rlock-java:" + client.getId());
             assertEquals(1, clients.size());
             assertTrue(clients.get(0).contains("laddr=127.0.0.1:" + tlsPort), "connected to the TLS port: " + clients.get(0));
+        } finally {
+            lettuce.shutdown();
         }
     }
 
     @Test
     void anUntrustedCertificateOrAWrongHostIsRefused() {
-        RLockException untrusted = assertThrows(RLockException.class,
-                () -> RLockClient.create("rediss://localhost:" + tlsPort, new RLockOptions().connectTimeout(Duration.ofMillis(500))));
-        assertTrue(untrusted.getMessage().contains("cannot connect"), untrusted.getMessage());
-        assertThrows(RLockException.class, () -> RLockClient.create("redis://localhost:" + tlsPort,
-                new RLockOptions().connectTimeout(Duration.ofMillis(500)).responseTimeout(Duration.ofMillis(500))),
-                "plain text to the TLS port");
-        // The certificate names localhost and 127.0.0.1, not this name for the same address.
-        assertThrows(RLockException.class, () -> RLockClient.create("rediss://127.0.0.2:" + tlsPort,
-                options().connectTimeout(Duration.ofMillis(500))));
-        try (RLockClient unchecked = RLockClient.create("rediss://127.0.0.2:" + tlsPort, options().verifyHostname(false))) {
-            assertFalse(unchecked.getLock("tls:unchecked").isLocked());
+        RedisClient untrusting = lettuce(null);
+        RedisClient trusting = lettuce(certs.resolve("ca.crt"));
+        try {
+            RLockException untrusted = assertThrows(RLockException.class,
+                    () -> LettuceRLocks.of(untrusting, uri("rediss", "localhost", SslVerifyMode.FULL)));
+            assertTrue(untrusted.getMessage().contains("cannot connect"), untrusted.getMessage());
+            assertThrows(RLockException.class, () -> LettuceRLocks.of(trusting, uri("redis", "localhost", SslVerifyMode.NONE)),
+                    "plain text to the TLS port");
+            // The certificate names localhost and 127.0.0.1, not this name for the same address.
+            assertThrows(RLockException.class, () -> LettuceRLocks.of(trusting, uri("rediss", "127.0.0.2", SslVerifyMode.FULL)));
+            try (RLockClient unchecked = LettuceRLocks.of(trusting, uri("rediss", "127.0.0.2", SslVerifyMode.CA))) {
+                assertFalse(unchecked.getLock("tls:unchecked").isLocked());
+            }
+        } finally {
+            untrusting.shutdown();
+            trusting.shutdown();
         }
     }
 }
