@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
-import io.rlock.internal.resp.Cluster;
+import io.lettuce.core.cluster.SlotHash;
 import io.rlock.testing.AdminConnection;
 import io.rlock.testing.Admin;
 import io.rlock.testing.Async;
@@ -52,7 +52,7 @@ class ClusterFailoverTest {
 
     /** The port of the primary serving {@code key}'s slot now. */
     static int primaryOf(String key) {
-        int slot = Cluster.slot(key);
+        int slot = SlotHash.getSlot(key); // Lettuce's CRC16 of the hash tag
         for (Map<String, Object> node : topology.nodes()) {
             if (!"primary".equals(node.get("role")) || !(node.get("slots") instanceof List<?> ranges)) {
                 continue;
