@@ -1,5 +1,6 @@
 package io.rlock.redisson;
 
+import io.rlock.testing.TestClients;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rlock.RLock;
@@ -37,7 +38,7 @@ class RedissonClusterTest {
                     .setMasterConnectionMinimumIdleSize(1).setSlaveConnectionMinimumIdleSize(1)
                     .setSubscriptionConnectionMinimumIdleSize(1);
             RedissonClient redisson = Redisson.create(config);
-            try (RLockClient locks = RLocks.of(redisson); RLockClient plain = RLockClient.create(topology.seedUri())) {
+            try (RLockClient locks = RLocks.of(redisson); RLockClient plain = TestClients.create(topology.seedUri())) {
                 List<RLock> held = new ArrayList<>();
                 for (int i = 0; i < 12; i++) {
                     String name = "cluster:" + i;

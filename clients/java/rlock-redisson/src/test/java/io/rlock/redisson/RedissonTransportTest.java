@@ -1,5 +1,6 @@
 package io.rlock.redisson;
 
+import io.rlock.testing.TestClients;
 import static io.rlock.testing.Admin.eventually;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -80,7 +81,7 @@ class RedissonTransportTest {
         Admin.call(admin, "CONFIG", "SET", "rlock.watchdog-grace-ms", "0");
         locks = RLocks.of(redisson);
         locks.addLockLostListener(lost::add);
-        plain = RLockClient.create(server.uri());
+        plain = TestClients.create(server.uri());
         name = "redisson:" + test.getTestMethod().orElseThrow().getName();
     }
 
