@@ -1,6 +1,6 @@
 package io.rlock.bench;
 
-import io.rlock.internal.resp.RespConnection;
+import io.rlock.testing.AdminConnection;
 import io.rlock.testing.Admin;
 import io.rlock.testing.RedisServer;
 
@@ -48,7 +48,7 @@ public final class Pairs {
         Path out = Path.of(System.getenv().getOrDefault("BENCH_OUT", "../../target/bench-java.json")).toAbsolutePath().normalize();
         Pairs pairs = new Pairs();
         Map<String, Object> meta = new LinkedHashMap<>();
-        try (RedisServer server = RedisServer.start(); RespConnection admin = server.admin()) {
+        try (RedisServer server = RedisServer.start(); AdminConnection admin = server.admin()) {
             meta.put("redis_version", Admin.infoField(admin, "server", "redis_version"));
             pairs.run("java.lock", admin, List.of(Side.rlock(server.uri()), Side.redisson(server.uri(), List.of())), true, meta);
         }
@@ -71,7 +71,7 @@ public final class Pairs {
     private void synced(Map<String, Object> meta) throws Exception {
         try (RedisServer primary = RedisServer.start();
                 RedisServer replica = RedisServer.start("--replicaof", "127.0.0.1", String.valueOf(primary.port));
-                RespConnection admin = primary.admin()) {
+                AdminConnection admin = primary.admin()) {
             awaitReplicaOnline(admin);
             run("java.synced", admin,
                     List.of(Side.rlock(primary.uri()), Side.redisson(primary.uri(), List.of(replica.uri()))), false, meta);
@@ -83,12 +83,12 @@ public final class Pairs {
      * (connected_slaves counts it earlier), and Confirm.auto() counts ROLE's list, so both sides
      * see the replica from their first call.
      */
-    static void awaitReplicaOnline(RespConnection primaryAdmin) throws InterruptedException {
+    static void awaitReplicaOnline(AdminConnection primaryAdmin) throws InterruptedException {
         Admin.eventually(30_000, "the replica online in ROLE", () -> Admin.call(primaryAdmin, "ROLE") instanceof List<?> role
                 && role.size() >= 3 && role.get(2) instanceof List<?> online && online.size() == 1);
     }
 
-    private void run(String prefix, RespConnection admin, List<Side> sides, boolean all, Map<String, Object> meta) throws Exception {
+    private void run(String prefix, AdminConnection admin, List<Side> sides, boolean all, Map<String, Object> meta) throws Exception {
         sides = sides.stream().filter(side -> SIDES.contains(side.name) || close(side)).toList();
         try {
             for (Side side : sides) {

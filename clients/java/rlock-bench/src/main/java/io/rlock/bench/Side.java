@@ -4,7 +4,7 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.rlock.RLockClient;
 import io.rlock.lettuce.LettuceRLocks;
-import io.rlock.internal.resp.RespConnection;
+import io.rlock.testing.AdminConnection;
 import io.rlock.testing.Admin;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
@@ -28,7 +28,7 @@ abstract class Side implements AutoCloseable {
     abstract Lock lock(String key);
 
     /** Whether a caller is waiting for {@code key}, asked through {@code admin}. */
-    abstract boolean waiting(RespConnection admin, String key);
+    abstract boolean waiting(AdminConnection admin, String key);
 
     @Override
     public abstract void close();
@@ -65,7 +65,7 @@ abstract class Side implements AutoCloseable {
             }
 
             @Override
-            boolean waiting(RespConnection admin, String key) {
+            boolean waiting(AdminConnection admin, String key) {
                 return Admin.waiters(admin, key) > 0;
             }
 
@@ -100,7 +100,7 @@ abstract class Side implements AutoCloseable {
             }
 
             @Override
-            boolean waiting(RespConnection admin, String key) {
+            boolean waiting(AdminConnection admin, String key) {
                 // A waiting Redisson lock() listens on its lock's channel for the release message.
                 Object reply = Admin.call(admin, "PUBSUB", "NUMSUB", "redisson_lock__channel:{" + key + "}");
                 return reply instanceof List<?> list && list.size() == 2 && ((Long) list.get(1)) > 0;

@@ -1,6 +1,6 @@
 package io.rlock.bench;
 
-import io.rlock.internal.resp.RespConnection;
+import io.rlock.testing.AdminConnection;
 import io.rlock.testing.Admin;
 
 import java.util.Map;
@@ -26,7 +26,7 @@ public final class Wire {
     }
 
     /** Resets the server's counters, runs {@code pairs} acquire+release pairs of {@code lock} on this thread, counts. */
-    public static Wire count(RespConnection admin, Lock lock, int pairs) {
+    public static Wire count(AdminConnection admin, Lock lock, int pairs) {
         Admin.call(admin, "CONFIG", "RESETSTAT");
         long connectionsBefore = connections(admin);
         for (int i = 0; i < pairs; i++) {
@@ -37,14 +37,14 @@ public final class Wire {
         return new Wire(commands(admin), connectionsAfter - connectionsBefore);
     }
 
-    private static long connections(RespConnection admin) {
+    private static long connections(AdminConnection admin) {
         return Long.parseLong(Admin.infoField(admin, "stats", "total_connections_received"));
     }
 
     /** {@code cmdstat_<name>:calls=N,...} lines, without the admin's and the replicas' own commands. */
-    static Map<String, Long> commands(RespConnection admin) {
+    static Map<String, Long> commands(AdminConnection admin) {
         Map<String, Long> calls = new TreeMap<>();
-        for (String line : RespConnection.text(Admin.call(admin, "INFO", "commandstats")).split("\r?\n")) {
+        for (String line : Admin.text(Admin.call(admin, "INFO", "commandstats")).split("\r?\n")) {
             if (!line.startsWith("cmdstat_")) {
                 continue;
             }

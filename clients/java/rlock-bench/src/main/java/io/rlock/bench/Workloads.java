@@ -1,6 +1,6 @@
 package io.rlock.bench;
 
-import io.rlock.internal.resp.RespConnection;
+import io.rlock.testing.AdminConnection;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -159,7 +159,7 @@ final class Workloads {
      * server: {@link Side#waiting}), this one releases, the other notes when its lock() returned.
      * {@code median_ms} and {@code max_ms} of the round's hand-offs.
      */
-    Map<String, Double> handoff(Side side, String key, RespConnection admin) throws InterruptedException {
+    Map<String, Double> handoff(Side side, String key, AdminConnection admin) throws InterruptedException {
         Lock lock = side.lock(key);
         Semaphore asking = new Semaphore(0);
         Semaphore done = new Semaphore(0);

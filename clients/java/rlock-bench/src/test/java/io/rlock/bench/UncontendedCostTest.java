@@ -1,7 +1,7 @@
 package io.rlock.bench;
 
 import io.rlock.RLock;
-import io.rlock.internal.resp.RespConnection;
+import io.rlock.testing.AdminConnection;
 import io.rlock.testing.RedisServer;
 import org.junit.jupiter.api.Test;
 
@@ -35,7 +35,7 @@ class UncontendedCostTest {
 
     @Test
     void aPairIsOneAcquireAndOneReleaseOnAReusedConnectionWithNoThreadStarted() throws Exception {
-        try (RedisServer server = RedisServer.start(); RespConnection admin = server.admin();
+        try (RedisServer server = RedisServer.start(); AdminConnection admin = server.admin();
                 Side.OurClient client = Side.ourClient(server.uri())) {
             RLock lock = client.locks().getLock("cost:plain");
             for (Lock form : forms(lock)) {
@@ -54,7 +54,7 @@ class UncontendedCostTest {
     void withAReplicaEachWriteIsConfirmedByOneWaitAndNothingElse() throws Exception {
         try (RedisServer primary = RedisServer.start();
                 RedisServer replica = RedisServer.start("--replicaof", "127.0.0.1", String.valueOf(primary.port));
-                RespConnection admin = primary.admin()) {
+                AdminConnection admin = primary.admin()) {
             Pairs.awaitReplicaOnline(admin);
             try (Side.OurClient client = Side.ourClient(primary.uri())) {
                 RLock lock = client.locks().getLock("cost:synced");
@@ -131,7 +131,7 @@ class UncontendedCostTest {
     /** One form's counts over {@link #PAIRS} pairs, after a first pair that sets up what is reused. */
     private record Cost(Wire wire, Map<String, Long> commands, long moduleInternal, long replicaCounts, long seconds,
             long threadsStarted) {
-        static Cost of(RespConnection admin, Lock form) {
+        static Cost of(AdminConnection admin, Lock form) {
             form.lock();
             form.unlock();
             long threadsBefore = THREADS.getTotalStartedThreadCount();

@@ -1,6 +1,6 @@
 package io.rlock.bench;
 
-import io.rlock.internal.resp.RespConnection;
+import io.rlock.testing.AdminConnection;
 import io.rlock.testing.RedisServer;
 import org.junit.jupiter.api.Test;
 
@@ -18,7 +18,7 @@ class WorkloadsSmokeTest {
     @Test
     void everyWorkloadRunsOnBothSides() throws Exception {
         Workloads workloads = new Workloads(150, 4);
-        try (RedisServer server = RedisServer.start(); RespConnection admin = server.admin()) {
+        try (RedisServer server = RedisServer.start(); AdminConnection admin = server.admin()) {
             for (Side side : List.of(Side.rlock(server.uri()), Side.redisson(server.uri(), List.of()))) {
                 try (side) {
                     assertThat(workloads.uncontended(side, "smoke:u").get("pairs_per_s")).as(side.name).isPositive();

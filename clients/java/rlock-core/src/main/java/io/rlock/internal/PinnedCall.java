@@ -74,6 +74,19 @@ public final class PinnedCall {
 
     /** Whether {@code reply} sent the call to another node, which is then the one to send to. */
     boolean follow(Object reply) {
+        if (engine.router().isCluster() && reply instanceof io.rlock.internal.transport.RespError error
+                && error.code().matches("CLUSTERDOWN|TRYAGAIN")) {
+            // A failover under way: no node serves the slot for a moment (seen: a latch await
+            // in ClusterFailoverTest answered CLUSTERDOWN); as Router.call, wait and ask again.
+            if (++redirects > Router.MAX_REDIRECTS) {
+                throw new RLockException(error.code(), "the cluster did not serve " + key + " within "
+                        + Router.MAX_REDIRECTS + " tries");
+            }
+            Engine.sleepQuietly(500);
+            node = engine.router().nodeFor(key);
+            asking = false;
+            return true;
+        }
         if (engine.router().followsFailovers() && reply instanceof io.rlock.internal.transport.RespError error && error.code().equals("READONLY")) {
             if (++redirects > Router.MAX_REDIRECTS) {
                 throw new RLockException("READONLY", "no primary would take the call for " + key);

@@ -11,7 +11,7 @@ import io.rlock.RLockClient;
 import io.rlock.RLockException;
 import io.rlock.RReadWriteLock;
 import io.rlock.RSemaphore;
-import io.rlock.internal.resp.RespConnection;
+import io.rlock.testing.AdminConnection;
 import io.rlock.testing.Admin;
 import io.rlock.testing.Async;
 import io.rlock.testing.RedisServer;
@@ -43,7 +43,7 @@ import redis.clients.jedis.JedisPooled;
  */
 class JedisTransportTest {
     static RedisServer server;
-    static RespConnection admin;
+    static AdminConnection admin;
     static HostAndPort node;
     static JedisClientConfig config;
 

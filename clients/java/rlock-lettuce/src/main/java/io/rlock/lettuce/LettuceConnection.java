@@ -1,9 +1,6 @@
 package io.rlock.lettuce;
 
 import io.lettuce.core.RedisFuture;
-import io.lettuce.core.codec.ByteArrayCodec;
-import io.lettuce.core.protocol.CommandArgs;
-import io.lettuce.core.protocol.ProtocolKeyword;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.rlock.internal.transport.Push;
@@ -13,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -111,29 +109,54 @@ final class LettuceConnection implements Connection {
         List<RedisFuture<Object>> sent = new ArrayList<>(commands.length);
         lastWrite = System.nanoTime();
         for (Object[] command : commands) {
-            sent.add(connection.async().dispatch(keyword(String.valueOf(command[0])), new ReplyOutput(), arguments(command)));
+            sent.add(RawCommands.dispatch(connection.async(), command));
         }
         List<Object> replies = new ArrayList<>(commands.length);
         long end = System.nanoTime() + timeout.toNanos();
-        for (RedisFuture<Object> reply : sent) {
-            try {
-                replies.add(reply.get(Math.max(1, end - System.nanoTime()), TimeUnit.NANOSECONDS));
-            } catch (InterruptedException e) {
+        // An interrupt waits for the reply (bounded by the response timeout) and stays set for the
+        // engine: closing the session for it would drop every holding bound to it, other
+        // threads' too (seen: PermitIdsTest's interrupted waiter lost its session, and the new
+        // one could not connect while the thread was interrupted).
+        boolean interrupted = false;
+        try {
+            for (RedisFuture<Object> reply : sent) {
+                while (true) {
+                    try {
+                        replies.add(await(reply, end));
+                        break;
+                    } catch (InterruptedException e) {
+                        interrupted = true;
+                    }
+                }
+            }
+        } finally {
+            if (interrupted) {
                 Thread.currentThread().interrupt();
-                close(new IOException("interrupted while waiting for a reply"));
-                throw new IOException("interrupted while waiting for a reply", e);
-            } catch (TimeoutException e) {
-                // The replies behind it could no longer be matched: the connection is done.
-                IOException failure = new IOException("no reply from " + host + ":" + port + " within " + timeout.toMillis() + " ms");
-                close(failure);
-                throw failure;
-            } catch (ExecutionException e) {
-                IOException failure = new IOException(String.valueOf(e.getCause().getMessage()), e.getCause());
-                close(failure);
-                throw failure;
             }
         }
         return replies;
+    }
+
+    /** Waits for one reply until {@code end}; a failure closes the connection for good. */
+    private Object await(RedisFuture<Object> reply, long end) throws IOException, InterruptedException {
+        try {
+            return reply.get(Math.max(1, end - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            // The replies behind it could no longer be matched: the connection is done.
+            IOException failure = new IOException("no reply from " + host + ":" + port + " within " + timeout.toMillis() + " ms");
+            close(failure);
+            throw failure;
+        } catch (ExecutionException e) {
+            IOException failure = new IOException(String.valueOf(e.getCause().getMessage()), e.getCause());
+            close(failure);
+            throw failure;
+        } catch (CancellationException e) {
+            // Lettuce cancels the commands in flight when the connection drops (closeAsync on
+            // its disconnect): a broken connection to the engine, which sends the call again.
+            IOException failure = new IOException("the connection to " + host + ":" + port + " dropped with the call in flight", e);
+            close(failure);
+            throw failure;
+        }
     }
 
     @Override
@@ -153,14 +176,26 @@ final class LettuceConnection implements Connection {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IOException(what + ": interrupted", e);
-        } catch (ExecutionException | TimeoutException e) {
+        } catch (ExecutionException | TimeoutException | CancellationException e) {
             throw new IOException(what + ": " + e.getMessage(), e);
         }
     }
 
-    /** Lettuce saw the socket drop: closed for good, the engine told once. */
+    /**
+     * Lettuce saw the socket drop (on its event loop thread): closed for good at once, so no
+     * call goes to it any more, and the engine told once on a thread of its own. The engine's
+     * handling waits for the node's lock, whose holder may be opening a new session through
+     * this very event loop (seen: FailureTest hung in {@code connectPubSub} while the loop
+     * waited for the lock).
+     */
     void disconnected() {
-        close(new IOException("the connection to " + host + ":" + port + " dropped"));
+        IOException cause = new IOException("the connection to " + host + ":" + port + " dropped");
+        if (closed.compareAndSet(false, true)) {
+            connection.closeAsync();
+            Thread telling = new Thread(() -> listener.closed(this, cause), "rlock-lettuce-disconnected");
+            telling.setDaemon(true);
+            telling.start();
+        }
     }
 
     @Override
@@ -177,36 +212,6 @@ final class LettuceConnection implements Connection {
 
     boolean isConnection(Object handler) {
         return handler == connection;
-    }
-
-    private static CommandArgs<byte[], byte[]> arguments(Object[] command) {
-        CommandArgs<byte[], byte[]> args = new CommandArgs<>(ByteArrayCodec.INSTANCE);
-        for (int i = 1; i < command.length; i++) {
-            Object arg = command[i];
-            if (arg instanceof byte[] bytes) {
-                args.add(bytes);
-            } else if (arg instanceof Long || arg instanceof Integer) {
-                args.add(((Number) arg).longValue());
-            } else {
-                args.add(String.valueOf(arg));
-            }
-        }
-        return args;
-    }
-
-    private static ProtocolKeyword keyword(String name) {
-        byte[] bytes = name.getBytes(StandardCharsets.US_ASCII);
-        return new ProtocolKeyword() {
-            @Override
-            public byte[] getBytes() {
-                return bytes;
-            }
-
-            @Override
-            public String toString() {
-                return name;
-            }
-        };
     }
 
     @Override

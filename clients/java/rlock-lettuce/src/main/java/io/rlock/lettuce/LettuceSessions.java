@@ -37,10 +37,17 @@ final class LettuceSessions implements RedisConnectionStateListener {
     Connection open(SessionSettings settings) throws IOException {
         NodeAddress node = settings.node();
         StatefulRedisPubSubConnection<byte[], byte[]> connection;
+        // Lettuce's connect gives up at once on an interrupted thread; the engine opens a session
+        // for an interrupted waiter too (to withdraw its wait), so the interrupt waits until after.
+        boolean interrupted = Thread.interrupted();
         try {
             connection = client.connectPubSub(ByteArrayCodec.INSTANCE, uriOf(base, node));
         } catch (RedisException e) {
-            throw new IOException("cannot connect through Lettuce to " + node + ": " + e.getMessage(), e);
+            throw new IOException("cannot connect through Lettuce to " + node + ": " + withRootCause(e), e);
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
         Connection.Listener told = settings.listener();
         LettuceConnection opened = new LettuceConnection(connection, new Connection.Listener() {
@@ -83,6 +90,18 @@ final class LettuceSessions implements RedisConnectionStateListener {
             uri.withAuthentication(base.getCredentialsProvider());
         }
         return uri.build();
+    }
+
+    /**
+     * Lettuce's message and, when it differs, its innermost cause's: "Unable to connect" alone
+     * hides the server's reason (WRONGPASS, NOAUTH, NOPERM).
+     */
+    private static String withRootCause(Throwable failure) {
+        Throwable root = failure;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        return root == failure ? failure.getMessage() : failure.getMessage() + " (" + root.getMessage() + ")";
     }
 
     /** The engine closed: our listener leaves the user's client. */

@@ -8,22 +8,29 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * One reply of any shape, as Lettuce's parser hands it over, in the engine's value model
  * ({@link io.rlock.internal.transport.Connection}): strings as {@code String} (UTF-8: rlock's
  * keys, owners and replies are text), integers as {@code Long}, arrays (and RESP3 maps, which
- * Lettuce hands over as flat arrays of keys and values) as {@code List}, an error reply as a
+ * Lettuce hands over as flat arrays of keys and values) as {@code List}, unless kept as {@code Map}s, an error reply as a
  * {@link RespError} value rather than a failed command, so that a pipeline's other replies stand.
  */
 final class ReplyOutput extends CommandOutput<byte[], byte[], Object> {
     /** Arrays being filled, innermost first, each with the count it still expects. */
     private final Deque<List<Object>> open = new ArrayDeque<>();
     private final Deque<Integer> expected = new ArrayDeque<>();
+    /** Per open array: whether it is a RESP3 map's keys and values. */
+    private final Deque<Boolean> isMap = new ArrayDeque<>();
+    private final boolean keepMaps;
 
-    ReplyOutput() {
+    /** {@code keepMaps}: RESP3 maps as {@code Map}s (the test fixtures' checks), not flat lists. */
+    ReplyOutput(boolean keepMaps) {
         super(ByteArrayCodec.INSTANCE, null);
+        this.keepMaps = keepMaps;
     }
 
     @Override
@@ -68,17 +75,22 @@ final class ReplyOutput extends CommandOutput<byte[], byte[], Object> {
 
     @Override
     public void multi(int count) {
+        open(count, false);
+    }
+
+    private void open(int count, boolean map) {
         if (count < 0) {
             add(null);
             return;
         }
         List<Object> array = new ArrayList<>(count);
         if (count == 0) {
-            add(array);
+            add(map && keepMaps ? new LinkedHashMap<>() : array);
             return;
         }
         open.push(array);
         expected.push(count);
+        isMap.push(map);
     }
 
     @Override
@@ -93,7 +105,7 @@ final class ReplyOutput extends CommandOutput<byte[], byte[], Object> {
 
     @Override
     public void multiMap(int count) {
-        multi(count * 2);
+        open(count * 2, true);
     }
 
     private void add(Object value) {
@@ -109,8 +121,16 @@ final class ReplyOutput extends CommandOutput<byte[], byte[], Object> {
             }
             open.pop();
             expected.pop();
-            value = array; // full: it is an element of the array around it
+            value = isMap.pop() && keepMaps ? asMap(array) : array; // full: an element of the array around it
         }
+    }
+
+    private static Map<Object, Object> asMap(List<Object> keysAndValues) {
+        Map<Object, Object> map = new LinkedHashMap<>();
+        for (int i = 0; i + 1 < keysAndValues.size(); i += 2) {
+            map.put(keysAndValues.get(i), keysAndValues.get(i + 1));
+        }
+        return map;
     }
 
     private static String text(ByteBuffer bytes) {

@@ -1,5 +1,6 @@
 package io.rlock.fleet;
 
+import io.rlock.testing.TestClients;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rlock.RLockClient;
@@ -42,7 +43,7 @@ class MixedFleetTest {
                 .setConnectionMinimumIdleSize(2).setConnectionPoolSize(8)
                 .setSubscriptionConnectionMinimumIdleSize(1);
         redisson = Redisson.create(config);
-        rlock = RLockClient.create(server.uri());
+        rlock = TestClients.create(server.uri());
         admin = new Jedis("127.0.0.1", server.port);
     }
 

@@ -1,10 +1,11 @@
 package io.rlock.redisson;
 
+import io.rlock.testing.TestClients;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rlock.RLock;
 import io.rlock.RLockClient;
-import io.rlock.internal.resp.RespConnection;
+import io.rlock.testing.AdminConnection;
 import io.rlock.internal.transport.RespError;
 import io.rlock.testing.Admin;
 import io.rlock.testing.Async;
@@ -37,7 +38,7 @@ class RedissonClusterTest {
                     .setMasterConnectionMinimumIdleSize(1).setSlaveConnectionMinimumIdleSize(1)
                     .setSubscriptionConnectionMinimumIdleSize(1);
             RedissonClient redisson = Redisson.create(config);
-            try (RLockClient locks = RLocks.of(redisson); RLockClient plain = RLockClient.create(topology.seedUri())) {
+            try (RLockClient locks = RLocks.of(redisson); RLockClient plain = TestClients.create(topology.seedUri())) {
                 List<RLock> held = new ArrayList<>();
                 for (int i = 0; i < 12; i++) {
                     String name = "cluster:" + i;
@@ -52,7 +53,7 @@ class RedissonClusterTest {
                 int mastersWithASession = 0;
                 for (Map<String, Object> node : topology.nodes()) {
                     if ("primary".equals(node.get("role"))) {
-                        try (RespConnection admin = Topology.admin(Topology.port(node))) {
+                        try (AdminConnection admin = Topology.admin(Topology.port(node))) {
                             int sessions = Admin.clientsNamed(admin, "rlock-java:" + locks.getId()).size();
                             assertThat(sessions).as("one session (calls and subscriber) per master at most").isLessThanOrEqualTo(2);
                             mastersWithASession += sessions > 0 ? 1 : 0;
@@ -97,7 +98,7 @@ class RedissonClusterTest {
     private static Integer holdsOn(Topology topology, String key) throws IOException {
         for (Map<String, Object> node : topology.nodes()) {
             if ("primary".equals(node.get("role"))) {
-                try (RespConnection admin = Topology.admin(Topology.port(node))) {
+                try (AdminConnection admin = Topology.admin(Topology.port(node))) {
                     Object reply = admin.call("RLOCK.INFO", key);
                     if (reply != null && !(reply instanceof RespError)) {
                         return Topology.port(node);
@@ -114,7 +115,7 @@ class RedissonClusterTest {
             if (port == null) {
                 return -1;
             }
-            try (RespConnection admin = Topology.admin(port)) {
+            try (AdminConnection admin = Topology.admin(port)) {
                 return Admin.waiters(admin, key);
             }
         } catch (IOException e) {

@@ -1,5 +1,6 @@
 package io.rlock.redisson;
 
+import io.rlock.testing.TestClients;
 import static io.rlock.testing.Admin.eventually;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -13,7 +14,7 @@ import io.rlock.RLockException;
 import io.rlock.RPermitExpirableSemaphore;
 import io.rlock.RReadWriteLock;
 import io.rlock.RSemaphore;
-import io.rlock.internal.resp.RespConnection;
+import io.rlock.testing.AdminConnection;
 import io.rlock.testing.Admin;
 import io.rlock.testing.Async;
 import io.rlock.testing.RedisServer;
@@ -45,7 +46,7 @@ import org.redisson.config.Protocol;
  */
 class RedissonTransportTest {
     static RedisServer server;
-    static RespConnection admin;
+    static AdminConnection admin;
     static RedissonClient redisson;
 
     RLockClient locks;
@@ -80,7 +81,7 @@ class RedissonTransportTest {
         Admin.call(admin, "CONFIG", "SET", "rlock.watchdog-grace-ms", "0");
         locks = RLocks.of(redisson);
         locks.addLockLostListener(lost::add);
-        plain = RLockClient.create(server.uri());
+        plain = TestClients.create(server.uri());
         name = "redisson:" + test.getTestMethod().orElseThrow().getName();
     }
 
@@ -166,7 +167,7 @@ class RedissonTransportTest {
         guarded.lock();
         assertThat(guarded.guard("SET", name + ":balance", "10")).isEqualTo("OK");
         guarded.unlock();
-        assertThat(RespConnection.text(Admin.call(admin, "GET", name + ":balance"))).isEqualTo("10");
+        assertThat(Admin.text(Admin.call(admin, "GET", name + ":balance"))).isEqualTo("10");
 
         var election = locks.getElection(name + ":election", "me");
         assertThat(election.campaign(5, TimeUnit.SECONDS)).isPositive();

@@ -5,7 +5,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.BooleanSupplier;
-import io.rlock.internal.resp.RespConnection;
 import io.rlock.internal.transport.RespError;
 
 /** Small helpers for a test's own checks on the server. */
@@ -13,7 +12,7 @@ public final class Admin {
     private Admin() {
     }
 
-    public static Object call(RespConnection conn, Object... args) {
+    public static Object call(AdminConnection conn, Object... args) {
         try {
             Object reply = conn.call(args);
             if (reply instanceof RespError) {
@@ -32,29 +31,29 @@ public final class Admin {
         }
         Map<String, Object> map = new LinkedHashMap<>();
         if (reply instanceof Map) {
-            ((Map<?, ?>) reply).forEach((k, v) -> map.put(RespConnection.text(k), v));
+            ((Map<?, ?>) reply).forEach((k, v) -> map.put(text(k), v));
         } else {
             List<?> list = (List<?>) reply;
             for (int i = 0; i + 1 < list.size(); i += 2) {
-                map.put(RespConnection.text(list.get(i)), list.get(i + 1));
+                map.put(text(list.get(i)), list.get(i + 1));
             }
         }
         return map;
     }
 
     /** {@code RLOCK.INFO key} etc. as a map, null when free. */
-    public static Map<String, Object> info(RespConnection conn, String command, String key) {
+    public static Map<String, Object> info(AdminConnection conn, String command, String key) {
         return map(call(conn, command, key));
     }
 
-    public static long waiters(RespConnection conn, String key) {
+    public static long waiters(AdminConnection conn, String key) {
         Map<String, Object> info = info(conn, "RLOCK.INFO", key);
         return info == null ? 0 : (Long) info.get("waiters");
     }
 
     /** One field of {@code INFO <section>}, e.g. {@code blocked_clients}. */
-    public static String infoField(RespConnection conn, String section, String field) {
-        String text = RespConnection.text(call(conn, "INFO", section));
+    public static String infoField(AdminConnection conn, String section, String field) {
+        String text = text(call(conn, "INFO", section));
         for (String line : text.split("\r\n")) {
             if (line.startsWith(field + ":")) {
                 return line.substring(field.length() + 1);
@@ -64,9 +63,17 @@ public final class Admin {
     }
 
     /** The lines of {@code CLIENT LIST} whose name is {@code name}. */
-    public static List<String> clientsNamed(RespConnection conn, String name) {
-        String text = RespConnection.text(call(conn, "CLIENT", "LIST"));
+    public static List<String> clientsNamed(AdminConnection conn, String name) {
+        String text = text(call(conn, "CLIENT", "LIST"));
         return text.lines().filter(line -> line.contains(" name=" + name + " ")).toList();
+    }
+
+    /** A reply as text: strings as they are, numbers in decimal, null for nil. */
+    public static String text(Object reply) {
+        if (reply == null) {
+            return null;
+        }
+        return reply instanceof byte[] bytes ? new String(bytes, java.nio.charset.StandardCharsets.UTF_8) : reply.toString();
     }
 
     /** Waits up to {@code ms} for {@code condition}; fails the test otherwise. */

@@ -1,9 +1,7 @@
 package io.rlock.testing;
 
-import java.nio.charset.StandardCharsets;
 import io.rlock.RLock;
 import io.rlock.RLockClient;
-import io.rlock.internal.resp.RespConnection;
 
 /**
  * The other JVM of the cross-process tests:
@@ -15,7 +13,7 @@ import io.rlock.internal.resp.RespConnection;
 public final class Child {
     public static void main(String[] args) throws Exception {
         String mode = args[0];
-        RLockClient client = RLockClient.create(args[1]);
+        RLockClient client = TestClients.create(args[1]);
         if (mode.equals("lead")) {
             System.out.println("LEADER " + client.getElection(args[2], args[3]).campaign());
             System.out.flush();
@@ -32,7 +30,7 @@ public final class Child {
         String host = args[1].substring("redis://".length());
         int port = Integer.parseInt(host.substring(host.lastIndexOf(':') + 1));
         int overlaps = 0;
-        try (RespConnection data = RespConnection.open(new RespConnection.Settings().address("127.0.0.1", port))) {
+        try (AdminConnection data = AdminConnection.open(port, null)) {
             System.out.println("READY");
             System.out.flush();
             for (int i = 0; i < n; i++) {
@@ -42,7 +40,7 @@ public final class Child {
                         overlaps++;
                     }
                     Object seen = data.call("GET", args[2] + ":counter");
-                    long value = seen == null ? 0 : Long.parseLong(new String((byte[]) seen, StandardCharsets.UTF_8));
+                    long value = seen == null ? 0 : Long.parseLong(Admin.text(seen));
                     data.call("SET", args[2] + ":counter", value + 1);
                     data.call("DECR", args[2] + ":inside");
                 } finally {
@@ -52,5 +50,6 @@ public final class Child {
         }
         System.out.println("DONE " + overlaps);
         client.close();
+        System.exit(0); // Lettuce's event loop threads would keep this JVM alive
     }
 }

@@ -16,7 +16,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
-import io.rlock.internal.resp.RespConnection;
 
 /**
  * A redis-server process with the rlock module, for one test class: a free port, a temporary
@@ -200,12 +199,12 @@ public final class RedisServer implements AutoCloseable {
     }
 
     /** A connection for the test's own checks (RESP3). */
-    public RespConnection admin() throws IOException {
-        return RespConnection.open(new RespConnection.Settings().address("127.0.0.1", port));
+    public AdminConnection admin() throws IOException {
+        return AdminConnection.open(port, null);
     }
 
-    public RespConnection admin(String password) throws IOException {
-        return RespConnection.open(new RespConnection.Settings().address("127.0.0.1", port).auth(null, password));
+    public AdminConnection admin(String password) throws IOException {
+        return AdminConnection.open(port, password);
     }
 
     public String log() {

@@ -11,7 +11,6 @@ import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.List;
 import org.junit.jupiter.api.Test;
-import io.rlock.internal.resp.RespConnection;
 
 /**
  * The test servers are never mistaken for another suite's: a port another process took between
@@ -20,7 +19,7 @@ import io.rlock.internal.resp.RespConnection;
  */
 class RedisServerTest {
     private static long answeringPid(RedisServer server) throws Exception {
-        try (RespConnection admin = server.admin()) {
+        try (AdminConnection admin = server.admin()) {
             String info = admin.call("INFO", "server").toString();
             return Long.parseLong(info.replaceAll("(?s).*\r\nprocess_id:(\\d+)\r\n.*", "$1"));
         }
@@ -71,7 +70,7 @@ class RedisServerTest {
     @Test
     void aServerWithAPasswordIsRecognisedAsOurs() throws Exception {
         try (RedisServer secured = RedisServer.start("--requirepass", "s3cret");
-                RespConnection admin = secured.admin("s3cret")) {
+                AdminConnection admin = secured.admin("s3cret")) {
             assertTrue(admin.call("INFO", "server").toString()
                     .contains("process_id:" + secured.process().pid()));
         }

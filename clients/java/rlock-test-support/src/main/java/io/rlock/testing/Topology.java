@@ -10,7 +10,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import io.rlock.internal.resp.RespConnection;
 
 /**
  * A topology of the shared harness (clients/harness/topology.py, run as a child process):
@@ -154,9 +153,8 @@ public final class Topology implements AutoCloseable {
     }
 
     /** An admin connection (RESP3) to one server. */
-    public static RespConnection admin(int port) throws IOException {
-        RespConnection conn = RespConnection.open(new RespConnection.Settings().address("127.0.0.1", port));
-        return conn;
+    public static AdminConnection admin(int port) throws IOException {
+        return AdminConnection.open(port, null);
     }
 
     @Override

@@ -7,7 +7,6 @@ import io.rlock.LostLock;
 import io.rlock.RLock;
 import io.rlock.RLockClient;
 import io.rlock.RLockOptions;
-import io.rlock.internal.resp.RespConnection;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -71,7 +70,7 @@ public abstract class TransportContract {
     @Test
     @Timeout(120)
     void aWaitIsWokenByTheReleaseNotByALease() throws Exception {
-        try (RedisServer server = RedisServer.start(); RespConnection admin = server.admin()) {
+        try (RedisServer server = RedisServer.start(); AdminConnection admin = server.admin()) {
             HostPort at = new HostPort("127.0.0.1", server.port);
             RLock held = track(standalone(at)).getLock("contract:wake");
             RLock wanted = track(standalone(at)).getLock("contract:wake");
@@ -105,7 +104,7 @@ public abstract class TransportContract {
     @Test
     @Timeout(120)
     void aDroppedSessionKeepsItsWatchdogHoldingBound() throws Exception {
-        try (RedisServer server = RedisServer.start(); RespConnection admin = server.admin()) {
+        try (RedisServer server = RedisServer.start(); AdminConnection admin = server.admin()) {
             Admin.call(admin, "CONFIG", "SET", "rlock.watchdog-grace-ms", "5000");
             HostPort at = new HostPort("127.0.0.1", server.port);
             RLockClient holderClient = track(standalone(at));
@@ -144,7 +143,7 @@ public abstract class TransportContract {
      * RESP2 a session has a second connection, its subscriber ({@code resp=2}, subscribed), which
      * holds nothing and is left out.
      */
-    private static List<String> sessionIds(RespConnection admin, String name) {
+    private static List<String> sessionIds(AdminConnection admin, String name) {
         return Admin.clientsNamed(admin, name).stream()
                 .filter(line -> !(line.contains(" resp=2") && !line.contains(" sub=0 ")))
                 .map(line -> line.replaceAll("^id=(\\d+) .*$", "$1")).toList();
@@ -214,7 +213,7 @@ public abstract class TransportContract {
         String name = "rlock-java:" + holderClient.getId();
         eventually(PATIENCE_MS, "the holding re-bound to the holder's session on the key's new primary", () -> {
             for (int port : primaries) {
-                try (RespConnection admin = Topology.admin(port)) {
+                try (AdminConnection admin = Topology.admin(port)) {
                     Map<String, Object> info = Admin.info(admin, "RLOCK.INFO", key);
                     if (info != null && info.get("watchdog") != null
                             && sessionIds(admin, name).contains(String.valueOf(info.get("watchdog")))) {

@@ -1,5 +1,6 @@
 package io.rlock.vthreads;
 
+import io.rlock.testing.TestClients;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rlock.RLock;
@@ -39,7 +40,7 @@ class VirtualThreadsTest {
     static void start() throws Exception {
         assertThat(Runtime.version().feature()).as("runs on Temurin 25").isGreaterThanOrEqualTo(25);
         server = RedisServer.start();
-        client = RLockClient.create(server.uri());
+        client = TestClients.create(server.uri());
         jfr = new RecordingStream();
         jfr.enable("jdk.VirtualThreadPinned").withThreshold(Duration.ofMillis(20)).withStackTrace();
         jfr.onEvent("jdk.VirtualThreadPinned", pinned::add);

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.rlock.RLock;
 import io.rlock.RLockClient;
-import io.rlock.internal.resp.RespConnection;
+import io.rlock.testing.AdminConnection;
 import io.rlock.internal.transport.RespError;
 import io.rlock.testing.Admin;
 import io.rlock.testing.Async;
@@ -62,7 +62,7 @@ class SpringDataClusterTest {
             int mastersWithASession = 0;
             for (Map<String, Object> node : topology.nodes()) {
                 if ("primary".equals(node.get("role"))) {
-                    try (RespConnection admin = Topology.admin(Topology.port(node))) {
+                    try (AdminConnection admin = Topology.admin(Topology.port(node))) {
                         if (!Admin.clientsNamed(admin, "rlock-java:" + locks.getId()).isEmpty()) {
                             mastersWithASession++;
                         }
@@ -99,7 +99,7 @@ class SpringDataClusterTest {
         try {
             for (Map<String, Object> node : topology.nodes()) {
                 if ("primary".equals(node.get("role"))) {
-                    try (RespConnection admin = Topology.admin(Topology.port(node))) {
+                    try (AdminConnection admin = Topology.admin(Topology.port(node))) {
                         Object reply = admin.call("RLOCK.INFO", key);
                         if (!(reply instanceof RespError) && reply != null && Admin.waiters(admin, key) == 1) {
                             return true;

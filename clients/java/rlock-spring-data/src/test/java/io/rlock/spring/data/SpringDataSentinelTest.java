@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.rlock.LostLock;
 import io.rlock.RLock;
 import io.rlock.RLockClient;
-import io.rlock.internal.resp.RespConnection;
+import io.rlock.testing.AdminConnection;
 import io.rlock.testing.Admin;
 import io.rlock.testing.Async;
 import io.rlock.testing.Topology;
@@ -41,13 +41,13 @@ class SpringDataSentinelTest {
                 lock.lock();
                 long before = lock.getToken();
                 int oldPrimary = topology.primaryPort();
-                try (RespConnection admin = Topology.admin(oldPrimary)) {
+                try (AdminConnection admin = Topology.admin(oldPrimary)) {
                     assertThat(Admin.info(admin, "RLOCK.INFO", name)).as("held on the primary the sentinels name").isNotNull();
                 }
                 topology.command("failover");
                 int newPrimary = topology.primaryPort();
                 assertThat(newPrimary).isNotEqualTo(oldPrimary);
-                try (RespConnection admin = Topology.admin(newPrimary)) {
+                try (AdminConnection admin = Topology.admin(newPrimary)) {
                     Admin.eventually(60_000, "the holding re-bound to the holder's session on the new primary", () -> {
                         Map<String, Object> info = Admin.info(admin, "RLOCK.INFO", name);
                         List<String> sessions = Admin.clientsNamed(admin, "rlock-java:" + holder.getId());

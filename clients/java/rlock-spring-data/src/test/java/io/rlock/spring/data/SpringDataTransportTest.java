@@ -7,7 +7,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.rlock.LostLock;
 import io.rlock.RLock;
 import io.rlock.RLockClient;
-import io.rlock.internal.resp.RespConnection;
+import io.rlock.testing.AdminConnection;
 import io.rlock.testing.Admin;
 import io.rlock.testing.Async;
 import io.rlock.testing.RedisServer;
@@ -33,7 +33,7 @@ import org.springframework.data.redis.core.StringRedisTemplate;
  */
 class SpringDataTransportTest {
     static RedisServer server;
-    static RespConnection admin;
+    static AdminConnection admin;
 
     @BeforeAll
     static void start() throws Exception {
@@ -111,7 +111,7 @@ class SpringDataTransportTest {
             Object bound = Admin.info(admin, "RLOCK.INFO", name).get("watchdog");
             long adminId = (Long) Admin.call(admin, "CLIENT", "ID");
             String ours = " name=rlock-java:" + locks.getId() + " ";
-            List<String> application = RespConnection.text(Admin.call(admin, "CLIENT", "LIST")).lines()
+            List<String> application = Admin.text(Admin.call(admin, "CLIENT", "LIST")).lines()
                     .filter(line -> !line.contains(ours) && !line.startsWith("id=" + adminId + " ")).toList();
             assertThat(application).as("the application's own connections").isNotEmpty();
             for (String line : application) {

@@ -100,7 +100,7 @@ class RLockProviderTest {
 
     @Test
     void anEarlyUnlockLeavesTheLockHeldUntilLockAtLeastForEvenWhenTheProcessIsGone() throws Exception {
-        try (var client = io.rlock.RLockClient.create(fixture.server.uri())) {
+        try (var client = io.rlock.testing.TestClients.create(fixture.server.uri())) {
             RLockProvider doomed = new RLockProvider(client, fixture.connectionFactory, "default", "job-lock");
             LockConfiguration config = job("atleast", Duration.ofSeconds(30), Duration.ofMillis(1_500));
             doomed.lock(config).orElseThrow().unlock();
