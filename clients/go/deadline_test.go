@@ -107,8 +107,11 @@ func TestWithWaitRunsOutAsErrFailedAndAnEarlierContextAsCtxErr(t *testing.T) {
 	if !errors.Is(err, ErrFailed) || !errors.As(err, &taken) || len(taken.Nodes) != 1 {
 		t.Fatalf("got %v, want ErrFailed (*ErrTaken)", err)
 	}
-	if time.Since(start) < 100*time.Millisecond {
-		t.Fatalf("gave up after %v, before the 100 ms asked", time.Since(start))
+	// The server ends the wait on its own clock, in whole milliseconds (Redis's blocking
+	// timeouts), so it may end up to a millisecond before this process's 100 ms: a make test
+	// run saw 99.977 ms. Giving up early for real would be far below.
+	if elapsed := time.Since(start); elapsed < 98*time.Millisecond {
+		t.Fatalf("gave up after %v, before the 100 ms asked", elapsed)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
