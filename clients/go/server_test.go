@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
 )
 
 // server is one real redis-server with the module, on a free port in a temp dir.
@@ -163,8 +164,13 @@ type testOptions struct {
 }
 
 func newTestClient(o testOptions) *Client {
+	// Maintenance notifications off: in go-redis v9.23's auto mode a connection's handshake on
+	// Redis < 8 turns them off by writing the options, which a Conn (rlock's session) shares
+	// with its client under a lock of its own: a data race of go-redis's that -race caught in
+	// TestClusterHolderIsToldItLostTheLockAcrossKill (a make test run of 2026-12-07).
 	uo := &redis.UniversalOptions{Username: o.Username, Password: o.Password, TLSConfig: o.TLSConfig,
-		Protocol: o.Protocol, DisableIdentity: true}
+		Protocol: o.Protocol, DisableIdentity: true,
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}}
 	switch {
 	case len(o.ClusterAddrs) > 0:
 		uo.Addrs, uo.IsClusterMode = o.ClusterAddrs, true
