@@ -22,8 +22,8 @@ import io.rlock.testing.RedisServer;
 
 /**
  * {@link RLock#addListener}: Redis's {@code expired} and {@code del} keyevents of the lock's
- * key, heard on the client's own sessions (RESP3's one connection, RESP2's subscriber), also
- * after a reconnect; a del heard by the time {@code unlock()} returns; the channels left when
+ * key, heard on the client's own sessions (over Lettuce: RESP3's one connection; RESP2's
+ * subscriber: rlock-jedis's JedisObjectListenerTest), also after a reconnect; a del heard by the time {@code unlock()} returns; the channels left when
  * the last listener goes.
  */
 class ObjectListenerTest {
