@@ -6,8 +6,8 @@ import io.rlock.internal.*;
  * Redisson's {@code NameMapper}: every name given to the client ({@code getLock(name)} and the
  * other getters) becomes its key through {@link #map}, and every name the client reports back
  * (a handle's {@code getName()}, a {@link LostLock}, an object listener) goes through
- * {@link #unmap}. Set it with {@code Config.useSingleServer().setNameMapper(...)} (or the
- * cluster's, sentinel's) or {@link RLockOptions#nameMapper(NameMapper)}.
+ * {@link #unmap}. Set it with {@link RLockOptions#nameMapper(NameMapper)}; {@code RLocks.of(redisson)}
+ * takes Redisson's own ({@code Config.useSingleServer().setNameMapper(...)} and the others).
  */
 public interface NameMapper {
     String map(String name);

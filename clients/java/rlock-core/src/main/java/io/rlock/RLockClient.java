@@ -2,16 +2,15 @@ package io.rlock;
 
 import io.rlock.internal.*;
 
-import io.rlock.internal.resp.RedisUri;
-import io.rlock.internal.resp.RespTransport;
-
 /**
- * The entry point: one client per JVM (or per server) is enough, and any number of threads
- * share it. It keeps one connection per Redis node (two on a RESP2-only server) for every call,
- * every wait and every watchdog holding of its threads, and one maintenance thread.
+ * The entry point, made over the Redis client the application already configured (its
+ * addresses, TLS, credentials, Sentinel or Cluster settings): {@code RLocks.of(redisson)}
+ * (rlock-redisson), {@code LettuceRLocks.of(...)} (rlock-lettuce), {@code JedisRLocks.of(...)}
+ * (rlock-jedis) or {@code SpringDataRLocks.of(connectionFactory)} (rlock-spring-data). One per
+ * JVM (or per server) is enough, and any number of threads share it.
  *
  * <pre>{@code
- * try (RLockClient rlock = RLockClient.create("redis://localhost:6379")) {
+ * try (RLockClient rlock = RLocks.of(redisson)) {
  *     RLock lock = rlock.getLock("orders:42");
  *     lock.lock();
  *     try {
@@ -24,70 +23,13 @@ import io.rlock.internal.resp.RespTransport;
  */
 public final class RLockClient implements AutoCloseable {
     private final Engine engine;
-    /** Where it connected: what {@link #getConfig()} describes; null over a transport module (the user's client is configured there). */
-    private final RedisUri uri;
 
     static {
-        Clients.register((options, transport) -> new RLockClient(new Engine(options.copy(), transport), null));
+        Clients.register((options, transport) -> new RLockClient(new Engine(options.copy(), transport)));
     }
 
-    private RLockClient(Engine engine, RedisUri uri) {
+    private RLockClient(Engine engine) {
         this.engine = engine;
-        this.uri = uri;
-    }
-
-    /**
-     * Connects to {@code redis://[[user]:password@]host[:port][/db]} ({@code rediss://} for TLS
-     * with the JDK's default trust store). In Redis Cluster, any master: the others are found
-     * through redirections. Redis Sentinel:
-     * {@code redis-sentinel://[[user]:password@]host:port[,host:port...]/mastername} (Lettuce's form;
-     * {@code #mastername} too): the primary the sentinels name, followed through failovers.
-     *
-     * @throws RLockException when the server cannot be reached, refuses the credentials, or
-     *         has no rlock module
-     */
-    public static RLockClient create(String redisUri) {
-        return create(redisUri, new RLockOptions());
-    }
-
-    /** Through Redis Sentinel, as {@link RLockOptions#sentinel(String, String...)} says. */
-    public static RLockClient create(RLockOptions options) {
-        if (options.masterName == null) {
-            throw new IllegalArgumentException("RLockOptions.sentinel(masterName, host:port...) or a URI");
-        }
-        return connect(RedisUri.sentinel(options.masterName, options.sentinels, null, null, 0), options);
-    }
-
-    public static RLockClient create(String redisUri, RLockOptions options) {
-        return connect(RedisUri.parse(redisUri), options);
-    }
-
-    /**
-     * Redisson's {@code Redisson.create(config)}: the server mode, addresses, credentials, name
-     * mapper and timeouts of {@code config} (see {@link Config}). A cluster's node addresses are
-     * tried in turn until one answers.
-     *
-     * @throws RLockException when no address given can be reached (the last failure)
-     */
-    public static RLockClient create(Config config) {
-        RLockOptions options = config.toOptions();
-        RLockException last = null;
-        for (RedisUri uri : config.uris()) {
-            try {
-                return connect(uri, options);
-            } catch (RLockException e) {
-                if (last != null) {
-                    e.addSuppressed(last);
-                }
-                last = e;
-            }
-        }
-        throw last;
-    }
-
-    private static RLockClient connect(RedisUri uri, RLockOptions options) {
-        RLockOptions copy = options.copy();
-        return new RLockClient(new Engine(copy, new RespTransport(uri, copy)), uri);
     }
 
     /**
@@ -97,7 +39,7 @@ public final class RLockClient implements AutoCloseable {
      * Closing either closes both.
      */
     public RLockClient withConfirm(Confirm confirm) {
-        return new RLockClient(engine.with(confirm == null ? Confirm.off() : confirm), uri);
+        return new RLockClient(engine.with(confirm == null ? Confirm.off() : confirm));
     }
 
     /** This client's id: the first part of its owner ids ({@code <id>:<thread id>}). */
@@ -116,19 +58,6 @@ public final class RLockClient implements AutoCloseable {
      */
     public RLock getFairLock(String name) {
         return LockImpl.fair(engine, engine.key(name));
-    }
-
-    /**
-     * This client's configuration (Redisson's {@code getConfig()}): its server mode and address
-     * (a cluster's: the node it was seeded with), credentials, name mapper, watchdog lease;
-     * {@code RLockClient.create(getConfig())} connects another client alike. A copy: changing it
-     * does not change this client.
-     */
-    public Config getConfig() {
-        if (uri == null) {
-            throw new UnsupportedOperationException("this client works over your own Redis client: its configuration is there");
-        }
-        return Config.of(uri, engine.options(), engine.router().isCluster());
     }
 
     /**

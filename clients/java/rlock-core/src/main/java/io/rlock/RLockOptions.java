@@ -3,34 +3,21 @@ package io.rlock;
 import io.rlock.internal.*;
 
 import java.time.Duration;
-import javax.net.ssl.SSLSocketFactory;
 
-/** How {@link RLockClient#create(String, RLockOptions)} connects; every setter returns this. */
+/**
+ * What the engine does over the transport a client is made with ({@code LettuceRLocks.of(client,
+ * uri, options)}, {@code JedisRLocks.of(..., options)}, {@code SpringDataRLocks.of(factory, options)};
+ * {@code RLocks.of(redisson)} reads them from Redisson's {@code Config}): the watchdog's lease,
+ * confirmation by the replicas, the name mapper and the engine's own timeouts. Addresses, TLS,
+ * credentials, the protocol, Sentinel and Cluster are the client library's settings. Every
+ * setter returns this.
+ */
 public final class RLockOptions {
-    SSLSocketFactory sslSocketFactory;
-    boolean verifyHostname = true;
     Duration connectTimeout = Duration.ofSeconds(5);
     Duration responseTimeout = Duration.ofSeconds(10);
-    int protocol = 3;
     Duration watchdogLease = Duration.ofSeconds(30);
     Confirm confirm = Confirm.auto();
-    String masterName;
-    java.util.List<String> sentinels = java.util.List.of();
-    String sentinelUser;
-    String sentinelPassword;
     NameMapper nameMapper = NameMapper.direct();
-
-    /** For {@code rediss://}: the factory of TLS sockets (default: the JDK's default one). */
-    public RLockOptions sslSocketFactory(SSLSocketFactory factory) {
-        this.sslSocketFactory = factory;
-        return this;
-    }
-
-    /** Whether TLS checks that the certificate names the host (default true). */
-    public RLockOptions verifyHostname(boolean verify) {
-        this.verifyHostname = verify;
-        return this;
-    }
 
     public RLockOptions connectTimeout(Duration timeout) {
         this.connectTimeout = timeout;
@@ -40,15 +27,6 @@ public final class RLockOptions {
     /** How long a call waits for its reply before the connection counts as broken (default 10 s). */
     public RLockOptions responseTimeout(Duration timeout) {
         this.responseTimeout = timeout;
-        return this;
-    }
-
-    /** 3 (default): RESP3, RESP2 where {@code HELLO 3} is refused; 2: RESP2 only. */
-    public RLockOptions protocol(int protocol) {
-        if (protocol != 2 && protocol != 3) {
-            throw new IllegalArgumentException("protocol 2 or 3");
-        }
-        this.protocol = protocol;
         return this;
     }
 
@@ -79,28 +57,6 @@ public final class RLockOptions {
     }
 
     /**
-     * Connect through Redis Sentinel: {@code masterName} as the sentinels at {@code sentinels}
-     * ({@code host:port}) name its primary, following its failovers; for
-     * {@link RLockClient#create(RLockOptions)} (the URI form: {@code redis-sentinel://h1:p1,h2:p2/mastername}).
-     */
-    public RLockOptions sentinel(String masterName, String... sentinels) {
-        this.masterName = masterName;
-        this.sentinels = java.util.List.of(sentinels);
-        return this;
-    }
-
-    /**
-     * The sentinels' own credentials (Redisson's {@code sentinelUsername}/{@code sentinelPassword}):
-     * {@code user} null for the {@code default} user. Without them the sentinels are asked
-     * without {@code AUTH}; the URI's password is the data nodes'.
-     */
-    public RLockOptions sentinelAuth(String user, String password) {
-        this.sentinelUser = user;
-        this.sentinelPassword = password;
-        return this;
-    }
-
-    /**
      * Redisson's {@code NameMapper}: every object name becomes its key through
      * {@code mapper.map} and is reported back through {@code mapper.unmap} (default: as given).
      */
@@ -115,32 +71,15 @@ public final class RLockOptions {
     /** A copy: what a client hands out of its options cannot change them. */
     RLockOptions copy() {
         RLockOptions copy = new RLockOptions();
-        copy.sslSocketFactory = sslSocketFactory;
-        copy.verifyHostname = verifyHostname;
         copy.connectTimeout = connectTimeout;
         copy.responseTimeout = responseTimeout;
-        copy.protocol = protocol;
         copy.watchdogLease = watchdogLease;
         copy.confirm = confirm;
-        copy.masterName = masterName;
-        copy.sentinels = sentinels;
-        copy.sentinelUser = sentinelUser;
-        copy.sentinelPassword = sentinelPassword;
         copy.nameMapper = nameMapper;
         return copy;
     }
 
     // What the client reads back.
-
-    /** The value set by {@link #sslSocketFactory(SSLSocketFactory)} (or its default). */
-    public SSLSocketFactory sslSocketFactory() {
-        return sslSocketFactory;
-    }
-
-    /** The value set by {@link #verifyHostname(boolean)} (or its default). */
-    public boolean verifyHostname() {
-        return verifyHostname;
-    }
 
     /** The value set by {@link #connectTimeout(Duration)} (or its default). */
     public Duration connectTimeout() {
@@ -152,11 +91,6 @@ public final class RLockOptions {
         return responseTimeout;
     }
 
-    /** The value set by {@link #protocol(int)} (or its default). */
-    public int protocol() {
-        return protocol;
-    }
-
     /** The value set by {@link #watchdogLease(Duration)} (or its default). */
     public Duration watchdogLease() {
         return watchdogLease;
@@ -165,16 +99,6 @@ public final class RLockOptions {
     /** The value set by {@link #confirm(Confirm)} (or its default). */
     public Confirm confirm() {
         return confirm;
-    }
-
-    /** The value set by {@link #sentinelUser(String)} (or its default). */
-    public String sentinelUser() {
-        return sentinelUser;
-    }
-
-    /** The value set by {@link #sentinelPassword(String)} (or its default). */
-    public String sentinelPassword() {
-        return sentinelPassword;
     }
 
     /** The value set by {@link #nameMapper(NameMapper)} (or its default). */

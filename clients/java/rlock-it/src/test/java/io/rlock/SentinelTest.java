@@ -22,13 +22,16 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.rlock.lettuce.LettuceRLocks;
 import io.rlock.testing.AdminConnection;
 import io.rlock.testing.RedisServer;
 import io.rlock.testing.Topology;
 
 /**
  * Redis Sentinel (the harness's {@code sentinel}: a primary, a replica, three sentinels):
- * clients connect with a {@code redis-sentinel://} URI, and a holder and two waiters (one in
+ * clients connect over Lettuce with a {@code redis-sentinel://} URI, and a holder and two waiters (one in
  * {@code lock()}, one in {@code tryLock(wait, ...)}, both waiting by message) go through
  * {@code SENTINEL FAILOVER} and then a kill -9 of the primary with promotion: the confirmed
  * holder keeps its lock on the new primary (or is told it lost it), a fenced resource never
@@ -51,58 +54,46 @@ class SentinelTest {
     }
 
     @Test
-    void theUriAndTheOptionsFindThePrimary() {
+    void theUriFindsThePrimary() {
         try (RLockClient byUri = TestClients.create(topology.sentinelUri());
-                RLockClient byOptions = RLockClient.create(new RLockOptions().sentinel("rlock",
-                        topology.sentinelUri().replaceAll(".*//|/.*", "").split(",")))) {
+                RLockClient other = TestClients.create(topology.sentinelUri())) {
             RLock lock = byUri.getLock("found");
             assertTrue(lock.tryLock());
-            assertTrue(byOptions.getLock("found").isLocked());
+            assertTrue(other.getLock("found").isLocked());
             lock.unlock();
         }
         assertThrows(IllegalArgumentException.class, () -> TestClients.create("redis-sentinel://127.0.0.1:1/"));
     }
 
-    /** Redisson's {@code Config.useSentinelServers()}, and {@code getConfig()} describing such a client. */
-    @Test
-    @Order(0)
-    void redissonsConfigFindsThePrimary() {
-        List<String> sentinels = java.util.Arrays.stream(topology.sentinelUri().replaceAll(".*//|/.*", "").split(","))
-                .map(hostPort -> "redis://" + hostPort).toList();
-        Config config = new Config();
-        config.useSentinelServers().setMasterName("rlock").addSentinelAddress(sentinels.toArray(String[]::new));
-        try (RLockClient client = RLockClient.create(config)) {
-            RLock lock = client.getLock("configured");
-            assertTrue(lock.tryLock());
-            Config described = client.getConfig();
-            assertEquals("rlock", described.useSentinelServers().getMasterName());
-            assertEquals(sentinels, described.useSentinelServers().getSentinelAddresses());
-            try (RLockClient alike = RLockClient.create(described)) {
-                assertTrue(alike.getLock("configured").isLocked(), "the same primary");
-            }
-            lock.unlock();
-        }
-    }
-
     /**
      * A sentinel that requires a password (another master name over the same primary, so the
-     * topology's sentinels ignore it): refused without it, asked with {@code sentinelAuth}.
+     * topology's sentinels ignore it), over Lettuce: refused without it and with a wrong one,
+     * found with the sentinel's own password in Lettuce's {@code RedisURI}.
      */
     @Test
     @Order(0)
     void sentinelsAreAskedWithTheirOwnPassword() throws Exception {
+        RedisClient lettuce = RedisClient.create();
         try (RedisServer sentinel = RedisServer.sentinel("requirepass s3cret",
                 "sentinel monitor rlock-secret 127.0.0.1 " + topology.primaryPort() + " 2",
                 "sentinel down-after-milliseconds rlock-secret 600000")) {
-            String uri = "redis-sentinel://127.0.0.1:" + sentinel.port + "/rlock-secret";
-            RLockException refused = assertThrows(RLockException.class, () -> RLockClient.create(uri));
-            assertTrue(refused.getMessage().contains("NOAUTH"), refused.getMessage());
-            assertThrows(RLockException.class, () -> RLockClient.create(uri, new RLockOptions().sentinelAuth(null, "wrong")));
-            try (RLockClient client = RLockClient.create(uri, new RLockOptions().sentinelAuth(null, "s3cret"))) {
+            RedisURI none = RedisURI.Builder.sentinel("127.0.0.1", sentinel.port, "rlock-secret").build();
+            RLockException refused = assertThrows(RLockException.class, () -> LettuceRLocks.of(lettuce, none).close());
+            assertTrue(refused.getMessage().contains("NOAUTH"), "says why: " + refused.getMessage());
+            RedisURI wrong = RedisURI.Builder.sentinel("127.0.0.1", sentinel.port, "rlock-secret", "wrong").build();
+            RLockException wrongly = assertThrows(RLockException.class, () -> LettuceRLocks.of(lettuce, wrong).close());
+            assertTrue(wrongly.getMessage().contains("WRONGPASS"), "says why: " + wrongly.getMessage());
+            RedisURI right = RedisURI.Builder.sentinel("127.0.0.1", sentinel.port, "rlock-secret", "s3cret").build();
+            try (RLockClient client = LettuceRLocks.of(lettuce, right)) {
                 RLock lock = client.getLock("secret");
                 assertTrue(lock.tryLock());
+                try (AdminConnection primary = Topology.admin(topology.primaryPort())) {
+                    assertEquals(1L, primary.call("EXISTS", "secret"), "on the primary the sentinel names");
+                }
                 lock.unlock();
             }
+        } finally {
+            lettuce.shutdown();
         }
     }
 

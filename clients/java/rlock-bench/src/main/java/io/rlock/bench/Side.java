@@ -47,8 +47,7 @@ abstract class Side implements AutoCloseable {
 
     /**
      * Our client, as a Spring or Lettuce user runs it: rlock over their Lettuce RedisClient. The one
-     * place the bench and the cost test build it; for the engine's own connections instead:
-     * {@code return new OurClient(RLockClient.create(uri), () -> { });}
+     * place the bench and the cost test build it.
      */
     static OurClient ourClient(String uri) {
         RedisClient lettuce = RedisClient.create();

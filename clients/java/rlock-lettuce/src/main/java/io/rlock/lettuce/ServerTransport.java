@@ -26,13 +26,17 @@ final class ServerTransport implements Transport {
     private volatile NodeAddress primary;
     /** Sentinel: the connection the primary is asked on (Lettuce reconnects it), or null. */
     private StatefulRedisSentinelConnection<String, String> sentinel;
+    /** Sentinel: why the last refresh could not ask a sentinel, or null. */
+    private RedisException lastFailure;
 
     ServerTransport(RedisClient client, RedisURI uri) {
         this.client = client;
         this.uri = uri;
         if (isSentinel()) {
             if (!refresh()) {
-                throw new RLockException("SENTINEL", "no sentinel of " + uri + " names a primary for " + uri.getSentinelMasterId());
+                // Why: a sentinel that wants a password of its own answers NOAUTH, which says what to set.
+                throw new RLockException("SENTINEL", "no sentinel of " + uri + " names a primary for " + uri.getSentinelMasterId()
+                        + (lastFailure == null ? "" : " (last: " + reasons(lastFailure) + ")"));
             }
         } else {
             primary = new NodeAddress(uri.getHost(), uri.getPort());
@@ -79,11 +83,22 @@ final class ServerTransport implements Transport {
                 return false;
             }
             primary = new NodeAddress(address.getHostString(), address.getPort());
+            lastFailure = null;
             return true;
         } catch (RedisException e) {
+            lastFailure = e;
             closeSentinel(); // the next refresh asks another sentinel
             return false;
         }
+    }
+
+    /** The messages of {@code e} and its causes (Lettuce's connect failure wraps the server's reply). */
+    private static String reasons(Throwable e) {
+        StringBuilder reasons = new StringBuilder(String.valueOf(e.getMessage()));
+        for (Throwable cause = e.getCause(); cause != null && cause != cause.getCause(); cause = cause.getCause()) {
+            reasons.append(": ").append(cause.getMessage());
+        }
+        return reasons.toString();
     }
 
     private void closeSentinel() {

@@ -4,7 +4,6 @@ import io.rlock.testing.TestClients;
 import io.rlock.internal.*;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
@@ -16,10 +15,9 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import io.rlock.testing.AdminConnection;
 import io.rlock.testing.Admin;
-import io.rlock.testing.RedisServer;
 
-/** Redisson's {@link Config} and {@link NameMapper}, against a real server. */
-class ConfigTest extends OneServer {
+/** Redisson's {@link NameMapper} ({@link RLockOptions#nameMapper}), against a real server. */
+class NameMapperTest extends OneServer {
     /** Maps {@code name} to {@code app:name}; unmaps only what it mapped, so a stray key shows. */
     static final NameMapper PREFIX = new NameMapper() {
         @Override
@@ -121,58 +119,5 @@ class ConfigTest extends OneServer {
         } finally {
             Admin.call(admin, "CONFIG", "SET", "notify-keyspace-events", "");
         }
-    }
-
-    @Test
-    void getConfigDescribesTheClientAndConnectsAnotherAlike() throws Exception {
-        try (RLockClient client = RLockClient.create(server.uri(),
-                new RLockOptions().watchdogLease(java.time.Duration.ofSeconds(7)))) {
-            Config config = client.getConfig();
-            assertEquals("redis://127.0.0.1:" + server.port, config.useSingleServer().getAddress());
-            assertEquals(7000, config.getLockWatchdogTimeout());
-            assertThrows(IllegalStateException.class, config::useClusterServers);
-
-            config.setLockWatchdogTimeout(3000).setSlavesSyncTimeout(2000);
-            config.useSingleServer().setNameMapper(PREFIX);
-            assertEquals(7000, client.getConfig().getLockWatchdogTimeout(), "a copy: the client is unchanged");
-            try (RLockClient alike = RLockClient.create(config)) {
-                assertEquals(3000, alike.getConfig().getLockWatchdogTimeout());
-                assertEquals(2000, alike.getConfig().getSlavesSyncTimeout());
-                RLock lock = alike.getLock("k");
-                lock.lock();
-                long ttl = (Long) Admin.call(admin, "PTTL", "app:k");
-                assertTrue(ttl > 0 && ttl <= 3000, "the watchdog's lease of 3000 ms, not 30 s: " + ttl);
-                lock.unlock();
-            }
-        }
-    }
-
-    @Test
-    void clusterNodesAreTriedInTurn() throws Exception {
-        int dead = RedisServer.freePort();
-        Config config = new Config();
-        config.useClusterServers().addNodeAddress("redis://127.0.0.1:" + dead, server.uri()).setConnectTimeout(300);
-        long start = System.nanoTime();
-        try (RLockClient client = RLockClient.create(config)) {
-            assertTrue(client.getLock("k").tryLock());
-        }
-        long tookMs = (System.nanoTime() - start) / 1_000_000;
-        assertTrue(tookMs < 4000, "the dead node given up after the 300 ms connect timeout (default 5 s), in " + tookMs + " ms");
-        Config none = new Config();
-        none.useClusterServers().addNodeAddress("redis://127.0.0.1:" + dead).setConnectTimeout(300);
-        RLockException refused = assertThrows(RLockException.class, () -> RLockClient.create(none));
-        assertTrue(refused.getMessage().contains(String.valueOf(dead)), refused.getMessage());
-    }
-
-    @Test
-    void aConfigWithoutAServerOrWithABadAddressIsRefused() {
-        assertThrows(IllegalArgumentException.class, () -> RLockClient.create(new Config()));
-        Config noAddress = new Config();
-        noAddress.useSingleServer();
-        assertThrows(IllegalArgumentException.class, () -> RLockClient.create(noAddress));
-        assertThrows(IllegalArgumentException.class, () -> new Config().useSingleServer().setAddress("http://h:1"));
-        assertThrows(IllegalArgumentException.class, () -> new Config().useClusterServers().setNameMapper(null));
-        assertThrows(IllegalArgumentException.class, () -> new Config().useSingleServer().setTimeout(0));
-        assertThrows(IllegalArgumentException.class, () -> new Config().setLockWatchdogTimeout(0));
     }
 }
