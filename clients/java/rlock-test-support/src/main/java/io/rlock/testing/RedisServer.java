@@ -1,10 +1,7 @@
 package io.rlock.testing;
 
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.net.ServerSocket;
-import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -155,44 +152,17 @@ public final class RedisServer implements AutoCloseable {
     }
 
     private boolean answersAs(long pid, String password) {
-        try (Socket socket = new Socket("127.0.0.1", port)) {
-            socket.setSoTimeout(1000);
-            StringBuilder request = new StringBuilder();
-            if (password != null) {
-                request.append(command("AUTH", password));
-            }
-            request.append(command("INFO", "server"));
-            OutputStream out = socket.getOutputStream();
-            out.write(request.toString().getBytes(StandardCharsets.UTF_8));
-            out.flush();
-            InputStream in = socket.getInputStream();
-            StringBuilder replies = new StringBuilder();
-            byte[] chunk = new byte[4096];
-            for (int read; (read = in.read(chunk)) >= 0; ) {
-                replies.append(new String(chunk, 0, read, StandardCharsets.UTF_8));
-                Matcher serving = PROCESS_ID.matcher(replies);
-                if (serving.find()) {
-                    return Long.parseLong(serving.group(1)) == pid;
-                }
-                if (replies.charAt(0) == '-' || replies.indexOf("\r\n-") >= 0) {
-                    return false; // LOADING, NOAUTH: not (yet) ours
-                }
-            }
-            return false;
+        try (AdminConnection admin = AdminConnection.open(port, password)) {
+            // RESP3's INFO is a verbatim string: Admin.text reads every form Lettuce gives.
+            String info = Admin.text(admin.call("INFO", "server"));
+            Matcher serving = PROCESS_ID.matcher(info == null ? "" : info);
+            return serving.find() && Long.parseLong(serving.group(1)) == pid;
         } catch (IOException e) {
-            return false;
+            return false; // not listening yet, LOADING, NOAUTH: not (yet) ours
         }
     }
 
     private static final Pattern PROCESS_ID = Pattern.compile("\r\nprocess_id:(\\d+)\r\n");
-
-    private static String command(String... args) {
-        StringBuilder encoded = new StringBuilder("*" + args.length + "\r\n");
-        for (String arg : args) {
-            encoded.append('$').append(arg.getBytes(StandardCharsets.UTF_8).length).append("\r\n").append(arg).append("\r\n");
-        }
-        return encoded.toString();
-    }
 
     public String uri() {
         return "redis://127.0.0.1:" + port;
