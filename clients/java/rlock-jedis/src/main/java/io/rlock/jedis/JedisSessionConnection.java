@@ -1,5 +1,6 @@
 package io.rlock.jedis;
 
+import io.rlock.internal.transport.AwaitingConnection;
 import io.rlock.internal.transport.Connection;
 import io.rlock.internal.transport.Push;
 import io.rlock.internal.transport.RespError;
@@ -12,9 +13,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.JedisClientConfig;
@@ -34,12 +32,9 @@ import redis.clients.jedis.exceptions.JedisDataException;
  * told once; it opens a new session, which re-binds the holdings or reports them lost. Nothing
  * reconnects behind the engine's back.
  */
-final class JedisSessionConnection implements Connection {
+final class JedisSessionConnection extends AwaitingConnection {
     private final Wire wire;
     private final Connection.Listener listener;
-    private final String host;
-    private final int port;
-    private final Duration timeout;
     /** The calls written and not answered yet, oldest first; guarded by itself, with the writes. */
     private final Queue<CompletableFuture<Object>> pending = new ArrayDeque<>();
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -62,11 +57,9 @@ final class JedisSessionConnection implements Connection {
     }
 
     private JedisSessionConnection(Wire wire, Connection.Listener listener, String host, int port, Duration timeout) {
+        super(host, port, timeout);
         this.wire = wire;
         this.listener = listener;
-        this.host = host;
-        this.port = port;
-        this.timeout = timeout;
     }
 
     /**
@@ -156,16 +149,6 @@ final class JedisSessionConnection implements Connection {
     }
 
     @Override
-    public String host() {
-        return host;
-    }
-
-    @Override
-    public int port() {
-        return port;
-    }
-
-    @Override
     public boolean isOpen() {
         return !closed.get() && wire.isConnected() && !wire.isBroken();
     }
@@ -196,30 +179,10 @@ final class JedisSessionConnection implements Connection {
             try {
                 wire.send(commands);
             } catch (RuntimeException e) {
-                IOException failure = new IOException("writing to " + host + ":" + port + ": " + e.getMessage(), e);
-                close(failure);
-                throw failure;
+                throw failed(new IOException("writing to " + host + ":" + port + ": " + e.getMessage(), e));
             }
         }
-        List<Object> replies = new ArrayList<>(commands.length);
-        long end = System.nanoTime() + timeout.toNanos();
-        for (CompletableFuture<Object> reply : sent) {
-            try {
-                replies.add(reply.get(Math.max(1, end - System.nanoTime()), TimeUnit.NANOSECONDS));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                close(new IOException("interrupted while waiting for a reply"));
-                throw new IOException("interrupted while waiting for a reply", e);
-            } catch (TimeoutException e) {
-                // The replies behind it could no longer be matched: the connection is done.
-                IOException failure = new IOException("no reply from " + host + ":" + port + " within " + timeout.toMillis() + " ms");
-                close(failure);
-                throw failure;
-            } catch (ExecutionException e) {
-                throw e.getCause() instanceof IOException io ? io : new IOException(e.getCause());
-            }
-        }
-        return replies;
+        return awaitReplies(sent);
     }
 
     @Override
@@ -236,6 +199,12 @@ final class JedisSessionConnection implements Connection {
     @Override
     public void close() {
         close(null);
+    }
+
+    @Override
+    protected IOException failed(IOException cause) {
+        close(cause);
+        return cause;
     }
 
     private void close(IOException cause) {
