@@ -39,8 +39,6 @@ final class JedisSessionConnection extends AwaitingConnection {
     private final Queue<CompletableFuture<Object>> pending = new ArrayDeque<>();
     private final AtomicBoolean closed = new AtomicBoolean();
     private volatile boolean subscribed;
-    private volatile long lastWrite = System.nanoTime();
-    private long clientId;
 
     /** A Jedis connection whose flush the writer calls after writing a batch (Jedis keeps it protected). */
     private static final class Wire extends redis.clients.jedis.Connection {
@@ -86,11 +84,7 @@ final class JedisSessionConnection extends AwaitingConnection {
         reader.setDaemon(true);
         reader.start();
         try {
-            Object id = opened.call("CLIENT", "ID");
-            if (!(id instanceof Long)) {
-                throw new IOException("CLIENT ID answered " + id);
-            }
-            opened.clientId = (Long) id;
+            opened.identify(null); // Jedis named it
         } catch (IOException e) {
             opened.close();
             throw e;
@@ -144,23 +138,8 @@ final class JedisSessionConnection extends AwaitingConnection {
     }
 
     @Override
-    public long clientId() {
-        return clientId;
-    }
-
-    @Override
     public boolean isOpen() {
         return !closed.get() && wire.isConnected() && !wire.isBroken();
-    }
-
-    @Override
-    public long lastWriteNanos() {
-        return lastWrite;
-    }
-
-    @Override
-    public Object call(Object... args) throws IOException {
-        return pipeline(args).get(0);
     }
 
     @Override
@@ -175,7 +154,7 @@ final class JedisSessionConnection extends AwaitingConnection {
                 sent.add(reply);
                 pending.add(reply);
             }
-            lastWrite = System.nanoTime();
+            writing();
             try {
                 wire.send(commands);
             } catch (RuntimeException e) {
@@ -197,17 +176,7 @@ final class JedisSessionConnection extends AwaitingConnection {
     }
 
     @Override
-    public void close() {
-        close(null);
-    }
-
-    @Override
-    protected IOException failed(IOException cause) {
-        close(cause);
-        return cause;
-    }
-
-    private void close(IOException cause) {
+    protected void close(IOException cause) {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
@@ -228,6 +197,6 @@ final class JedisSessionConnection extends AwaitingConnection {
 
     @Override
     public String toString() {
-        return "jedis:" + host + ":" + port + "#" + clientId;
+        return "jedis:" + host + ":" + port + "#" + clientId();
     }
 }

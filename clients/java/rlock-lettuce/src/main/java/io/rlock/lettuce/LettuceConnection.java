@@ -26,8 +26,6 @@ final class LettuceConnection extends AwaitingConnection {
     private final StatefulRedisPubSubConnection<byte[], byte[]> connection;
     private final Connection.Listener listener;
     private final AtomicBoolean closed = new AtomicBoolean();
-    private volatile long lastWrite = System.nanoTime();
-    private long clientId;
 
     LettuceConnection(StatefulRedisPubSubConnection<byte[], byte[]> connection, Connection.Listener listener,
             String host, int port, Duration timeout) {
@@ -49,13 +47,7 @@ final class LettuceConnection extends AwaitingConnection {
 
     /** Reads the connection's id and names it, as the engine's own connections are named. */
     void start(String clientName) throws IOException {
-        clientId = (Long) call("CLIENT", "ID");
-        if (clientName != null) {
-            Object named = call("CLIENT", "SETNAME", clientName);
-            if (!"OK".equals(named)) {
-                throw new IOException("CLIENT SETNAME: " + named);
-            }
-        }
+        identify(clientName);
     }
 
     @Override
@@ -64,23 +56,8 @@ final class LettuceConnection extends AwaitingConnection {
     }
 
     @Override
-    public long clientId() {
-        return clientId;
-    }
-
-    @Override
     public boolean isOpen() {
         return !closed.get() && connection.isOpen();
-    }
-
-    @Override
-    public long lastWriteNanos() {
-        return lastWrite;
-    }
-
-    @Override
-    public Object call(Object... args) throws IOException {
-        return pipeline(args).get(0);
     }
 
     @Override
@@ -89,7 +66,7 @@ final class LettuceConnection extends AwaitingConnection {
             throw new IOException("the connection to " + host + ":" + port + " is closed");
         }
         List<RedisFuture<Object>> sent = new ArrayList<>(commands.length);
-        lastWrite = System.nanoTime();
+        writing();
         for (Object[] command : commands) {
             sent.add(RawCommands.dispatch(connection.async(), command));
         }
@@ -124,17 +101,7 @@ final class LettuceConnection extends AwaitingConnection {
     }
 
     @Override
-    public void close() {
-        close(null);
-    }
-
-    @Override
-    protected IOException failed(IOException cause) {
-        close(cause);
-        return cause;
-    }
-
-    private void close(IOException cause) {
+    protected void close(IOException cause) {
         if (closed.compareAndSet(false, true)) {
             connection.closeAsync();
             listener.closed(this, cause);
@@ -147,6 +114,6 @@ final class LettuceConnection extends AwaitingConnection {
 
     @Override
     public String toString() {
-        return "lettuce:" + host + ":" + port + "#" + clientId;
+        return "lettuce:" + host + ":" + port + "#" + clientId();
     }
 }

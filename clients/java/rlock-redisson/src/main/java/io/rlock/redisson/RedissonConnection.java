@@ -38,8 +38,6 @@ final class RedissonConnection extends AwaitingConnection {
     private final RedisPubSubConnection connection;
     private final Connection.Listener listener;
     private final AtomicBoolean closed = new AtomicBoolean();
-    private volatile long lastWrite = System.nanoTime();
-    private long clientId;
     /** Each subscribed channel's listener, which hands its messages to the engine. */
     private final Map<String, RedisPubSubListener<Object>> subscribed = new ConcurrentHashMap<>();
 
@@ -52,17 +50,7 @@ final class RedissonConnection extends AwaitingConnection {
 
     /** Reads the connection's id and names it, as the engine's own connections are named. */
     void start(String clientName) throws IOException {
-        Object id = call("CLIENT", "ID");
-        if (!(id instanceof Long)) {
-            throw new IOException("CLIENT ID: " + id);
-        }
-        clientId = (Long) id;
-        if (clientName != null) {
-            Object named = call("CLIENT", "SETNAME", clientName);
-            if (!"OK".equals(named)) {
-                throw new IOException("CLIENT SETNAME: " + named);
-            }
-        }
+        identify(clientName);
     }
 
     @Override
@@ -71,23 +59,8 @@ final class RedissonConnection extends AwaitingConnection {
     }
 
     @Override
-    public long clientId() {
-        return clientId;
-    }
-
-    @Override
     public boolean isOpen() {
         return !closed.get() && connection.isActive();
-    }
-
-    @Override
-    public long lastWriteNanos() {
-        return lastWrite;
-    }
-
-    @Override
-    public Object call(Object... args) throws IOException {
-        return pipeline(args).get(0);
     }
 
     /** The commands written in order on the one channel, then their replies awaited in order. */
@@ -97,7 +70,7 @@ final class RedissonConnection extends AwaitingConnection {
             throw new IOException("the connection to " + host + ":" + port + " is closed");
         }
         List<CompletableFuture<Object>> sent = new ArrayList<>(commands.length);
-        lastWrite = System.nanoTime();
+        writing();
         for (Object[] command : commands) {
             sent.add(connection.<Object, Object>async(timeout.toMillis(), StringCodec.INSTANCE,
                     new RedisCommand<>(String.valueOf(command[0])), arguments(command)).toCompletableFuture());
@@ -138,7 +111,7 @@ final class RedissonConnection extends AwaitingConnection {
             connection.removeListener(name, earlier);
         }
         connection.addListener(name, messages);
-        lastWrite = System.nanoTime();
+        writing();
         connection.subscribe(ByteArrayCodec.INSTANCE, name);
         awaitConfirmation("SUBSCRIBE " + channel, done);
     }
@@ -160,7 +133,7 @@ final class RedissonConnection extends AwaitingConnection {
             }
         };
         connection.addListener(name, confirmation);
-        lastWrite = System.nanoTime();
+        writing();
         connection.unsubscribe(PubSubType.UNSUBSCRIBE, name);
         try {
             awaitConfirmation("UNSUBSCRIBE " + channel, done);
@@ -174,17 +147,7 @@ final class RedissonConnection extends AwaitingConnection {
     }
 
     @Override
-    protected IOException failed(IOException cause) {
-        close(cause);
-        return cause;
-    }
-
-    @Override
-    public void close() {
-        close(null);
-    }
-
-    private void close(IOException cause) {
+    protected void close(IOException cause) {
         if (closed.compareAndSet(false, true)) {
             connection.closeAsync(); // marked closed first: Redisson's watchdog does not reconnect it
             listener.closed(this, cause);
@@ -203,6 +166,6 @@ final class RedissonConnection extends AwaitingConnection {
 
     @Override
     public String toString() {
-        return "redisson:" + host + ":" + port + "#" + clientId;
+        return "redisson:" + host + ":" + port + "#" + clientId();
     }
 }

@@ -32,10 +32,36 @@ public abstract class AwaitingConnection implements Connection {
     protected final int port;
     protected final Duration timeout;
 
+    private volatile long lastWrite = System.nanoTime();
+    private long clientId;
+
     protected AwaitingConnection(String host, int port, Duration timeout) {
         this.host = host;
         this.port = port;
         this.timeout = timeout;
+    }
+
+    /**
+     * Reads the connection's {@code CLIENT ID} and, with a {@code clientName}, names it as the
+     * engine's own connections are named.
+     */
+    protected final void identify(String clientName) throws IOException {
+        Object id = call("CLIENT", "ID");
+        if (!(id instanceof Long)) {
+            throw new IOException("CLIENT ID: " + id);
+        }
+        clientId = (Long) id;
+        if (clientName != null) {
+            Object named = call("CLIENT", "SETNAME", clientName);
+            if (!"OK".equals(named)) {
+                throw new IOException("CLIENT SETNAME: " + named);
+            }
+        }
+    }
+
+    @Override
+    public final long clientId() {
+        return clientId;
     }
 
     @Override
@@ -48,8 +74,37 @@ public abstract class AwaitingConnection implements Connection {
         return port;
     }
 
-    /** Closes the connection for good, the listener told once with {@code cause}; returns {@code cause} to throw. */
-    protected abstract IOException failed(IOException cause);
+    /** Notes that a command is being written now (for {@link #lastWriteNanos()}). */
+    protected final void writing() {
+        lastWrite = System.nanoTime();
+    }
+
+    @Override
+    public final long lastWriteNanos() {
+        return lastWrite;
+    }
+
+    @Override
+    public final Object call(Object... args) throws IOException {
+        return pipeline(args).get(0);
+    }
+
+    /**
+     * Closes the connection for good (nothing reconnects it), the listener told once with
+     * {@code cause} (null: closed by {@link #close()}); a second call does nothing.
+     */
+    protected abstract void close(IOException cause);
+
+    @Override
+    public final void close() {
+        close(null);
+    }
+
+    /** Closes the connection with {@code cause}; returns {@code cause}, to throw. */
+    protected final IOException failed(IOException cause) {
+        close(cause);
+        return cause;
+    }
 
     /**
      * A reply the client library completed with {@code cause}: the server's error reply, as a
