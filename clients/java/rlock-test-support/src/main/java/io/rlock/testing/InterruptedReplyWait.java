@@ -52,7 +52,8 @@ public final class InterruptedReplyWait {
             } finally {
                 signal(server, "CONT");
             }
-            waiter.done().get(PATIENCE_MS, TimeUnit.MILLISECONDS); // it threw InterruptedException
+            // Its outcome, checked last: a lost holding is the failure to see first.
+            Throwable outcome = waiter.done().handle((threw, failure) -> failure).get(PATIENCE_MS, TimeUnit.MILLISECONDS);
 
             assertThat(Admin.waiters(admin, key + ":taken")).as("the interrupted wait left the queue").isZero();
             Map<String, Object> after = Admin.info(admin, "RLOCK.INFO", key + ":held");
@@ -63,6 +64,7 @@ public final class InterruptedReplyWait {
                     .as("refused to another client").isFalse();
             assertThat(held.isHeldByCurrentThread()).isTrue();
             assertThat(lost).as("no loss").isEmpty();
+            assertThat(outcome).as("the interrupted call threw InterruptedException").isNull();
             held.unlock();
             taken.unlock();
         }
