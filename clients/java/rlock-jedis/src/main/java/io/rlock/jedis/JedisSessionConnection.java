@@ -1,5 +1,6 @@
 package io.rlock.jedis;
 
+import io.rlock.internal.transport.AwaitingConnection;
 import io.rlock.internal.transport.Connection;
 import io.rlock.internal.transport.Push;
 import io.rlock.internal.transport.RespError;
@@ -12,9 +13,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.JedisClientConfig;
@@ -34,18 +32,13 @@ import redis.clients.jedis.exceptions.JedisDataException;
  * told once; it opens a new session, which re-binds the holdings or reports them lost. Nothing
  * reconnects behind the engine's back.
  */
-final class JedisSessionConnection implements Connection {
+final class JedisSessionConnection extends AwaitingConnection {
     private final Wire wire;
     private final Connection.Listener listener;
-    private final String host;
-    private final int port;
-    private final Duration timeout;
     /** The calls written and not answered yet, oldest first; guarded by itself, with the writes. */
     private final Queue<CompletableFuture<Object>> pending = new ArrayDeque<>();
     private final AtomicBoolean closed = new AtomicBoolean();
     private volatile boolean subscribed;
-    private volatile long lastWrite = System.nanoTime();
-    private long clientId;
 
     /** A Jedis connection whose flush the writer calls after writing a batch (Jedis keeps it protected). */
     private static final class Wire extends redis.clients.jedis.Connection {
@@ -62,11 +55,9 @@ final class JedisSessionConnection implements Connection {
     }
 
     private JedisSessionConnection(Wire wire, Connection.Listener listener, String host, int port, Duration timeout) {
+        super(host, port, timeout);
         this.wire = wire;
         this.listener = listener;
-        this.host = host;
-        this.port = port;
-        this.timeout = timeout;
     }
 
     /**
@@ -93,11 +84,7 @@ final class JedisSessionConnection implements Connection {
         reader.setDaemon(true);
         reader.start();
         try {
-            Object id = opened.call("CLIENT", "ID");
-            if (!(id instanceof Long)) {
-                throw new IOException("CLIENT ID answered " + id);
-            }
-            opened.clientId = (Long) id;
+            opened.identify(null); // Jedis named it
         } catch (IOException e) {
             opened.close();
             throw e;
@@ -151,33 +138,8 @@ final class JedisSessionConnection implements Connection {
     }
 
     @Override
-    public long clientId() {
-        return clientId;
-    }
-
-    @Override
-    public String host() {
-        return host;
-    }
-
-    @Override
-    public int port() {
-        return port;
-    }
-
-    @Override
     public boolean isOpen() {
         return !closed.get() && wire.isConnected() && !wire.isBroken();
-    }
-
-    @Override
-    public long lastWriteNanos() {
-        return lastWrite;
-    }
-
-    @Override
-    public Object call(Object... args) throws IOException {
-        return pipeline(args).get(0);
     }
 
     @Override
@@ -192,34 +154,14 @@ final class JedisSessionConnection implements Connection {
                 sent.add(reply);
                 pending.add(reply);
             }
-            lastWrite = System.nanoTime();
+            writing();
             try {
                 wire.send(commands);
             } catch (RuntimeException e) {
-                IOException failure = new IOException("writing to " + host + ":" + port + ": " + e.getMessage(), e);
-                close(failure);
-                throw failure;
+                throw failed(new IOException("writing to " + host + ":" + port + ": " + e.getMessage(), e));
             }
         }
-        List<Object> replies = new ArrayList<>(commands.length);
-        long end = System.nanoTime() + timeout.toNanos();
-        for (CompletableFuture<Object> reply : sent) {
-            try {
-                replies.add(reply.get(Math.max(1, end - System.nanoTime()), TimeUnit.NANOSECONDS));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                close(new IOException("interrupted while waiting for a reply"));
-                throw new IOException("interrupted while waiting for a reply", e);
-            } catch (TimeoutException e) {
-                // The replies behind it could no longer be matched: the connection is done.
-                IOException failure = new IOException("no reply from " + host + ":" + port + " within " + timeout.toMillis() + " ms");
-                close(failure);
-                throw failure;
-            } catch (ExecutionException e) {
-                throw e.getCause() instanceof IOException io ? io : new IOException(e.getCause());
-            }
-        }
-        return replies;
+        return awaitReplies(sent);
     }
 
     @Override
@@ -234,11 +176,7 @@ final class JedisSessionConnection implements Connection {
     }
 
     @Override
-    public void close() {
-        close(null);
-    }
-
-    private void close(IOException cause) {
+    protected void close(IOException cause) {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
@@ -259,6 +197,6 @@ final class JedisSessionConnection implements Connection {
 
     @Override
     public String toString() {
-        return "jedis:" + host + ":" + port + "#" + clientId;
+        return "jedis:" + host + ":" + port + "#" + clientId();
     }
 }

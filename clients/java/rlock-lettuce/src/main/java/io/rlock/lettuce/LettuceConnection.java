@@ -3,17 +3,14 @@ package io.rlock.lettuce;
 import io.lettuce.core.RedisFuture;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
-import io.rlock.internal.transport.Push;
+import io.rlock.internal.transport.AwaitingConnection;
 import io.rlock.internal.transport.Connection;
+import io.rlock.internal.transport.Push;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CancellationException;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -25,23 +22,16 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * disconnected, it is closed for good (no silent auto-reconnect, which would drop the binding
  * behind the engine's back) and the engine opens a new session, re-binding its holdings.
  */
-final class LettuceConnection implements Connection {
+final class LettuceConnection extends AwaitingConnection {
     private final StatefulRedisPubSubConnection<byte[], byte[]> connection;
     private final Connection.Listener listener;
-    private final String host;
-    private final int port;
-    private final Duration timeout;
     private final AtomicBoolean closed = new AtomicBoolean();
-    private volatile long lastWrite = System.nanoTime();
-    private long clientId;
 
     LettuceConnection(StatefulRedisPubSubConnection<byte[], byte[]> connection, Connection.Listener listener,
             String host, int port, Duration timeout) {
+        super(host, port, timeout);
         this.connection = connection;
         this.listener = listener;
-        this.host = host;
-        this.port = port;
-        this.timeout = timeout;
         connection.addListener(new RedisPubSubAdapter<>() {
             @Override
             public void message(byte[] channel, byte[] message) {
@@ -57,13 +47,7 @@ final class LettuceConnection implements Connection {
 
     /** Reads the connection's id and names it, as the engine's own connections are named. */
     void start(String clientName) throws IOException {
-        clientId = (Long) call("CLIENT", "ID");
-        if (clientName != null) {
-            Object named = call("CLIENT", "SETNAME", clientName);
-            if (!"OK".equals(named)) {
-                throw new IOException("CLIENT SETNAME: " + named);
-            }
-        }
+        identify(clientName);
     }
 
     @Override
@@ -72,33 +56,8 @@ final class LettuceConnection implements Connection {
     }
 
     @Override
-    public long clientId() {
-        return clientId;
-    }
-
-    @Override
-    public String host() {
-        return host;
-    }
-
-    @Override
-    public int port() {
-        return port;
-    }
-
-    @Override
     public boolean isOpen() {
         return !closed.get() && connection.isOpen();
-    }
-
-    @Override
-    public long lastWriteNanos() {
-        return lastWrite;
-    }
-
-    @Override
-    public Object call(Object... args) throws IOException {
-        return pipeline(args).get(0);
     }
 
     @Override
@@ -107,78 +66,21 @@ final class LettuceConnection implements Connection {
             throw new IOException("the connection to " + host + ":" + port + " is closed");
         }
         List<RedisFuture<Object>> sent = new ArrayList<>(commands.length);
-        lastWrite = System.nanoTime();
+        writing();
         for (Object[] command : commands) {
             sent.add(RawCommands.dispatch(connection.async(), command));
         }
-        List<Object> replies = new ArrayList<>(commands.length);
-        long end = System.nanoTime() + timeout.toNanos();
-        // An interrupt waits for the reply (bounded by the response timeout) and stays set for the
-        // engine: closing the session for it would drop every holding bound to it, other
-        // threads' too (seen: PermitIdsTest's interrupted waiter lost its session, and the new
-        // one could not connect while the thread was interrupted).
-        boolean interrupted = false;
-        try {
-            for (RedisFuture<Object> reply : sent) {
-                while (true) {
-                    try {
-                        replies.add(await(reply, end));
-                        break;
-                    } catch (InterruptedException e) {
-                        interrupted = true;
-                    }
-                }
-            }
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
-        return replies;
-    }
-
-    /** Waits for one reply until {@code end}; a failure closes the connection for good. */
-    private Object await(RedisFuture<Object> reply, long end) throws IOException, InterruptedException {
-        try {
-            return reply.get(Math.max(1, end - System.nanoTime()), TimeUnit.NANOSECONDS);
-        } catch (TimeoutException e) {
-            // The replies behind it could no longer be matched: the connection is done.
-            IOException failure = new IOException("no reply from " + host + ":" + port + " within " + timeout.toMillis() + " ms");
-            close(failure);
-            throw failure;
-        } catch (ExecutionException e) {
-            IOException failure = new IOException(String.valueOf(e.getCause().getMessage()), e.getCause());
-            close(failure);
-            throw failure;
-        } catch (CancellationException e) {
-            // Lettuce cancels the commands in flight when the connection drops (closeAsync on
-            // its disconnect): a broken connection to the engine, which sends the call again.
-            IOException failure = new IOException("the connection to " + host + ":" + port + " dropped with the call in flight", e);
-            close(failure);
-            throw failure;
-        }
+        return awaitReplies(sent);
     }
 
     @Override
     public void subscribe(String channel) throws IOException {
-        await("SUBSCRIBE " + channel, connection.async().subscribe(channel.getBytes(StandardCharsets.UTF_8)));
+        awaitConfirmation("SUBSCRIBE " + channel, connection.async().subscribe(channel.getBytes(StandardCharsets.UTF_8)));
     }
 
     @Override
     public void unsubscribe(String channel) throws IOException {
-        await("UNSUBSCRIBE " + channel, connection.async().unsubscribe(channel.getBytes(StandardCharsets.UTF_8)));
-    }
-
-    /** Waits for a (un)subscription within the response timeout. */
-    private void await(String what, RedisFuture<Void> done) throws IOException {
-        try {
-            done.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IOException(what + ": interrupted", e);
-        } catch (ExecutionException | TimeoutException | CancellationException e) {
-            throw new IOException(what + ": " + e.getMessage(), e);
-        }
+        awaitConfirmation("UNSUBSCRIBE " + channel, connection.async().unsubscribe(channel.getBytes(StandardCharsets.UTF_8)));
     }
 
     /**
@@ -199,11 +101,7 @@ final class LettuceConnection implements Connection {
     }
 
     @Override
-    public void close() {
-        close(null);
-    }
-
-    private void close(IOException cause) {
+    protected void close(IOException cause) {
         if (closed.compareAndSet(false, true)) {
             connection.closeAsync();
             listener.closed(this, cause);
@@ -216,6 +114,6 @@ final class LettuceConnection implements Connection {
 
     @Override
     public String toString() {
-        return "lettuce:" + host + ":" + port + "#" + clientId;
+        return "lettuce:" + host + ":" + port + "#" + clientId();
     }
 }

@@ -1,7 +1,8 @@
 package io.rlock.redisson;
 
-import io.rlock.internal.transport.Push;
+import io.rlock.internal.transport.AwaitingConnection;
 import io.rlock.internal.transport.Connection;
+import io.rlock.internal.transport.Push;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -9,9 +10,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.redisson.client.ChannelName;
 import org.redisson.client.RedisPubSubConnection;
@@ -36,40 +34,23 @@ import org.redisson.client.protocol.pubsub.PubSubType;
  * <p>Protocol 2: the engine opens a second one of these as its subscriber (Redisson decodes a
  * subscribed RESP2 connection's messages), and its grants are sent to that connection's id.
  */
-final class RedissonConnection implements Connection {
+final class RedissonConnection extends AwaitingConnection {
     private final RedisPubSubConnection connection;
     private final Connection.Listener listener;
-    private final String host;
-    private final int port;
-    private final Duration timeout;
     private final AtomicBoolean closed = new AtomicBoolean();
-    private volatile long lastWrite = System.nanoTime();
-    private long clientId;
     /** Each subscribed channel's listener, which hands its messages to the engine. */
     private final Map<String, RedisPubSubListener<Object>> subscribed = new ConcurrentHashMap<>();
 
     RedissonConnection(RedisPubSubConnection connection, Connection.Listener listener, String host, int port, Duration timeout) {
+        super(host, port, timeout);
         this.connection = connection;
         this.listener = listener;
-        this.host = host;
-        this.port = port;
-        this.timeout = timeout;
         connection.setDisconnectedListener(() -> close(new IOException("the connection to " + host + ":" + port + " dropped")));
     }
 
     /** Reads the connection's id and names it, as the engine's own connections are named. */
     void start(String clientName) throws IOException {
-        Object id = call("CLIENT", "ID");
-        if (!(id instanceof Long)) {
-            throw new IOException("CLIENT ID: " + id);
-        }
-        clientId = (Long) id;
-        if (clientName != null) {
-            Object named = call("CLIENT", "SETNAME", clientName);
-            if (!"OK".equals(named)) {
-                throw new IOException("CLIENT SETNAME: " + named);
-            }
-        }
+        identify(clientName);
     }
 
     @Override
@@ -78,33 +59,8 @@ final class RedissonConnection implements Connection {
     }
 
     @Override
-    public long clientId() {
-        return clientId;
-    }
-
-    @Override
-    public String host() {
-        return host;
-    }
-
-    @Override
-    public int port() {
-        return port;
-    }
-
-    @Override
     public boolean isOpen() {
         return !closed.get() && connection.isActive();
-    }
-
-    @Override
-    public long lastWriteNanos() {
-        return lastWrite;
-    }
-
-    @Override
-    public Object call(Object... args) throws IOException {
-        return pipeline(args).get(0);
     }
 
     /** The commands written in order on the one channel, then their replies awaited in order. */
@@ -114,31 +70,19 @@ final class RedissonConnection implements Connection {
             throw new IOException("the connection to " + host + ":" + port + " is closed");
         }
         List<CompletableFuture<Object>> sent = new ArrayList<>(commands.length);
-        lastWrite = System.nanoTime();
+        writing();
         for (Object[] command : commands) {
             sent.add(connection.<Object, Object>async(timeout.toMillis(), StringCodec.INSTANCE,
                     new RedisCommand<>(String.valueOf(command[0])), arguments(command)).toCompletableFuture());
         }
-        List<Object> replies = new ArrayList<>(commands.length);
-        long end = System.nanoTime() + timeout.toNanos();
-        for (CompletableFuture<Object> reply : sent) {
-            try {
-                replies.add(reply.get(Math.max(1, end - System.nanoTime()), TimeUnit.NANOSECONDS));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw fail(new IOException("interrupted while waiting for a reply", e));
-            } catch (TimeoutException e) {
-                // The replies behind it could no longer be matched: the connection is done.
-                throw fail(new IOException("no reply from " + host + ":" + port + " within " + timeout.toMillis() + " ms"));
-            } catch (ExecutionException e) {
-                Object error = ServerErrors.reply(e.getCause());
-                if (error == null) {
-                    throw fail(new IOException(String.valueOf(e.getCause().getMessage()), e.getCause()));
-                }
-                replies.add(error);
-            }
-        }
-        return replies;
+        return awaitReplies(sent);
+    }
+
+    /** Redisson reports the server's error replies as failures: they are replies to the engine. */
+    @Override
+    protected Object failedReply(Throwable cause) throws IOException {
+        Object error = ServerErrors.reply(cause);
+        return error != null ? error : super.failedReply(cause);
     }
 
     /**
@@ -167,9 +111,9 @@ final class RedissonConnection implements Connection {
             connection.removeListener(name, earlier);
         }
         connection.addListener(name, messages);
-        lastWrite = System.nanoTime();
+        writing();
         connection.subscribe(ByteArrayCodec.INSTANCE, name);
-        await("SUBSCRIBE " + channel, done);
+        awaitConfirmation("SUBSCRIBE " + channel, done);
     }
 
     @Override
@@ -189,10 +133,10 @@ final class RedissonConnection implements Connection {
             }
         };
         connection.addListener(name, confirmation);
-        lastWrite = System.nanoTime();
+        writing();
         connection.unsubscribe(PubSubType.UNSUBSCRIBE, name);
         try {
-            await("UNSUBSCRIBE " + channel, done);
+            awaitConfirmation("UNSUBSCRIBE " + channel, done);
         } finally {
             connection.removeListener(name, confirmation);
             RedisPubSubListener<Object> messages = subscribed.remove(channel);
@@ -202,28 +146,8 @@ final class RedissonConnection implements Connection {
         }
     }
 
-    private void await(String what, CompletableFuture<Void> done) throws IOException {
-        try {
-            done.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IOException(what + ": interrupted", e);
-        } catch (ExecutionException | TimeoutException e) {
-            throw new IOException(what + ": " + e.getMessage(), e);
-        }
-    }
-
-    private IOException fail(IOException cause) {
-        close(cause);
-        return cause;
-    }
-
     @Override
-    public void close() {
-        close(null);
-    }
-
-    private void close(IOException cause) {
+    protected void close(IOException cause) {
         if (closed.compareAndSet(false, true)) {
             connection.closeAsync(); // marked closed first: Redisson's watchdog does not reconnect it
             listener.closed(this, cause);
@@ -242,6 +166,6 @@ final class RedissonConnection implements Connection {
 
     @Override
     public String toString() {
-        return "redisson:" + host + ":" + port + "#" + clientId;
+        return "redisson:" + host + ":" + port + "#" + clientId();
     }
 }

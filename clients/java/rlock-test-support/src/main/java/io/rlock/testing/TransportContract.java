@@ -22,7 +22,8 @@ import org.junit.jupiter.api.Timeout;
 /**
  * What every transport owes the engine (io.rlock.internal.transport.Transport), checked against
  * real servers: a wait is woken by the release, not a lease; a watchdog holding keeps its binding
- * when its session connection drops (re-bound on a new one); a Sentinel failover and a Cluster
+ * when its session connection drops (re-bound on a new one) and when a thread waiting for a reply
+ * on it is interrupted ({@link InterruptedReplyWait}); a Sentinel failover and a Cluster
  * failover move the holding to the new primary, re-bound there. A transport module's test class
  * extends it and says how its client connects to each topology; the client library's own objects
  * it makes are closed in {@link #closeClients()} after each test.
@@ -135,6 +136,15 @@ public abstract class TransportContract {
                 return null;
             });
             assertThat(lost).isEmpty();
+        }
+    }
+
+    @Test
+    @Timeout(120)
+    void anInterruptWhileWaitingForAReplyLeavesTheSessionsHoldingsBound() throws Exception {
+        try (RedisServer server = RedisServer.start()) {
+            HostPort at = new HostPort("127.0.0.1", server.port);
+            InterruptedReplyWait.check(server, track(standalone(at)), track(standalone(at)), "contract:interrupted");
         }
     }
 

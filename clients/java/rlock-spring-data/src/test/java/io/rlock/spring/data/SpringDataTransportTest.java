@@ -10,6 +10,7 @@ import io.rlock.RLockClient;
 import io.rlock.testing.AdminConnection;
 import io.rlock.testing.Admin;
 import io.rlock.testing.Async;
+import io.rlock.testing.InterruptedReplyWait;
 import io.rlock.testing.RedisServer;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
@@ -87,6 +88,20 @@ class SpringDataTransportTest {
             assertThat(template.opsForValue().get("spring:plain")).isEqualTo("still the application's");
         } finally {
             Driver.destroy(factory);
+        }
+    }
+
+    /** A thread interrupted while it waits for a reply on rlock's session leaves the session's holdings bound (issue 41). */
+    @ParameterizedTest
+    @EnumSource(Driver.class)
+    void anInterruptWhileWaitingForAReplyLeavesTheHoldingsBound(Driver driver) throws Exception {
+        try (RedisServer own = RedisServer.start()) {
+            RedisConnectionFactory factory = driver.started(new RedisStandaloneConfiguration("127.0.0.1", own.port));
+            try (RLockClient locks = SpringDataRLocks.of(factory); RLockClient other = SpringDataRLocks.of(factory)) {
+                InterruptedReplyWait.check(own, locks, other, "spring:interrupted:" + driver);
+            } finally {
+                Driver.destroy(factory);
+            }
         }
     }
 
