@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -28,12 +29,37 @@ func BenchmarkUncontendedPair(b *testing.B) {
 			must(l.Lock(ctx)) // the connections set up before the clock
 			must(l.Unlock(ctx))
 			b.ReportAllocs()
+			must(rdb.ConfigResetStat(ctx).Err())
 			cpu := processCPU()
 			for b.Loop() {
 				must(l.Lock(ctx))
 				must(l.Unlock(ctx))
 			}
 			b.ReportMetric(float64((processCPU()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
+			// The server's time in the commands the pair sent (a Lua script's or the module's
+			// own calls inside them are in their time, and listed apart by INFO).
+			stats, err := rdb.Info(ctx, "commandstats").Result()
+			must(err)
+			calls, usec := commandTotals(stats, s.name)
+			b.ReportMetric(float64(calls)/float64(b.N), "commands/op")
+			b.ReportMetric(float64(usec)/float64(b.N), "server-µs/op")
 		})
 	}
+}
+
+// commandTotals adds up the calls and µs of the commands each side sends for a pair, from
+// INFO commandstats: RLOCK.ACQUIRE and RLOCK.RELEASE; redsync's SET and EVALSHA (EVAL the
+// first time).
+func commandTotals(info, side string) (calls, usec int64) {
+	sent := map[string][]string{"rlock": {"rlock.acquire", "rlock.release"}, "redsync": {"set", "evalsha", "eval"}}[side]
+	for _, line := range strings.Split(info, "\r\n") {
+		for _, name := range sent {
+			if rest, ok := strings.CutPrefix(line, "cmdstat_"+name+":"); ok {
+				var c, u int64
+				fmt.Sscanf(rest, "calls=%d,usec=%d,", &c, &u)
+				calls, usec = calls+c, usec+u
+			}
+		}
+	}
+	return calls, usec
 }
