@@ -3,6 +3,7 @@ package rlock
 import (
 	"context"
 	"runtime"
+	"runtime/metrics"
 	"strings"
 	"sync"
 	"testing"
@@ -75,7 +76,8 @@ func TestClosingTheGoRedisClientUnderAHoldingReportsItLost(t *testing.T) {
 
 // What the uncontended path costs, counted (a benchmark is noisy; a count is not): per
 // acquire+release pair, exactly one RLOCK.ACQUIRE and one RLOCK.RELEASE reach the server and
-// nothing else; no new connection per 100 pairs; no goroutine left per pair; Close leaves none.
+// nothing else; no new connection per 100 pairs; no goroutine started or left per pair; a
+// bounded number of allocations; Close leaves no goroutine.
 func TestUncontendedPairCostsTwoCommandsNoConnectionNoGoroutine(t *testing.T) {
 	s := startServer(t)
 	before := runtime.NumGoroutine()
@@ -91,6 +93,8 @@ func TestUncontendedPairCostsTwoCommandsNoConnectionNoGoroutine(t *testing.T) {
 	admin(t, watch, "CONFIG", "RESETSTAT")
 	conns := infoField(t, watch, "stats", "total_connections_received")
 	goroutines := runtime.NumGoroutine()
+	runtime.GC() // the GC's workers are started at its first cycle: not during the pairs
+	created := goroutinesCreated()
 	start := time.Now()
 	const pairs = 100
 	for i := 0; i < pairs; i++ {
@@ -103,6 +107,9 @@ func TestUncontendedPairCostsTwoCommandsNoConnectionNoGoroutine(t *testing.T) {
 		}
 	}
 	elapsed := time.Since(start)
+	if n := goroutinesCreated() - created; n != 0 {
+		t.Fatalf("%d goroutines started for %d uncontended pairs", n, pairs)
+	}
 	stats := commandStats(t, watch)
 	if stats["rlock.acquire"] != pairs || stats["rlock.release"] != pairs {
 		t.Fatalf("RLOCK.ACQUIRE %d and RLOCK.RELEASE %d for %d pairs", stats["rlock.acquire"], stats["rlock.release"], pairs)
@@ -159,6 +166,13 @@ func TestUncontendedPairCostsTwoCommandsNoConnectionNoGoroutine(t *testing.T) {
 // with go-redis v9.23.0, 66 under -race (raceAllocs). AllocsPerRun divides whole counts: a
 // stray allocation of a background goroutine (a PING) does not move it.
 const maxAllocsPerPair = 64 + raceAllocs
+
+// goroutinesCreated is how many goroutines the process has started so far.
+func goroutinesCreated() uint64 {
+	s := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
 
 // commandStats is INFO commandstats as calls by command name.
 func commandStats(t *testing.T, c *Client) map[string]int64 {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"runtime/metrics"
 	"strings"
 	"testing"
 
@@ -10,9 +11,10 @@ import (
 )
 
 // BenchmarkUncontendedPair is one goroutine's acquire+release on a key of its own, for each
-// side, against the redis-server with the module that the bench starts: with -benchmem the
-// allocations per pair, with -cpuprofile (one side: -bench UncontendedPair/rlock) where the
-// client's time goes.
+// side, against the redis-server with the module that the bench starts: per pair the client's
+// CPU time, the goroutines it started, the commands sent and the server's time in them; with
+// -benchmem the allocations, with -cpuprofile (one side: -bench UncontendedPair/rlock) where
+// the client's time goes.
 //
 //	go test -run '^$' -bench UncontendedPair -benchmem
 func BenchmarkUncontendedPair(b *testing.B) {
@@ -30,12 +32,13 @@ func BenchmarkUncontendedPair(b *testing.B) {
 			must(l.Unlock(ctx))
 			b.ReportAllocs()
 			must(rdb.ConfigResetStat(ctx).Err())
-			cpu := processCPU()
+			cpu, created := processCPU(), goroutinesCreated()
 			for b.Loop() {
 				must(l.Lock(ctx))
 				must(l.Unlock(ctx))
 			}
 			b.ReportMetric(float64((processCPU()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
+			b.ReportMetric(float64(goroutinesCreated()-created)/float64(b.N), "goroutines/op")
 			// The server's time in the commands the pair sent (a Lua script's or the module's
 			// own calls inside them are in their time, and listed apart by INFO).
 			stats, err := rdb.Info(ctx, "commandstats").Result()
@@ -45,6 +48,13 @@ func BenchmarkUncontendedPair(b *testing.B) {
 			b.ReportMetric(float64(usec)/float64(b.N), "server-µs/op")
 		})
 	}
+}
+
+// goroutinesCreated is how many goroutines the process has started so far.
+func goroutinesCreated() uint64 {
+	s := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }
 
 // commandTotals adds up the calls and µs of the commands each side sends for a pair, from
