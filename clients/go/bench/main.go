@@ -181,12 +181,15 @@ func pairsPerSecond(s side, keys []string) (float64, float64) {
 	ctx := context.Background()
 	var total atomic.Int64
 	var wg sync.WaitGroup
+	locks := make([]locker, len(keys))
+	for i, key := range keys {
+		locks[i] = s.make(key)
+		must(locks[i].Lock(ctx)) // before the clock and the CPU count: connections set up by then
+		must(locks[i].Unlock(ctx))
+	}
 	start, cpu := time.Now(), processCPU()
 	end := start.Add(round)
-	for _, key := range keys {
-		l := s.make(key)
-		must(l.Lock(ctx)) // outside the clock's count: connections set up by then
-		must(l.Unlock(ctx))
+	for _, l := range locks {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
