@@ -20,12 +20,13 @@ type spec struct {
 }
 
 func (sp spec) command(id, wait string, notify []string) []string {
-	var cmd []string
+	cmd := make([]string, 0, 16+len(sp.keys)) // room for every argument: one allocation
 	if len(sp.keys) > 1 {
-		cmd = append([]string{"RLOCK.ACQUIREALL", itoa(int64(len(sp.keys)))}, sp.keys...)
+		cmd = append(cmd, "RLOCK.ACQUIREALL", itoa(int64(len(sp.keys))))
+		cmd = append(cmd, sp.keys...)
 		cmd = append(cmd, sp.owner)
 	} else {
-		cmd = []string{sp.family.family() + ".ACQUIRE", sp.keys[0], sp.owner}
+		cmd = append(cmd, sp.family.acquireName(), sp.keys[0], sp.owner)
 	}
 	switch sp.family {
 	case familyRead:
@@ -225,7 +226,7 @@ func (c *Client) cancelWait(caller context.Context, sp spec, w *waiter) error {
 }
 
 func releaseCommand(k Family, key, owner string, permits int) []string {
-	cmd := []string{k.family() + ".RELEASE", key, owner}
+	cmd := append(make([]string, 0, 8), k.releaseName(), key, owner)
 	switch k {
 	case familyRead:
 		cmd = append(cmd, "READ")

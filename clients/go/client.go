@@ -33,8 +33,8 @@ type Client struct {
 	nodes    map[string]*node // by address ("": the one primary of a *redis.Client)
 	closed   bool
 	stop     chan struct{}
-	holdings map[string]map[*Holding]struct{} // by key and owner
-	waiters  map[string][]*waiter             // by type, key and owner, in the order they queued
+	holdings map[holdAt]map[*Holding]struct{} // by key and owner
+	waiters  map[waitAt][]*waiter             // by type, key and owner, in the order they queued
 	// closeAlso is closed with the Client: the go-redis client the tests made for it.
 	closeAlso io.Closer
 }
@@ -64,8 +64,8 @@ func New(client redis.UniversalClient, opts ...ClientOption) (*Client, error) {
 		ownerNS:  newID(),
 		stop:     make(chan struct{}),
 		nodes:    map[string]*node{},
-		holdings: map[string]map[*Holding]struct{}{},
-		waiters:  map[string][]*waiter{},
+		holdings: map[holdAt]map[*Holding]struct{}{},
+		waiters:  map[waitAt][]*waiter{},
 	}
 	for _, o := range opts {
 		o(c)
@@ -124,7 +124,9 @@ func (c *Client) Do(ctx context.Context, args ...string) (interface{}, error) {
 func newID() string {
 	var b [16]byte
 	rand.Read(b[:]) // never fails (crypto/rand since Go 1.24)
-	return hex.EncodeToString(b[:])
+	var out [32]byte
+	hex.Encode(out[:], b[:])
+	return string(out[:])
 }
 
 var ownerSeq struct {

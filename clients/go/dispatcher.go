@@ -20,6 +20,7 @@ type Dispatcher struct {
 	private *redis.Client
 	pubsub  *redis.PubSub
 	id      int64
+	notify  []string      // what a wait names to be told by message: NOTIFY <id>, this subscriber
 	failed  chan struct{} // closed when the subscriber's connection failed
 	once    sync.Once
 }
@@ -49,6 +50,7 @@ func newDispatcher(ctx context.Context, node *redis.Client, cmd *redis.Conn, del
 	default:
 		return fail(fmt.Errorf("no CLIENT ID"))
 	}
+	d.notify = []string{"NOTIFY", strconv.FormatInt(d.id, 10)}
 	channel, err := cmd.Do(ctx, "RLOCK.CHANNEL", d.id).Text()
 	if err != nil {
 		d.close()
@@ -68,11 +70,6 @@ func newDispatcher(ctx context.Context, node *redis.Client, cmd *redis.Conn, del
 	}
 	go d.run(deliver)
 	return d, nil
-}
-
-// notify is what a wait names to be told by message: this subscriber.
-func (d *Dispatcher) notify() []string {
-	return []string{"NOTIFY", strconv.FormatInt(d.id, 10)}
 }
 
 // run hands every message to deliver until the connection fails; then it stops for good

@@ -19,3 +19,13 @@ func (k Family) messageType() string {
 func (k Family) family() string {
 	return [...]string{"RLOCK", "RWLOCK", "RWLOCK", "RSEM", "RLATCH"}[k]
 }
+
+// acquireName and releaseName are the family's ACQUIRE and RELEASE commands (constants: no
+// string built per call).
+func (k Family) acquireName() string {
+	return [...]string{"RLOCK.ACQUIRE", "RWLOCK.ACQUIRE", "RWLOCK.ACQUIRE", "RSEM.ACQUIRE", "RLATCH.ACQUIRE"}[k]
+}
+
+func (k Family) releaseName() string {
+	return [...]string{"RLOCK.RELEASE", "RWLOCK.RELEASE", "RWLOCK.RELEASE", "RSEM.RELEASE", "RLATCH.RELEASE"}[k]
+}

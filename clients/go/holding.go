@@ -45,12 +45,15 @@ func (h *Holding) isLost() bool {
 	}
 }
 
+// holdAt is where a holding is found by its lost-lock notices: its key and owner.
+type holdAt struct{ key, owner string }
+
 func (c *Client) register(h *Holding) {
 	n := c.knownNode(h.key)
 	c.mu.Lock()
 	h.node = n
 	defer c.mu.Unlock()
-	at := h.key + "\x00" + h.owner
+	at := holdAt{h.key, h.owner}
 	if c.holdings[at] == nil {
 		c.holdings[at] = map[*Holding]struct{}{}
 	}
@@ -60,7 +63,7 @@ func (c *Client) register(h *Holding) {
 func (c *Client) unregister(h *Holding) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	at := h.key + "\x00" + h.owner
+	at := holdAt{h.key, h.owner}
 	delete(c.holdings[at], h)
 	if len(c.holdings[at]) == 0 {
 		delete(c.holdings, at)
@@ -177,14 +180,14 @@ func (c *Client) onMessage(payload string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if m.event == "lost" {
-		for h := range c.holdings[m.key+"\x00"+m.owner] {
+		for h := range c.holdings[holdAt{m.key, m.owner}] {
 			if h.family.messageType() == m.typ && (m.value == "" || m.value == itoa(h.token)) {
 				h.markLost()
 			}
 		}
 		return
 	}
-	at := m.typ + "\x00" + m.key + "\x00" + m.owner
+	at := waitAt{m.typ, m.key, m.owner}
 	if ws := c.waiters[at]; len(ws) > 0 {
 		select {
 		case ws[0].events <- m: // buffered for every message one attempt can get

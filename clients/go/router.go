@@ -79,6 +79,9 @@ func (r *Router) changed(ctx context.Context) {
 
 // redirect reads a MOVED or ASK error reply from the node at asked: the address to go to.
 func redirect(err error, asked string) (kind string, addr string) {
+	if err == nil {
+		return "", ""
+	}
 	var se *serverError
 	if !errors.As(err, &se) {
 		return "", ""
@@ -98,6 +101,9 @@ func redirect(err error, asked string) (kind string, addr string) {
 // transient are the error replies of a topology change in progress: the command did nothing
 // and is sent again, to the primary of now (READONLY: the server turned replica).
 func transient(err error) (bool, string) {
+	if err == nil {
+		return false, ""
+	}
 	var se *serverError
 	if !errors.As(err, &se) {
 		return false, ""

@@ -70,10 +70,16 @@ func (s *Session) pipeline(ctx context.Context, cmds ...[]string) ([]result, err
 	// The caller's context ending must not tear the connection mid-reply (with go-redis's
 	// ContextTimeoutEnabled it would): the holdings bound to it would end. Its values (trace
 	// spans) still reach the user's hooks.
-	call := &batchCall{ctx: context.WithoutCancel(ctx), cmds: cmds, wake: make(chan bool, 1)}
+	if ctx.Done() != nil {
+		ctx = context.WithoutCancel(ctx)
+	}
+	call := &batchCall{ctx: ctx, cmds: cmds}
 	s.mu.Lock()
 	s.queue = append(s.queue, call)
 	if s.sending {
+		// Only a caller that waits for another's round trip needs to be woken (uncontended,
+		// a call makes no channel).
+		call.wake = make(chan bool, 1)
 		s.mu.Unlock()
 		if finished := <-call.wake; finished {
 			return call.out, call.err
@@ -92,6 +98,8 @@ func (s *Session) pipeline(ctx context.Context, cmds ...[]string) ([]result, err
 		s.queue[0].wake <- false
 	} else {
 		s.sending = false
+		clear(batch)
+		s.queue = batch[:0] // the next call's queue, without a new slice
 		if s.closeAfter {
 			s.closeAfter = false
 			s.conn.Close()
@@ -102,7 +110,8 @@ func (s *Session) pipeline(ctx context.Context, cmds ...[]string) ([]result, err
 }
 
 // batchCall is one caller's commands in a round trip shared with others. wake tells a waiting
-// caller that its results are in (true) or that it sends the next round trip (false).
+// caller that its results are in (true) or that it sends the next round trip (false); the
+// caller that sends a round trip itself has none.
 type batchCall struct {
 	ctx  context.Context
 	cmds [][]string
@@ -112,7 +121,11 @@ type batchCall struct {
 	wake chan bool
 }
 
-func (b *batchCall) finish() { b.wake <- true }
+func (b *batchCall) finish() {
+	if b.wake != nil {
+		b.wake <- true
+	}
+}
 
 // send makes one round trip of the batch's commands and hands each caller its results.
 func (s *Session) send(batch []*batchCall) {

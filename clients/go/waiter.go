@@ -21,14 +21,15 @@ type waiter struct {
 	have   int
 }
 
-func waiterAt(k Family, key, owner string) string {
-	return k.messageType() + "\x00" + key + "\x00" + owner
-}
+// waitAt is where a wait's messages are routed: their type, key and owner (a struct, not a
+// joined string: no allocation per wait).
+type waitAt struct{ typ, key, owner string }
+
+func waiterAt(k Family, key, owner string) waitAt { return waitAt{k.messageType(), key, owner} }
 
 func (c *Client) addWaiter(k Family, keys []string, owner string) *waiter {
-	w := &waiter{family: k, keys: keys, owner: owner, events: make(chan message, 2*len(keys)+2)}
-	c.requeue(w)
-	return w
+	// Registered by its request's build (waitRequest), just before the wait is sent.
+	return &waiter{family: k, keys: keys, owner: owner, events: make(chan message, 2*len(keys)+2)}
 }
 
 // requeue registers the waiter at the end of its keys' lists, as its new request will be.
@@ -40,7 +41,11 @@ func (c *Client) requeue(w *waiter) {
 		at := waiterAt(w.family, key, w.owner)
 		c.waiters[at] = append(c.waiters[at], w)
 	}
-	w.got, w.have = make([]int64, len(w.keys)), 0
+	if w.got == nil {
+		w.got = make([]int64, len(w.keys))
+	}
+	clear(w.got)
+	w.have = 0
 }
 
 func (c *Client) removeWaiter(w *waiter) {
@@ -69,7 +74,7 @@ func (c *Client) waitRequest(w *waiter, key string, cmd func(notify []string) []
 	return request{key: key, build: func(_ *node, s *Session) ([][]string, error) {
 		w.drain()
 		c.requeue(w)
-		return [][]string{cmd(s.disp.notify())}, nil
+		return [][]string{cmd(s.disp.notify)}, nil
 	}}
 }
 

@@ -2,7 +2,8 @@
 // go-redis v9, on one redis-server with the module that it starts, in the same run with rounds
 // interleaved (the side that goes first alternates). Workloads:
 //
-//   - uncontended: one goroutine, acquire then release as fast as it can (pairs/s);
+//   - uncontended: one goroutine, acquire then release as fast as it can (pairs/s, and the
+//     process's CPU time per pair);
 //   - parallel16: 16 goroutines, each on a key of its own (pairs/s, all together);
 //   - hot16: 16 contenders on one lock, acquire then release at once in a loop (acquires/s,
 //     p99 and longest wait, the most and fewest acquisitions of one contender); a wait still
@@ -16,7 +17,9 @@
 // figures to target/bench-go.json (benches/pairs.py sets the pair side by side).
 //
 // Environment: BENCH_REPS (5), BENCH_ROUND_MS (2000), BENCH_CONTENDERS (16), RLOCK_MODULE,
-// BENCH_CPUPROFILE (a file: the run's CPU profile, for go tool pprof).
+// BENCH_CPUPROFILE (a file: the run's CPU profile, for go tool pprof), BENCH_WORKLOADS
+// (uncontended: that one alone). `go test -bench UncontendedPair -benchmem` (pair_test.go)
+// gives the allocations per pair of each side.
 package main
 
 import (
@@ -35,6 +38,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/go-redsync/redsync/v4"
@@ -47,6 +51,9 @@ var (
 	reps       = envInt("BENCH_REPS", 5)
 	round      = time.Duration(envInt("BENCH_ROUND_MS", 2000)) * time.Millisecond
 	contenders = envInt("BENCH_CONTENDERS", 16)
+	// uncontendedOnly: BENCH_WORKLOADS=uncontended runs that workload alone (a before/after
+	// comparison of the uncontended path in rounds of a few seconds).
+	uncontendedOnly = os.Getenv("BENCH_WORKLOADS") == "uncontended"
 )
 
 func envInt(name string, otherwise int) int {
@@ -83,6 +90,20 @@ func (l redsyncMutex) Unlock(ctx context.Context) error {
 	return err
 }
 
+// newSides is both sides over one go-redis client: rlock's Mutex with its defaults, and
+// redsync's with its defaults and tries enough never to give up within a round.
+func newSides(rdb *redis.Client) ([]side, func()) {
+	rl, err := rlock.New(rdb)
+	if err != nil {
+		fail(err)
+	}
+	rs := redsync.New(goredis.NewPool(rdb))
+	return []side{
+		{"rlock", func(key string) locker { return rlockMutex{rl.NewMutex(key)} }},
+		{"redsync", func(key string) locker { return redsyncMutex{rs.NewMutex(key, redsync.WithTries(math.MaxInt32))} }},
+	}, func() { rl.Close() }
+}
+
 func main() {
 	if path := os.Getenv("BENCH_CPUPROFILE"); path != "" { // go tool pprof -top <binary> <path>
 		f, err := os.Create(path)
@@ -93,24 +114,12 @@ func main() {
 		defer pprof.StopCPUProfile()
 	}
 	root, _ := filepath.Abs("../../..")
-	module := os.Getenv("RLOCK_MODULE")
-	if module == "" {
-		module = filepath.Join(root, "target", "release", "librlock.so")
-	}
-	addr, stop := startServer(module)
+	addr, stop := startServer(moduleFile())
 	defer stop()
 	rdb := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 4 * contenders})
 	defer rdb.Close()
-	rl, err := rlock.New(rdb)
-	if err != nil {
-		fail(err)
-	}
-	defer rl.Close()
-	rs := redsync.New(goredis.NewPool(rdb))
-	sides := []side{
-		{"rlock", func(key string) locker { return rlockMutex{rl.NewMutex(key)} }},
-		{"redsync", func(key string) locker { return redsyncMutex{rs.NewMutex(key, redsync.WithTries(math.MaxInt32))} }},
-	}
+	sides, closeSides := newSides(rdb)
+	defer closeSides()
 	figures := map[string][]float64{}
 	add := func(name string, v float64) { figures[name] = append(figures[name], v) }
 	for rep := 0; rep < reps; rep++ {
@@ -121,12 +130,18 @@ func main() {
 		for _, s := range order {
 			prefix := "go.mutex." + s.name
 			key := fmt.Sprintf("bench:%s:%d", s.name, rep)
-			add(prefix+".uncontended.pairs_per_s", pairsPerSecond(s, []string{key + ":u"}))
+			rate, cpu := pairsPerSecond(s, []string{key + ":u"})
+			add(prefix+".uncontended.pairs_per_s", rate)
+			add(prefix+".uncontended.cpu_us_per_pair", cpu)
+			if uncontendedOnly {
+				continue
+			}
 			keys := make([]string, contenders)
 			for i := range keys {
 				keys[i] = fmt.Sprintf("%s:p%d", key, i)
 			}
-			add(prefix+fmt.Sprintf(".parallel%d.pairs_per_s", contenders), pairsPerSecond(s, keys))
+			rate, _ = pairsPerSecond(s, keys)
+			add(prefix+fmt.Sprintf(".parallel%d.pairs_per_s", contenders), rate)
 			for figure, v := range hotLock(s, key+":h") {
 				add(prefix+fmt.Sprintf(".hot%d.", contenders)+figure, v)
 			}
@@ -160,17 +175,21 @@ func main() {
 }
 
 // pairsPerSecond runs one goroutine per key, each acquiring and releasing its key's lock as
-// fast as it can for a round: the pairs of all of them per second.
-func pairsPerSecond(s side, keys []string) float64 {
+// fast as it can for a round: the pairs of all of them per second, and the process's CPU time
+// per pair in µs (every thread, the server's not: what a loaded machine changes least).
+func pairsPerSecond(s side, keys []string) (float64, float64) {
 	ctx := context.Background()
 	var total atomic.Int64
 	var wg sync.WaitGroup
-	start := time.Now()
+	locks := make([]locker, len(keys))
+	for i, key := range keys {
+		locks[i] = s.make(key)
+		must(locks[i].Lock(ctx)) // before the clock and the CPU count: connections set up by then
+		must(locks[i].Unlock(ctx))
+	}
+	start, cpu := time.Now(), processCPU()
 	end := start.Add(round)
-	for _, key := range keys {
-		l := s.make(key)
-		must(l.Lock(ctx)) // outside the clock's count: connections set up by then
-		must(l.Unlock(ctx))
+	for _, l := range locks {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -184,7 +203,18 @@ func pairsPerSecond(s side, keys []string) float64 {
 		}()
 	}
 	wg.Wait()
-	return float64(total.Load()) / time.Since(start).Seconds()
+	pairs := float64(total.Load())
+	return pairs / time.Since(start).Seconds(), float64((processCPU() - cpu).Microseconds()) / pairs
+}
+
+// processCPU is the CPU time (user and system) of this process, every thread: not the
+// server's, which is a child.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		fail(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // hotLock has contenders lock one key in a loop for a round.
@@ -339,6 +369,15 @@ func firstLine(text, prefix string) string {
 		}
 	}
 	return ""
+}
+
+// moduleFile is RLOCK_MODULE, or the module that `make build` makes.
+func moduleFile() string {
+	if module := os.Getenv("RLOCK_MODULE"); module != "" {
+		return module
+	}
+	root, _ := filepath.Abs("../../..")
+	return filepath.Join(root, "target", "release", "librlock.so")
 }
 
 // startServer starts redis-server with the module on a free port in a temp dir.
