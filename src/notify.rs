@@ -8,7 +8,7 @@ use crate::api::{api, context_flags, create_timer, guarded, reply_elements, Ctx,
 use crate::error::{Error, Result};
 use crate::kinds::Want;
 use crate::lifetime::notices::Notice;
-use crate::lifetime::with_notices;
+use crate::lifetime::{with_listening, with_notices};
 use crate::stats;
 use redis_module::raw;
 use std::cell::RefCell;
@@ -190,11 +190,33 @@ pub fn check_permitted(ctx: Ctx, client: u64) -> Result<()> {
     })
 }
 
-/// Refuses a `NOTIFY` whose connection is gone or not subscribed to its channel.
+/// Refuses a `NOTIFY` whose connection is gone or not subscribed to its channel, asking the
+/// server each time.
 pub fn check_subscribed(ctx: Ctx, client: u64) -> Result<()> {
+    subscribed_to(ctx, client, channel(client)).map(drop)
+}
+
+/// `check_subscribed`, answered from memory when `client` was found subscribed and nothing
+/// since may have changed that (`lifetime::listening`). `remember`: a success may be kept,
+/// because the filter that forgets is in place; never inside `MULTI`, where an `UNSUBSCRIBE`
+/// queued after this command runs in the same `EXEC`, after the filter saw it.
+pub fn check_listening(ctx: Ctx, client: u64, remember: bool) -> Result<()> {
     let channel = channel(client);
-    if reachable(client) && subscribers(ctx, &channel) > 0 {
+    if with_listening(|l| l.knows(client, &channel)) {
         return Ok(());
+    }
+    let channel = subscribed_to(ctx, client, channel)?;
+    if remember && context_flags(ctx) & raw::REDISMODULE_CTX_FLAGS_MULTI == 0 {
+        with_listening(|l| l.remember(client, channel));
+    }
+    Ok(())
+}
+
+/// Whether `client` is here, subscribed to something, and `channel` has a subscriber: the
+/// channel back if so.
+fn subscribed_to(ctx: Ctx, client: u64, channel: Vec<u8>) -> Result<Vec<u8>> {
+    if reachable(client) && subscribers(ctx, &channel) > 0 {
+        return Ok(channel);
     }
     Err(Error::NotSubscribed {
         client,

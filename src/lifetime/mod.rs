@@ -4,8 +4,10 @@
 //! - `watchdog`: holdings renewed by the server while their connection lives.
 //! - `notices`: holdings whose owner is told of their loss (`NOTIFY`).
 //! - `retries`: request ids, so a retried call never counts twice.
+//! - `listening`: connections found subscribed to their `NOTIFY` channel.
 //! - Hold caps (`MAXHOLD`) are a lease clip, in `lock::lease_end`.
 
+pub mod listening;
 pub mod notices;
 pub mod retries;
 pub mod watchdog;
@@ -17,6 +19,7 @@ thread_local! {
     static WATCHDOG: RefCell<watchdog::Watchdog> = RefCell::default();
     static RELEASED: RefCell<retries::Released> = RefCell::default();
     static NOTICES: RefCell<notices::Notices> = RefCell::default();
+    static LISTENING: RefCell<listening::Listening> = RefCell::default();
 }
 
 /// Runs `f` on the holdings told of their loss. `f` must not call back into this function.
@@ -32,4 +35,10 @@ pub fn with_watchdog<R>(f: impl FnOnce(&mut watchdog::Watchdog) -> R) -> R {
 /// Runs `f` on the memory of full releases. `f` must not call back into this function.
 pub fn with_released<R>(f: impl FnOnce(&mut retries::Released) -> R) -> R {
     RELEASED.with(|r| f(&mut r.borrow_mut()))
+}
+
+/// Runs `f` on the connections known to listen on their channel. `f` must not call back into
+/// this function.
+pub fn with_listening<R>(f: impl FnOnce(&mut listening::Listening) -> R) -> R {
+    LISTENING.with(|l| f(&mut l.borrow_mut()))
 }
