@@ -10,20 +10,21 @@ use std::collections::HashMap;
 
 #[derive(Default)]
 pub struct Listening {
-    /// Connection id -> the channel it was found subscribed to (in a cluster the node's id is
-    /// part of the name, and `CLUSTER RESET HARD` changes it).
+    /// Connection id -> the cluster node id its channel was named with when it was found
+    /// subscribed (empty outside a cluster; `CLUSTER RESET HARD` changes it, and the name).
     seen: HashMap<u64, Vec<u8>>,
 }
 
 impl Listening {
-    /// `client` was found connected and `channel` subscribed, just now.
-    pub fn remember(&mut self, client: u64, channel: Vec<u8>) {
-        self.seen.insert(client, channel);
+    /// `client` was found connected and its channel, named with `node`, subscribed, just now.
+    pub fn remember(&mut self, client: u64, node: Vec<u8>) {
+        self.seen.insert(client, node);
     }
 
-    /// Whether `client` was found subscribed to `channel` and nothing since may have changed it.
-    pub fn knows(&self, client: u64, channel: &[u8]) -> bool {
-        self.seen.get(&client).is_some_and(|seen| seen == channel)
+    /// Whether `client` was found subscribed to its channel named with `node`, and nothing
+    /// since may have changed that.
+    pub fn knows(&self, client: u64, node: &[u8]) -> bool {
+        self.seen.get(&client).is_some_and(|seen| seen == node)
     }
 
     /// Connection `client` closed; `subscribed`: it was subscribed to something then.
@@ -60,19 +61,19 @@ mod tests {
     #[test]
     fn a_connection_is_known_on_its_channel_until_forgotten() {
         let mut l = Listening::default();
-        assert!(l.is_empty() && !l.knows(7, b"__rlock__:7"));
-        l.remember(7, b"__rlock__:7".to_vec());
-        l.remember(8, b"__rlock__:8".to_vec());
-        assert!(l.knows(7, b"__rlock__:7") && l.knows(8, b"__rlock__:8"));
-        assert!(!l.knows(7, b"__rlock__:n2:7"), "another channel name is not known");
-        assert!(!l.knows(9, b"__rlock__:7"));
+        assert!(l.is_empty() && !l.knows(7, b""));
+        l.remember(7, b"".to_vec());
+        l.remember(8, b"n1".to_vec());
+        assert!(l.knows(7, b"") && l.knows(8, b"n1"));
+        assert!(!l.knows(7, b"n2"), "another node id is not known");
+        assert!(!l.knows(9, b""));
         l.closed(7, false);
-        assert!(!l.knows(7, b"__rlock__:7") && l.knows(8, b"__rlock__:8"));
+        assert!(!l.knows(7, b"") && l.knows(8, b"n1"));
         l.closed(9, true);
         assert!(l.is_empty(), "a subscriber that closed may have been another's listener");
-        l.remember(8, b"__rlock__:8".to_vec());
+        l.remember(8, b"n1".to_vec());
         l.forget_all();
-        assert!(l.is_empty() && !l.knows(8, b"__rlock__:8"));
+        assert!(l.is_empty() && !l.knows(8, b"n1"));
     }
 
     #[test]
