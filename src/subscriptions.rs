@@ -121,9 +121,11 @@ pub fn ensure_unsubscribe_filter(ctx: Ctx) -> bool {
 
 extern "C" fn on_command(filter: *mut raw::RedisModuleCommandFilterCtx) {
     guarded("the unsubscribe filter", (), || {
-        let sweep = queue::notified() > 0 && !SWEEP_PENDING.load(Ordering::Relaxed);
-        let remembered = !lifetime::with_listening(|l| l.is_empty());
-        if !sweep && !remembered {
+        // This runs before every command of the server: the name is looked at only while a
+        // connection is remembered or anyone waits by message, and the queue only once the
+        // name is one that may unsubscribe.
+        let remembered = lifetime::any_listening();
+        if !remembered && queue::notified() == 0 {
             return;
         }
         // SAFETY: the filter context is live for this call; argument 0 is the command name.
@@ -133,12 +135,18 @@ extern "C" fn on_command(filter: *mut raw::RedisModuleCommandFilterCtx) {
             }
             bytes(api!(RedisModule_CommandFilterArgGet)(filter, 0))
         };
-        if remembered && may_unsubscribe(name) {
+        if !may_unsubscribe(name) {
+            return;
+        }
+        if remembered {
             // Before the command runs: nothing runs between this filter and the command but
             // the command itself, so no check can find the connection still subscribed.
             lifetime::with_listening(|l| l.forget_all());
         }
-        if sweep && (name.eq_ignore_ascii_case(b"unsubscribe") || name.eq_ignore_ascii_case(b"reset")) {
+        let sweep = queue::notified() > 0 && !SWEEP_PENDING.load(Ordering::Relaxed);
+        if sweep
+            && (name.eq_ignore_ascii_case(b"unsubscribe") || name.eq_ignore_ascii_case(b"reset"))
+        {
             SWEEP_PENDING.store(true, Ordering::Relaxed);
             // The filter runs before the command: look once it has run, on the next turn.
             // SAFETY: a callback with no data, run on the main thread.

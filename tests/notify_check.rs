@@ -19,9 +19,21 @@ fn listener(server: &Server) -> (Conn, i64, String) {
 /// One acquire of `key` with `NOTIFY id` from `c`: the token, released again at once; or the
 /// error, with the key checked untouched.
 fn acquire(c: &mut Conn, key: &str, id: i64) -> Result<i64, String> {
-    let reply = c.cmd(&["RLOCK.ACQUIRE", key, "o", "WAIT", "0", "NOTIFY", &id.to_string()]);
+    let reply = c.cmd(&[
+        "RLOCK.ACQUIRE",
+        key,
+        "o",
+        "WAIT",
+        "0",
+        "NOTIFY",
+        &id.to_string(),
+    ]);
     if let Value::Error(e) = reply {
-        assert_eq!(c.cmd(&["EXISTS", key]).int(), 0, "a refused acquire changed {key}");
+        assert_eq!(
+            c.cmd(&["EXISTS", key]).int(),
+            0,
+            "a refused acquire changed {key}"
+        );
         return Err(e);
     }
     let token = reply.int();
@@ -31,7 +43,9 @@ fn acquire(c: &mut Conn, key: &str, id: i64) -> Result<i64, String> {
 
 /// The refusal, word for word as before the check was remembered.
 fn refusal(id: i64, channel: &str) -> Result<i64, String> {
-    Err(format!("ERR NOTIFY: connection {id} is not subscribed to {channel}"))
+    Err(format!(
+        "ERR NOTIFY: connection {id} is not subscribed to {channel}"
+    ))
 }
 
 /// Calls of `PUBSUB NUMSUB` so far (the module's check makes them through RedisModule_Call,
@@ -41,7 +55,9 @@ fn numsub_calls(c: &mut Conn) -> i64 {
     stats
         .lines()
         .find_map(|l| l.strip_prefix("cmdstat_pubsub|numsub:calls="))
-        .map_or(0, |rest| rest.split(',').next().unwrap_or("").parse().expect("calls"))
+        .map_or(0, |rest| {
+            rest.split(',').next().unwrap_or("").parse().expect("calls")
+        })
 }
 
 #[test]
@@ -93,7 +109,10 @@ fn a_connection_that_stopped_listening_is_refused_at_once() {
     assert!(acquire(&mut b, "k", id).is_ok());
     a.q("MULTI");
     a.cmd(&["UNSUBSCRIBE", &channel]);
-    assert!(acquire(&mut b, "k", id).is_ok(), "still subscribed until EXEC");
+    assert!(
+        acquire(&mut b, "k", id).is_ok(),
+        "still subscribed until EXEC"
+    );
     a.q("EXEC");
     assert_eq!(acquire(&mut b, "k", id), refusal(id, &channel));
 
@@ -104,7 +123,10 @@ fn a_connection_that_stopped_listening_is_refused_at_once() {
     a.cmd(&["RLOCK.RELEASE", "m", "o"]);
     a.cmd(&["UNSUBSCRIBE", &channel]);
     let replies = a.q("EXEC").items();
-    assert!(matches!(replies[0], Value::Int(_)), "granted in EXEC: {replies:?}");
+    assert!(
+        matches!(replies[0], Value::Int(_)),
+        "granted in EXEC: {replies:?}"
+    );
     assert_eq!(acquire(&mut b, "k", id), refusal(id, &channel));
 
     // The connection closed.

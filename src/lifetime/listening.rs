@@ -48,7 +48,13 @@ impl Listening {
 /// Whether a command named `name` may leave some connection unsubscribed from a channel it was
 /// on: checked before every command while anything is remembered, so by length first.
 pub fn may_unsubscribe(name: &[u8]) -> bool {
-    const NAMES: [&[u8]; 5] = [b"unsubscribe", b"punsubscribe", b"sunsubscribe", b"reset", b"exec"];
+    const NAMES: [&[u8]; 5] = [
+        b"unsubscribe",
+        b"punsubscribe",
+        b"sunsubscribe",
+        b"reset",
+        b"exec",
+    ];
     NAMES
         .iter()
         .any(|n| n.len() == name.len() && n.eq_ignore_ascii_case(name))
@@ -70,7 +76,10 @@ mod tests {
         l.closed(7, false);
         assert!(!l.knows(7, b"") && l.knows(8, b"n1"));
         l.closed(9, true);
-        assert!(l.is_empty(), "a subscriber that closed may have been another's listener");
+        assert!(
+            l.is_empty(),
+            "a subscriber that closed may have been another's listener"
+        );
         l.remember(8, b"n1".to_vec());
         l.forget_all();
         assert!(l.is_empty() && !l.knows(8, b"n1"));
@@ -78,10 +87,24 @@ mod tests {
 
     #[test]
     fn the_commands_that_may_unsubscribe_are_told_from_the_rest() {
-        for name in ["UNSUBSCRIBE", "punsubscribe", "SUnsubscribe", "reset", "EXEC"] {
+        for name in [
+            "UNSUBSCRIBE",
+            "punsubscribe",
+            "SUnsubscribe",
+            "reset",
+            "EXEC",
+        ] {
             assert!(may_unsubscribe(name.as_bytes()), "{name}");
         }
-        for name in ["subscribe", "rlock.acquire", "exe", "execs", "resets", "", "unsubscrib"] {
+        for name in [
+            "subscribe",
+            "rlock.acquire",
+            "exe",
+            "execs",
+            "resets",
+            "",
+            "unsubscrib",
+        ] {
             assert!(!may_unsubscribe(name.as_bytes()), "{name}");
         }
     }

@@ -13,6 +13,7 @@ pub mod retries;
 pub mod watchdog;
 
 use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 thread_local! {
     // Redis calls every callback of this module on its main thread.
@@ -40,5 +41,19 @@ pub fn with_released<R>(f: impl FnOnce(&mut retries::Released) -> R) -> R {
 /// Runs `f` on the connections known to listen on their channel. `f` must not call back into
 /// this function.
 pub fn with_listening<R>(f: impl FnOnce(&mut listening::Listening) -> R) -> R {
-    LISTENING.with(|l| f(&mut l.borrow_mut()))
+    LISTENING.with(|l| {
+        let mut l = l.borrow_mut();
+        let r = f(&mut l);
+        ANY_LISTENING.store(!l.is_empty(), Ordering::Relaxed);
+        r
+    })
 }
+
+/// Whether any connection is known to listen: asked by the command filter before every
+/// command of the server, where a thread-local's lookup (`__tls_get_addr` in a cdylib) was
+/// most of the filter's cost.
+pub fn any_listening() -> bool {
+    ANY_LISTENING.load(Ordering::Relaxed)
+}
+
+static ANY_LISTENING: AtomicBool = AtomicBool::new(false);
