@@ -34,7 +34,9 @@ pub fn subscribe_server_events(ctx: Ctx) -> bool {
     })
 }
 
-/// A connection closed: the watchdog holdings bound to it end.
+/// A connection closed: the watchdog holdings bound to it end, and it is no longer known to
+/// listen on its channel (nor anyone else, if it was subscribed: it may have been the
+/// subscriber another connection's check counted).
 extern "C" fn on_client_change(
     ctx: Ctx,
     _event: raw::RedisModuleEvent,
@@ -46,7 +48,11 @@ extern "C" fn on_client_change(
             return;
         }
         // SAFETY: client-change events carry a RedisModuleClientInfo (version 1).
-        let client = unsafe { (*data.cast::<raw::RedisModuleClientInfo>()).id };
+        let info = unsafe { &*data.cast::<raw::RedisModuleClientInfo>() };
+        let client = info.id;
+        // Redis fires this event before it unsubscribes the connection.
+        let subscribed = info.flags & raw::REDISMODULE_CLIENTINFO_FLAG_PUBSUB as u64 != 0;
+        lifetime::with_listening(|l| l.closed(client, subscribed));
         if lifetime::with_watchdog(|w| w.has_client(client)) {
             upkeep::client_closed(ctx, client);
         }

@@ -8,7 +8,7 @@ use crate::api::{api, context_flags, create_timer, guarded, reply_elements, Ctx,
 use crate::error::{Error, Result};
 use crate::kinds::Want;
 use crate::lifetime::notices::Notice;
-use crate::lifetime::with_notices;
+use crate::lifetime::{with_listening, with_notices};
 use crate::stats;
 use redis_module::raw;
 use std::cell::RefCell;
@@ -44,14 +44,23 @@ pub fn message(event: &Event, want: Want, key: &[u8], owner: &[u8]) -> Vec<u8> {
 /// `__rlock__:<client-id>`, and in a cluster `__rlock__:<node-id>:<client-id>`: client ids are
 /// unique only within one server, and a cluster broadcasts every message to all nodes.
 pub fn channel(client: u64) -> Vec<u8> {
+    let node = node_id();
+    if node.is_empty() {
+        return format!("__rlock__:{client}").into_bytes();
+    }
+    [b"__rlock__:", node, b":", client.to_string().as_bytes()].concat()
+}
+
+/// This node's cluster id, empty outside a cluster: the part of a channel's name that may
+/// change while a connection lives (`CLUSTER RESET HARD`).
+fn node_id() -> &'static [u8] {
     // SAFETY: returns NULL outside a cluster, else the node's id: 40 bytes, not NUL-terminated.
     let node = unsafe { api!(RedisModule_GetMyClusterID)() };
     if node.is_null() {
-        return format!("__rlock__:{client}").into_bytes();
+        return &[];
     }
     // SAFETY: checked non-NULL; Redis keeps the id's 40 bytes for the life of the server.
-    let node = unsafe { std::slice::from_raw_parts(node.cast::<u8>(), NODE_ID_LEN) };
-    [b"__rlock__:", node, b":", client.to_string().as_bytes()].concat()
+    unsafe { std::slice::from_raw_parts(node.cast::<u8>(), NODE_ID_LEN) }
 }
 
 #[derive(Default)]
@@ -190,11 +199,34 @@ pub fn check_permitted(ctx: Ctx, client: u64) -> Result<()> {
     })
 }
 
-/// Refuses a `NOTIFY` whose connection is gone or not subscribed to its channel.
+/// Refuses a `NOTIFY` whose connection is gone or not subscribed to its channel, asking the
+/// server each time.
 pub fn check_subscribed(ctx: Ctx, client: u64) -> Result<()> {
-    let channel = channel(client);
-    if reachable(client) && subscribers(ctx, &channel) > 0 {
+    subscribed_to(ctx, client, channel(client)).map(drop)
+}
+
+/// `check_subscribed`, answered from memory when `client` was found subscribed and nothing
+/// since may have changed that (`lifetime::listening`). `remember`: a success may be kept,
+/// because the filter that forgets is in place; never inside `MULTI`, where an `UNSUBSCRIBE`
+/// queued after this command runs in the same `EXEC`, after the filter saw it.
+pub fn check_listening(ctx: Ctx, client: u64, remember: bool) -> Result<()> {
+    // Known by the node id its channel was named with: no name built on the way that repeats.
+    let node = node_id();
+    if with_listening(|l| l.knows(client, node)) {
         return Ok(());
+    }
+    subscribed_to(ctx, client, channel(client))?;
+    if remember && context_flags(ctx) & raw::REDISMODULE_CTX_FLAGS_MULTI == 0 {
+        with_listening(|l| l.remember(client, node.to_vec()));
+    }
+    Ok(())
+}
+
+/// Whether `client` is here, subscribed to something, and `channel` has a subscriber: the
+/// channel back if so.
+fn subscribed_to(ctx: Ctx, client: u64, channel: Vec<u8>) -> Result<Vec<u8>> {
+    if reachable(client) && subscribers(ctx, &channel) > 0 {
+        return Ok(channel);
     }
     Err(Error::NotSubscribed {
         client,

@@ -88,7 +88,9 @@ pub fn notify_target(ctx: Ctx, notify: Option<args::Notify>) -> Result<Option<u6
             unsafe { api!(RedisModule_GetClientId)(ctx) }
         }
     };
-    notify::check_subscribed(ctx, client)?;
+    // The filter that forgets a connection's subscription must be in place before it is
+    // remembered.
+    notify::check_listening(ctx, client, ensure_unsubscribe_filter(ctx))?;
     Ok(Some(client))
 }
 

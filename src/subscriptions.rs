@@ -6,6 +6,7 @@
 
 use crate::api::{api, bytes, guarded, is_writable_master, selected_db, Ctx, RStr, OK};
 use crate::lifetime;
+use crate::lifetime::listening::may_unsubscribe;
 use crate::queue;
 use crate::queue::Request;
 use crate::watch;
@@ -101,11 +102,12 @@ extern "C" fn on_keyspace_event(ctx: Ctx, class: c_int, _event: *const c_char, k
 static UNSUBSCRIBE_FILTER: AtomicBool = AtomicBool::new(false);
 static SWEEP_PENDING: AtomicBool = AtomicBool::new(false);
 
-/// Watches for `UNSUBSCRIBE` and `RESET` once the first client waits with `NOTIFY`: a waiter
+/// Watches for `UNSUBSCRIBE` and `RESET` once the first client calls with `NOTIFY`: a waiter
 /// whose connection stops listening must leave its queue at once, not keep those behind it
-/// out until its turn. Redis has no event for it, so a command filter looks at every command's
-/// name (a cheap exit while nobody waits by message); servers that never see `NOTIFY` pay
-/// nothing.
+/// out until its turn, and a connection remembered as listening (`lifetime::listening`) is
+/// forgotten before such a command runs. Redis has no event for it, so a command filter looks
+/// at every command's name (a cheap exit while nobody waits by message and nothing is
+/// remembered); servers that never see `NOTIFY` pay nothing.
 pub fn ensure_unsubscribe_filter(ctx: Ctx) -> bool {
     if UNSUBSCRIBE_FILTER.load(Ordering::Relaxed) {
         return true;
@@ -119,7 +121,11 @@ pub fn ensure_unsubscribe_filter(ctx: Ctx) -> bool {
 
 extern "C" fn on_command(filter: *mut raw::RedisModuleCommandFilterCtx) {
     guarded("the unsubscribe filter", (), || {
-        if queue::notified() == 0 || SWEEP_PENDING.load(Ordering::Relaxed) {
+        // This runs before every command of the server: the name is looked at only while a
+        // connection is remembered or anyone waits by message, and the queue only once the
+        // name is one that may unsubscribe.
+        let remembered = lifetime::any_listening();
+        if !remembered && queue::notified() == 0 {
             return;
         }
         // SAFETY: the filter context is live for this call; argument 0 is the command name.
@@ -129,7 +135,18 @@ extern "C" fn on_command(filter: *mut raw::RedisModuleCommandFilterCtx) {
             }
             bytes(api!(RedisModule_CommandFilterArgGet)(filter, 0))
         };
-        if name.eq_ignore_ascii_case(b"unsubscribe") || name.eq_ignore_ascii_case(b"reset") {
+        if !may_unsubscribe(name) {
+            return;
+        }
+        if remembered {
+            // Before the command runs: nothing runs between this filter and the command but
+            // the command itself, so no check can find the connection still subscribed.
+            lifetime::with_listening(|l| l.forget_all());
+        }
+        let sweep = queue::notified() > 0 && !SWEEP_PENDING.load(Ordering::Relaxed);
+        if sweep
+            && (name.eq_ignore_ascii_case(b"unsubscribe") || name.eq_ignore_ascii_case(b"reset"))
+        {
             SWEEP_PENDING.store(true, Ordering::Relaxed);
             // The filter runs before the command: look once it has run, on the next turn.
             // SAFETY: a callback with no data, run on the main thread.

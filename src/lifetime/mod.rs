@@ -4,19 +4,23 @@
 //! - `watchdog`: holdings renewed by the server while their connection lives.
 //! - `notices`: holdings whose owner is told of their loss (`NOTIFY`).
 //! - `retries`: request ids, so a retried call never counts twice.
+//! - `listening`: connections found subscribed to their `NOTIFY` channel.
 //! - Hold caps (`MAXHOLD`) are a lease clip, in `lock::lease_end`.
 
+pub mod listening;
 pub mod notices;
 pub mod retries;
 pub mod watchdog;
 
 use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 thread_local! {
     // Redis calls every callback of this module on its main thread.
     static WATCHDOG: RefCell<watchdog::Watchdog> = RefCell::default();
     static RELEASED: RefCell<retries::Released> = RefCell::default();
     static NOTICES: RefCell<notices::Notices> = RefCell::default();
+    static LISTENING: RefCell<listening::Listening> = RefCell::default();
 }
 
 /// Runs `f` on the holdings told of their loss. `f` must not call back into this function.
@@ -33,3 +37,23 @@ pub fn with_watchdog<R>(f: impl FnOnce(&mut watchdog::Watchdog) -> R) -> R {
 pub fn with_released<R>(f: impl FnOnce(&mut retries::Released) -> R) -> R {
     RELEASED.with(|r| f(&mut r.borrow_mut()))
 }
+
+/// Runs `f` on the connections known to listen on their channel. `f` must not call back into
+/// this function.
+pub fn with_listening<R>(f: impl FnOnce(&mut listening::Listening) -> R) -> R {
+    LISTENING.with(|l| {
+        let mut l = l.borrow_mut();
+        let r = f(&mut l);
+        ANY_LISTENING.store(!l.is_empty(), Ordering::Relaxed);
+        r
+    })
+}
+
+/// Whether any connection is known to listen: asked by the command filter before every
+/// command of the server, where a thread-local's lookup (`__tls_get_addr` in a cdylib) was
+/// most of the filter's cost.
+pub fn any_listening() -> bool {
+    ANY_LISTENING.load(Ordering::Relaxed)
+}
+
+static ANY_LISTENING: AtomicBool = AtomicBool::new(false);

@@ -44,10 +44,9 @@ impl Notices {
         let at = list.iter().position(|n| *n.owner == *owner)?;
         let notice = list.swap_remove(at);
         if list.is_empty() {
+            // A db's map stays (16 at most by default): dropping it with its last lock made
+            // every uncontended pair with `NOTIFY` free and build it again.
             keys.remove(key);
-            if keys.is_empty() {
-                self.by_lock.remove(&db);
-            }
         }
         self.count -= 1;
         Some(notice)
@@ -59,9 +58,6 @@ impl Notices {
             return Vec::new();
         };
         let taken = keys.remove(key).unwrap_or_default();
-        if keys.is_empty() {
-            self.by_lock.remove(&db);
-        }
         self.count -= taken.len();
         taken
     }
