@@ -203,19 +203,17 @@ func (s *Servers) clusterReplica(primary string) string {
 	return ""
 }
 
-// clusterFailover asks the replica of the key's primary for CLUSTER FAILOVER (what SENTINEL
-// FAILOVER is in the Sentinel topology) and returns the old primary.
-func (s *Servers) clusterFailover() (string, string, error) {
-	old := s.Primary()
-	replica := s.clusterReplica(old)
+// clusterFailover asks replica, of the key's primary old, for CLUSTER FAILOVER with option
+// (none, or FORCE): what SENTINEL FAILOVER is in the Sentinel topology.
+func (s *Servers) clusterFailover(old, replica string, option ...string) error {
 	if old == "" || replica == "" {
-		return old, "", fmt.Errorf("CLUSTER FAILOVER: no primary (%q) with a replica (%q) for the key's slot", old, replica)
+		return fmt.Errorf("CLUSTER FAILOVER: no primary (%q) with a replica (%q) for the key's slot", old, replica)
 	}
-	out, err := s.Cli(s.Nodes[replica], "CLUSTER", "FAILOVER")
+	out, err := s.Cli(s.Nodes[replica], append([]string{"CLUSTER", "FAILOVER"}, option...)...)
 	if err == nil && out != "OK" {
 		err = fmt.Errorf("CLUSTER FAILOVER on %s: %s", replica, out)
 	}
-	return old, replica, err
+	return err
 }
 
 // awaitClusterSettled waits until every node says the cluster is ok and names the same

@@ -76,15 +76,28 @@ type Fault struct {
 	After             time.Duration // when it starts, after the workers
 	ReplTimeout       time.Duration // the servers' repl-timeout, when the fault needs another
 	ClockJump         bool          // the data nodes' wall clocks can be moved (clockshift.so)
-	// Cluster: the fault also makes sense in the Cluster topology (n1 is the key's primary
-	// there too, its replica is n4, the other primaries n2, n3).
-	Cluster bool
-	Play    func(r *Run) error
+	// Play does the fault in either topology (n1 is the key's primary in both; in the
+	// Cluster its replica is n4, the other primaries n2, n3).
+	Play func(r *Run) error
 }
 
 // minority is the first primary with the clients that stay with it in a partition; the
 // majority is every other data node (and sentinel) with c3, c4.
 var minority = []string{"n1", "c1", "c2"}
+
+// bridgeFarSide is the side of a bridge cut from the minority: every data node but n2 (the
+// bridge) and the minority's n1, with c3, c4. In Sentinel that is n3 (n1's other replica); in
+// the Cluster it holds n1's replica n4 and the third primary n3, so the primary that reaches
+// both sides, n2, is the one vote n1 still hears.
+func bridgeFarSide(hosts []string) []string {
+	var out []string
+	for _, h := range append(append([]string{}, hosts...), "c3", "c4") {
+		if h != "n2" && !contains(minority, h) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
 
 func (r *Run) majority() []string {
 	var out []string
@@ -98,7 +111,7 @@ func (r *Run) majority() []string {
 
 // Faults are the columns.
 var Faults = []Fault{
-	{Name: "partition-primary", After: 3 * time.Second, Cluster: true,
+	{Name: "partition-primary", After: 3 * time.Second,
 		Description: "the primary and clients c1, c2 cut off from the replicas, the sentinels (Cluster: the other primaries) and c3, c4 (failover on the majority side)",
 		Play: func(r *Run) error {
 			return r.partitionPrimary(4 * time.Second)
@@ -109,20 +122,36 @@ var Faults = []Fault{
 			return r.partitionPrimary(8 * time.Second)
 		}},
 	{Name: "bridge", After: 3 * time.Second,
-		Description: "n1, c1, c2 and n3, c3, c4 cut from each other; n2 (and its sentinel) reaches both; SENTINEL FAILOVER during it",
+		Description: "n1, c1, c2 and n3, c3, c4 cut from each other; n2 (and its sentinel) reaches both; SENTINEL FAILOVER during it " +
+			"(Cluster: n1, c1, c2 cut from every node but n2 and from c3, c4; n2, a primary, reaches both sides; " +
+			"CLUSTER FAILOVER FORCE on n4, n1's replica, which cannot reach n1: n1 can learn that it was deposed only through n2)",
 		Play: func(r *Run) error {
-			if err := r.Net.Cut([]string{"n1", "c1", "c2"}, []string{"n3", "c3", "c4"}); err != nil {
+			far := bridgeFarSide(r.Srv.Hosts)
+			// The Cluster's replica is found before the cut: the primary's view of it is
+			// "fail?" soon after.
+			var old, replica string
+			if r.Srv.cluster != nil {
+				old = r.Srv.Primary()
+				replica = r.Srv.clusterReplica(old)
+			}
+			if err := r.Net.Cut(minority, far); err != nil {
 				return err
 			}
-			r.note("bridge: {n1 c1 c2} x {n3 c3 c4}, n2 sees both")
-			if err := r.failover("n2"); err != nil {
+			r.note("bridge: {%s} x {%s}, n2 sees both", strings.Join(minority, " "), strings.Join(far, " "))
+			var err error
+			if r.Srv.cluster != nil {
+				err = r.clusterFailover(old, replica, "FORCE")
+			} else {
+				err = r.failover("n2")
+			}
+			if err != nil {
 				return err
 			}
 			time.Sleep(3 * time.Second)
 			r.note("heal")
 			return r.Net.Heal()
 		}},
-	{Name: "flapping", After: 3 * time.Second, Cluster: true,
+	{Name: "flapping", After: 3 * time.Second,
 		Description: "the primary's partition (as partition-primary) cut and healed every 0.7 s for 10 s",
 		Play: func(r *Run) error {
 			r.note("flapping starts")
@@ -139,7 +168,7 @@ var Faults = []Fault{
 			r.note("flapping ends; primary now %q", r.Srv.Primary())
 			return nil
 		}},
-	{Name: "client-cut", After: 3 * time.Second, Cluster: true,
+	{Name: "client-cut", After: 3 * time.Second,
 		Description: "a holding client cut off from every data node and sentinel (not from the resource) for lease + 2 s; SENTINEL FAILOVER during it",
 		Play: func(r *Run) error {
 			h, err := r.holdingWorker(10 * time.Second)
@@ -157,7 +186,7 @@ var Faults = []Fault{
 			r.note("heal")
 			return r.Net.Heal()
 		}},
-	{Name: "kill-primary", After: 3 * time.Second, Cluster: true,
+	{Name: "kill-primary", After: 3 * time.Second,
 		Description: "kill -9 of the primary; the sentinels promote a replica; the old primary restarts (empty) and is made a replica",
 		Play: func(r *Run) error {
 			p := r.Srv.Primary()
@@ -172,7 +201,7 @@ var Faults = []Fault{
 			r.note("restart redis on %s", p)
 			return r.Srv.Restart(r.Srv.Nodes[p])
 		}},
-	{Name: "pause-primary", After: 3 * time.Second, Cluster: true,
+	{Name: "pause-primary", After: 3 * time.Second,
 		Description: "SIGSTOP of the primary until the sentinels promote a replica, then SIGCONT",
 		Play: func(r *Run) error {
 			p := r.Srv.Primary()
@@ -188,7 +217,7 @@ var Faults = []Fault{
 			}
 			return err
 		}},
-	{Name: "kill-holder", After: 3 * time.Second, Cluster: true,
+	{Name: "kill-holder", After: 3 * time.Second,
 		Description: "kill -9 of a worker while it holds the lock; SENTINEL FAILOVER right after",
 		Play: func(r *Run) error {
 			h, err := r.holdingWorker(10 * time.Second)
@@ -201,7 +230,7 @@ var Faults = []Fault{
 			}
 			return r.failover("n2")
 		}},
-	{Name: "pause-holder", After: 3 * time.Second, Cluster: true,
+	{Name: "pause-holder", After: 3 * time.Second,
 		Description: "SIGSTOP of a worker while it holds the lock, for its lease + 1.5 s; SENTINEL FAILOVER during it",
 		Play: func(r *Run) error {
 			h, err := r.holdingWorker(10 * time.Second)
@@ -293,9 +322,6 @@ func Matrix() []Scenario {
 	var out []Scenario
 	for _, f := range Faults {
 		for _, c := range Configs {
-			if c.Cluster && !f.Cluster {
-				continue
-			}
 			sc := Scenario{Config: c, Fault: f, Claims: claims(c, f)}
 			for _, ctl := range Controls() {
 				if ctl.Name() == sc.Name() {
@@ -397,18 +423,25 @@ func (r *Run) partitionPrimary(after time.Duration) error {
 // Cluster: CLUSTER FAILOVER on the replica of the key's primary).
 func (r *Run) failover(host string) error {
 	if r.Srv.cluster != nil {
-		old, replica, err := r.Srv.clusterFailover()
-		r.note("CLUSTER FAILOVER on %s (replica of %s): %v", replica, old, err)
-		if err != nil {
-			return err
-		}
-		return r.awaitPrimaryOtherThan(old)
+		old := r.Srv.Primary()
+		return r.clusterFailover(old, r.Srv.clusterReplica(old))
 	}
 	old := r.Srv.Primary()
 	out, err := r.Srv.Cli(r.Srv.Sentinels[host], "SENTINEL", "FAILOVER", masterName)
 	r.note("SENTINEL FAILOVER on %s's sentinel: %s", host, out)
 	if err != nil || out != "OK" {
 		return fmt.Errorf("SENTINEL FAILOVER: %v %s", err, out)
+	}
+	return r.awaitPrimaryOtherThan(old)
+}
+
+// clusterFailover asks replica, of the key's primary old, for CLUSTER FAILOVER (option: FORCE,
+// when it cannot reach old) and waits for the new primary.
+func (r *Run) clusterFailover(old, replica string, option ...string) error {
+	err := r.Srv.clusterFailover(old, replica, option...)
+	r.note("CLUSTER FAILOVER %s on %s (replica of %s): %v", strings.Join(option, " "), replica, old, err)
+	if err != nil {
+		return err
 	}
 	return r.awaitPrimaryOtherThan(old)
 }

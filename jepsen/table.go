@@ -71,8 +71,6 @@ func writeTable(paths []string, w io.Writer) error {
 			for _, f := range faults {
 				s, ok := cell[[2]string{c.Name, f}]
 				switch {
-				case c.Cluster && !faultNamed(f).Cluster:
-					row = append(row, "n/a")
 				case !ok:
 					row = append(row, "not run")
 				case strings.HasPrefix(s.Verdict, "ERROR"):
