@@ -270,14 +270,14 @@ class HoldBase(Options):
         """Gives back an acquisition the replicas did not confirm (not itself confirmed)."""
         return self.family.release(self.name, owner, amount)
 
-    def _grant_confirm_command(self, holding: Holding) -> Optional[Command]:
-        """For a grant told by message (written by another connection, which our WAIT does not
-        cover): RENEW, which writes, pipelined with WAIT; with WATCHDOG it also starts the
-        server's renewals. A lease holding sends it only when there are replicas to wait for."""
-        renew = self.family.renew(self.name, holding.owner, self.lease_ms, watchdog=self.watchdog)
-        if self._confirm is None:
-            return renew if self.watchdog else None
-        return dataclasses.replace(renew, confirm=self._confirm, only_to_confirm=not self.watchdog)
+    def _grant_confirm_command(self, holding: Holding) -> Command:
+        """For a grant told by message: RENEW, always, pipelined with WAIT when confirmation is
+        on (the grant was written by another connection, which our WAIT does not cover); with
+        WATCHDOG it also starts the server's renewals. Sent for a lease holding too, with or
+        without replicas: a message read after the grant's lease ended (a paused process, a
+        late subscriber) must be found gone (RENEW answers 0), never reported held beside the
+        next holder (CONTRACT.md C4.2; issue 47's finding 10)."""
+        return self._confirmed(self.family.renew(self.name, holding.owner, self.lease_ms, watchdog=self.watchdog))
 
     def _settle_release(self, holding: Holding, reply) -> None:
         if reply is None:

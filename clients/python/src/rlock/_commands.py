@@ -74,9 +74,6 @@ class Command:
     wait_until: Optional[float] = None
     request_id: Optional[str] = None
     confirm: Any = None  # a rlock.Confirm: WAIT for the replicas after it (rlock._confirm)
-    #: Sent only to be confirmed (a RENEW after a grant told by message): skipped, as if
-    #: answered 1, when there is no replica to wait for.
-    only_to_confirm: bool = False
 
     def args(self, now: float, notify: Optional[int] = None) -> list:
         """The words to send now. With `notify` (a client id), an attempt that waits does so as

@@ -123,8 +123,6 @@ class SessionBase:
 
     def _attempt_steps(self, command, keep: bool, notify: Optional[int], asking: bool = False):
         then = yield from self._wait_words_steps(command)
-        if then is None and command.only_to_confirm:
-            return 1, None
         channel = yield self.checkout()
         try:
             now = time.monotonic()

@@ -341,15 +341,13 @@ class Acquisition:
             subscriber.forget(holding)
 
     def _confirm(self, subscriber, part, holding):
-        """RENEW (with WATCHDOG: the server renews a grant told by message only from now on, so
-        a message dropped by a client ends at the lease; the binding stays on the subscriber),
-        pipelined with WAIT when confirmation is on: the grant was written by another
-        connection, which our WAIT would not cover."""
-        command = part.lock._grant_confirm_command(holding)
-        if command is None:
-            return
+        """RENEW, for every grant told by message (with WATCHDOG: the server renews such a grant
+        only from now on, so a message dropped by a client ends at the lease; the binding stays
+        on the subscriber), pipelined with WAIT when confirmation is on: the grant was written
+        by another connection, which our WAIT would not cover. RENEW answering 0: the grant is
+        gone (its lease ended before its message was read) and is not held."""
         try:
-            reply = yield self.io.call(subscriber, command)
+            reply = yield self.io.call(subscriber, part.lock._grant_confirm_command(holding))
         except RedisError as error:
             # A closed subscriber re-binds the holding or reports it lost; otherwise the
             # unconfirmed lease ends and the `lost` notice reports it.

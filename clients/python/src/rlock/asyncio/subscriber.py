@@ -176,7 +176,7 @@ class Subscriber(Dispatcher):
         args = command.args(time.monotonic(), notify=self.client_id)
         then = await self.session.wait_words(command, run=lambda probe: self.call(probe.words))
         if then is None:
-            return 1 if command.only_to_confirm else await self.call(args)
+            return await self.call(args)
         first, second = asyncio.ensure_future(self.call(args)), asyncio.ensure_future(self.call(then))
         try:
             reply = await first
