@@ -144,14 +144,15 @@ export abstract class Holder implements Holding {
 
   /**
    * Records a grant of `permits` with `token` (taken here, or by a `MultiLock` for this key):
-   * registered for re-binding and loss reports, a watchdog grant confirmed when `confirm`
-   * (told by message, or retried), the lease refreshed. Internal.
+   * registered for re-binding and loss reports, confirmed by RENEW when `confirm` (told by
+   * message, or retried: watchdog or lease, with or without replicas, as its lease may have
+   * ended before the message was read), the lease refreshed. Internal.
    */
   adopt(session: Session, permits: number, token: number, confirm: boolean, unconfirmed?: Unconfirmed): Promise<void> | void {
     this.holds.push({ permits, token });
     this.session = session;
     session.register(this);
-    if ((confirm && (this.watchdog || this.confirm)) || unconfirmed) return this.adoptConfirmed(session, permits, confirm, unconfirmed);
+    if (confirm || unconfirmed) return this.adoptConfirmed(session, permits, confirm, unconfirmed);
     // Granted in the call's reply and nothing left to confirm (the uncontended case): no await.
     this.startRefresh();
   }
@@ -159,8 +160,9 @@ export abstract class Holder implements Holding {
   /** The rest of `adopt` when the grant is to be confirmed, or was not. */
   private async adoptConfirmed(session: Session, permits: number, confirm: boolean, unconfirmed?: Unconfirmed): Promise<void> {
     // A grant by message (or a retried call's) was written by another connection: a RENEW of
-    // our own, pipelined with WAIT, is what the replicas can confirm (and binds the watchdog here).
-    if (confirm && (this.watchdog || this.confirm)) {
+    // our own, pipelined with WAIT, is what the replicas can confirm (and binds the watchdog
+    // here). Sent for every one: a lease grant read after its lease ended answers 0 (C4.2).
+    if (confirm) {
       let still: unknown;
       const renew: Arg[] = [this.family.renew, this.key, this.owner, 'PX', this.lease, ...(this.watchdog ? ['WATCHDOG'] : [])];
       try {

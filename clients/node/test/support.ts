@@ -201,13 +201,16 @@ export async function rlockClientIds(redis: Redis): Promise<Array<{ id: string; 
  * A TCP proxy in front of a server. `dropAfter(text)` arms it: the next client-to-server
  * chunk containing `text` (in any case) is forwarded, and the client's side is cut before the reply comes
  * back, while the server's side stays open (the server has not noticed yet), which is the
- * case the `ID` retry rule is for.
+ * case the `ID` retry rule is for. `holdReplies()` keeps back what the server sends (a message
+ * read late, as by a paused process) until `passReplies()`.
  */
 export class Proxy {
   readonly port: number;
   private trigger: string | null = null;
   private readonly orphans: net.Socket[] = [];
   private readonly sockets = new Set<net.Socket>();
+  /** What the server sent while held back, in order (null: not holding). */
+  private held: Array<[net.Socket, Buffer]> | null = null;
   dropped = 0;
 
   private constructor(
@@ -250,7 +253,8 @@ export class Proxy {
         client.destroy();
         return;
       }
-      client.write(data);
+      if (this.held) this.held.push([client, data]);
+      else client.write(data);
     });
     client.on('error', () => {});
     upstream.on('error', () => {});
@@ -267,6 +271,18 @@ export class Proxy {
   cut(): void {
     for (const socket of this.sockets) socket.destroy();
     this.sockets.clear();
+  }
+
+  /** From now on, what the server sends waits here until `passReplies()`. */
+  holdReplies(): void {
+    this.held ??= [];
+  }
+
+  /** Passes on what was held back, in order, and holds nothing more. */
+  passReplies(): void {
+    const held = this.held ?? [];
+    this.held = null;
+    for (const [client, data] of held) client.write(data);
   }
 
   dropAfter(text: string): void {

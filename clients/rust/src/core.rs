@@ -284,15 +284,17 @@ impl Core {
             holdings.push(holding);
         }
         // The server renews a grant it sent as a message only once its owner confirms it, on
-        // the receiving connection: a grant nobody read ends at its lease. A holding taken at
+        // the receiving connection: a grant nobody read ends at its lease. Every grant by
+        // message is confirmed by this RENEW, watchdog or lease, with or without replicas to
+        // wait for: its lease may have ended before the message was read (a paused process),
+        // and another owner may hold the lock now (CONTRACT.md C4.2). A holding taken at
         // once is renewed as it is, unless the connection it is bound to was replaced before
         // the holding was registered for re-binding: then it is re-bound here. A grant by
         // message was written by another connection, so the replicas confirm it through a
         // write of ours: this RENEW (which writes the expiry), pipelined with WAIT.
-        let rebind = held.granted || subscriber.session.generation().await != held.generation;
-        let confirming = held.granted && !confirm.is_off();
+        let rebind = subscriber.session.generation().await != held.generation;
         let mut shortfall = held.shortfall;
-        if (rebind && options.watchdog) || confirming {
+        if held.granted || (rebind && options.watchdog) {
             for (key, holding) in keys.iter().zip(&holdings) {
                 let renew = match options.watchdog {
                     true => commands::rebind(kind, key, &self.owner, options.lease),

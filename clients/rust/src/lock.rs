@@ -61,9 +61,9 @@ impl Lock {
     ///
     /// With a `wait`, the future can be dropped (`select!`, `timeout`) to stop waiting: the
     /// wait leaves the server's queue in the background, and a grant that raced the drop is
-    /// released. A watchdog lock granted after a wait is confirmed (`RLOCK.RENEW ...
-    /// WATCHDOG`) before it is returned; [`Error::Lost`](crate::Error::Lost) if it ended
-    /// before that. Concurrent waits through the *same* handle for its key leave the queue
+    /// released. A lock granted after a wait is confirmed (`RLOCK.RENEW`, with `WATCHDOG`
+    /// for a watchdog lock) before it is returned; [`Error::Lost`](crate::Error::Lost) if it
+    /// ended before that. Concurrent waits through the *same* handle for its key leave the queue
     /// together when one is dropped (the server's `RLOCK.CANCEL` names the owner): the others
     /// end at their `wait`.
     pub async fn acquire(&self) -> Result<LockGuard> {

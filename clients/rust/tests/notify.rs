@@ -8,7 +8,7 @@
 mod common;
 mod support;
 
-use rlock_client::{Error, Lock, LockGuard};
+use rlock_client::{Confirm, Error, Lock, LockGuard};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use support::proxy::Proxy;
@@ -340,5 +340,57 @@ async fn a_wait_on_a_key_overwritten_by_another_type_fails_with_its_code() -> Re
         other => panic!("expected WRONGTYPE, got {other:?}"),
     }
     drop(held);
+    Ok(())
+}
+
+/// A lease grant told by message and read only after its lease ended (CONTRACT.md C4.2, issue
+/// 47's finding 10): the proxy holds back what the server sends to the waiter (a paused
+/// process, a late subscriber) while the server grants it the lock under a 500 ms lease; the
+/// lease ends unconfirmed and another owner takes the lock. Read late, the grant must be
+/// confirmed with RENEW, which answers 0: the waiter must not report the lock held beside the
+/// other (with confirmation off it did: no RENEW was sent); it reports the loss.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lease_grant_read_after_its_lease_ended_is_not_held() -> Result<(), Error> {
+    for (what, confirm) in [("off", Confirm::off()), ("auto", Confirm::auto())] {
+        let redis = server();
+        let proxy = Proxy::start(redis.port).await;
+        let (direct, proxied) = (client(&redis), client_at(proxy.port));
+        let (_holder, held) = hold(&direct, "k").await?;
+        let waiter = Lock::new(&proxied, "k")
+            .watchdog(false)
+            .lease(SECOND / 2)
+            .wait(30 * SECOND)
+            .confirm(confirm);
+        let waiting = waiter.owner().to_string();
+        let task = queue(&redis, waiter, 1);
+
+        proxy.hold_replies(true);
+        held.release().await?;
+        common::wait_until("the grant to the waiter", || {
+            lock_info(&redis, "k").is_some_and(|(owner, _, _)| owner == waiting)
+        });
+        common::wait_until("the unread grant's lease to end", || {
+            lock_info(&redis, "k").is_none()
+        });
+        let (other, others) = hold(&direct, "k").await?;
+        proxy.hold_replies(false);
+
+        // Read now, the grant is found gone: not held, the waiter reports the loss.
+        match outcome(task, "the waiter's answer").await {
+            Err(Error::Lost) => {}
+            Ok((guard, _)) => panic!(
+                "confirm {what}: reported held (token {}) while the other holds the lock",
+                guard.token()
+            ),
+            Err(other) => panic!("confirm {what}: {other:?}, not Error::Lost"),
+        }
+        let owner = lock_info(&redis, "k").map(|(owner, _, _)| owner);
+        assert_eq!(
+            owner.as_deref(),
+            Some(other.owner()),
+            "confirm {what}: the other's"
+        );
+        others.release().await?;
+    }
     Ok(())
 }

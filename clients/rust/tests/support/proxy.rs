@@ -1,6 +1,7 @@
 //! A TCP proxy in front of one server that breaks connections on cue, the way networks do:
 //! after a command reached the server but before its reply got back, or on the client's side
-//! only while the server keeps its end open.
+//! only while the server keeps its end open; or holding back what the server sends (a
+//! message read late, as by a paused process).
 
 use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -25,6 +26,8 @@ struct State {
     kept: Mutex<Vec<TcpStream>>,
     /// While set, new connections are closed as soon as they are accepted.
     refusing: std::sync::atomic::AtomicBool,
+    /// While true, what the server sends waits in the proxy (in order).
+    holding: watch::Sender<bool>,
 }
 
 impl Proxy {
@@ -36,6 +39,7 @@ impl Proxy {
             sever: watch::Sender::new(0),
             kept: Mutex::default(),
             refusing: Default::default(),
+            holding: watch::Sender::new(false),
         });
         let shared = state.clone();
         tokio::spawn(async move {
@@ -69,6 +73,12 @@ impl Proxy {
         self.state
             .refusing
             .store(refuse, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Holds back what the server sends on every connection while `hold` is true; false
+    /// passes it on, in order.
+    pub fn hold_replies(&self, hold: bool) {
+        self.state.holding.send_replace(hold);
     }
 
     /// Closes the server ends kept by `sever_client_ends`.
@@ -107,6 +117,9 @@ async fn pump(mut client: TcpStream, mut server: TcpStream, state: Arc<State>) {
                 let Ok(n @ 1..) = read else { return };
                 if swallow_reply {
                     return; // both ends close here: the reply is lost with the connection
+                }
+                if state.holding.subscribe().wait_for(|held| !held).await.is_err() {
+                    return;
                 }
                 if client.write_all(&from_server[..n]).await.is_err() {
                     return;

@@ -10,9 +10,9 @@ import java.util.concurrent.TimeUnit;
  * The acquire step of docs/clients.md, the one core for every type: one key
  * ({@code <PREFIX>.ACQUIRE}), all-or-none over several ({@code RLOCK.ACQUIREALL}, a
  * {@link MultiLock}), or n permit ids at once ({@code RSEM.ACQUIRE ... EACH}: n holdings of one
- * permit, one request in the queue). One attempt, or a wait by message ({@link WaitByMessage}); a watchdog
- * grant told by message is confirmed ({@code RENEW ... WATCHDOG}) before it counts; every grant
- * is recorded in the {@link Holdings}.
+ * permit, one request in the queue). One attempt, or a wait by message ({@link WaitByMessage}); a
+ * grant told by message is confirmed ({@code RENEW}, with {@code WATCHDOG} for a watchdog grant)
+ * before it counts; every grant is recorded in the {@link Holdings}.
  */
 public final class Acquire {
     private final Engine engine;
@@ -148,7 +148,9 @@ public final class Acquire {
                     }
                     if (event.kind == Event.Kind.GRANTED) {
                         long[] tokens = tokens(event, waiters);
-                        if ((watchdog || call.node.confirms(engine.confirm)) && !confirm(call.node, call.asked, lease, watchdog)) {
+                        // Every grant told by message, watchdog or lease, with or without replicas to
+                        // wait for: its lease may have ended before the message was read (C4.2).
+                        if (!confirm(call.node, call.asked, lease, watchdog)) {
                             requestId = Engine.requestId(); // it ended before we could confirm it: ask again
                             continue;
                         }

@@ -18,7 +18,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * A TCP proxy in front of a server that can lose a reply: armed with a marker, it forwards the
  * next client bytes that contain it to the server, forwards nothing more from the server on
  * that connection, and closes both sides shortly after (so the server ran the command, and the
- * client never sees its answer).
+ * client never sees its answer). {@link #holdReplies()} keeps back everything the server sends
+ * until {@link #passReplies()}: a message (a NOTIFY grant) read late, as by a paused process.
  */
 public final class Proxy implements AutoCloseable {
     private final ServerSocket listener;
@@ -28,6 +29,7 @@ public final class Proxy implements AutoCloseable {
     private final AtomicReference<byte[]> marker = new AtomicReference<>();
     private final CountDownLatch dropped = new CountDownLatch(1);
     private volatile CountDownLatch drop = new CountDownLatch(1);
+    private boolean holding;
 
     public Proxy(int targetPort) throws IOException {
         this.targetPort = targetPort;
@@ -59,6 +61,23 @@ public final class Proxy implements AutoCloseable {
     /** Waits until the armed drop happened. */
     public boolean awaitDrop(long ms) throws InterruptedException {
         return drop.await(ms, TimeUnit.MILLISECONDS);
+    }
+
+    /** From now on, what the server sends waits here (in order) until {@link #passReplies()}. */
+    public synchronized void holdReplies() {
+        holding = true;
+    }
+
+    /** Passes on what was held back, and holds nothing more. */
+    public synchronized void passReplies() {
+        holding = false;
+        notifyAll();
+    }
+
+    private synchronized void awaitPass() throws InterruptedException {
+        while (holding) {
+            wait();
+        }
     }
 
     /** Closes every connection now. */
@@ -122,6 +141,8 @@ public final class Proxy implements AutoCloseable {
                         }
                     } else if (frozen) {
                         continue;
+                    } else {
+                        awaitPass();
                     }
                     out.write(buffer, 0, n);
                     out.flush();
