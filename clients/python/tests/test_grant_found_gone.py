@@ -3,9 +3,10 @@ issue 47's finding 9). The waiter, in a process of its own, is stopped (SIGSTOP)
 waits; the holder releases, so the server grants the lock to the waiter by message, under the
 waiter's short lease, which nobody renews until the waiter confirms it; the lease ends, another
 process takes the lock; woken (SIGCONT), the waiter reads its grant late and confirms it with
-RENEW ... WATCHDOG, which answers 0. Its acquire must not answer True (it did, beside the other
-holder: two holders): it asks again for what is left of its wait, and gets the lock once the
-other releases it."""
+RENEW (with WATCHDOG for a watchdog holding), which answers 0. Its acquire must not answer True
+(it did, beside the other holder: two holders; for a fixed lease the RENEW was not even sent
+when no replica was counted or confirmation was off, finding 10): it asks again for what is
+left of its wait, and gets the lock once the other releases it."""
 
 from __future__ import annotations
 
