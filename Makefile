@@ -104,7 +104,7 @@ $(VENV)/.compat-installed:
 	$(VENV)/bin/pip install -q $(COMPAT_PACKAGES)
 	touch $@
 
-jepsen: build test-deps ## Play the full fault matrix in network namespaces (root; ~40 min): histories, Porcupine's results and pictures under target/jepsen/
+jepsen: build test-deps ## Play the full fault matrix in network namespaces (root; 90 runs, ~50 min on 2 cores): histories, Porcupine's results and pictures under target/jepsen/
 	bash jepsen/test.sh
 
 test-compat: build $(VENV)/.compat-installed ## Run the integration tests against Redis 8.2, Valkey 8.1 and Valkey 9.1
