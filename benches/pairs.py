@@ -10,6 +10,10 @@ A helper's file is {"meta": {...}, "figures": {"<language>.<lock>.<side>.<worklo
 
 For the most/fewest acquisitions of one contender, the figure compared is their quotient per
 round (1 is perfectly even; inf when a contender got none).
+
+Ends with issue 46's goals per pair, each met or not by the median of the per-round ratios:
+uncontended pairs/s at least GOAL_UNCONTENDED times theirs, the hot lock's longest wait at most
+GOAL_LONGEST_WAIT times theirs, and every one of our contenders served in every round.
 """
 
 import json
@@ -22,6 +26,9 @@ OUT = ROOT / "target" / "bench-pairs.json"
 # The helpers whose files are expected; any other bench-<name>.json is read too.
 EXPECTED = ["node", "python", "rust", "go", "php", "java"]
 OURS = "rlock"
+# Issue 46's Done-when.
+GOAL_UNCONTENDED = 1.0
+GOAL_LONGEST_WAIT = 0.1
 
 
 def with_fairness(figures):
@@ -62,11 +69,40 @@ def fmt(value):
     return "inf" if math.isinf(value) else f"{value:.3g}"
 
 
+def goals(rows, figures_by_pair):
+    """Lines saying, per pair, whether each of issue 46's goals is met in this run."""
+    by_key = {(row["pair"], row["theirs"], row["figure"]): row for row in rows}
+    lines = []
+    for pair, theirs in sorted({(row["pair"], row["theirs"]) for row in rows}):
+        checks = []
+        uncontended = by_key.get((pair, theirs, "uncontended.pairs_per_s"))
+        if uncontended:
+            ratio = uncontended["ratio_median"]
+            checks.append(f"uncontended {fmt(ratio)} (>= {GOAL_UNCONTENDED}: {'met' if ratio >= GOAL_UNCONTENDED else 'NOT met'})")
+        for figure in (f for (p, t, f) in by_key if p == pair and t == theirs and f.endswith(".max_wait_ms")):
+            ratio = by_key[(pair, theirs, figure)]["ratio_median"]
+            checks.append(f"{figure} {fmt(ratio)} (<= {GOAL_LONGEST_WAIT}: {'met' if ratio <= GOAL_LONGEST_WAIT else 'NOT met'})")
+        fewest = [
+            min(values) for name, values in figures_by_pair.get(pair, {}).items()
+            if name.startswith(f"{OURS}.") and name.endswith(".min_per_contender")
+        ]
+        if fewest:
+            served = min(fewest) > 0
+            checks.append(f"every contender served in every round: {'met' if served else 'NOT met'} (fewest {fmt(min(fewest))})")
+        if checks:
+            lines.append(f"{pair} vs {theirs}: " + "; ".join(checks))
+    return lines
+
+
 def main():
     rows = []
+    figures_by_pair = {}
     found, missing = sources()
     for source in found:
         data = json.loads(source.read_text())
+        for name, values in data["figures"].items():
+            language, lock, rest = name.split(".", 2)
+            figures_by_pair.setdefault(f"{language}.{lock}", {})[rest] = values
         for (pair, figure, theirs_name), (ours, theirs) in sorted(pairs(with_fairness(data["figures"])).items()):
             if figure.endswith(("max_per_contender", "min_per_contender", "unfinished_waits")):
                 continue
@@ -87,6 +123,9 @@ def main():
         )
     for name in missing:
         print(f"{name}: not in this run")
+    print("\nissue 46's goals, by the median ratio of this run:")
+    for line in goals(rows, figures_by_pair):
+        print("  " + line)
     # JSON has no inf or NaN: those figures are written as fmt() prints them.
     plain = [{k: fmt(v) if isinstance(v, float) and not math.isfinite(v) else v for k, v in row.items()} for row in rows]
     OUT.write_text(json.dumps(plain, indent=1) + "\n")
