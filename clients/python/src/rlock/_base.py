@@ -11,7 +11,6 @@ import logging
 import threading
 import time
 import uuid
-import dataclasses
 from types import SimpleNamespace
 from typing import Any, Callable, Optional
 
@@ -103,7 +102,10 @@ class Options:
 
     def _confirmed(self, command: Command) -> Command:
         """The command, to be confirmed by the replicas as this object's setting says."""
-        return command if self._confirm is None else dataclasses.replace(command, confirm=self._confirm)
+        if self._confirm is None:
+            return command
+        # Not dataclasses.replace, which costs as much as building the command (issue 46).
+        return Command(command.words, command.wait_until, command.request_id, self._confirm)
 
     @property
     def watchdog(self) -> bool:
