@@ -165,7 +165,7 @@ class Session(SessionBase, Binder):
         return drive(self._wait_words_steps(command))
 
     def keepalive_interval(self) -> float:
-        return drive(self._keepalive_steps())
+        return self._keepalive if self._keepalive is not None else drive(self._keepalive_steps())
 
 
 _per_pool = PerPool(Session)
