@@ -230,9 +230,11 @@ class DroppedReplies:
 
 
 class FlakyConnection(redis.connection.Connection):
-    def send_command(self, *args, **kwargs):
-        self.last_command = args[0]
-        super().send_command(*args, **kwargs)
+    def send_packed_command(self, command, *args, **kwargs):
+        # rlock packs its commands itself: the name is read off the bytes (*n, $len, name).
+        packed = command if isinstance(command, bytes) else b"".join(bytes(part) for part in command)
+        self.last_command = packed.split(b"\r\n", 3)[2].decode()
+        super().send_packed_command(command, *args, **kwargs)
 
     def read_response(self, *args, **kwargs):
         reply = super().read_response(*args, **kwargs)

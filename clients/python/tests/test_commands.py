@@ -102,3 +102,27 @@ def test_confirmation_settings_and_replies():
     count.has_waitaof = True
     assert wait_words(Confirm(replicas=1, aof=True, timeout=0.25), count) == ("WAITAOF", 1, 1, 250)
     assert confirmed_count(("WAITAOF", 1, 1, 250), [0, 1]) == -1, "not fsynced on the primary"
+
+
+def test_commands_are_packed_as_redis_py_packs_them():
+    """rlock packs its commands itself (rlock._connections.pack_commands): the same bytes as
+    redis-py's packer, names in the client's encoding, and redis-py's error for what it refuses."""
+    from redis.connection import Connection
+    from redis.exceptions import DataError
+
+    from rlock._connections import pack_commands
+
+    for encoding in ("utf-8", "latin-1"):
+        connection = Connection(encoding=encoding)
+        commands = [
+            LOCK.acquire("clé", b"owner:1", 30000, True, 5000, math.inf).args(now=0, notify=12),
+            PERMITS.acquire("s", b"o", 10, False, None, None, 3).args(now=0),
+            READ.release("r", b"o").args(now=0),
+            WRITE.renew(b"w\xff", b"o", 5, watchdog=True).args(now=0),
+            ("RLOCK.GUARD", "k", b"o", 7, "SET", "x", 1.5, memoryview(b"v")),
+        ]
+        for args in commands:
+            assert pack_commands((args,), connection.encoder) == b"".join(map(bytes, connection.pack_command(*args))), args
+        assert pack_commands(commands[:2], connection.encoder) == b"".join(map(bytes, connection.pack_commands(commands[:2])))
+        with pytest.raises(DataError):
+            pack_commands((("RLOCK.GUARD", "k", b"o", 7, "SET", "x", True),), connection.encoder)

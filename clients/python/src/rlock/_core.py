@@ -4,13 +4,14 @@ waiting flow in _waiting.py; the connections in session.py and subscriber.py."""
 
 from __future__ import annotations
 
+import _signal
 import concurrent.futures
-import contextlib
 import math
-import signal
 import threading
 import time
 import weakref
+from signal import SIGINT, default_int_handler
+from threading import get_ident
 from typing import Literal
 
 from redis.exceptions import LockError, RedisError, ResponseError
@@ -101,32 +102,31 @@ def wait_with_notify(session, request, give_back=None):
     """Runs a waiting call as a NOTIFY queue entry: True/False, or NotifyUnavailable when the
     server cannot tell waiters by message (the caller then waits blocked in WAIT). Interrupted
     (Ctrl-C), it leaves the queue, gives back with `give_back()` what it got meanwhile, and
-    raises the interrupt."""
+    raises the interrupt.
+
+    On the main thread with Python's own Ctrl-C handler, a SIGINT gives the wait up (its flow
+    leaves the queue at its next step) instead of raising wherever the thread is, which between
+    two steps would skip the RLOCK.CANCEL and leave the entry to be granted. The handler is
+    swapped with _signal's calls: signal.signal's enum conversions cost an uncontended pair on
+    the main thread more than a round trip's parsing (issue 46)."""
     io = BlockingIO(session)
-    with interrupts_deferred(io):
+    deferred = get_ident() == _main_ident() and _signal.getsignal(SIGINT) is default_int_handler
+    if deferred:
+        previous = _signal.signal(SIGINT, lambda signum, frame: io._interrupted(KeyboardInterrupt()))
+    try:
         result = drive(Acquisition(io, request).run())
         if io.interrupt is not None and result and give_back is not None:
             give_back()
+    finally:
+        if deferred:
+            _signal.signal(SIGINT, previous)
     if io.interrupt is not None:
         raise io.interrupt
     return result
 
 
-@contextlib.contextmanager
-def interrupts_deferred(io: BlockingIO):
-    """On the main thread with Python's own Ctrl-C handler: a SIGINT gives the wait up (its
-    flow leaves the queue at its next step) instead of raising wherever the thread is, which
-    between two steps would skip the RLOCK.CANCEL and leave the entry to be granted."""
-    if threading.current_thread() is not threading.main_thread() or (
-        signal.getsignal(signal.SIGINT) is not signal.default_int_handler
-    ):
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: io._interrupted(KeyboardInterrupt()))
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
+def _main_ident() -> int:
+    return threading.main_thread().ident
 
 
 class Blocking:

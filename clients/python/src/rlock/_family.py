@@ -30,22 +30,22 @@ class Family:
             words += ["PERMITS", amount]
         return words
 
-    def acquire(self, name, owner: bytes, lease_ms: int, watchdog: bool, max_hold_ms, wait_until, amount: int = 1):
+    def acquire(self, name, owner: bytes, lease_ms: int, watchdog: bool, max_hold_ms, wait_until, amount: int = 1, confirm=None):
         words = self._words("ACQUIRE", name, owner, amount) + ["PX", lease_ms]
         if watchdog:
             words.append("WATCHDOG")
         if max_hold_ms is not None:
             words += ["MAXHOLD", max_hold_ms]
-        return Command(tuple(words), wait_until, new_request_id())
+        return Command(tuple(words), wait_until, new_request_id(), confirm)
 
-    def release(self, name, owner: bytes, amount: int = 1) -> Command:
-        return Command(tuple(self._words("RELEASE", name, owner, amount)), request_id=new_request_id())
+    def release(self, name, owner: bytes, amount: int = 1, confirm=None) -> Command:
+        return Command(tuple(self._words("RELEASE", name, owner, amount)), None, new_request_id(), confirm)
 
-    def renew(self, name, owner: bytes, lease_ms: int, watchdog: bool = False) -> Command:
+    def renew(self, name, owner: bytes, lease_ms: int, watchdog: bool = False, confirm=None) -> Command:
         """RENEW sets the lease again (of all the owner's holdings of the key); it is idempotent,
         so it needs no ID to be retried."""
         words = (f"{self.prefix}.RENEW", name, owner, "PX", lease_ms)
-        return Command(words + ("WATCHDOG",) if watchdog else words)
+        return Command(words + ("WATCHDOG",) if watchdog else words, None, None, confirm)
 
     def info(self, name) -> Command:
         return Command((f"{self.prefix}.INFO", name))

@@ -31,11 +31,10 @@ def execute_steps(channel, args, read_timeout, then, asking):
     ASK)."""
     if not channel.connection.is_connected:  # redis-py would quietly connect a new socket
         raise ConnectionError("rlock: this lock connection was closed")
-    commands = [("ASKING",)] * asking + [args] + ([then] if then is not None else [])
-    if len(commands) == 1:
+    if not asking and then is None:
         yield channel.send_command(args)
         return (yield channel.read(read_timeout))
-    yield channel.send_commands(commands)
+    yield channel.send_commands([("ASKING",)] * asking + [args] + ([then] if then is not None else []))
     if asking:
         yield channel.read(SOCKET_TIMEOUT)
     if then is None:
@@ -122,7 +121,7 @@ class SessionBase:
             yield self.sleep(delay)
 
     def _attempt_steps(self, command, keep: bool, notify: Optional[int], asking: bool = False):
-        then = yield from self._wait_words_steps(command)
+        then = None if command.confirm is None else (yield from self._wait_words_steps(command))
         channel = yield self.checkout()
         try:
             now = time.monotonic()

@@ -23,7 +23,7 @@ from typing import Optional
 from redis.retry import Retry
 
 from ._commands import SOCKET_TIMEOUT
-from ._connections import MAX_IDLE_CONNECTIONS, PerPool, is_cluster
+from ._connections import MAX_IDLE_CONNECTIONS, PerPool, is_cluster, pack_commands
 from ._session import BinderBase, SessionBase, execute_steps
 from ._steps import drive
 from .keeper import keeper
@@ -38,10 +38,11 @@ class Channel:
         self.home = home  # the Session that made it (a cluster node's), where it goes back
 
     def send_command(self, args) -> None:
-        self.connection.send_command(*args, check_health=False)
+        self.send_commands((args,))
 
     def send_commands(self, commands) -> None:
-        self.connection.send_packed_command(self.connection.pack_commands(commands), check_health=False)
+        connection = self.connection
+        connection.send_packed_command((pack_commands(commands, connection.encoder),), check_health=False)
 
     def read(self, read_timeout):
         if read_timeout is SOCKET_TIMEOUT:
@@ -164,7 +165,7 @@ class Session(SessionBase, Binder):
         return drive(self._wait_words_steps(command))
 
     def keepalive_interval(self) -> float:
-        return drive(self._keepalive_steps())
+        return self._keepalive if self._keepalive is not None else drive(self._keepalive_steps())
 
 
 _per_pool = PerPool(Session)
