@@ -69,6 +69,37 @@ export function quorumRound<T>(
   ballot: (member: unknown, index: number) => Promise<T>,
   early = false,
 ): Promise<Round<T>> {
+  return countVotes(
+    members,
+    (member, index, vote) => {
+      let ballotOf: Promise<T>;
+      try {
+        ballotOf = ballot(member, index);
+      } catch (err) {
+        ballotOf = Promise.reject(err);
+      }
+      ballotOf.then(vote.for, vote.against);
+    },
+    early,
+  );
+}
+
+/** One member's vote, cast once: what comes after the first call is not counted. */
+export interface Vote<T> {
+  for(value: T): void;
+  against(reason: unknown): void;
+}
+
+/**
+ * `quorumRound` for callers that cast each vote themselves (`cast` calls `vote.for` or
+ * `vote.against`, once; later calls are ignored): no promise per ballot, which Redlock's
+ * acquire, bounding each vote's time itself, would otherwise wrap in one more.
+ */
+export function countVotes<T>(
+  members: readonly unknown[],
+  cast: (member: unknown, index: number, vote: Vote<T>) => void,
+  early = false,
+): Promise<Round<T>> {
   const stats: ExecutionStats = {
     membershipSize: members.length,
     quorumSize: quorumSize(members.length),
@@ -91,23 +122,27 @@ export function quorumRound<T>(
     };
     if (!out) resolve({ granted: false, results, stats, settled });
     members.forEach((member, index) => {
-      let vote: Promise<T>;
-      try {
-        vote = ballot(member, index);
-      } catch (err) {
-        vote = Promise.reject(err);
-      }
-      vote.then(
-        (value) => {
+      let voted = false;
+      const vote: Vote<T> = {
+        for: (value) => {
+          if (voted) return;
+          voted = true;
           results[index] = value;
           stats.votesFor.add(member);
           counted();
         },
-        (reason) => {
+        against: (reason) => {
+          if (voted) return;
+          voted = true;
           stats.votesAgainst.set(member, voteError(reason));
           counted();
         },
-      );
+      };
+      try {
+        cast(member, index, vote);
+      } catch (err) {
+        vote.against(err);
+      }
     });
   });
 }

@@ -20,7 +20,7 @@ import { randomUUID } from 'node:crypto';
 import { Arg } from './drivers/driver';
 import { Deadlines } from './deadlines';
 import { ConnectionError, ExecutionError, ResourceLockedError, WrongTypeError, publicError } from './errors';
-import { ExecutionResult, ExecutionStats, quorumRound, quorumSize } from './quorum';
+import { ExecutionResult, ExecutionStats, Vote, countVotes, quorumRound, quorumSize } from './quorum';
 import { requestId } from './request';
 import { Session, replyOf } from './session';
 
@@ -174,12 +174,12 @@ export class Redlock extends EventEmitter {
       return err;
     };
     if (resources.length === 1) {
-      return Session.of(client, resources[0])
-        .callEx(command(resources[0]), timeout)
-        .then(
-          (called) => then([called.reply]),
-          (err) => then([failed(err)]),
-        );
+      return Session.of(client, resources[0]).callThen(
+        command(resources[0]),
+        timeout,
+        (reply) => then([reply]),
+        (err) => then([failed(err)]),
+      );
     }
     return Promise.all(
       resources.map((resource) => Session.of(client, resource).callEx(command(resource), timeout).then(replyOf, failed)),
@@ -187,25 +187,50 @@ export class Redlock extends EventEmitter {
   }
 
   /**
-   * Every resource on one server: its tokens; else what was granted is given back and the
-   * vote is against (a `ResourceLockedError` when another owner holds one).
+   * Every resource on one server: the vote for, with its tokens; else what was granted is given
+   * back and the vote is against (a `ResourceLockedError` when another owner holds one). A vote
+   * that takes longer than two response timeouts (a server that does not even accept the
+   * connection) is against; a grant that comes later is given back. The vote is cast from the
+   * reply's own `then`: no promise of its own.
    */
-  private acquireOn(client: unknown, resources: string[], owner: string, duration: number, timeout: number): Promise<number[]> {
+  private voteToAcquire(
+    client: unknown,
+    resources: string[],
+    owner: string,
+    duration: number,
+    timeout: number,
+    vote: Vote<number[]>,
+  ): void {
+    let late = false;
+    const bound = voteBounds.start('RLOCK.ACQUIRE', timeout * 2, () => {
+      late = true;
+      vote.against(new ConnectionError(`rlock: no answer from the server within ${timeout * 2} ms`));
+    });
+    const against = (err: unknown) => {
+      voteBounds.end(bound);
+      vote.against(err);
+    };
+    const replied = (replies: unknown[]) => {
+      if (!replies.every((reply) => typeof reply === 'number')) {
+        this.refused(client, resources, owner, timeout, replies).catch(against);
+        return;
+      }
+      voteBounds.end(bound);
+      if (!late) vote.for(replies as number[]);
+      else this.releaseOn(client, resources, owner, timeout).catch(() => {});
+    };
     const id = requestId();
-    // The call's `then`, not an `async` frame awaiting: the granted case (every uncontended
-    // one) makes no promise of its own.
-    return rejecting(() =>
-      this.eachResource(
+    try {
+      void this.eachResource(
         client,
         resources,
         (resource) => ['RLOCK.ACQUIRE', resource, owner, 'PX', duration, 'ID', id],
         timeout,
-        (replies) =>
-          replies.every((reply) => typeof reply === 'number')
-            ? (replies as number[])
-            : this.refused(client, resources, owner, timeout, replies),
-      ),
-    );
+        replied,
+      );
+    } catch (err) {
+      against(err);
+    }
   }
 
   /** Not every resource was granted on one server: what was, and what may have been, is given back; the vote is against. */
@@ -223,31 +248,6 @@ export class Redlock extends EventEmitter {
       resources.length,
       replies.find((reply) => reply instanceof Error),
     );
-  }
-
-  /**
-   * `acquireOn`, counted as a vote against when it takes longer than two response timeouts
-   * (a server that does not even accept the connection); a grant that comes later is given back.
-   */
-  private boundedAcquireOn(client: unknown, resources: string[], owner: string, duration: number, timeout: number): Promise<number[]> {
-    return new Promise((resolve, reject) => {
-      let late = false;
-      const bound = voteBounds.start('RLOCK.ACQUIRE', timeout * 2, () => {
-        late = true;
-        reject(new ConnectionError(`rlock: no answer from the server within ${timeout * 2} ms`));
-      });
-      this.acquireOn(client, resources, owner, duration, timeout).then(
-        (tokens) => {
-          voteBounds.end(bound);
-          if (!late) resolve(tokens);
-          else this.releaseOn(client, resources, owner, timeout).catch(() => {});
-        },
-        (err) => {
-          voteBounds.end(bound);
-          reject(err);
-        },
-      );
-    });
   }
 
   /** Releases every resource on one server; a vote against unless each was still held. */
@@ -315,7 +315,11 @@ export class Redlock extends EventEmitter {
     for (;;) {
       const owner = `${randomUUID()}:redlock`;
       const start = Date.now();
-      const round = await quorumRound(this.clients, (client) => this.boundedAcquireOn(client, resources, owner, duration, timeout), true);
+      const round = await countVotes<number[]>(
+        this.clients,
+        (client, _index, vote) => this.voteToAcquire(client, resources, owner, duration, timeout, vote),
+        true,
+      );
       attempts.push(round.settled);
       const expiration = this.validity(start, duration, settings);
       if (round.granted && expiration > Date.now()) {

@@ -263,6 +263,30 @@ export class Session {
     return this.callOnce(args, timeout, retry, confirm, route.asking ?? false, route);
   }
 
+  /**
+   * `callEx` for a caller that reads only the reply: `onReply(reply)`, or `onError(err)` when
+   * the call fails, run in the `then` on the reply itself when the command connection is open
+   * (no record of the call made, no second `then` to read it). Redlock's votes.
+   */
+  callThen<T>(
+    args: Arg[],
+    timeout: number,
+    onReply: (reply: unknown) => T | Promise<T>,
+    onError: (err: unknown) => T | Promise<T>,
+  ): Promise<T> {
+    const conn = this.conn;
+    if (!conn || this.closed)
+      return this.callOnce(args, timeout, true, null, false, DIRECT).then((called) => onReply(called.reply), onError);
+    const generation = this.generation;
+    const subscriber = this.sub?.generation ?? NONE;
+    return this.sendOn(conn, args, timeout).then(onReply, (err) =>
+      this.attemptFailed(err, conn, generation, subscriber, args, timeout, true, null, false, DIRECT).then(
+        (called) => onReply(called.reply),
+        onError,
+      ),
+    );
+  }
+
   /** What follows an attempt of `callEx` that got the error reply `err`: redirections, pauses, new attempts. */
   private async callAgain(
     err: unknown,
