@@ -10,7 +10,9 @@
  * (all: rlock,redis-semaphore,redlock; `floor` adds raw ioredis `SET NX PX` + `EVALSHA` beside
  * the Mutex, the least two commands a pair can cost), BENCH_WORKLOADS (all:
  * uncontended,parallel,handoff,hot). One side and one workload alone is what a profile
- * (`node --cpu-prof`) or `strace -c` of one side needs.
+ * (`node --cpu-prof`) or `strace -c` of one side needs. BENCH_BEFORE (a directory: another
+ * build of this helper's compiled `dist/src`, e.g. main's) adds the side `rlock-before` beside
+ * each pair: a change's before and after, interleaved in one sitting.
  */
 
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -36,6 +38,9 @@ const WORKLOADS = new Set(process.env.BENCH_WORKLOADS?.split(',') ?? ['uncontend
 /** Long enough that no wait of a round gives up, for both sides. */
 const ACQUIRE_TIMEOUT_MS = 120_000;
 const REDLOCK_LEASE_MS = 10_000;
+/** Another build of this helper (`BENCH_BEFORE`), with its own connections: the `rlock-before` side. */
+// eslint-disable-next-line @typescript-eslint/no-var-requires
+const BEFORE: typeof import('../src') | null = process.env.BENCH_BEFORE ? require(path.resolve(process.env.BENCH_BEFORE)) : null;
 
 function connect(port: number): Redis {
   const client = new Redis({ port, host: '127.0.0.1' });
@@ -85,11 +90,14 @@ interface Pair {
 function pairs(single: Redis[], triples: Redis[][]): Pair[] {
   const ours = triples.map((clients) => new Redlock(clients, { retryCount: -1 }));
   const theirs = triples.map((clients) => new UpstreamRedlock(clients, { retryCount: -1 }));
+  const before = BEFORE ? triples.map((clients) => new BEFORE.Redlock(clients, { retryCount: -1 })) : [];
+  const rlockBefore = (holder: (i: number, key: string) => Holder): Side[] => (BEFORE ? [{ name: 'rlock-before', holder }] : []);
   return [
     {
       name: 'mutex',
       sides: [
         { name: 'rlock', holder: (i, key) => new Mutex(single[i], key, { acquireTimeout: ACQUIRE_TIMEOUT_MS }) },
+        ...rlockBefore((i, key) => new BEFORE!.Mutex(single[i], key, { acquireTimeout: ACQUIRE_TIMEOUT_MS })),
         { name: 'redis-semaphore', holder: (i, key) => new SemaphoreMutex(single[i], key, { acquireTimeout: ACQUIRE_TIMEOUT_MS }) },
         { name: 'floor', holder: (i, key) => floorHolder(single[i], key) },
       ],
@@ -98,6 +106,7 @@ function pairs(single: Redis[], triples: Redis[][]): Pair[] {
       name: 'redlock',
       sides: [
         { name: 'rlock', holder: (i, key) => redlockHolder(ours[i], key) },
+        ...rlockBefore((i, key) => redlockHolder(before[i], key)),
         { name: 'redlock', holder: (i, key) => redlockHolder(theirs[i], key) },
       ],
     },
@@ -184,6 +193,7 @@ async function main(): Promise<void> {
   } finally {
     for (const client of clients) {
       closeConnections(client);
+      BEFORE?.closeConnections(client);
       client.disconnect();
     }
     for (const server of servers) server.kill();

@@ -18,8 +18,9 @@
 import { EventEmitter } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import { Arg } from './drivers/driver';
+import { Deadlines } from './deadlines';
 import { ConnectionError, ExecutionError, ResourceLockedError, WrongTypeError, publicError } from './errors';
-import { ExecutionResult, ExecutionStats, quorumRound, quorumSize } from './quorum';
+import { ExecutionResult, ExecutionStats, Vote, countVotes, quorumRound, quorumSize } from './quorum';
 import { requestId } from './request';
 import { Session, replyOf } from './session';
 
@@ -46,6 +47,16 @@ const DEFAULTS: RedlockSettings = {
   automaticExtensionThreshold: 500,
 };
 
+/** No overrides: the instance's settings themselves, not a copy made per call. */
+const NO_OVERRIDES: Partial<RedlockSettings> = Object.freeze({});
+
+/**
+ * The bound on each server's vote (twice its response timeout), one timer for them all,
+ * armed for the earliest and re-armed only when it fires: a `setTimeout` and `clearTimeout`
+ * per server and attempt were three timers an uncontended pair over three servers.
+ */
+const voteBounds = new Deadlines(() => {});
+
 /** An `AbortSignal` that also carries the error that aborted it (as redlock's does). */
 export type RedlockAbortSignal = AbortSignal & { error?: Error };
 
@@ -55,13 +66,26 @@ export class RedlockLock {
     readonly resources: string[],
     /** The owner id the lock is held under on every server. */
     readonly value: string,
-    /** Per server (in the order given): the fencing token of each resource, or null where not granted. */
-    readonly tokens: Array<number[] | null>,
+    /**
+     * Per server (in the order given): the fencing token of each resource, undefined where not
+     * granted. Filled in by a server that answers after the majority did (`tokens`).
+     */
+    readonly grants: ReadonlyArray<number[] | null | undefined>,
     /** ms since the epoch until which the lock is held (its validity). */
     public expiration: number,
     /** As redlock's: the stats of each attempt it took. */
     readonly attempts: ReadonlyArray<Promise<ExecutionStats>>,
   ) {}
+
+  /**
+   * Per server (in the order given): the fencing token of each resource, or null where not
+   * granted, or not yet: the lock is held once a majority granted, and a server that answers
+   * later has its tokens here from then on (`await Promise.all(lock.attempts)` waits for every
+   * server's answer).
+   */
+  get tokens(): Array<number[] | null> {
+    return this.grants.map((tokens) => tokens ?? null);
+  }
 
   release(): Promise<ExecutionResult> {
     return this.redlock.release(this);
@@ -95,6 +119,15 @@ function locked(requested: number, cause?: unknown): ResourceLockedError {
   return new ResourceLockedError(`The operation was applied to: 0 of the ${requested} requested resources.`, { cause });
 }
 
+/** `call()`, its throw a rejection as from an `async` frame, without the frame's promises. */
+function rejecting<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return call();
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}
+
 /** True when an error reply means the resource is taken (by another owner, or by a key of another type). */
 function takenBy(reply: unknown): boolean {
   return reply === null || publicError(reply) instanceof WrongTypeError;
@@ -124,45 +157,80 @@ export class Redlock extends EventEmitter {
     return settings.responseTimeout ?? Math.min(2000, Math.max(50, Math.floor(duration / 5)));
   }
 
-  /** One command per resource on one server, at once: each reply, or the error (reported). */
-  private eachResource(client: unknown, resources: string[], command: (resource: string) => Arg[], timeout: number): Promise<unknown[]> {
-    Session.of(client);
+  /**
+   * One command per resource on one server, at once; `then` reads the replies (each reply, or
+   * the error, reported). For one resource, the call's own `then` does it: no `Promise.all`, no
+   * second `then`, no `async` frame of the caller awaiting it.
+   */
+  private eachResource<T>(
+    client: unknown,
+    resources: string[],
+    command: (resource: string) => Arg[],
+    timeout: number,
+    then: (replies: unknown[]) => T | Promise<T>,
+  ): Promise<T> {
     const failed = (err: unknown) => {
       this.report(err);
       return err;
     };
-    // One `then` for the reply and the error of each call; for one resource, that `then` makes
-    // the array itself (no `Promise.all`, no second `then`).
     if (resources.length === 1) {
-      return Session.of(client, resources[0])
-        .callEx(command(resources[0]), timeout)
-        .then(
-          (called) => [called.reply],
-          (err) => [failed(err)],
-        );
+      return Session.of(client, resources[0]).callThen(
+        command(resources[0]),
+        timeout,
+        (reply) => then([reply]),
+        (err) => then([failed(err)]),
+      );
     }
-    return Promise.all(resources.map((resource) => Session.of(client, resource).callEx(command(resource), timeout).then(replyOf, failed)));
+    return Promise.all(
+      resources.map((resource) => Session.of(client, resource).callEx(command(resource), timeout).then(replyOf, failed)),
+    ).then(then);
   }
 
   /**
-   * Every resource on one server: its tokens; else what was granted is given back and the
-   * vote is against (a `ResourceLockedError` when another owner holds one).
+   * Every resource on one server: the vote for, with its tokens; else what was granted is given
+   * back and the vote is against (a `ResourceLockedError` when another owner holds one). A vote
+   * that takes longer than two response timeouts (a server that does not even accept the
+   * connection) is against; a grant that comes later is given back. The vote is cast from the
+   * reply's own `then`: no promise of its own.
    */
-  private acquireOn(client: unknown, resources: string[], owner: string, duration: number, timeout: number): Promise<number[]> {
+  private voteToAcquire(
+    client: unknown,
+    resources: string[],
+    owner: string,
+    duration: number,
+    timeout: number,
+    vote: Vote<number[]>,
+  ): void {
+    let late = false;
+    const bound = voteBounds.start('RLOCK.ACQUIRE', timeout * 2, () => {
+      late = true;
+      vote.against(new ConnectionError(`rlock: no answer from the server within ${timeout * 2} ms`));
+    });
+    const against = (err: unknown) => {
+      voteBounds.end(bound);
+      vote.against(err);
+    };
+    const replied = (replies: unknown[]) => {
+      if (!replies.every((reply) => typeof reply === 'number')) {
+        this.refused(client, resources, owner, timeout, replies).catch(against);
+        return;
+      }
+      voteBounds.end(bound);
+      if (!late) vote.for(replies as number[]);
+      else this.releaseOn(client, resources, owner, timeout).catch(() => {});
+    };
     const id = requestId();
-    // A `then`, not an `async` frame awaiting: the granted case (every uncontended one) makes
-    // no promise of its own beyond it. A throw is still a rejection, as from the `async` frame.
-    let replies: Promise<unknown[]>;
     try {
-      replies = this.eachResource(client, resources, (resource) => ['RLOCK.ACQUIRE', resource, owner, 'PX', duration, 'ID', id], timeout);
+      void this.eachResource(
+        client,
+        resources,
+        (resource) => ['RLOCK.ACQUIRE', resource, owner, 'PX', duration, 'ID', id],
+        timeout,
+        replied,
+      );
     } catch (err) {
-      return Promise.reject(err);
+      against(err);
     }
-    return replies.then((replies) =>
-      replies.every((reply) => typeof reply === 'number')
-        ? (replies as number[])
-        : this.refused(client, resources, owner, timeout, replies),
-    );
   }
 
   /** Not every resource was granted on one server: what was, and what may have been, is given back; the vote is against. */
@@ -182,46 +250,30 @@ export class Redlock extends EventEmitter {
     );
   }
 
-  /**
-   * `acquireOn`, counted as a vote against when it takes longer than two response timeouts
-   * (a server that does not even accept the connection); a grant that comes later is given back.
-   */
-  private boundedAcquireOn(client: unknown, resources: string[], owner: string, duration: number, timeout: number): Promise<number[]> {
-    return new Promise((resolve, reject) => {
-      let late = false;
-      const timer = setTimeout(() => {
-        late = true;
-        reject(new ConnectionError(`rlock: no answer from the server within ${timeout * 2} ms`));
-      }, timeout * 2);
-      this.acquireOn(client, resources, owner, duration, timeout).then(
-        (tokens) => {
-          clearTimeout(timer);
-          if (!late) resolve(tokens);
-          else this.releaseOn(client, resources, owner, timeout).catch(() => {});
-        },
-        (err) => {
-          clearTimeout(timer);
-          reject(err);
-        },
-      );
-    });
-  }
-
   /** Releases every resource on one server; a vote against unless each was still held. */
-  private async releaseOn(client: unknown, resources: string[], owner: string, timeout: number): Promise<void> {
-    if (!resources.length) return;
-    const replies = await this.eachResource(
-      client,
-      resources,
-      (resource) => ['RLOCK.RELEASE', resource, owner, 'ID', requestId()],
-      timeout,
+  private releaseOn(client: unknown, resources: string[], owner: string, timeout: number): Promise<void> {
+    if (!resources.length) return Promise.resolve();
+    return rejecting(() =>
+      this.eachResource(
+        client,
+        resources,
+        (resource) => ['RLOCK.RELEASE', resource, owner, 'ID', requestId()],
+        timeout,
+        (replies) => this.settle(replies, (reply) => typeof reply === 'number', resources.length),
+      ),
     );
-    this.settle(replies, (reply) => typeof reply === 'number', resources.length);
   }
 
-  private async renewOn(client: unknown, resources: string[], owner: string, duration: number, timeout: number): Promise<void> {
-    const replies = await this.eachResource(client, resources, (resource) => ['RLOCK.RENEW', resource, owner, 'PX', duration], timeout);
-    this.settle(replies, (reply) => Number(reply) === 1, resources.length);
+  private renewOn(client: unknown, resources: string[], owner: string, duration: number, timeout: number): Promise<void> {
+    return rejecting(() =>
+      this.eachResource(
+        client,
+        resources,
+        (resource) => ['RLOCK.RENEW', resource, owner, 'PX', duration],
+        timeout,
+        (replies) => this.settle(replies, (reply) => Number(reply) === 1, resources.length),
+      ),
+    );
   }
 
   /** A server's vote on release or renew: throws its first failure, or redlock's refusal. */
@@ -245,8 +297,17 @@ export class Redlock extends EventEmitter {
     return sleep(Math.max(0, settings.retryDelay + jitter));
   }
 
-  async acquire(resources: string[], duration: number, overrides: Partial<RedlockSettings> = {}): Promise<RedlockLock> {
-    const settings = { ...this.settings, ...overrides };
+  private settingsWith(overrides: Partial<RedlockSettings>): RedlockSettings {
+    return overrides === NO_OVERRIDES ? this.settings : { ...this.settings, ...overrides };
+  }
+
+  /**
+   * Held once a majority granted within the validity (the round does not wait for the slower
+   * servers: their grants are recorded, and given back with the lock, as they come); else what
+   * was granted is given back once every server answered, and it is tried again.
+   */
+  async acquire(resources: string[], duration: number, overrides: Partial<RedlockSettings> = NO_OVERRIDES): Promise<RedlockLock> {
+    const settings = this.settingsWith(overrides);
     if (!Array.isArray(resources) || !resources.length) throw new TypeError('rlock: resources must be a non-empty array');
     checkDuration(duration);
     const timeout = this.timeoutFor(duration, settings);
@@ -254,19 +315,18 @@ export class Redlock extends EventEmitter {
     for (;;) {
       const owner = `${randomUUID()}:redlock`;
       const start = Date.now();
-      const round = await quorumRound(this.clients, (client) => this.boundedAcquireOn(client, resources, owner, duration, timeout));
-      attempts.push(Promise.resolve(round.stats));
+      const round = await countVotes<number[]>(
+        this.clients,
+        (client, _index, vote) => this.voteToAcquire(client, resources, owner, duration, timeout, vote),
+        true,
+      );
+      attempts.push(round.settled);
       const expiration = this.validity(start, duration, settings);
       if (round.granted && expiration > Date.now()) {
-        return new RedlockLock(
-          this,
-          resources,
-          owner,
-          round.results.map((t) => t ?? null),
-          expiration,
-          attempts,
-        );
+        return new RedlockLock(this, resources, owner, round.results, expiration, attempts);
       }
+      // Every answer, so that each grant is given back (a round not granted has them all).
+      await round.settled;
       await Promise.all(
         this.clients.map((client, i) => (round.results[i] ? this.releaseOn(client, resources, owner, timeout).catch(() => {}) : null)),
       );
@@ -285,16 +345,21 @@ export class Redlock extends EventEmitter {
    * `retryCount`) only while some server failed to answer, since a refusal by the holder's
    * server does not change by asking again.
    */
-  private async execute(what: string, settings: RedlockSettings, operation: (client: unknown) => Promise<void>): Promise<ExecutionResult> {
+  private async execute(
+    what: () => string,
+    settings: RedlockSettings,
+    operation: (client: unknown) => Promise<void>,
+  ): Promise<ExecutionResult> {
     const attempts: Array<Promise<ExecutionStats>> = [];
     for (;;) {
-      const round = await quorumRound(this.clients, operation);
-      attempts.push(Promise.resolve(round.stats));
+      // Decided once a majority agreed; a round that is not granted has every vote.
+      const round = await quorumRound(this.clients, operation, true);
+      attempts.push(round.settled);
       if (round.granted) return { attempts };
       const retryable = [...round.stats.votesAgainst.values()].some((err) => !(err instanceof ResourceLockedError));
       if (!retryable || attempts.length >= this.maxAttempts(settings)) {
         throw new ExecutionError(
-          `Redlock: ${what}: ${round.stats.votesFor.size} of ${this.clients.length} servers agreed, ${this.quorum} needed`,
+          `Redlock: ${what()}: ${round.stats.votesFor.size} of ${this.clients.length} servers agreed, ${this.quorum} needed`,
           attempts,
         );
       }
@@ -303,29 +368,33 @@ export class Redlock extends EventEmitter {
   }
 
   /** Releases on every server; rejects with `ExecutionError` when fewer than a quorum still held it. */
-  async release(lock: RedlockLock, overrides: Partial<RedlockSettings> = {}): Promise<ExecutionResult> {
-    const settings = { ...this.settings, ...overrides };
+  async release(lock: RedlockLock, overrides: Partial<RedlockSettings> = NO_OVERRIDES): Promise<ExecutionResult> {
+    const settings = this.settingsWith(overrides);
     const timeout = this.timeoutFor(Math.max(1, lock.expiration - Date.now()), settings);
     lock.expiration = 0;
-    return this.execute(`the lock on ${lock.resources.join(', ')} could not be released`, settings, (client) =>
-      this.releaseOn(client, lock.resources, lock.value, timeout),
+    return this.execute(
+      () => `the lock on ${lock.resources.join(', ')} could not be released`,
+      settings,
+      (client) => this.releaseOn(client, lock.resources, lock.value, timeout),
     );
   }
 
   /** Sets every server's lease to `duration` again; a new lock with the new expiration. */
-  async extend(lock: RedlockLock, duration: number, overrides: Partial<RedlockSettings> = {}): Promise<RedlockLock> {
-    const settings = { ...this.settings, ...overrides };
+  async extend(lock: RedlockLock, duration: number, overrides: Partial<RedlockSettings> = NO_OVERRIDES): Promise<RedlockLock> {
+    const settings = this.settingsWith(overrides);
     checkDuration(duration);
     if (lock.expiration < Date.now()) {
       throw new ExecutionError('Cannot extend an already-expired lock.', []);
     }
     const timeout = this.timeoutFor(duration, settings);
     const start = Date.now();
-    const { attempts } = await this.execute(`the lock on ${lock.resources.join(', ')} could not be extended`, settings, (client) =>
-      this.renewOn(client, lock.resources, lock.value, duration, timeout),
+    const { attempts } = await this.execute(
+      () => `the lock on ${lock.resources.join(', ')} could not be extended`,
+      settings,
+      (client) => this.renewOn(client, lock.resources, lock.value, duration, timeout),
     );
     lock.expiration = 0;
-    return new RedlockLock(this, lock.resources, lock.value, lock.tokens, this.validity(start, duration, settings), attempts);
+    return new RedlockLock(this, lock.resources, lock.value, lock.grants, this.validity(start, duration, settings), attempts);
   }
 
   /**
@@ -384,7 +453,9 @@ export class Redlock extends EventEmitter {
       if (timer) clearTimeout(timer);
       if (extending) await extending;
       try {
-        await this.release(lock, settings);
+        // Released on every server that answers before `using` returns (the round itself is
+        // decided by the majority).
+        await Promise.all((await this.release(lock, settings)).attempts);
       } catch (err) {
         if (!signal.aborted) throw err;
       }

@@ -10,9 +10,10 @@
 
 import assert from 'node:assert/strict';
 import { createHook } from 'node:async_hooks';
-import { describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
+import type Redis from 'ioredis';
 import { Mutex, Redlock } from '../src';
-import { LIBS, fixture, infoField } from './support';
+import { LIBS, Server, admin, connect, disconnect, fixture, infoField } from './support';
 
 const PAIRS = 100;
 
@@ -27,11 +28,11 @@ const TIMED = ['role', 'config|get', 'ping'];
 const NOT_PER_PAIR = new Set([...TIMED, 'pubsub|numsub', 'info']);
 
 /**
- * Timers set per pair: none for the Mutex (a connection's reply deadlines share one timer,
- * src/deadlines.ts); Redlock sets its bound on one server's vote (a server that does not even
- * accept the connection votes against).
+ * Timers set per pair: none (a connection's reply deadlines share one timer, src/deadlines.ts;
+ * so do the bounds on Redlock's votes, which were a timer per server and attempt until
+ * session 14: 1 a pair on one server, 3 on three).
  */
-const TIMERS_PER_PAIR = { Mutex: 0, Redlock: 1 };
+const TIMERS_PER_PAIR = { Mutex: 0, Redlock: 0, 'Redlock over three servers': 0 };
 
 /**
  * Promises made per pair (async_hooks, which also counts the throwaway promise of each
@@ -39,13 +40,34 @@ const TIMERS_PER_PAIR = { Mutex: 0, Redlock: 1 };
  * the call path was folded (one frame per call, no promise per reply deadline, the waiter's
  * promise made only once the server queues the wait) the Mutex made 53 with ioredis, 21 until
  * the release read `callEx`'s record itself and Redlock's calls had one `then` each (50 then),
- * and one server's vote was an `async` frame (42 then); redis-semaphore's Mutex makes 20 on the
- * same client, redlock 30.
+ * and one server's vote was an `async` frame (42 then), 20 and 39 until session 14: a call on
+ * an open connection is one `then` on its reply (no `async` frame awaiting it), Redlock reads
+ * a server's reply and casts its vote in that `then` (no promise per vote to bound, read and
+ * count it, no `Promise.allSettled`): over three servers 77 a pair before, 43 now.
+ * redis-semaphore's Mutex makes 20 on the same client; redlock 30 on one server, 48 on three.
  */
-const PROMISES_PER_PAIR = { Mutex: 20, Redlock: 39 };
+const PROMISES_PER_PAIR = { Mutex: 18, Redlock: 25, 'Redlock over three servers': 43 };
 
 /** The loop's own promises and a few made once (this test's async wrappers): not per pair. */
 const PROMISES_ONCE = 20;
+
+interface Holder {
+  acquire(): Promise<void>;
+  release(): Promise<void>;
+}
+
+function redlockHolder(clients: unknown[], key: string): Holder {
+  const redlock = new Redlock(clients, { retryCount: -1 });
+  let lock: { release(): Promise<unknown> } | null = null;
+  return {
+    acquire: async () => {
+      lock = await redlock.acquire([key], 10_000);
+    },
+    release: async () => {
+      await lock!.release();
+    },
+  };
+}
 
 async function commandCalls(redis: any): Promise<Map<string, number>> {
   const text = (await redis.info('commandstats')) as string;
@@ -90,81 +112,98 @@ async function timersSetDuring(run: () => Promise<void>): Promise<number> {
   return count;
 }
 
+/**
+ * Runs PAIRS pairs of `holder` after one to warm up (the command connection and the
+ * subscriber), and checks what they cost on each of `servers` (an admin connection each) and
+ * in this process against the `name` row of the tables above.
+ */
+async function checkCosts(name: keyof typeof PROMISES_PER_PAIR, holder: Holder, servers: Redis[]): Promise<void> {
+  await holder.acquire();
+  await holder.release();
+  const connectionsBefore = await Promise.all(servers.map((redis) => infoField(redis, 'stats', 'total_connections_received')));
+  const before = await Promise.all(servers.map(commandCalls));
+  const started = Date.now();
+  let promises = 0;
+  const timers = await timersSetDuring(async () => {
+    promises = await promisesMadeDuring(async () => {
+      for (let i = 0; i < PAIRS; i++) {
+        await holder.acquire();
+        await holder.release();
+      }
+    });
+  });
+  const elapsedS = (Date.now() - started) / 1000;
+  let timed = 0;
+  let timedTimers = Math.ceil(elapsedS) + 2;
+  for (const [i, redis] of servers.entries()) {
+    const after = await commandCalls(redis);
+    const connections = (await infoField(redis, 'stats', 'total_connections_received')) - connectionsBefore[i];
+    const delta: Record<string, number> = {};
+    for (const [command, calls] of after) {
+      const more = calls - (before[i].get(command) ?? 0);
+      if (more) delta[command] = more;
+    }
+    const perPair = Object.fromEntries(Object.entries(delta).filter(([command]) => !NOT_PER_PAIR.has(command)));
+    assert.deepEqual(
+      perPair,
+      { 'rlock.acquire': PAIRS, 'rlock.release': PAIRS },
+      `commands in ${PAIRS} pairs on server ${i}: ${JSON.stringify(delta)}`,
+    );
+    const timedHere = TIMED.reduce((sum, command) => sum + (delta[command] ?? 0), 0);
+    assert.ok(timedHere <= 2 * (elapsedS + 2), `${JSON.stringify(delta)} in ${elapsedS} s`);
+    assert.equal(connections, 0, `${PAIRS} pairs opened ${connections} connections to server ${i}`);
+    timed += timedHere;
+    // Each keep-alive tick has its timer; a timed call's reply deadline may arm its
+    // connection's, and that timer, firing while a call is pending, arms itself again
+    // (at most once per reply timeout, 2 s, per connection).
+    timedTimers += (delta.role ?? 0) + 2 * ((delta['config|get'] ?? 0) + (delta.ping ?? 0)) + (i ? Math.ceil(elapsedS) : 0);
+  }
+  const timersPerPair = TIMERS_PER_PAIR[name];
+  assert.ok(
+    timers >= timersPerPair * PAIRS && timers <= timersPerPair * PAIRS + timedTimers,
+    `${PAIRS} pairs set ${timers} timers (${timedTimers} of them may be timed calls)`,
+  );
+  // A timed call (ROLE, PING, CONFIG GET) makes a few promises of its own: 10 each at most.
+  const promisesPerPair = PROMISES_PER_PAIR[name];
+  const timedPromises = PROMISES_ONCE + 10 * timed;
+  assert.ok(
+    promises >= promisesPerPair * PAIRS && promises <= promisesPerPair * PAIRS + timedPromises,
+    `${PAIRS} pairs made ${promises} promises, ${promisesPerPair * PAIRS} expected (+ up to ${timedPromises} for timed calls)`,
+  );
+}
+
 for (const lib of LIBS) {
   describe(`the cost of an uncontended pair with ${lib}`, () => {
     const f = fixture(lib, 'costs');
 
-    const holders = {
-      Mutex: (key: string) => {
-        const mutex = new Mutex(f.clients[0], key);
-        return { acquire: () => mutex.acquire(), release: () => mutex.release() };
-      },
-      Redlock: (key: string) => {
-        const redlock = new Redlock([f.clients[0]], { retryCount: -1 });
-        let lock: { release(): Promise<unknown> } | null = null;
-        return {
-          acquire: async () => {
-            lock = await redlock.acquire([key], 10_000);
-          },
-          release: async () => {
-            await lock!.release();
-          },
-        };
-      },
-    };
+    it(`Mutex: two commands, no new connection, ${TIMERS_PER_PAIR.Mutex} timers`, async () => {
+      const mutex = new Mutex(f.clients[0], f.key('Mutex'));
+      await checkCosts('Mutex', { acquire: () => mutex.acquire(), release: () => mutex.release() }, [f.redis]);
+    });
 
-    for (const [name, make] of Object.entries(holders)) {
-      const timersPerPair = TIMERS_PER_PAIR[name as keyof typeof holders];
-      it(`${name}: two commands, no new connection, ${timersPerPair} timers`, async () => {
-        const holder = make(f.key(name));
-        await holder.acquire(); // warm-up: the command connection and the subscriber
-        await holder.release();
-        const connectionsBefore = await infoField(f.redis, 'stats', 'total_connections_received');
-        const before = await commandCalls(f.redis);
-        const started = Date.now();
-        let promises = 0;
-        const timers = await timersSetDuring(async () => {
-          promises = await promisesMadeDuring(async () => {
-            for (let i = 0; i < PAIRS; i++) {
-              await holder.acquire();
-              await holder.release();
-            }
-          });
-        });
-        const elapsedS = (Date.now() - started) / 1000;
-        const after = await commandCalls(f.redis);
-        const connections = (await infoField(f.redis, 'stats', 'total_connections_received')) - connectionsBefore;
+    it(`Redlock: two commands, no new connection, ${TIMERS_PER_PAIR.Redlock} timers`, async () => {
+      await checkCosts('Redlock', redlockHolder([f.clients[0]], f.key('Redlock')), [f.redis]);
+    });
+  });
 
-        const delta: Record<string, number> = {};
-        for (const [command, calls] of after) {
-          const more = calls - (before.get(command) ?? 0);
-          if (more) delta[command] = more;
-        }
-        const perPair = Object.fromEntries(Object.entries(delta).filter(([command]) => !NOT_PER_PAIR.has(command)));
-        assert.deepEqual(
-          perPair,
-          { 'rlock.acquire': PAIRS, 'rlock.release': PAIRS },
-          `commands in ${PAIRS} pairs: ${JSON.stringify(delta)}`,
-        );
-        const timed = TIMED.reduce((sum, command) => sum + (delta[command] ?? 0), 0);
-        assert.ok(timed <= 2 * (elapsedS + 2), `${JSON.stringify(delta)} in ${elapsedS} s`);
-        assert.equal(connections, 0, `${PAIRS} pairs opened ${connections} connections`);
-        // Each keep-alive tick has its timer; a timed call's reply deadline may arm its
-        // connection's, and that timer, firing while a call is pending, arms itself again
-        // (at most once per reply timeout, 2 s, per connection).
-        const timedTimers = (delta.role ?? 0) + 2 * ((delta['config|get'] ?? 0) + (delta.ping ?? 0)) + Math.ceil(elapsedS) + 2;
-        assert.ok(
-          timers >= timersPerPair * PAIRS && timers <= timersPerPair * PAIRS + timedTimers,
-          `${PAIRS} pairs set ${timers} timers (${timedTimers} of them may be timed calls)`,
-        );
-        // A timed call (ROLE, PING, CONFIG GET) makes a few promises of its own: 10 each at most.
-        const promisesPerPair = PROMISES_PER_PAIR[name as keyof typeof holders];
-        const timedPromises = PROMISES_ONCE + 10 * timed;
-        assert.ok(
-          promises >= promisesPerPair * PAIRS && promises <= promisesPerPair * PAIRS + timedPromises,
-          `${PAIRS} pairs made ${promises} promises, ${promisesPerPair * PAIRS} expected (+ up to ${timedPromises} for timed calls)`,
-        );
-      });
-    }
+  describe(`the cost of an uncontended Redlock pair over three servers with ${lib}`, () => {
+    let servers: Server[];
+    let clients: any[];
+    let admins: Redis[];
+    before(async () => {
+      servers = await Promise.all([0, 1, 2].map(() => Server.start()));
+      clients = await Promise.all(servers.map((s) => connect(lib, s.port)));
+      admins = await Promise.all(servers.map((s) => admin(s.port)));
+    });
+    after(async () => {
+      await Promise.all(clients.map(disconnect));
+      for (const redis of admins) redis.disconnect();
+      for (const server of servers) server.kill();
+    });
+
+    it('two commands on each server, no new connection, no timer', async () => {
+      const holder = redlockHolder(clients, 'costs:redlock3');
+      await checkCosts('Redlock over three servers', holder, admins);
+    });
   });
 }

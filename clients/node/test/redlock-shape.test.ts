@@ -23,6 +23,15 @@ async function holders(clients: Client[], resource: string): Promise<Array<strin
   );
 }
 
+/**
+ * Every server's answer to what `done` decided (a lock or a release resolves once a majority
+ * agreed, as redlock's do): before reading each server through another connection.
+ */
+async function everyServer<T extends { attempts: ReadonlyArray<Promise<unknown>> }>(done: T): Promise<T> {
+  await Promise.all(done.attempts);
+  return done;
+}
+
 /** An ioredis client that gives up at once: redlock's suite connects so to a dead server. */
 function unreachable(port: number): Redis {
   return new Redis({
@@ -107,14 +116,14 @@ for (const setup of SETUPS) {
 
     for (const resources of [['{redlock}a'], ['{redlock}a1', '{redlock}a2']]) {
       it(`acquires, extends and releases a lock on ${resources.length} resource(s)`, async () => {
-        const lock = await redlock.acquire(resources, 300);
+        const lock = await everyServer(await redlock.acquire(resources, 300));
         for (const r of resources)
           assert.deepEqual(
             await holders(clients, r),
             clients.map(() => lock.value),
           );
         const first = lock.expiration;
-        const extended = await lock.extend(1500);
+        const extended = await everyServer(await lock.extend(1500));
         assert.ok(extended.expiration > first, 'the extension moves the expiration');
         await sleep(500); // past the first duration: still held, by the extension
         for (const r of resources)
@@ -122,7 +131,7 @@ for (const setup of SETUPS) {
             await holders(clients, r),
             clients.map(() => lock.value),
           );
-        await extended.release();
+        await everyServer(await extended.release());
         for (const r of resources)
           assert.deepEqual(
             await holders(clients, r),
@@ -132,7 +141,7 @@ for (const setup of SETUPS) {
     }
 
     it('a lock expires by itself at the end of its duration', async () => {
-      const lock = await redlock.acquire(['{redlock}d'], 200);
+      const lock = await everyServer(await redlock.acquire(['{redlock}d'], 200));
       assert.deepEqual(
         await holders(clients, '{redlock}d'),
         clients.map(() => lock.value),
@@ -143,7 +152,7 @@ for (const setup of SETUPS) {
     });
 
     it('individual locks are exclusive: refused after retryCount+1 attempts, each voted down as locked', async () => {
-      const lock = await redlock.acquire(['{redlock}c'], 5000);
+      const lock = await everyServer(await redlock.acquire(['{redlock}c'], 5000));
       const err = await executionError(redlock.acquire(['{redlock}c'], 5000));
       assert.equal(err.attempts.length, 3);
       for (const attempt of await Promise.all(err.attempts)) {
@@ -162,7 +171,7 @@ for (const setup of SETUPS) {
     });
 
     it('overlapping multi-resource locks are exclusive, and a refusal leaves nothing held', async () => {
-      const lock = await redlock.acquire(['{redlock}c1', '{redlock}c2'], 5000);
+      const lock = await everyServer(await redlock.acquire(['{redlock}c1', '{redlock}c2'], 5000));
       await executionError(redlock.acquire(['{redlock}c2', '{redlock}c3'], 5000));
       assert.deepEqual(
         await holders(clients, '{redlock}c3'),

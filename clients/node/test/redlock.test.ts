@@ -42,6 +42,8 @@ for (const lib of LIBS) {
 
     it('all up: held on every server for every resource; another Redlock is refused until release', async () => {
       const lock = await a.acquire(['r1', 'r2'], 5000);
+      // Held once a majority granted; every server's answer, and so its tokens, by `attempts`.
+      await Promise.all(lock.attempts);
       assert.equal(lock.tokens.length, 5);
       assert.ok(lock.tokens.every((t) => t !== null && t.length === 2 && t.every((x) => typeof x === 'number')));
       assert.ok(lock.expiration > Date.now() + 4000);
@@ -53,10 +55,10 @@ for (const lib of LIBS) {
       assert.ok(refused instanceof ExecutionError && refused.code === 'ERR_RLOCK_QUORUM', String(refused));
       const [stats] = await Promise.all(refused.attempts);
       assert.equal(stats.votesFor.size, 0);
-      assert.deepEqual([...stats.votesAgainst.keys()], clients);
+      assert.deepEqual(new Set(stats.votesAgainst.keys()), new Set(clients), 'every server voted against (in the order they answered)');
       assert.ok([...stats.votesAgainst.values()].every((err) => err instanceof ResourceLockedError));
       assert.deepEqual(await holders('r2'), Array(5).fill(lock.value), 'the refused attempt gave back nothing of ours');
-      await lock.release();
+      await Promise.all((await lock.release()).attempts);
       assert.deepEqual(await holders('r1'), Array(5).fill(null));
       const next = await b.acquire(['r2'], 5000);
       await next.release();
@@ -70,6 +72,37 @@ for (const lib of LIBS) {
       });
       assert.equal(result, false);
       assert.deepEqual(await holders('u'), Array(5).fill(null));
+    });
+
+    it('a majority decides: acquire and release resolve while two servers are paused, and those answer after', async () => {
+      const PAUSE_MS = 800;
+      const pausers = await Promise.all(servers.slice(3).map((s) => admin(s.port)));
+      const pause = () => Promise.all(pausers.map((p) => p.call('CLIENT', 'PAUSE', PAUSE_MS, 'ALL')));
+      try {
+        await pause();
+        let started = Date.now();
+        const lock = await a.acquire(['p'], 10_000);
+        assert.ok(Date.now() - started < PAUSE_MS / 2, `acquired in ${Date.now() - started} ms, not waiting for the paused servers`);
+        assert.deepEqual(
+          lock.tokens.map((t) => t !== null),
+          [true, true, true, false, false],
+          'the paused servers have not answered yet',
+        );
+        const [acquired] = await Promise.all(lock.attempts);
+        assert.equal(acquired.votesFor.size, 5, 'every server granted once the pause ended');
+        assert.ok(lock.tokens.every((t) => t !== null && t.length === 1));
+        assert.deepEqual(await holders('p'), Array(5).fill(lock.value));
+
+        await pause();
+        started = Date.now();
+        const released = await lock.release();
+        assert.ok(Date.now() - started < PAUSE_MS / 2, `released in ${Date.now() - started} ms, not waiting for the paused servers`);
+        const [stats] = await Promise.all(released.attempts);
+        assert.equal(stats.votesFor.size, 5, 'every server released once the pause ended');
+        assert.deepEqual(await holders('p'), Array(5).fill(null));
+      } finally {
+        for (const p of pausers) p.disconnect();
+      }
     });
 
     it('with 2 of 5 killed it still works; with 3 killed it refuses, and a using signal aborts', { timeout: 60_000 }, async () => {
