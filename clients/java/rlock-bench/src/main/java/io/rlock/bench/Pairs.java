@@ -94,6 +94,11 @@ public final class Pairs {
             for (Side side : sides) {
                 // The JIT's first compilations, outside every round; then what a pair costs on the wire.
                 workloads.uncontended(side, "bench:" + prefix + ".warmup:" + side.name);
+                if (all && WORKLOADS.contains("hot")) {
+                    // The waiting path's too (messages, wake-ups): without it the first hot rounds
+                    // shared the 2 cores with C2 compiling it (docs/benchmark.md, session 14).
+                    workloads.hot(side, "bench:" + prefix + ".warmup-hot:" + side.name);
+                }
                 Wire wire = Wire.count(admin, side.lock("bench:" + prefix + ".wire:" + side.name), WIRE_PAIRS);
                 meta.put("wire." + prefix + "." + side.name + ".commands_per_pair", wire.perPair(WIRE_PAIRS));
                 meta.put("wire." + prefix + "." + side.name + ".connections_per_" + WIRE_PAIRS + "_pairs", wire.connections);

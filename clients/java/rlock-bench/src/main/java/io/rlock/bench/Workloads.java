@@ -83,8 +83,8 @@ final class Workloads {
     /**
      * A hot lock: {@link #contenders} threads acquire one name and release at once, in a loop
      * ({@code acquires_per_s}, {@code p99_ms} and {@code max_wait_ms} of the waits, the most and
-     * fewest acquisitions of one thread). A wait unfinished when the round ends counts with its
-     * time so far.
+     * fewest acquisitions of one thread, the client's CPU per acquisition). A wait unfinished
+     * when the round ends counts with its time so far.
      */
     Map<String, Double> hot(Side side, String key) throws InterruptedException {
         Lock lock = side.lock(key);
@@ -121,6 +121,7 @@ final class Workloads {
             threads[i].start();
         }
         ready.acquire(contenders);
+        long cpu = processCpuNanos();
         bounds[0] = System.nanoTime();
         bounds[1] = bounds[0] + roundNanos;
         go.release(contenders);
@@ -141,6 +142,7 @@ final class Workloads {
         for (Thread thread : threads) {
             thread.join();
         }
+        cpu = processCpuNanos() - cpu;
         every.sort(null);
         Map<String, Double> figures = new LinkedHashMap<>();
         figures.put("acquires_per_s", waits.size() * 1e9 / roundNanos);
@@ -151,7 +153,15 @@ final class Workloads {
         figures.put("max_per_contender", (double) Arrays.stream(counts).max().orElse(0));
         figures.put("min_per_contender", (double) Arrays.stream(counts).min().orElse(0));
         figures.put("unfinished_waits", (double) unfinished);
+        // The whole JVM's (its JIT and GC threads too) over the round, per acquisition.
+        figures.put("cpu_us_per_acquire", waits.isEmpty() ? Double.NaN : cpu / 1e3 / waits.size());
         return figures;
+    }
+
+    /** CPU time of every thread of this JVM so far, in ns. */
+    private static long processCpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean())
+                .getProcessCpuTime();
     }
 
     /**

@@ -52,20 +52,15 @@ class UncontendedCostTest {
 
     @Test
     void withAReplicaEachWriteIsConfirmedByOneWaitAndNothingElse() throws Exception {
-        try (RedisServer primary = RedisServer.start();
-                RedisServer replica = RedisServer.start("--replicaof", "127.0.0.1", String.valueOf(primary.port));
-                AdminConnection admin = primary.admin()) {
-            Pairs.awaitReplicaOnline(admin);
-            try (Side.OurClient client = Side.ourClient(primary.uri())) {
-                RLock lock = client.locks().getLock("cost:synced");
-                for (Lock form : forms(lock)) {
-                    Cost cost = Cost.of(admin, form);
-                    cost.assertReplicaCountReadAtMostOnceASecond();
-                    assertThat(cost.commands).as("commands per %d confirmed pairs of %s", PAIRS, form).isEqualTo(
-                            Map.of("rlock.acquire", (long) PAIRS, "rlock.release", (long) PAIRS, "wait", 2L * PAIRS));
-                    assertThat(cost.wire.connections).as("new connections per %d pairs", PAIRS).isZero();
-                    assertThat(cost.threadsStarted).as("threads started per %d pairs", PAIRS).isZero();
-                }
+        try (Replicated servers = Replicated.start()) {
+            RLock lock = servers.client.locks().getLock("cost:synced");
+            for (Lock form : forms(lock)) {
+                Cost cost = Cost.of(servers.admin, form);
+                cost.assertReplicaCountReadAtMostOnceASecond();
+                assertThat(cost.commands).as("commands per %d confirmed pairs of %s", PAIRS, form).isEqualTo(
+                        Map.of("rlock.acquire", (long) PAIRS, "rlock.release", (long) PAIRS, "wait", 2L * PAIRS));
+                assertThat(cost.wire.connections).as("new connections per %d pairs", PAIRS).isZero();
+                assertThat(cost.threadsStarted).as("threads started per %d pairs", PAIRS).isZero();
             }
         }
     }

@@ -25,7 +25,7 @@ class WorkloadsSmokeTest {
                     assertThat(workloads.concurrent(side, "smoke:c").get("pairs_per_s")).as(side.name).isPositive();
                     Map<String, Double> hot = workloads.hot(side, "smoke:h");
                     assertThat(hot).as(side.name).containsKeys("acquires_per_s", "p99_ms", "max_wait_ms",
-                            "max_per_contender", "min_per_contender", "unfinished_waits");
+                            "max_per_contender", "min_per_contender", "unfinished_waits", "cpu_us_per_acquire");
                     assertThat(hot.get("max_per_contender")).as(side.name).isGreaterThanOrEqualTo(hot.get("min_per_contender"));
                     Map<String, Double> handoff = workloads.handoff(side, "smoke:o", admin);
                     assertThat(handoff.get("median_ms")).as(side.name).isPositive().isLessThanOrEqualTo(handoff.get("max_ms"));

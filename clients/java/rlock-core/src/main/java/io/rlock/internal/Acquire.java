@@ -2,6 +2,9 @@ package io.rlock.internal;
 
 import io.rlock.*;
 
+import io.rlock.internal.transport.RespError;
+
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -125,7 +128,7 @@ public final class Acquire {
                 Node.Session session = call.session();
                 long waitArg = Engine.waitArg(deadline);
                 boolean over = waitArg == Family.NO_WAIT;
-                List<Waiter> waiters = over ? List.of() : register(call.node, session.generation, deadline);
+                List<Waiter> waiters = over ? List.of() : register(call, session, deadline, lease, watchdog);
                 Object reply;
                 try {
                     reply = call.send(session, waiters, args(lease, watchdog, waitArg, session.notifyId, requestId), engine.confirm);
@@ -150,7 +153,7 @@ public final class Acquire {
                         long[] tokens = tokens(event, waiters);
                         // Every grant told by message, watchdog or lease, with or without replicas to
                         // wait for: its lease may have ended before the message was read (C4.2).
-                        if (!confirm(call.node, call.asked, lease, watchdog)) {
+                        if (!confirm(call.node, call.asked, lease, watchdog, waiters.get(0), event)) {
                             requestId = Engine.requestId(); // it ended before we could confirm it: ask again
                             continue;
                         }
@@ -179,12 +182,66 @@ public final class Acquire {
     }
 
     /** One waiter per key: the server tells a multi-key wait by one message per key. */
-    private List<Waiter> register(Node node, long generation, long deadline) {
+    private List<Waiter> register(PinnedCall call, Node.Session session, long deadline, long lease, boolean watchdog) {
+        Object[][] confirmation = pipelinedConfirmation(call, session, lease, watchdog);
+        if (confirmation != null) {
+            return List.of(engine.dispatcher().register(new Target(family, keys.get(0), owner), session, deadline, confirmation));
+        }
         List<Waiter> waiters = new ArrayList<>(keys.size());
         for (String key : keys) {
-            waiters.add(engine.dispatcher().register(new Target(family, key, owner), node, generation, deadline));
+            waiters.add(engine.dispatcher().register(new Target(family, key, owner), call.node, session.generation, deadline));
         }
         return waiters;
+    }
+
+    /**
+     * What confirms this wait's grant (C4.2: the {@code RENEW}, pipelined with the replicas'
+     * {@code WAIT} as a call now would be), for the session's I/O thread to write as the grant's
+     * message is read, so that the waiting thread wakes once, confirmed (issue 46: the hot lock's
+     * hand-off is a message and a reply shorter). For one holding of one key, on a RESP3 session
+     * (the messages come on the connection the confirmation goes to), not after {@code ASKING}.
+     * Null: the woken thread confirms ({@link #confirm}).
+     */
+    private Object[][] pipelinedConfirmation(PinnedCall call, Node.Session session, long lease, boolean watchdog) {
+        if (all || each || session.sub != null || call.asking()) {
+            return null;
+        }
+        Object[] wait;
+        try {
+            wait = call.node.confirmation(session, engine.confirm);
+        } catch (IOException e) {
+            return null; // the call on this session meets it
+        }
+        Object[] renew = family.renew(keys.get(0), owner, lease, watchdog);
+        return wait == null ? new Object[][] {renew} : new Object[][] {renew, wait};
+    }
+
+    /**
+     * The confirmation written as the grant was read, in {@link Node#exchange}'s shape, when it
+     * stands for the one this thread would send now: its reply is no error (a redirection or a
+     * failover is followed by a call), its session is still the node's (from now on a drop
+     * re-binds this holding with the others, once recorded), and the replicas it waited for are
+     * those a write now waits for (they are counted again at most once a second). Null: confirm
+     * by a call.
+     */
+    private Object[] pipelined(Node node, Waiter waiter, Event grant) {
+        List<Object> replies = grant.confirmation;
+        if (waiter.confirmation == null || replies == null || replies.get(0) instanceof RespError) {
+            return null;
+        }
+        Node.Session session = node.current(waiter.generation);
+        if (session == null) {
+            return null;
+        }
+        Object[] wait = waiter.confirmation.length > 1 ? waiter.confirmation[1] : null;
+        try {
+            if (!java.util.Arrays.equals(wait, node.confirmation(session, engine.confirm))) {
+                return null;
+            }
+        } catch (IOException e) {
+            return null; // the call meets the connection's state
+        }
+        return new Object[] {replies.get(0), wait, wait == null ? null : replies.get(1)};
     }
 
     /** Unregisters the waiters from {@code from} on; a grant that reached one is given back. */
@@ -224,15 +281,17 @@ public final class Acquire {
      * meanwhile, the rest of an all-or-none grant is given back, and the caller asks again.
      * Not confirmed: undone, {@link NotConfirmedException}.
      */
-    private boolean confirm(Node node, boolean asking, long lease, boolean watchdog) {
+    private boolean confirm(Node node, boolean asking, long lease, boolean watchdog, Waiter first, Event grant) {
         List<Target> targets = targets();
         for (int i = 0; i < targets.size(); i++) {
             Target target = targets.get(i);
             String key = target.key();
             Confirm confirm = i == targets.size() - 1 ? engine.confirm : null;
+            Object[] pipelined = i == 0 ? pipelined(node, first, grant) : null;
             Object reply;
             try {
-                reply = engine.router().call(node, asking, confirm, key, family.renew(key, target.owner(), lease, watchdog)).value();
+                reply = pipelined != null ? node.settle(pipelined, confirm, "RENEW " + key)
+                        : engine.router().call(node, asking, confirm, key, family.renew(key, target.owner(), lease, watchdog)).value();
             } catch (Unconfirmed e) {
                 if (Long.valueOf(1).equals(e.reply)) {
                     throw undo(node, e);

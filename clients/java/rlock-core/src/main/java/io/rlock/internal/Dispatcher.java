@@ -24,8 +24,16 @@ public final class Dispatcher {
     }
 
     synchronized Waiter register(Target target, Node node, long generation, long deadline) {
-        Waiter waiter = new Waiter(target, node, generation, deadline);
-        waiters.computeIfAbsent(target, t -> new ArrayList<>()).add(waiter);
+        return register(new Waiter(target, node, generation, deadline));
+    }
+
+    /** As above, the grant confirmed by {@code confirmation} on {@code session}'s connection as its message is read. */
+    Waiter register(Target target, Node.Session session, long deadline, Object[][] confirmation) {
+        return register(new Waiter(target, session.node(), session.generation, deadline, confirmation, session.conn));
+    }
+
+    private synchronized Waiter register(Waiter waiter) {
+        waiters.computeIfAbsent(waiter.target, t -> new ArrayList<>()).add(waiter);
         return waiter;
     }
 
@@ -92,35 +100,63 @@ public final class Dispatcher {
         }
     }
 
-    private synchronized boolean deliver(Node node, long generation, Target target, Event event) {
-        List<Waiter> queue = waiters.get(target);
-        if (queue == null) {
-            return false;
-        }
+    private boolean deliver(Node node, long generation, Target target, Event event) {
         Waiter chosen = null;
-        for (Waiter waiter : queue) {
-            if (waiter.node != node || waiter.generation != generation) {
-                continue;
+        synchronized (this) {
+            List<Waiter> queue = waiters.get(target);
+            if (queue == null) {
+                return false;
             }
-            if (target.family() == Family.LATCH && event.kind == Event.Kind.TIMEOUT) {
-                // Latch waits share one target: the server's timeouts come in deadline order.
-                if (chosen == null || waiter.deadline < chosen.deadline) {
-                    chosen = waiter;
+            for (Waiter waiter : queue) {
+                if (waiter.node != node || waiter.generation != generation) {
+                    continue;
                 }
-            } else {
-                chosen = waiter;
-                break;
+                if (target.family() == Family.LATCH && event.kind == Event.Kind.TIMEOUT) {
+                    // Latch waits share one target: the server's timeouts come in deadline order.
+                    if (chosen == null || waiter.deadline < chosen.deadline) {
+                        chosen = waiter;
+                    }
+                } else {
+                    chosen = waiter;
+                    break;
+                }
             }
+            if (chosen == null) {
+                return false;
+            }
+            queue.remove(chosen);
+            if (queue.isEmpty()) {
+                waiters.remove(target);
+            }
+            if (event.kind != Event.Kind.GRANTED || chosen.confirmation == null) {
+                chosen.complete(event);
+                return true;
+            }
+            // Seen as granted by whoever takes it out from now on (a cancel gives it back).
+            chosen.delivered(event);
         }
-        if (chosen == null) {
-            return false;
-        }
-        queue.remove(chosen);
-        if (queue.isEmpty()) {
-            waiters.remove(target);
-        }
-        chosen.complete(event);
+        confirm(chosen, event);
         return true;
+    }
+
+    /**
+     * Writes the grant's confirmation now, on the I/O thread reading its message, and wakes the
+     * waiter with its replies; written before any later call of this connection, so a cancel's
+     * reply finds the waiter told. Not written (the connection cannot, or failed): the waiter
+     * wakes with the grant alone and confirms it itself.
+     */
+    private static void confirm(Waiter waiter, Event grant) {
+        java.util.concurrent.CompletionStage<List<Object>> sent;
+        try {
+            sent = waiter.connection.send(waiter.confirmation);
+        } catch (RuntimeException e) {
+            sent = null;
+        }
+        if (sent == null) {
+            waiter.complete(grant);
+            return;
+        }
+        sent.whenComplete((replies, failure) -> waiter.complete(failure == null ? grant.confirmedBy(replies) : grant));
     }
 
     /** The session {@code generation} of {@code node} dropped: its waits are gone from the server. */

@@ -13,11 +13,26 @@ public final class Event {
     final Kind kind;
     final long token;
     final String code;
+    /**
+     * A grant's: the replies to its {@link Waiter#confirmation}, written as its message was read
+     * (null: none came, the waiting thread confirms it).
+     */
+    final java.util.List<Object> confirmation;
 
     private Event(Kind kind, long token, String code) {
+        this(kind, token, code, null);
+    }
+
+    private Event(Kind kind, long token, String code, java.util.List<Object> confirmation) {
         this.kind = kind;
         this.token = token;
         this.code = code;
+        this.confirmation = confirmation;
+    }
+
+    /** This grant with the replies to its confirmation. */
+    Event confirmedBy(java.util.List<Object> replies) {
+        return new Event(kind, token, code, replies);
     }
 
     static Event granted(long token) {

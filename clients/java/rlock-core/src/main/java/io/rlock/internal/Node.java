@@ -173,10 +173,7 @@ public final class Node {
      * command or null, its reply}.
      */
     Object[] exchange(Session s, boolean asking, Confirm confirm, Object[] args) throws IOException {
-        if (confirm != null && confirm.aof) {
-            replicas.requireAof(s.conn);
-        }
-        Object[] wait = confirm == null || confirm.off ? null : confirm.command(confirm.replicas == Confirm.AUTO ? replicas.count(s.conn) : 0);
+        Object[] wait = confirmation(s, confirm);
         if (wait == null) {
             return new Object[] {asking ? s.conn.callAsking(args) : s.conn.call(args), null, null};
         }
@@ -185,6 +182,22 @@ public final class Node {
             return new Object[] {replies.get(0), null, null};
         }
         return new Object[] {replies.get(replies.size() - 2), wait, replies.get(replies.size() - 1)};
+    }
+
+    /**
+     * The {@code WAIT} (or {@code WAITAOF}) of {@code confirm} that a write on {@code s} is
+     * pipelined with now, or null when there are no replicas to wait for.
+     */
+    Object[] confirmation(Session s, Confirm confirm) throws IOException {
+        if (confirm != null && confirm.aof) {
+            replicas.requireAof(s.conn);
+        }
+        return confirm == null || confirm.off ? null : confirm.command(confirm.replicas == Confirm.AUTO ? replicas.count(s.conn) : 0);
+    }
+
+    /** The live session when it is still {@code generation}'s (null: it dropped or was replaced since). */
+    synchronized Session current(long generation) {
+        return session != null && session.generation == generation && session.isOpen() ? session : null;
     }
 
     /**

@@ -107,6 +107,11 @@ public final class PinnedCall {
         return true;
     }
 
+    /** Whether the next call is sent after {@code ASKING}. */
+    boolean asking() {
+        return asking;
+    }
+
     /** After a {@code failed} event that a retry may fix (a failover, a slot moving): ask the Router again. */
     void reroute() {
         node = engine.router().nodeFor(key);

@@ -1,21 +1,39 @@
 package io.rlock.internal;
 
 import io.rlock.*;
+import io.rlock.internal.transport.Connection;
 
-/** One thread's wait in a server queue, told its outcome by the dispatcher. */
+/**
+ * One thread's wait in a server queue, told its outcome by the dispatcher. A waiter with a
+ * {@link #confirmation} has its grant confirmed by the session's I/O thread as the message is
+ * read (C4.2's {@code RENEW}, written then on {@link #connection}), and wakes once, with the
+ * confirmation's replies: not twice, for the message and then for the reply to its own
+ * {@code RENEW} (the hot lock's hand-off, issue 46).
+ */
 public final class Waiter {
     final Target target;
     final Node node;
     final long generation;
     /** System.nanoTime() deadline of the server's WAIT (Long.MAX_VALUE: none). */
     final long deadline;
+    /** The commands that confirm a grant (null: the waiting thread confirms it), and where they go. */
+    final Object[][] confirmation;
+    final Connection connection;
     private Event outcome;
+    /** A grant told, its confirmation on the wire: already the outcome for {@link #outcome()}, not yet for {@link #await}. */
+    private Event delivered;
 
     Waiter(Target target, Node node, long generation, long deadline) {
+        this(target, node, generation, deadline, null, null);
+    }
+
+    Waiter(Target target, Node node, long generation, long deadline, Object[][] confirmation, Connection connection) {
         this.target = target;
         this.node = node;
         this.generation = generation;
         this.deadline = deadline;
+        this.confirmation = confirmation;
+        this.connection = connection;
     }
 
     /** The first outcome wins; returns whether this one was taken. */
@@ -28,8 +46,17 @@ public final class Waiter {
         return true;
     }
 
+    /**
+     * A grant whose confirmation is being written: from now on {@link #outcome()} (the
+     * dispatcher's unregister, a cancel's check) sees the grant; {@link #await} returns once
+     * {@link #complete} brings it with the confirmation's replies.
+     */
+    synchronized void delivered(Event grant) {
+        delivered = grant;
+    }
+
     synchronized Event outcome() {
-        return outcome;
+        return outcome != null ? outcome : delivered;
     }
 
     /** The outcome, or null after {@code nanos}. */

@@ -11,6 +11,8 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -71,6 +73,25 @@ final class LettuceConnection extends AwaitingConnection {
             sent.add(RawCommands.dispatch(connection.async(), command));
         }
         return awaitReplies(sent);
+    }
+
+    @Override
+    public CompletionStage<List<Object>> send(Object[]... commands) {
+        if (!isOpen()) {
+            return null;
+        }
+        writing();
+        CompletableFuture<?>[] sent = new CompletableFuture<?>[commands.length];
+        for (int i = 0; i < commands.length; i++) {
+            sent[i] = RawCommands.dispatch(connection.async(), commands[i]).toCompletableFuture();
+        }
+        return CompletableFuture.allOf(sent).thenApply(done -> {
+            List<Object> replies = new ArrayList<>(sent.length);
+            for (CompletableFuture<?> reply : sent) {
+                replies.add(reply.join());
+            }
+            return replies;
+        });
     }
 
     @Override

@@ -53,6 +53,17 @@ public interface Connection extends AutoCloseable {
     /** Several commands written at once, their replies in order. */
     List<Object> pipeline(Object[]... commands) throws IOException;
 
+    /**
+     * Several commands written now, without waiting for their replies: a stage completed with the
+     * replies in order (on the connection's I/O thread), or completed exceptionally when the
+     * connection failed first. Never blocks, so the I/O thread may call it from a {@link Listener}
+     * (a grant's confirmation, written as its message is read). Null when this connection cannot
+     * (the default, or closed): the caller then calls as usual.
+     */
+    default java.util.concurrent.CompletionStage<List<Object>> send(Object[]... commands) {
+        return null;
+    }
+
     void subscribe(String channel) throws IOException;
 
     void unsubscribe(String channel) throws IOException;
