@@ -65,16 +65,18 @@ pub(crate) fn acquire(
     key: &str,
     owner: &str,
     options: &AcquireOptions,
-    id: &str,
+    id: &RequestId,
     notify: bool,
 ) -> Cmd {
     if kind == Family::Latch {
-        let mut cmd = kind.command("AWAIT");
+        let mut cmd = kind.command("AWAIT", 4, key.len() + 32);
         cmd.arg(key);
         add_wait(&mut cmd, options.wait, notify);
         return cmd;
     }
-    let mut cmd = kind.command("ACQUIRE");
+    // At most 17 arguments follow the name: key owner [PERMITS n] PX ms WAIT ms NOTIFY
+    // WATCHDOG ID id MAXHOLD ms LOCKDELAY ms.
+    let mut cmd = kind.command("ACQUIRE", 17, key.len() + owner.len() + ID_MAX_LEN + 128);
     cmd.arg(key).arg(owner);
     kind.add_mode(&mut cmd);
     add_acquire_options(&mut cmd, kind, options, id, notify);
@@ -88,7 +90,7 @@ pub(crate) fn acquire_all(
     keys: &[String],
     owner: &str,
     options: &AcquireOptions,
-    id: &str,
+    id: &RequestId,
     notify: bool,
 ) -> Cmd {
     let mut cmd = redis::cmd("RLOCK.ACQUIREALL");
@@ -102,7 +104,7 @@ fn add_acquire_options(
     cmd: &mut Cmd,
     kind: Family,
     options: &AcquireOptions,
-    id: &str,
+    id: &RequestId,
     notify: bool,
 ) {
     cmd.arg("PX").arg(millis(options.lease));
@@ -143,10 +145,11 @@ pub(crate) fn release(
     kind: Family,
     key: impl AsRef<[u8]>,
     owner: impl AsRef<[u8]>,
-    id: &str,
+    id: &RequestId,
 ) -> Cmd {
-    let mut cmd = kind.command("RELEASE");
-    cmd.arg(key.as_ref()).arg(owner.as_ref());
+    let (key, owner) = (key.as_ref(), owner.as_ref());
+    let mut cmd = kind.command("RELEASE", 6, key.len() + owner.len() + ID_MAX_LEN + 32);
+    cmd.arg(key).arg(owner);
     kind.add_mode(&mut cmd);
     cmd.arg("ID").arg(id);
     cmd
@@ -154,7 +157,7 @@ pub(crate) fn release(
 
 /// `RLOCK.RELEASEALL numkeys key [key ...] owner ID id`: per key, in order, the owner's
 /// remaining holds, nil where it held none.
-pub(crate) fn release_all(keys: &[&str], owner: &str, id: &str) -> Cmd {
+pub(crate) fn release_all(keys: &[&str], owner: &str, id: &RequestId) -> Cmd {
     let mut cmd = redis::cmd("RLOCK.RELEASEALL");
     cmd.arg(keys.len()).arg(keys).arg(owner).arg("ID").arg(id);
     cmd
@@ -181,11 +184,10 @@ pub(crate) fn renew(
     owner: impl AsRef<[u8]>,
     lease: Duration,
 ) -> Cmd {
-    let mut cmd = kind.command("RENEW");
-    cmd.arg(key.as_ref())
-        .arg(owner.as_ref())
-        .arg("PX")
-        .arg(millis(lease));
+    let (key, owner) = (key.as_ref(), owner.as_ref());
+    // `rebind` adds WATCHDOG.
+    let mut cmd = kind.command("RENEW", 6, key.len() + owner.len() + 48);
+    cmd.arg(key).arg(owner).arg("PX").arg(millis(lease));
     cmd
 }
 
@@ -218,13 +220,61 @@ pub(crate) fn guard(key: &str, owner: &str, token: u64, inner: &Cmd) -> Cmd {
 
 /// A fresh id for one logical call, reused unchanged by its retry: a random prefix drawn once
 /// per process and a counter, unique as a uuid4 per call was, without a `getrandom` system
-/// call per call (two a pair, a tenth of the uncontended pair's system calls).
-pub(crate) fn request_id() -> String {
-    static PREFIX: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+/// call per call (two a pair, a tenth of the uncontended pair's system calls). Written into
+/// a buffer of its own, not a `String`: no allocation and no formatting machinery per call.
+pub(crate) fn request_id() -> RequestId {
+    static PREFIX: std::sync::OnceLock<[u8; PREFIX_LEN]> = std::sync::OnceLock::new();
     static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let prefix = PREFIX.get_or_init(|| uuid::Uuid::new_v4().simple().to_string());
-    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    format!("{prefix}-{n:x}")
+    let prefix = PREFIX.get_or_init(|| {
+        let mut prefix = [0; PREFIX_LEN];
+        uuid::Uuid::new_v4().simple().encode_lower(&mut prefix);
+        prefix
+    });
+    id_of(
+        prefix,
+        COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+    )
+}
+
+/// `<prefix>-<n in hex>`.
+fn id_of(prefix: &[u8; PREFIX_LEN], n: u64) -> RequestId {
+    let mut bytes = [0; ID_MAX_LEN];
+    bytes[..PREFIX_LEN].copy_from_slice(prefix);
+    bytes[PREFIX_LEN] = b'-';
+    // `{n:x}`: lowercase hex, no leading zeros (one digit for 0).
+    let digits = (u64::BITS - (n | 1).leading_zeros()).div_ceil(4) as usize;
+    for (i, digit) in bytes[PREFIX_LEN + 1..][..digits].iter_mut().enumerate() {
+        let nibble = (n >> (4 * (digits - 1 - i))) & 0xf;
+        *digit = b"0123456789abcdef"[nibble as usize];
+    }
+    RequestId {
+        bytes,
+        len: (PREFIX_LEN + 1 + digits) as u8,
+    }
+}
+
+/// A uuid's 32 hex digits.
+const PREFIX_LEN: usize = 32;
+/// `<prefix>-<up to 16 hex digits>`.
+const ID_MAX_LEN: usize = PREFIX_LEN + 1 + 16;
+
+/// A request id (see [`request_id`]), an argument of a command.
+#[derive(Clone, Copy)]
+pub(crate) struct RequestId {
+    bytes: [u8; ID_MAX_LEN],
+    len: u8,
+}
+
+impl RequestId {
+    fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..usize::from(self.len)]
+    }
+}
+
+impl redis::ToRedisArgs for RequestId {
+    fn write_redis_args<W: ?Sized + redis::RedisWrite>(&self, out: &mut W) {
+        out.write_arg(self.as_bytes());
+    }
 }
 
 /// `<uuid>:<task-or-thread id>`, Redisson's owner shape: the uuid makes it unique per lock
@@ -248,4 +298,43 @@ pub(crate) fn random_fraction() -> f64 {
     const BITS: u32 = 53;
     let random = uuid::Uuid::new_v4().as_u128() & ((1u128 << BITS) - 1);
     random as f64 / (1u64 << BITS) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_id_is_the_prefix_and_the_counter_in_hex() {
+        let prefix = *b"0123456789abcdef0123456789abcdef";
+        for n in [
+            0,
+            1,
+            9,
+            10,
+            15,
+            16,
+            255,
+            256,
+            0xabc_def,
+            u64::MAX >> 4,
+            u64::MAX,
+        ] {
+            let id = id_of(&prefix, n);
+            let expected = format!("0123456789abcdef0123456789abcdef-{n:x}");
+            assert_eq!(id.as_bytes(), expected.as_bytes());
+            let mut cmd = redis::cmd("X");
+            cmd.arg(id);
+            assert_eq!(
+                cmd.get_packed_command(),
+                redis::cmd("X").arg(&expected).get_packed_command()
+            );
+        }
+    }
+
+    #[test]
+    fn request_ids_differ() {
+        let (a, b) = (request_id(), request_id());
+        assert_ne!(a.as_bytes(), b.as_bytes());
+    }
 }

@@ -163,7 +163,8 @@ pub(crate) async fn required(
             count
         }
         _ => {
-            let count = ask_replicas(conn, generation).await?;
+            // Boxed: asked at most once a second, kept out of every call's future.
+            let count = Box::pin(ask_replicas(conn, generation)).await?;
             *known.lock().expect("replica count lock") = Some(count);
             count
         }

@@ -27,7 +27,9 @@ pub(crate) const DEFAULT_RESPONSE_TIMEOUT: Duration = Duration::from_secs(2);
 pub(crate) struct Core {
     servers: Servers,
     keys: Vec<String>,
-    owner: String,
+    /// The keys and the owner as the guards keep them: shared, not copied per guard.
+    names: Vec<Arc<str>>,
+    owner: Arc<str>,
     options: AcquireOptions,
     /// How the replicas confirm this handle's writes.
     confirm: Confirm,
@@ -70,8 +72,9 @@ impl Core {
         Core {
             confirm: servers.default_confirm().clone(),
             servers,
+            names: keys.iter().map(|key| Arc::from(key.as_str())).collect(),
             keys,
-            owner: commands::owner_id(),
+            owner: commands::owner_id().into(),
             options: AcquireOptions {
                 lease: DEFAULT_LEASE,
                 wait: Wait::No,
@@ -124,7 +127,7 @@ impl Core {
     }
 
     pub(crate) fn owner_id(mut self, owner: String) -> Self {
-        self.owner = owner;
+        self.owner = owner.into();
         self
     }
 
@@ -204,10 +207,10 @@ impl Core {
         let extra = options.wait.extra_time();
         let confirm = &self.confirm;
         let (tokens, shortfall): (Option<Vec<u64>>, _) = if all.is_some() {
-            let cmd = commands::acquire_all(keys, &self.owner, &options, &id, false);
+            let cmd = commands::acquire_all(keys, self.owner(), &options, &id, false);
             route.session().call_confirmed(&cmd, extra, confirm).await?
         } else {
-            let cmd = commands::acquire(kind, self.key(), &self.owner, &options, &id, false);
+            let cmd = commands::acquire(kind, self.key(), self.owner(), &options, &id, false);
             let (token, shortfall): (Option<u64>, _) =
                 route.session().call_confirmed(&cmd, extra, confirm).await?;
             (token.map(|token| vec![token]), shortfall)
@@ -218,16 +221,19 @@ impl Core {
             }
             return Err(Error::NotAcquired);
         };
-        let era = Arc::new(());
-        let expires = self.expiry(kind, tokens[0], sent, &era, options.wait);
-        let guards = keys.iter().zip(tokens).map(|(key, token)| {
-            if let Holding::Bound(binding) = &route {
-                binding.held(self.ping_every.clone(), options.lease);
-            }
-            let route = route.clone();
-            Guard::new(kind, key, &self.owner, token, route, expires, era.clone())
-                .confirmed_by(confirm)
-        });
+        let era = self.era();
+        let expires = self.expiry(kind, tokens[0], sent, era.as_ref(), options.wait);
+        let guards = self.names[..keys.len()]
+            .iter()
+            .zip(tokens)
+            .map(|(key, token)| {
+                if let Holding::Bound(binding) = &route {
+                    binding.held(self.ping_every.clone(), options.lease);
+                }
+                let route = route.clone();
+                Guard::new(kind, key, &self.owner, token, route, expires, era.clone())
+                    .confirmed_by(confirm)
+            });
         self.settle(guards.collect(), shortfall).await
     }
 
@@ -263,23 +269,29 @@ impl Core {
         let subscriber = self.subscriber.get().await?;
         let confirm = &self.confirm;
         let held = match all {
-            true => notify::acquire_all(&subscriber, keys, &self.owner, options, confirm).await?,
+            true => notify::acquire_all(&subscriber, keys, self.owner(), options, confirm).await?,
             false => {
                 let key = self.key();
-                notify::acquire(&subscriber, kind, key, &self.owner, options, confirm).await?
+                notify::acquire(&subscriber, kind, key, self.owner(), options, confirm).await?
             }
         };
         let held = held.ok_or(Error::NotAcquired)?;
-        let era = Arc::new(());
-        let expires = self.expiry(kind, held.tokens[0], Instant::now(), &era, options.wait);
+        let era = self.era();
+        let expires = self.expiry(
+            kind,
+            held.tokens[0],
+            Instant::now(),
+            era.as_ref(),
+            options.wait,
+        );
         let mut guards = Vec::with_capacity(keys.len());
         let mut holdings = Vec::with_capacity(keys.len());
-        for (key, &token) in keys.iter().zip(&held.tokens) {
-            let holding = self.notified_holding(&subscriber, kind, key, token);
+        for (name, &token) in self.names[..keys.len()].iter().zip(&held.tokens) {
+            let holding = self.notified_holding(&subscriber, kind, name, token);
             holding.held();
             // The guard exists from here on: if this future is dropped now, it releases.
             let route = Holding::Notified(holding.clone());
-            let guard = Guard::new(kind, key, &self.owner, token, route, expires, era.clone());
+            let guard = Guard::new(kind, name, &self.owner, token, route, expires, era.clone());
             guards.push(guard.confirmed_by(confirm));
             holdings.push(holding);
         }
@@ -297,8 +309,8 @@ impl Core {
         if held.granted || (rebind && options.watchdog) {
             for (key, holding) in keys.iter().zip(&holdings) {
                 let renew = match options.watchdog {
-                    true => commands::rebind(kind, key, &self.owner, options.lease),
-                    false => commands::renew(kind, key, &self.owner, options.lease),
+                    true => commands::rebind(kind, key, self.owner(), options.lease),
+                    false => commands::renew(kind, key, self.owner(), options.lease),
                 };
                 let (still_ours, short): (i64, _) = holding
                     .session()
@@ -336,7 +348,7 @@ impl Core {
             subscriber,
             kind,
             key,
-            &self.owner,
+            self.owner(),
             token,
             self.options.lease,
             self.options.watchdog,
@@ -357,12 +369,18 @@ impl Core {
                 self.router(),
                 kind,
                 &self.keys,
-                &self.owner,
+                self.owner(),
                 self.options.lease,
                 self.response_timeout,
                 Arc::downgrade(&self.binding),
             )
         }))
+    }
+
+    /// What keeps the hold cap of an acquisition's holding known while its guards live (see
+    /// [`Core::expiry`]); without a cap, nothing to keep.
+    fn era(&self) -> Option<Arc<()>> {
+        self.options.max_hold.map(|_| Arc::new(()))
     }
 
     /// Until when the holding is surely ours as far as its lease (without the watchdog) and
@@ -375,7 +393,7 @@ impl Core {
         kind: Family,
         token: u64,
         sent: Instant,
-        era: &Arc<()>,
+        era: Option<&Arc<()>>,
         wait: Wait,
     ) -> Option<Instant> {
         // The grant happened between send and reply; after a WAIT, right before the reply
@@ -398,7 +416,7 @@ impl Core {
             *known = Some(Cap {
                 token,
                 end,
-                era: Arc::downgrade(era),
+                era: era.map_or_else(Weak::new, Arc::downgrade),
             });
             end
         });

@@ -1,7 +1,8 @@
 //! The [`Family`]: a lock type's command set (`RLOCK`, `RWLOCK`, `RSEM`, `RLATCH`) and the
 //! word its messages name it by.
 
-use redis::Cmd;
+use redis::{Cmd, RedisWrite};
+use std::io::Write;
 
 /// What a holding (or a wait) is of: the command family, and for a read-write lock the mode,
 /// for a semaphore the permits. It names the commands to send and the `type` word of the
@@ -30,8 +31,17 @@ impl Family {
         }
     }
 
-    pub(crate) fn command(self, verb: &str) -> Cmd {
-        redis::cmd(&format!("{}.{verb}", self.prefix()))
+    /// `<P>.<verb>`, in a command with room for `args` more arguments of `bytes` in all: built
+    /// without a formatted name or a reallocation as the arguments are added.
+    pub(crate) fn command(self, verb: &str, args: usize, bytes: usize) -> Cmd {
+        let prefix = self.prefix();
+        let mut cmd = Cmd::with_capacity(1 + args, prefix.len() + 1 + verb.len() + bytes);
+        let mut name = cmd.writer_for_next_arg();
+        for part in [prefix, ".", verb] {
+            name.write_all(part.as_bytes()).expect("writes to a Vec");
+        }
+        drop(name);
+        cmd
     }
 
     /// The arguments that follow key and owner: the mode, or the permits.

@@ -19,15 +19,16 @@ use std::time::{Duration, Instant};
 #[must_use = "dropping the guard releases it at once"]
 pub struct Guard<K> {
     kind: Family,
-    key: String,
-    owner: String,
+    key: Arc<str>,
+    owner: Arc<str>,
     token: u64,
     /// `None` once released.
     route: Option<Holding>,
     /// Until when the lease (without the watchdog) and the hold cap surely keep it ours.
     expires: Option<Instant>,
-    /// Keeps the holding's hold cap known to its handle (see `Core::expiry`).
-    _era: Arc<()>,
+    /// Keeps the holding's hold cap known to its handle (see `Core::expiry`); none without
+    /// a cap.
+    _era: Option<Arc<()>>,
     /// How the replicas confirm its release (and its guarded writes).
     confirm: Confirm,
     _held: PhantomData<fn() -> K>,
@@ -69,17 +70,17 @@ impl<K> std::fmt::Debug for Guard<K> {
 impl<K> Guard<K> {
     pub(crate) fn new(
         kind: Family,
-        key: &str,
-        owner: &str,
+        key: &Arc<str>,
+        owner: &Arc<str>,
         token: u64,
         route: Holding,
         expires: Option<Instant>,
-        era: Arc<()>,
+        era: Option<Arc<()>>,
     ) -> Guard<K> {
         Guard {
             kind,
-            key: key.to_string(),
-            owner: owner.to_string(),
+            key: key.clone(),
+            owner: owner.clone(),
             token,
             route: Some(route),
             expires,
@@ -181,7 +182,7 @@ impl<K> Guard<K> {
     pub(crate) fn detach(&mut self) -> Option<(String, Holding, bool)> {
         let known_lost = self.is_lost();
         let route = self.route.take()?;
-        Some((self.key.clone(), route, known_lost))
+        Some((self.key.to_string(), route, known_lost))
     }
 }
 

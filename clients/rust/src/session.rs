@@ -225,7 +225,9 @@ impl Session {
     pub(crate) async fn current(&self) -> RedisResult<(MultiplexedConnection, u64)> {
         let mut slot = self.slot.lock().await;
         if slot.conn.is_none() {
-            self.open(&mut slot).await?;
+            // Boxed: connecting is rare, and its future (several kB) would otherwise be part
+            // of every call's, copied as each call's future is built.
+            Box::pin(self.open(&mut slot)).await?;
         }
         let conn = slot.conn.clone().expect("just opened");
         Ok((conn, slot.generation))

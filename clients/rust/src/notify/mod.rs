@@ -158,7 +158,8 @@ impl SubscriberSlot {
                 return Ok(subscriber.clone());
             }
         }
-        let subscriber = Subscriber::shared(&self.router, self.response_timeout).await?;
+        // Boxed: found once per handle and runtime, kept out of every acquire's future.
+        let subscriber = Box::pin(Subscriber::shared(&self.router, self.response_timeout)).await?;
         *self.cached.lock().expect("subscriber lock") = Some(subscriber.clone());
         Ok(subscriber)
     }
