@@ -4,6 +4,7 @@
 
 use crate::kinds::Want;
 use std::collections::HashMap;
+use crate::numbers::NumberMap;
 use std::rc::Rc;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -18,7 +19,7 @@ pub struct Notice {
 
 #[derive(Default)]
 pub struct Notices {
-    by_lock: HashMap<i32, HashMap<Rc<[u8]>, Vec<Notice>>>,
+    by_lock: NumberMap<i32, HashMap<Rc<[u8]>, Vec<Notice>>>,
     count: usize,
 }
 

@@ -6,6 +6,7 @@
 //! exactly as far as the change does. A full release deletes the hash (Redisson's layout has no
 //! place for a tombstone), so those are remembered in the server's memory only (`Released`).
 
+use std::collections::hash_map::Entry as Slot;
 use std::collections::{HashMap, VecDeque};
 use std::rc::Rc;
 
@@ -216,9 +217,12 @@ impl Released {
             .is_some_and(|(until, _)| *until <= now_ms)
         {
             if let Some((until, call)) = self.order.pop_front() {
-                // A later release with the same id (rare) keeps its own, later deadline.
-                if self.until.get(&call).map(|(u, _)| *u) == Some(until) {
-                    self.until.remove(&call);
+                // A later release with the same id (rare) keeps its own, later deadline. One
+                // look-up of the call (its hash is most of the cost), not two.
+                if let Slot::Occupied(entry) = self.until.entry(call) {
+                    if entry.get().0 == until {
+                        entry.remove();
+                    }
                 }
             }
         }

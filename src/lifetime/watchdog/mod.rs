@@ -10,6 +10,7 @@
 use crate::kinds::LockType;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};
+use crate::numbers::NumberMap;
 use std::rc::Rc;
 
 pub type LockId = (i32, Rc<[u8]>);
@@ -35,9 +36,9 @@ impl std::ops::Deref for Binding {
 #[derive(Default)]
 pub struct Watchdog {
     /// db -> key -> the lock's bound holdings: looked up by a borrowed key, no allocation.
-    bindings: HashMap<i32, HashMap<Rc<[u8]>, Vec<Binding>>>,
+    bindings: NumberMap<i32, HashMap<Rc<[u8]>, Vec<Binding>>>,
     count: usize,
-    by_client: HashMap<u64, HashSet<HoldingId>>,
+    by_client: NumberMap<u64, HashSet<HoldingId>>,
     /// (due ms, generation, holding); entries whose generation no longer matches are skipped.
     schedule: BinaryHeap<Reverse<(i64, u64, HoldingId)>>,
     next_generation: u64,
@@ -123,13 +124,10 @@ impl Watchdog {
             .as_ref()
             .and_then(|k| k.get(key))
             .is_some_and(Vec::is_empty);
-        if let Some(keys) = keys {
-            if empty_key {
-                keys.remove(key);
-            }
-            if keys.is_empty() {
-                self.bindings.remove(&db);
-            }
+        // A db's map stays (16 at most by default): dropping it with its last lock made every
+        // uncontended pair with `WATCHDOG` free it and build it again.
+        if let (Some(keys), true) = (keys, empty_key) {
+            keys.remove(key);
         }
         if let Some(holdings) = self.by_client.get_mut(&binding.client) {
             holdings.retain(|(d, k, o)| !(*d == db && **k == *key && *o == binding.owner));
