@@ -9,7 +9,7 @@
 
 use crate::kinds::LockType;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::collections::{BinaryHeap, HashMap};
 use crate::numbers::NumberMap;
 use std::rc::Rc;
 
@@ -38,7 +38,11 @@ pub struct Watchdog {
     /// db -> key -> the lock's bound holdings: looked up by a borrowed key, no allocation.
     bindings: NumberMap<i32, HashMap<Rc<[u8]>, Vec<Binding>>>,
     count: usize,
-    by_client: NumberMap<u64, HashSet<HoldingId>>,
+    /// connection -> its bound holdings (a list: a holding is bound to one connection at a
+    /// time, unbound before it is bound again, and looked for only to be dropped). A
+    /// connection's list stays, empty, until it closes: an uncontended pair with `WATCHDOG`
+    /// freed it and built it again.
+    by_client: NumberMap<u64, Vec<HoldingId>>,
     /// (due ms, generation, holding); entries whose generation no longer matches are skipped.
     schedule: BinaryHeap<Reverse<(i64, u64, HoldingId)>>,
     next_generation: u64,
@@ -85,7 +89,7 @@ impl Watchdog {
         self.by_client
             .entry(bind.client)
             .or_default()
-            .insert(holding);
+            .push(holding);
         self.count += 1;
         self.bindings
             .entry(db)
@@ -97,6 +101,9 @@ impl Watchdog {
 
     /// Ends the binding of `owner`'s holding of the lock.
     pub fn unbind(&mut self, db: i32, key: &[u8], owner: &[u8]) -> Option<Binding> {
+        if self.count == 0 {
+            return None;
+        }
         let holdings = self.bindings.get_mut(&db)?.get_mut(key)?;
         let at = holdings.iter().position(|b| *b.owner == *owner)?;
         let binding = holdings.swap_remove(at);
@@ -106,6 +113,10 @@ impl Watchdog {
 
     /// Ends every binding of the lock (it is free, or a new holding replaces the old).
     pub fn unbind_lock(&mut self, db: i32, key: &[u8]) -> Vec<Binding> {
+        // No binding at all (every grant of a lock unbinds it first): no key is hashed.
+        if self.count == 0 {
+            return Vec::new();
+        }
         let Some(holdings) = self.bindings.get_mut(&db).and_then(|k| k.get_mut(key)) else {
             return Vec::new();
         };
@@ -131,9 +142,6 @@ impl Watchdog {
         }
         if let Some(holdings) = self.by_client.get_mut(&binding.client) {
             holdings.retain(|(d, k, o)| !(*d == db && **k == *key && *o == binding.owner));
-            if holdings.is_empty() {
-                self.by_client.remove(&binding.client);
-            }
         }
     }
 
@@ -267,7 +275,7 @@ impl Watchdog {
     }
 
     pub fn has_client(&self, client: u64) -> bool {
-        self.by_client.contains_key(&client)
+        self.by_client.get(&client).is_some_and(|h| !h.is_empty())
     }
 }
 
