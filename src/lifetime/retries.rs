@@ -97,17 +97,29 @@ impl Memory {
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.entries.len() * 48);
         for e in &self.entries {
-            out.push(e.kind.tag());
-            push_base36(&mut out, e.value);
-            out.push(b',');
-            push_base36(&mut out, e.at_ms);
-            out.push(b',');
-            push_base36(&mut out, e.id.len() as i64);
-            out.push(b':');
-            out.extend_from_slice(&e.id);
+            push_entry(&mut out, e.kind, e.value, e.at_ms, &e.id);
         }
         out
     }
+}
+
+/// The stored memory of one call, as `Memory::encode` writes it: what a fresh holding
+/// remembers, without a memory built first (and its copy of the id).
+pub fn encode_one(kind: Kind, id: &[u8], value: i64, now_ms: i64) -> Vec<u8> {
+    let mut out = Vec::with_capacity(40 + id.len());
+    push_entry(&mut out, kind, value, now_ms, id);
+    out
+}
+
+fn push_entry(out: &mut Vec<u8>, kind: Kind, value: i64, at_ms: i64, id: &[u8]) {
+    out.push(kind.tag());
+    push_base36(out, value);
+    out.push(b',');
+    push_base36(out, at_ms);
+    out.push(b',');
+    push_base36(out, id.len() as i64);
+    out.push(b':');
+    out.extend_from_slice(id);
 }
 
 /// The value remembered for a call of `kind` with `id` in a stored memory (`rlock:ids`), read
@@ -311,6 +323,19 @@ mod tests {
         }
         assert_eq!(find_in(&blob, Kind::Release, b"a"), Some(3));
         assert_eq!(find_in(b"A1,2,99:short", Kind::Acquire, b"short"), None);
+    }
+
+    #[test]
+    fn one_call_encodes_as_a_memory_of_one() {
+        for (kind, id, value) in [
+            (Kind::Acquire, &b"3f2a1b4c-5d6e-4f70-8a9b-0c1d2e3f4a5b"[..], 1_795_368_175_156_683),
+            (Kind::Release, b"", -7),
+            (Kind::Acquire, b"a,b:c\0\xff", 0),
+        ] {
+            let mut m = Memory::default();
+            m.remember(kind, id, value, 1_795_368_175_156, 60_000);
+            assert_eq!(encode_one(kind, id, value, 1_795_368_175_156), m.encode());
+        }
     }
 
     #[test]

@@ -202,7 +202,7 @@ impl Watchdog {
         }
     }
 
-    /// Every binding of a connection that closed, removed.
+    /// Every binding of a connection that closed, removed, and its list with them.
     pub fn take_client(&mut self, client: u64) -> Vec<(LockId, Binding)> {
         let holdings = self.by_client.remove(&client).unwrap_or_default();
         holdings
@@ -274,6 +274,8 @@ impl Watchdog {
         self.count
     }
 
+    /// Whether a holding is bound to `client` now.
+    #[cfg(test)]
     pub fn has_client(&self, client: u64) -> bool {
         self.by_client.get(&client).is_some_and(|h| !h.is_empty())
     }
