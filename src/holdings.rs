@@ -11,11 +11,11 @@ use crate::lifetime::{with_notices, with_watchdog};
 use crate::notify;
 use crate::queue::Request;
 use crate::store::{ONE, ZERO};
-use std::sync::atomic::Ordering;
 use redis_module::raw;
 use std::ffi::CStr;
 use std::os::raw::c_int;
 use std::rc::Rc;
+use std::sync::atomic::Ordering;
 
 /// A holding granted with `NOTIFY` is told of its loss on its grant channel.
 pub fn tell_loss(db: i32, key: &[u8], holding: &Holding, ask: &Request, want: Want) {
@@ -128,7 +128,9 @@ pub fn publish(ctx: Ctx, channel: &[u8], message: &[u8]) {
         _ => None,
     };
     let made = fixed.is_none().then(|| OwnedStr::new(message));
-    let message = fixed.or(made.as_ref().map(|m| m.0)).unwrap_or(std::ptr::null_mut());
+    let message = fixed
+        .or(made.as_ref().map(|m| m.0))
+        .unwrap_or(std::ptr::null_mut());
     // SAFETY: both strings are live for the call; Redis copies what it keeps.
     unsafe { api!(RedisModule_PublishMessage)(ctx, channel.0, message) };
 }

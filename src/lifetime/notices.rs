@@ -3,8 +3,8 @@
 //! `FORCERELEASE`, `DEL`, a flush). Pure bookkeeping; `grants` sends the messages.
 
 use crate::kinds::Want;
-use std::collections::HashMap;
 use crate::numbers::NumberMap;
+use std::collections::HashMap;
 use std::rc::Rc;
 
 #[derive(Clone, Debug, PartialEq, Eq)]

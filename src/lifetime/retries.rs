@@ -319,7 +319,11 @@ mod tests {
             (Kind::Release, b"r"),
             (Kind::Release, b""),
         ] {
-            assert_eq!(find_in(&blob, kind, id), m.find(kind, id), "{kind:?} {id:?}");
+            assert_eq!(
+                find_in(&blob, kind, id),
+                m.find(kind, id),
+                "{kind:?} {id:?}"
+            );
         }
         assert_eq!(find_in(&blob, Kind::Release, b"a"), Some(3));
         assert_eq!(find_in(b"A1,2,99:short", Kind::Acquire, b"short"), None);
@@ -328,7 +332,11 @@ mod tests {
     #[test]
     fn one_call_encodes_as_a_memory_of_one() {
         for (kind, id, value) in [
-            (Kind::Acquire, &b"3f2a1b4c-5d6e-4f70-8a9b-0c1d2e3f4a5b"[..], 1_795_368_175_156_683),
+            (
+                Kind::Acquire,
+                &b"3f2a1b4c-5d6e-4f70-8a9b-0c1d2e3f4a5b"[..],
+                1_795_368_175_156_683,
+            ),
             (Kind::Release, b"", -7),
             (Kind::Acquire, b"a,b:c\0\xff", 0),
         ] {

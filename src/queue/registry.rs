@@ -10,11 +10,11 @@ use crate::api::{now_ms, Ctx, TimerId};
 use crate::args::Wait;
 use crate::kinds::Want;
 use crate::notify;
+use crate::numbers::NumberMap;
 use crate::stats;
 use std::cell::{Cell, RefCell};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
-use crate::numbers::NumberMap;
 use std::rc::Rc;
 
 #[derive(Default)]

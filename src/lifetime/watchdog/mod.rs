@@ -8,9 +8,9 @@
 //! binding. Every operation is O(log n) in the number of bindings (and O(holders) of one lock).
 
 use crate::kinds::LockType;
+use crate::numbers::NumberMap;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
-use crate::numbers::NumberMap;
 use std::rc::Rc;
 
 pub type LockId = (i32, Rc<[u8]>);
@@ -86,10 +86,7 @@ impl Watchdog {
             self.schedule
                 .push(Reverse((due, generation, holding.clone())));
         }
-        self.by_client
-            .entry(bind.client)
-            .or_default()
-            .push(holding);
+        self.by_client.entry(bind.client).or_default().push(holding);
         self.count += 1;
         self.bindings
             .entry(db)
