@@ -96,13 +96,7 @@ impl Caller {
         let Caller::User(user) = self else {
             return true;
         };
-        // SAFETY: a read of the entry-point table; None on a server without it.
-        let Some(user_of) = (unsafe { raw::RedisModule_GetClientUserNameById }) else {
-            return false;
-        };
-        // SAFETY: NULL when the connection is gone or has no user; else a string we free.
-        let name = unsafe { user_of(ctx, client) };
-        !name.is_null() && bytes(OwnedStr(name).0) == bytes(user.name.0)
+        user_of(ctx, client).is_some_and(|name| bytes(name.0) == bytes(user.name.0))
     }
 
     /// Records a refusal in `ACL LOG`, as Redis does for its own (where the server can).
@@ -128,6 +122,34 @@ impl Caller {
         // SAFETY: the command's context, a live handle and string; Redis copies the object.
         unsafe { add(ctx, user.handle, object.0, reason) };
     }
+}
+
+/// The user connection `client` is authenticated as; None when it cannot be told: the
+/// connection is gone or has no user, or the server predates `GetClientUserNameById` (7.0.3).
+fn user_of(ctx: Ctx, client: u64) -> Option<OwnedStr> {
+    // SAFETY: a read of the entry-point table; None on a server without it.
+    let user_of = unsafe { raw::RedisModule_GetClientUserNameById }?;
+    // SAFETY: NULL when the connection is gone or has no user; else a string we free.
+    let name = unsafe { user_of(ctx, client) };
+    (!name.is_null()).then(|| OwnedStr(name))
+}
+
+/// Whether the command at `ctx` runs as an ACL user and connection `client` is authenticated
+/// as that same user (`Caller::owns_connection` without making a user handle). False for the
+/// server's own callers, and when it cannot be told.
+pub fn same_user(ctx: Ctx, client: u64) -> bool {
+    let trusted = raw::REDISMODULE_CTX_FLAGS_REPLICATED | raw::REDISMODULE_CTX_FLAGS_LOADING;
+    if context_flags(ctx) & trusted != 0 {
+        return false;
+    }
+    // SAFETY: `ctx` is the live context of a client's command; NULL for a client without a
+    // user, else a copy we free.
+    let name = unsafe { api!(RedisModule_GetCurrentUserName)(ctx) };
+    if name.is_null() {
+        return false;
+    }
+    let name = OwnedStr(name);
+    user_of(ctx, client).is_some_and(|other| bytes(other.0) == bytes(name.0))
 }
 
 impl Drop for User {

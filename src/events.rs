@@ -53,9 +53,9 @@ extern "C" fn on_client_change(
         // Redis fires this event before it unsubscribes the connection.
         let subscribed = info.flags & raw::REDISMODULE_CLIENTINFO_FLAG_PUBSUB as u64 != 0;
         lifetime::with_listening(|l| l.closed(client, subscribed));
-        if lifetime::with_watchdog(|w| w.has_client(client)) {
-            upkeep::client_closed(ctx, client);
-        }
+        // Asked of every connection: one that bound a holding keeps its (maybe empty) list of
+        // bound holdings until now, and it goes here.
+        upkeep::client_closed(ctx, client);
         if queue::is_receiver(client) {
             queue::receiver_closed(ctx, client);
         }

@@ -10,10 +10,12 @@ use crate::lifetime::watchdog::Bind;
 use crate::lifetime::{with_notices, with_watchdog};
 use crate::notify;
 use crate::queue::Request;
+use crate::store::{ONE, ZERO};
 use redis_module::raw;
 use std::ffi::CStr;
 use std::os::raw::c_int;
 use std::rc::Rc;
+use std::sync::atomic::Ordering;
 
 /// A holding granted with `NOTIFY` is told of its loss on its grant channel.
 pub fn tell_loss(db: i32, key: &[u8], holding: &Holding, ask: &Request, want: Want) {
@@ -118,7 +120,17 @@ pub fn publish(ctx: Ctx, channel: &[u8], message: &[u8]) {
     if !config::redisson_publish() {
         return;
     }
-    let (channel, message) = (OwnedStr::new(channel), OwnedStr::new(message));
+    let channel = OwnedStr::new(channel);
+    // "0" and "1", most messages, are made once, at load time.
+    let fixed = match message {
+        b"0" => Some(ZERO.load(Ordering::Relaxed)),
+        b"1" => Some(ONE.load(Ordering::Relaxed)),
+        _ => None,
+    };
+    let made = fixed.is_none().then(|| OwnedStr::new(message));
+    let message = fixed
+        .or(made.as_ref().map(|m| m.0))
+        .unwrap_or(std::ptr::null_mut());
     // SAFETY: both strings are live for the call; Redis copies what it keeps.
-    unsafe { api!(RedisModule_PublishMessage)(ctx, channel.0, message.0) };
+    unsafe { api!(RedisModule_PublishMessage)(ctx, channel.0, message) };
 }

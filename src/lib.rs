@@ -18,6 +18,7 @@ mod info;
 mod kinds;
 mod lifetime;
 mod notify;
+mod numbers;
 mod own_writes;
 mod queue;
 mod reentry;

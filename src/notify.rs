@@ -3,7 +3,7 @@
 //! the middle of its own `MULTI`/`EXEC` is held back until the EXEC reply is out: Redis 7.0
 //! would put it inside that reply.
 
-use crate::acl::{Caller, Refused};
+use crate::acl::{same_user, Caller, Refused};
 use crate::api::{api, context_flags, create_timer, guarded, reply_elements, Ctx, OwnedStr};
 use crate::error::{Error, Result};
 use crate::kinds::Want;
@@ -45,10 +45,26 @@ pub fn message(event: &Event, want: Want, key: &[u8], owner: &[u8]) -> Vec<u8> {
 /// unique only within one server, and a cluster broadcasts every message to all nodes.
 pub fn channel(client: u64) -> Vec<u8> {
     let node = node_id();
-    if node.is_empty() {
-        return format!("__rlock__:{client}").into_bytes();
+    let mut name = Vec::with_capacity(b"__rlock__:".len() + NODE_ID_LEN + 1 + 20);
+    name.extend_from_slice(b"__rlock__:");
+    if !node.is_empty() {
+        name.extend_from_slice(node);
+        name.push(b':');
     }
-    [b"__rlock__:", node, b":", client.to_string().as_bytes()].concat()
+    // In decimal, written by hand: `format!` was a third of a `NOTIFY <id>` check's time.
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut n = client;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    name.extend_from_slice(&digits[at..]);
+    name
 }
 
 /// This node's cluster id, empty outside a cluster: the part of a channel's name that may
@@ -185,6 +201,11 @@ fn client_flags(client: u64) -> Option<u64> {
 pub fn check_permitted(ctx: Ctx, client: u64) -> Result<()> {
     // SAFETY: `ctx` is the live context of the command.
     if unsafe { api!(RedisModule_GetClientId)(ctx) } == client {
+        return Ok(());
+    }
+    // A connection of the caller's own user (a helper's listener) is asked about first, by
+    // user name alone: no user handle, no channel name, no ACL look-up for the common case.
+    if same_user(ctx, client) {
         return Ok(());
     }
     let caller = Caller::of(ctx)?;

@@ -99,9 +99,13 @@ pub fn notify_target(ctx: Ctx, notify: Option<args::Notify>) -> Result<Option<u6
 pub fn open_for_write(ctx: Ctx, key: RStr, kind: LockType) -> Result<(LockKey, i32)> {
     let mut lock = LockKey::open_as(ctx, key, true, kind)?;
     let db = selected_db(ctx);
-    serve_queue_if_free(ctx, &mut lock, db);
-    if lock.kind().is_some_and(|found| found != kind) {
-        return Err(Error::WrongType);
+    // A lock found taken was of `kind` (`open_as`) and is not served: its kind is asked again
+    // (a hash read) only where a waiter of either kind may just have been handed it.
+    if lock.is_free() {
+        serve_queue_if_free(ctx, &mut lock, db);
+        if lock.kind().is_some_and(|found| found != kind) {
+            return Err(Error::WrongType);
+        }
     }
     Ok((lock, db))
 }

@@ -19,11 +19,15 @@ static MODE_FIELD_STR: AtomicPtr<raw::RedisModuleString> = AtomicPtr::new(null_m
 /// The integer 1, the hold count most writes put down.
 pub(crate) static ONE: AtomicPtr<raw::RedisModuleString> = AtomicPtr::new(null_mut());
 
+/// The integer 0, the message Redisson's clients hear when a lock frees.
+pub(crate) static ZERO: AtomicPtr<raw::RedisModuleString> = AtomicPtr::new(null_mut());
+
 /// Creates the strings every open or grant uses, at load time, so no command allocates them.
 pub fn init() {
     for (slot, value) in [
         (&MODE_FIELD_STR, OwnedStr::new(MODE_FIELD)),
         (&ONE, OwnedStr::from_i64(1)),
+        (&ZERO, OwnedStr::from_i64(0)),
     ] {
         slot.store(value.0, Ordering::Relaxed);
         std::mem::forget(value); // lives as long as the module

@@ -6,13 +6,13 @@
 //! runs at `EXEC`) forgets every entry, and a closed connection forgets its own, or every
 //! entry if it was subscribed (it may have been the subscriber another's check counted).
 
-use std::collections::HashMap;
+use crate::numbers::NumberMap;
 
 #[derive(Default)]
 pub struct Listening {
     /// Connection id -> the cluster node id its channel was named with when it was found
     /// subscribed (empty outside a cluster; `CLUSTER RESET HARD` changes it, and the name).
-    seen: HashMap<u64, Vec<u8>>,
+    seen: NumberMap<u64, Vec<u8>>,
 }
 
 impl Listening {

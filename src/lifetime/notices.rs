@@ -3,6 +3,7 @@
 //! `FORCERELEASE`, `DEL`, a flush). Pure bookkeeping; `grants` sends the messages.
 
 use crate::kinds::Want;
+use crate::numbers::NumberMap;
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -18,7 +19,7 @@ pub struct Notice {
 
 #[derive(Default)]
 pub struct Notices {
-    by_lock: HashMap<i32, HashMap<Rc<[u8]>, Vec<Notice>>>,
+    by_lock: NumberMap<i32, HashMap<Rc<[u8]>, Vec<Notice>>>,
     count: usize,
 }
 
@@ -39,6 +40,10 @@ impl Notices {
 
     /// The owner's holding ended by its own release: nobody is told.
     pub fn forget(&mut self, db: i32, key: &[u8], owner: &[u8]) -> Option<Notice> {
+        // None kept (a lock freed or granted without `NOTIFY`): no key is hashed.
+        if self.count == 0 {
+            return None;
+        }
         let keys = self.by_lock.get_mut(&db)?;
         let list = keys.get_mut(key)?;
         let at = list.iter().position(|n| *n.owner == *owner)?;
@@ -54,6 +59,9 @@ impl Notices {
 
     /// Every notice of the lock: its holdings all ended.
     pub fn take_lock(&mut self, db: i32, key: &[u8]) -> Vec<Notice> {
+        if self.count == 0 {
+            return Vec::new();
+        }
         let Some(keys) = self.by_lock.get_mut(&db) else {
             return Vec::new();
         };

@@ -6,6 +6,7 @@
 //! exactly as far as the change does. A full release deletes the hash (Redisson's layout has no
 //! place for a tombstone), so those are remembered in the server's memory only (`Released`).
 
+use std::collections::hash_map::Entry as Slot;
 use std::collections::{HashMap, VecDeque};
 use std::rc::Rc;
 
@@ -96,20 +97,55 @@ impl Memory {
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.entries.len() * 48);
         for e in &self.entries {
-            out.push(e.kind.tag());
-            push_base36(&mut out, e.value);
-            out.push(b',');
-            push_base36(&mut out, e.at_ms);
-            out.push(b',');
-            push_base36(&mut out, e.id.len() as i64);
-            out.push(b':');
-            out.extend_from_slice(&e.id);
+            push_entry(&mut out, e.kind, e.value, e.at_ms, &e.id);
         }
         out
     }
 }
 
+/// The stored memory of one call, as `Memory::encode` writes it: what a fresh holding
+/// remembers, without a memory built first (and its copy of the id).
+pub fn encode_one(kind: Kind, id: &[u8], value: i64, now_ms: i64) -> Vec<u8> {
+    let mut out = Vec::with_capacity(40 + id.len());
+    push_entry(&mut out, kind, value, now_ms, id);
+    out
+}
+
+fn push_entry(out: &mut Vec<u8>, kind: Kind, value: i64, at_ms: i64, id: &[u8]) {
+    out.push(kind.tag());
+    push_base36(out, value);
+    out.push(b',');
+    push_base36(out, at_ms);
+    out.push(b',');
+    push_base36(out, id.len() as i64);
+    out.push(b':');
+    out.extend_from_slice(id);
+}
+
+/// The value remembered for a call of `kind` with `id` in a stored memory (`rlock:ids`), read
+/// in place: a release reads the memory only to find a retried call, and building it (a
+/// vector, and a copy of every id) was a twentieth of an uncontended release.
+pub fn find_in(mut blob: &[u8], kind: Kind, id: &[u8]) -> Option<i64> {
+    while let Some((found, value, _, found_id)) = next_raw(&mut blob) {
+        if found == kind && found_id == id {
+            return Some(value);
+        }
+    }
+    None
+}
+
 fn next_entry(blob: &mut &[u8]) -> Option<Entry> {
+    let (kind, value, at_ms, id) = next_raw(blob)?;
+    Some(Entry {
+        kind,
+        value,
+        at_ms,
+        id: id.to_vec(),
+    })
+}
+
+/// One entry, borrowed from the blob: kind, value, time, id.
+fn next_raw<'a>(blob: &mut &'a [u8]) -> Option<(Kind, i64, i64, &'a [u8])> {
     let (&tag, rest) = blob.split_first()?;
     let kind = match tag {
         b'A' => Kind::Acquire,
@@ -122,12 +158,7 @@ fn next_entry(blob: &mut &[u8]) -> Option<Entry> {
     let len = usize::try_from(len).ok().filter(|&l| l <= rest.len())?;
     let (id, rest) = rest.split_at(len);
     *blob = rest;
-    Some(Entry {
-        kind,
-        value,
-        at_ms,
-        id: id.to_vec(),
-    })
+    Some((kind, value, at_ms, id))
 }
 
 fn number_until(bytes: &[u8], end: u8) -> Option<(i64, &[u8])> {
@@ -216,9 +247,12 @@ impl Released {
             .is_some_and(|(until, _)| *until <= now_ms)
         {
             if let Some((until, call)) = self.order.pop_front() {
-                // A later release with the same id (rare) keeps its own, later deadline.
-                if self.until.get(&call).map(|(u, _)| *u) == Some(until) {
-                    self.until.remove(&call);
+                // A later release with the same id (rare) keeps its own, later deadline. One
+                // look-up of the call (its hash is most of the cost), not two.
+                if let Slot::Occupied(entry) = self.until.entry(call) {
+                    if entry.get().0 == until {
+                        entry.remove();
+                    }
                 }
             }
         }
@@ -267,6 +301,40 @@ mod tests {
             push_base36(&mut out, n);
             out.push(b',');
             assert_eq!(number_until(&out, b','), Some((n, &b""[..])), "{n}");
+        }
+    }
+
+    #[test]
+    fn a_call_is_found_in_place_as_in_the_parsed_memory() {
+        let mut m = Memory::default();
+        m.remember(Kind::Acquire, b"a", 11, 1_000, 60_000);
+        m.remember(Kind::Release, b"r:1", 2, 1_001, 60_000);
+        m.remember(Kind::Release, b"a", 3, 1_002, 60_000);
+        let blob = m.encode();
+        for kind in [Kind::Acquire, Kind::Release] {
+            for id in [&b"a"[..], b"r:1", b"r", b""] {
+                assert_eq!(
+                    find_in(&blob, kind, id),
+                    m.find(kind, id),
+                    "{kind:?} {id:?}"
+                );
+            }
+        }
+        assert_eq!(find_in(&blob, Kind::Release, b"a"), Some(3));
+        assert_eq!(find_in(b"A1,2,99:short", Kind::Acquire, b"short"), None);
+    }
+
+    #[test]
+    fn one_call_encodes_as_a_memory_of_one() {
+        let uuid = b"3f2a1b4c-5d6e-4f70-8a9b-0c1d2e3f4a5b";
+        for (kind, id, value) in [
+            (Kind::Acquire, &uuid[..], 1_795_368_175_156_683),
+            (Kind::Release, b"", -7),
+            (Kind::Acquire, b"a,b:c\0\xff", 0),
+        ] {
+            let mut m = Memory::default();
+            m.remember(kind, id, value, 1_795_368_175_156, 60_000);
+            assert_eq!(encode_one(kind, id, value, 1_795_368_175_156), m.encode());
         }
     }
 

@@ -10,6 +10,7 @@ use crate::api::{now_ms, Ctx, TimerId};
 use crate::args::Wait;
 use crate::kinds::Want;
 use crate::notify;
+use crate::numbers::NumberMap;
 use crate::stats;
 use std::cell::{Cell, RefCell};
 use std::cmp::Reverse;
@@ -37,7 +38,7 @@ pub(super) struct Registry {
     /// Connections that receive grant messages to their waiters (and entries that left, until
     /// compacted): (sequence numbers, live count).
     pub(super) receivers: HashMap<u64, (Vec<u64>, usize)>,
-    pub(super) queues: HashMap<i32, HashMap<Rc<[u8]>, Queue>>,
+    pub(super) queues: NumberMap<i32, HashMap<Rc<[u8]>, Queue>>,
     /// Waiters that carry a request id (blocked or told by message; a request for several keys
     /// by its first key), by a hash of (db, key, owner, id): a retried call finds its entry
     /// without walking the queue (the waiter found is checked).

@@ -98,9 +98,8 @@ pub(super) fn release_one(
         }
     }
     let view = lock.view_without_token(*owner)?;
-    let mut memory = memory_for(&lock, id, view);
-    if let (Some(id), Some(memory)) = (id, &memory) {
-        if let Some(remaining) = memory.find(Kind::Release, id) {
+    if let (Some(id), View::Mine { .. }) = (id, view) {
+        if let Some(remaining) = lock.remembered_reply(Kind::Release, id) {
             answered_again(ctx);
             return Ok(Some(remaining));
         }
@@ -108,7 +107,9 @@ pub(super) fn release_one(
     match lock::release(view) {
         Release::NotHolder => Ok(None),
         Release::Partial { remaining } => {
-            let ids = id.map(|id| remembered(memory.take(), Kind::Release, id, remaining));
+            // The memory is built (read again) only where it is written back.
+            let memory = memory_for(&lock, id, view);
+            let ids = id.map(|id| remembered(memory, Kind::Release, id, remaining));
             let extra = Extra {
                 ids: ids.as_deref(),
                 ..Extra::default()

@@ -6,7 +6,7 @@
 use crate::api::{api, bytes, now_ms, OwnedStr, RStr};
 use crate::error::Result;
 use crate::kinds::RESERVED_PREFIX;
-use crate::lifetime::retries::{Memory, IDS_FIELD};
+use crate::lifetime::retries::{find_in, Kind, Memory, IDS_FIELD};
 use crate::store::{LockKey, HSET, ONE};
 use redis_module::raw;
 use std::os::raw::{c_int, c_void};
@@ -106,6 +106,19 @@ impl LockKey {
         // SAFETY: `value` is the live string HashGet returned; freed once, here.
         unsafe { api!(RedisModule_FreeString)(self.ctx, value) };
         memory
+    }
+
+    /// The value the current holding remembers for a call of `kind` with request id `id`,
+    /// read in place (`retries::find_in`).
+    pub fn remembered_reply(&self, kind: Kind, id: &[u8]) -> Option<i64> {
+        let value = self.field(IDS_FIELD_STR.load(Ordering::Relaxed));
+        if value.is_null() {
+            return None;
+        }
+        let found = find_in(bytes(value), kind, id);
+        // SAFETY: `value` is the live string HashGet returned; freed once, here.
+        unsafe { api!(RedisModule_FreeString)(self.ctx, value) };
+        found
     }
 
     pub fn view(&self, owner: RStr) -> Result<View> {

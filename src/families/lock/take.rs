@@ -8,7 +8,7 @@ use crate::config;
 use crate::error::{Error, Result};
 use crate::holdings::{self, bind, tell_change, tell_loss, unbind, Holding};
 use crate::kinds::{Acquire, LockType};
-use crate::lifetime::retries::{Kind, Memory};
+use crate::lifetime::retries::{encode_one, Kind, Memory};
 use crate::queue::Request;
 use crate::stats;
 use crate::store::LockKey;
@@ -159,11 +159,7 @@ pub fn grant_fresh(lock: &mut LockKey, db: i32, ask: &Request, token: i64) -> i6
         .max_hold_ms
         .or_else(config::max_hold_ms)
         .map(|ms| now + ms);
-    let ids = ask.id.map(|id| {
-        let mut memory = Memory::default();
-        memory.remember(Kind::Acquire, id, token, now, config::retry_window_ms());
-        memory.encode()
-    });
+    let ids = ask.id.map(|id| encode_one(Kind::Acquire, id, token, now));
     let delay = ask.lock_delay_ms.or_else(config::lock_delay_ms);
     let expire_at = lease_end(now, ask.lease_ms, cap).saturating_add(delay.unwrap_or(0));
     let extra = Extra {

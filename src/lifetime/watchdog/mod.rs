@@ -8,8 +8,9 @@
 //! binding. Every operation is O(log n) in the number of bindings (and O(holders) of one lock).
 
 use crate::kinds::LockType;
+use crate::numbers::NumberMap;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::collections::{BinaryHeap, HashMap};
 use std::rc::Rc;
 
 pub type LockId = (i32, Rc<[u8]>);
@@ -35,9 +36,13 @@ impl std::ops::Deref for Binding {
 #[derive(Default)]
 pub struct Watchdog {
     /// db -> key -> the lock's bound holdings: looked up by a borrowed key, no allocation.
-    bindings: HashMap<i32, HashMap<Rc<[u8]>, Vec<Binding>>>,
+    bindings: NumberMap<i32, HashMap<Rc<[u8]>, Vec<Binding>>>,
     count: usize,
-    by_client: HashMap<u64, HashSet<HoldingId>>,
+    /// connection -> its bound holdings (a list: a holding is bound to one connection at a
+    /// time, unbound before it is bound again, and looked for only to be dropped). A
+    /// connection's list stays, empty, until it closes: an uncontended pair with `WATCHDOG`
+    /// freed it and built it again.
+    by_client: NumberMap<u64, Vec<HoldingId>>,
     /// (due ms, generation, holding); entries whose generation no longer matches are skipped.
     schedule: BinaryHeap<Reverse<(i64, u64, HoldingId)>>,
     next_generation: u64,
@@ -81,10 +86,7 @@ impl Watchdog {
             self.schedule
                 .push(Reverse((due, generation, holding.clone())));
         }
-        self.by_client
-            .entry(bind.client)
-            .or_default()
-            .insert(holding);
+        self.by_client.entry(bind.client).or_default().push(holding);
         self.count += 1;
         self.bindings
             .entry(db)
@@ -96,6 +98,9 @@ impl Watchdog {
 
     /// Ends the binding of `owner`'s holding of the lock.
     pub fn unbind(&mut self, db: i32, key: &[u8], owner: &[u8]) -> Option<Binding> {
+        if self.count == 0 {
+            return None;
+        }
         let holdings = self.bindings.get_mut(&db)?.get_mut(key)?;
         let at = holdings.iter().position(|b| *b.owner == *owner)?;
         let binding = holdings.swap_remove(at);
@@ -105,6 +110,10 @@ impl Watchdog {
 
     /// Ends every binding of the lock (it is free, or a new holding replaces the old).
     pub fn unbind_lock(&mut self, db: i32, key: &[u8]) -> Vec<Binding> {
+        // No binding at all (every grant of a lock unbinds it first): no key is hashed.
+        if self.count == 0 {
+            return Vec::new();
+        }
         let Some(holdings) = self.bindings.get_mut(&db).and_then(|k| k.get_mut(key)) else {
             return Vec::new();
         };
@@ -123,19 +132,13 @@ impl Watchdog {
             .as_ref()
             .and_then(|k| k.get(key))
             .is_some_and(Vec::is_empty);
-        if let Some(keys) = keys {
-            if empty_key {
-                keys.remove(key);
-            }
-            if keys.is_empty() {
-                self.bindings.remove(&db);
-            }
+        // A db's map stays (16 at most by default): dropping it with its last lock made every
+        // uncontended pair with `WATCHDOG` free it and build it again.
+        if let (Some(keys), true) = (keys, empty_key) {
+            keys.remove(key);
         }
         if let Some(holdings) = self.by_client.get_mut(&binding.client) {
             holdings.retain(|(d, k, o)| !(*d == db && **k == *key && *o == binding.owner));
-            if holdings.is_empty() {
-                self.by_client.remove(&binding.client);
-            }
         }
     }
 
@@ -196,7 +199,7 @@ impl Watchdog {
         }
     }
 
-    /// Every binding of a connection that closed, removed.
+    /// Every binding of a connection that closed, removed, and its list with them.
     pub fn take_client(&mut self, client: u64) -> Vec<(LockId, Binding)> {
         let holdings = self.by_client.remove(&client).unwrap_or_default();
         holdings
@@ -268,8 +271,10 @@ impl Watchdog {
         self.count
     }
 
+    /// Whether a holding is bound to `client` now.
+    #[cfg(test)]
     pub fn has_client(&self, client: u64) -> bool {
-        self.by_client.contains_key(&client)
+        self.by_client.get(&client).is_some_and(|h| !h.is_empty())
     }
 }
 

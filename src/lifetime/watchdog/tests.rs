@@ -135,3 +135,18 @@ fn set_lease_and_retoken_change_what_renewals_do() {
         "next renewal a third of 9 s later"
     );
 }
+
+#[test]
+fn a_connection_keeps_its_list_until_it_closes() {
+    let mut w = Watchdog::default();
+    w.bind(lock("a"), bind("o", 1, 7, 300), 0);
+    assert!(w.unbind(0, b"a", b"o").is_some());
+    assert!(!w.has_client(7), "nothing bound to it");
+    assert_eq!(
+        w.by_client.len(),
+        1,
+        "its empty list stays for the next binding"
+    );
+    assert!(w.take_client(7).is_empty());
+    assert!(w.by_client.is_empty(), "and goes when it closes");
+}
