@@ -20,6 +20,7 @@ import { randomUUID } from 'node:crypto';
 import { Arg } from './drivers/driver';
 import { ConnectionError, ExecutionError, ResourceLockedError, WrongTypeError, publicError } from './errors';
 import { ExecutionResult, ExecutionStats, quorumRound, quorumSize } from './quorum';
+import { QueueCall, Queued, queuedRound, refusedByQueue, waitInQueue } from './redlockqueue';
 import { requestId } from './request';
 import { Session, replyOf } from './session';
 
@@ -78,6 +79,11 @@ export type RedlockResult = ExecutionResult;
 /** Until when a lock granted with a lease of `duration` ms from `start` is held, less the clock drift. */
 export function validUntil(start: number, duration: number, driftFactor: number): number {
   return start + duration - Math.round(duration * driftFactor) - 2;
+}
+
+/** One pause between attempts: `retryDelay` +- `retryJitter` ms. */
+function pauseMs(settings: RedlockSettings): number {
+  return Math.max(0, settings.retryDelay + Math.floor((Math.random() * 2 - 1) * settings.retryJitter));
 }
 
 function sleep(ms: number): Promise<void> {
@@ -241,8 +247,7 @@ export class Redlock extends EventEmitter {
   }
 
   private retryPause(settings: RedlockSettings): Promise<void> {
-    const jitter = Math.floor((Math.random() * 2 - 1) * settings.retryJitter);
-    return sleep(Math.max(0, settings.retryDelay + jitter));
+    return sleep(pauseMs(settings));
   }
 
   async acquire(resources: string[], duration: number, overrides: Partial<RedlockSettings> = {}): Promise<RedlockLock> {
@@ -251,13 +256,18 @@ export class Redlock extends EventEmitter {
     checkDuration(duration);
     const timeout = this.timeoutFor(duration, settings);
     const attempts: Array<Promise<ExecutionStats>> = [];
+    // The queue server's grant for the next attempt (redlockqueue.ts): contenders in order.
+    let call: QueueCall | null = null;
+    let queued: Queued | null = null;
     for (;;) {
-      const owner = `${randomUUID()}:redlock`;
+      const owner = queued?.owner ?? `${randomUUID()}:redlock`;
       const start = Date.now();
-      const round = await quorumRound(this.clients, (client) => this.boundedAcquireOn(client, resources, owner, duration, timeout));
+      const round = queued
+        ? await queuedRound(call!, queued)
+        : await quorumRound(this.clients, (client) => this.boundedAcquireOn(client, resources, owner, duration, timeout));
       attempts.push(Promise.resolve(round.stats));
       const expiration = this.validity(start, duration, settings);
-      if (round.granted && expiration > Date.now()) {
+      if (round.granted && expiration > Date.now() && !refusedByQueue(this.clients, resources, round.stats)) {
         return new RedlockLock(
           this,
           resources,
@@ -276,7 +286,13 @@ export class Redlock extends EventEmitter {
           attempts,
         );
       }
-      await this.retryPause(settings);
+      queued = null;
+      if (!refusedByQueue(this.clients, resources, round.stats)) await this.retryPause(settings);
+      else {
+        call ??= { clients: this.clients, resources, duration, timeout, report: (err) => this.report(err) };
+        // retryCount -1: no attempt count to keep; the wait lasts up to the duration.
+        queued = await waitInQueue(call, `${randomUUID()}:redlock`, Math.max(pauseMs(settings), settings.retryCount === -1 ? duration : 0));
+      }
     }
   }
 

@@ -1,0 +1,141 @@
+/**
+ * Redlock's contenders served in order (issue 46): the pause between two attempts is spent in
+ * the FIFO queue of one server, the same for every client (the first of the configured list,
+ * "the queue server"), instead of asleep.
+ *
+ * - The first attempt of an `acquire` is Redlock's, unchanged: one `RLOCK.ACQUIRE` per server,
+ *   none waiting (the uncontended case costs what it did).
+ * - An attempt the queue server refused because another owner holds it there fails, whatever
+ *   the others granted (given back at once): a holder that releases and asks again at once
+ *   finds the queue's first waiter granted there, and goes behind it instead of taking the
+ *   other servers from it. Refusing more than Redlock would never makes two holders.
+ * - After such a refusal the pause is a wait (`WAIT ms NOTIFY`) in the queue server's queue,
+ *   for the next attempt's owner. A grant there starts the next attempt at once: a Redlock
+ *   round that confirms the queue server's grant (`RLOCK.RENEW ... PX duration`, the RENEW
+ *   every grant told by message owes) and asks every other server with a short wait of its
+ *   own. Its validity counts from the round's start as any round's does (every lease it
+ *   counts, the queue server's too, was set at or after that start), so a majority within it
+ *   holds the lock exactly as Redlock's rules say; a round without one is given back
+ *   everywhere and waits again.
+ * - Why this cannot split the servers between contenders (bench/redlock-queues.ts): only one
+ *   queue orders the contenders, and only its holder waits on the other servers, so nobody
+ *   waits on one server while holding another that someone waits for (every wait is bounded
+ *   too). What makes a holder of the other servers leave them is its own refusal by the queue
+ *   server, a round that runs out, or its release.
+ * - A wait lasts one pause (retryDelay +- retryJitter), so `retryCount` counts attempts as
+ *   redlock's; with `retryCount` -1 it lasts up to the duration (a holding on the queue server
+ *   by a client that died ends by then). A wait given up leaves the queue (`RLOCK.CANCEL`).
+ * - Only one resource is queued: an acquire of several keeps Redlock's plain retries. The
+ *   queue server down, slow or failing: plain retries too (safety never rests on the queue).
+ */
+
+import { acquire, acquireTail } from './acquire';
+import { Arg } from './drivers/driver';
+import { targetOf } from './dispatcher';
+import { ResourceLockedError, WrongTypeError, publicError } from './errors';
+import { ExecutionStats, Round, quorumRound } from './quorum';
+import { requestId } from './request';
+import { Session } from './session';
+
+/** The queue server's grant of the next attempt's owner, told by message or in the reply. */
+export interface Queued {
+  readonly owner: string;
+  readonly token: number;
+}
+
+/** What the queue and its round need of one `acquire`. */
+export interface QueueCall {
+  readonly clients: readonly unknown[];
+  readonly resources: string[];
+  readonly duration: number;
+  /** One server's response timeout. */
+  readonly timeout: number;
+  /** The user's `error` listeners: what a server failed with. */
+  readonly report: (err: unknown) => void;
+}
+
+/** A vote against as Redlock's: the resource is another owner's (or a key of another type). */
+function refusal(cause?: unknown): ResourceLockedError {
+  return new ResourceLockedError('The operation was applied to: 0 of the 1 requested resources.', { cause });
+}
+
+/** The attempt whose stats these are was refused by the queue server because another owner holds it there (one resource only). */
+export function refusedByQueue(clients: readonly unknown[], resources: string[], stats: ExecutionStats): boolean {
+  return resources.length === 1 && stats.votesAgainst.get(clients[0]) instanceof ResourceLockedError;
+}
+
+/** `RLOCK.ACQUIRE resource owner PX duration [WAIT ms NOTIFY id] ID id` on `client`, waiting up to `waitMs`: its token, or null. */
+async function acquireWaiting(call: QueueCall, client: unknown, owner: string, waitMs: number): Promise<number | null> {
+  const resource = call.resources[0];
+  const release: Arg[] = ['RLOCK.RELEASE', resource, owner];
+  const session = Session.of(client, resource);
+  const granted = await acquire(session, {
+    args: (id, wait) => acquireTail(['RLOCK.ACQUIRE', resource, owner], { lease: call.duration, watchdog: false, id, wait }),
+    targets: [targetOf('lock', resource, owner)],
+    waitMs,
+    cancel: ['RLOCK.CANCEL', resource, owner],
+    release,
+    timeout: call.timeout,
+    confirm: null,
+  });
+  if (!granted) return null;
+  // A grant told by message (or a retried call's) counts once RENEW confirms it (C4.2); the
+  // queue server's is confirmed by its round's RENEW.
+  if (granted.confirm && client !== call.clients[0] && !(await renewed(call, client, owner))) return null;
+  return granted.tokens[0];
+}
+
+async function renewed(call: QueueCall, client: unknown, owner: string): Promise<boolean> {
+  const resource = call.resources[0];
+  const called = await Session.of(client, resource).callEx(['RLOCK.RENEW', resource, owner, 'PX', call.duration], call.timeout);
+  return Number(called.reply) === 1;
+}
+
+/**
+ * The pause after an attempt the queue server refused: a wait of up to `pauseMs` in its
+ * queue for `owner` (the next attempt's). The grant, or null when the pause ended without one
+ * (the wait left the queue) or the queue server failed (then the rest of the pause is slept).
+ */
+export async function waitInQueue(call: QueueCall, owner: string, pauseMs: number): Promise<Queued | null> {
+  const until = Date.now() + pauseMs;
+  try {
+    const token = await acquireWaiting(call, call.clients[0], owner, pauseMs);
+    return token === null ? null : { owner, token };
+  } catch (err) {
+    call.report(err);
+    const left = until - Date.now();
+    if (left > 0) await new Promise((resolve) => setTimeout(resolve, left));
+    return null;
+  }
+}
+
+/**
+ * The attempt after a grant by the queue server: its RENEW there, and on every other server an
+ * acquire that waits a little (a contender refused by the queue server may hold it for a
+ * moment before it gives it back). Its ballots are bounded as any round's: each call by the
+ * response timeout, each wait by a fraction of the duration.
+ */
+export function queuedRound(call: QueueCall, queued: Queued): Promise<Round<number[]>> {
+  const waitMs = Math.max(1, Math.min(call.timeout, Math.floor(call.duration / 4)));
+  return quorumRound(call.clients, async (client, index) => {
+    try {
+      const token =
+        index === 0
+          ? (await renewed(call, client, queued.owner))
+            ? queued.token
+            : null
+          : await acquireWaiting(call, client, queued.owner, waitMs);
+      if (token === null) throw refusal();
+      return [token];
+    } catch (err) {
+      if (err instanceof ResourceLockedError) throw err;
+      call.report(err);
+      // No answer: the server may hold it for us, and a failed round gives back only what it counted.
+      const resource = call.resources[0];
+      await Session.of(client, resource)
+        .call(['RLOCK.RELEASE', resource, queued.owner, 'ID', requestId()], call.timeout)
+        .catch(() => {});
+      throw publicError(err) instanceof WrongTypeError ? refusal(err) : err;
+    }
+  });
+}
