@@ -20,7 +20,7 @@ import { randomUUID } from 'node:crypto';
 import { Arg } from './drivers/driver';
 import { ConnectionError, ExecutionError, ResourceLockedError, WrongTypeError, publicError } from './errors';
 import { ExecutionResult, ExecutionStats, quorumRound, quorumSize } from './quorum';
-import { QueueCall, Queued, queuedRound, refusedByQueue, waitInQueue } from './redlockqueue';
+import { QueueCall, Queued, queueAfter, queuedRound, refusedByQueue, waitInQueue } from './redlockqueue';
 import { requestId } from './request';
 import { Session, replyOf } from './session';
 
@@ -287,7 +287,7 @@ export class Redlock extends EventEmitter {
         );
       }
       queued = null;
-      if (!refusedByQueue(this.clients, resources, round.stats)) await this.retryPause(settings);
+      if (!queueAfter(this.clients, resources, round.stats)) await this.retryPause(settings);
       else {
         call ??= { clients: this.clients, resources, duration, timeout, report: (err) => this.report(err) };
         // retryCount -1: no attempt count to keep; the wait lasts up to the duration.

@@ -64,6 +64,15 @@ export function refusedByQueue(clients: readonly unknown[], resources: string[],
   return resources.length === 1 && stats.votesAgainst.get(clients[0]) instanceof ResourceLockedError;
 }
 
+/**
+ * After a failed attempt: whether the pause is spent in the queue server's queue, because the
+ * queue server answered it (refused it as held, or granted it while the others were held a
+ * moment longer by a contender it refused): not when it failed, or for several resources.
+ */
+export function queueAfter(clients: readonly unknown[], resources: string[], stats: ExecutionStats): boolean {
+  return refusedByQueue(clients, resources, stats) || (resources.length === 1 && stats.votesFor.has(clients[0]));
+}
+
 /** `RLOCK.ACQUIRE resource owner PX duration [WAIT ms NOTIFY id] ID id` on `client`, waiting up to `waitMs`: its token, or null. */
 async function acquireWaiting(call: QueueCall, client: unknown, owner: string, waitMs: number): Promise<number | null> {
   const resource = call.resources[0];

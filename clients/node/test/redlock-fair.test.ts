@@ -1,0 +1,154 @@
+/**
+ * Redlock's contenders served in order (issue 46, src/redlockqueue.ts): over three servers,
+ * a hot lock is shared evenly, a holder that asks again at once goes behind a waiter, and with
+ * the queue server stopped the lock still works by retries.
+ */
+import assert from 'node:assert/strict';
+import { performance } from 'node:perf_hooks';
+import { after, before, describe, it } from 'node:test';
+import Redis from 'ioredis';
+import { Redlock, RedlockLock } from '../src';
+import { LIBS, Server, admin, connect, disconnect, info, unhandled, until } from './support';
+
+const DURATION = 10_000;
+
+for (const lib of LIBS) {
+  describe(`Redlock contenders in order over 3 servers with ${lib}`, () => {
+    let servers: Server[];
+    let inspect: Redis[];
+    const all: any[] = [];
+    let n = 0;
+    const key = (what: string) => `fair:${lib}:${what}:${++n}`;
+
+    /** A Redlock on connections of its own, as a separate process has. */
+    async function contender(settings: ConstructorParameters<typeof Redlock>[1] = { retryCount: -1 }): Promise<Redlock> {
+      const clients = await Promise.all(servers.map((s) => connect(lib, s.port)));
+      all.push(...clients);
+      return new Redlock(clients, settings);
+    }
+
+    async function waitersOn(server: number, resource: string): Promise<number> {
+      const held = await info(inspect[server], 'RLOCK.INFO', resource);
+      return held ? Number(held.waiters) : 0;
+    }
+
+    before(async () => {
+      servers = await Promise.all([0, 1, 2].map(() => Server.start()));
+      inspect = await Promise.all(servers.map((s) => admin(s.port)));
+    });
+    after(async () => {
+      for (const client of all) await disconnect(client);
+      for (const redis of inspect) redis.disconnect();
+      for (const s of servers) s.kill();
+      assert.deepEqual(unhandled, []);
+    });
+
+    it('a hot lock: 8 contenders that ask again at once are each served evenly, none waits long', { timeout: 120_000 }, async (t) => {
+      const resource = key('hot');
+      const contenders = await Promise.all(Array.from({ length: 8 }, () => contender()));
+      const total = contenders.length * 25;
+      const counts = new Array<number>(contenders.length).fill(0);
+      let served = 0;
+      let longest = 0;
+      await Promise.all(
+        contenders.map(async (redlock, i) => {
+          while (served < total) {
+            const asked = performance.now();
+            const lock = await redlock.acquire([resource], DURATION);
+            longest = Math.max(longest, performance.now() - asked);
+            if (served < total) {
+              served++;
+              counts[i]++;
+            }
+            await lock.release();
+          }
+        }),
+      );
+      const most = Math.max(...counts);
+      const fewest = Math.min(...counts);
+      t.diagnostic(`counts ${counts.join(' ')}; longest wait ${Math.round(longest)} ms`);
+      // Retrying (main before issue 46): the holder that asks again at once takes it again while
+      // the others sleep out their pauses (most / fewest 20 in the bench, some not served).
+      assert.ok(fewest >= 20 && most <= 30, `counts per contender ${counts.join(' ')}`);
+      // A wait in the queue is seven handoffs; retries leave a contender waiting seconds.
+      assert.ok(longest < 1500, `the longest wait was ${Math.round(longest)} ms`);
+    });
+
+    it('a holder that releases and asks again at once goes behind the waiter', async () => {
+      const resource = key('overtake');
+      const [a, b] = await Promise.all([contender(), contender()]);
+      const order: string[] = [];
+      const first = await a.acquire([resource], DURATION);
+      const waiting = b.acquire([resource], DURATION).then((lock) => (order.push('b'), lock));
+      // b was refused and waits in the queue server's queue (the first server's).
+      await until(async () => (await waitersOn(0, resource)) === 1, 10_000, 'b queued on the first server');
+      await first.release();
+      const again = a.acquire([resource], DURATION).then((lock) => (order.push('a'), lock));
+      const held: RedlockLock = await waiting;
+      assert.deepEqual(order, ['b']);
+      // Held by b on every server; a waits for it in the queue.
+      for (const redis of inspect) assert.equal(String(((await redis.call('RLOCK.INFO', resource)) as unknown[])[1]), held.value);
+      await until(async () => (await waitersOn(0, resource)) === 1, 10_000, 'a queued behind b');
+      await held.release();
+      await (await again).release();
+      assert.deepEqual(order, ['b', 'a']);
+    });
+
+    it('an attempt refused by the queue server fails even when the others grant it, and gives them back', async () => {
+      const resource = key('veto');
+      const [a] = await Promise.all([contender({ retryCount: 0 })]);
+      // Another owner holds it on the first server only (as the queue's first waiter does while
+      // it asks the others).
+      await inspect[0].call('RLOCK.ACQUIRE', resource, 'other', 'PX', DURATION);
+      await assert.rejects(a.acquire([resource], DURATION), (err: any) => err.code === 'ERR_RLOCK_QUORUM');
+      assert.equal(await inspect[1].call('RLOCK.INFO', resource), null, 'given back on server 2');
+      assert.equal(await inspect[2].call('RLOCK.INFO', resource), null, 'given back on server 3');
+      await inspect[0].call('RLOCK.RELEASE', resource, 'other');
+      await (await a.acquire([resource], DURATION)).release();
+    });
+  });
+}
+
+describe('Redlock with the queue server stopped', () => {
+  let servers: Server[];
+  const all: Redis[] = [];
+
+  before(async () => {
+    servers = await Promise.all([0, 1, 2].map(() => Server.start()));
+  });
+  after(async () => {
+    for (const client of all) client.disconnect();
+    for (const s of servers) s.kill();
+    assert.deepEqual(unhandled, []);
+  });
+
+  it('works by retries on the two others: every contender served, one holder at a time', { timeout: 120_000 }, async () => {
+    const contenders = await Promise.all(
+      Array.from({ length: 3 }, async () => {
+        const clients = await Promise.all(servers.map((s) => connect('ioredis', s.port)));
+        all.push(...clients);
+        return new Redlock(clients, { retryCount: -1, retryDelay: 20, retryJitter: 10 });
+      }),
+    );
+    await (await contenders[0].acquire(['stopped'], 2000)).release();
+    servers[0].kill();
+    const counts = [0, 0, 0];
+    let inside = 0;
+    let most = 0;
+    await Promise.all(
+      contenders.map(async (redlock, i) => {
+        while (counts[i] < 5) {
+          const lock = await redlock.acquire(['stopped'], 2000);
+          most = Math.max(most, ++inside);
+          assert.equal(lock.tokens[0], null, 'nothing from the stopped server');
+          await new Promise((resolve) => setImmediate(resolve));
+          inside--;
+          counts[i]++;
+          await lock.release().catch(() => {});
+        }
+      }),
+    );
+    assert.deepEqual(counts, [5, 5, 5]);
+    assert.equal(most, 1);
+  });
+});
