@@ -9,6 +9,13 @@
  * validity time (duration - elapsed - drift). Otherwise it is released everywhere and tried
  * again after `retryDelay` +- `retryJitter` ms, `retryCount` times.
  *
+ * Served in order (redlockqueue.ts): for one resource, an attempt the first server refused as
+ * held fails whatever the others granted, and the pause after it is a wait in that server's
+ * FIFO queue; its grant starts the next attempt, a round that counts its validity as any
+ * round does. Only refusals are added and only one queue orders the contenders, so Redlock's
+ * safety is unchanged and no wait can split the servers (bench/redlock-queues.ts); with the
+ * first server down or slow, attempts retry as above.
+ *
  * What Redlock does not guarantee: it keeps one holder only while its timing assumptions hold
  * (bounded pauses and delays, clocks never stepped); a GC pause or clock jump can let two
  * clients believe they hold it, and there is no fencing across servers: `lock.tokens[i]` are
@@ -20,7 +27,7 @@ import { randomUUID } from 'node:crypto';
 import { Arg } from './drivers/driver';
 import { ConnectionError, ExecutionError, ResourceLockedError, WrongTypeError, publicError } from './errors';
 import { ExecutionResult, ExecutionStats, quorumRound, quorumSize } from './quorum';
-import { QueueCall, Queued, queueAfter, queuedRound, refusedByQueue, waitInQueue } from './redlockqueue';
+import { QueueCall, Queued, contended, queueAfter, queuedRound, refusedByQueue, waitInQueue } from './redlockqueue';
 import { requestId } from './request';
 import { Session, replyOf } from './session';
 
@@ -250,6 +257,12 @@ export class Redlock extends EventEmitter {
     return sleep(pauseMs(settings));
   }
 
+  /** A wait in the first server's queue for the next attempt (redlockqueue.ts); retryCount -1: up to the duration. */
+  private queue(resources: string[], duration: number, timeout: number, settings: RedlockSettings): Promise<Queued | null> {
+    const call: QueueCall = { clients: this.clients, resources, duration, timeout, report: (err) => this.report(err) };
+    return waitInQueue(call, `${randomUUID()}:redlock`, Math.max(pauseMs(settings), settings.retryCount === -1 ? duration : 0));
+  }
+
   async acquire(resources: string[], duration: number, overrides: Partial<RedlockSettings> = {}): Promise<RedlockLock> {
     const settings = { ...this.settings, ...overrides };
     if (!Array.isArray(resources) || !resources.length) throw new TypeError('rlock: resources must be a non-empty array');
@@ -257,13 +270,13 @@ export class Redlock extends EventEmitter {
     const timeout = this.timeoutFor(duration, settings);
     const attempts: Array<Promise<ExecutionStats>> = [];
     // The queue server's grant for the next attempt (redlockqueue.ts): contenders in order.
-    let call: QueueCall | null = null;
-    let queued: Queued | null = null;
+    let queued =
+      settings.retryCount !== 0 && contended(this.clients, resources) ? await this.queue(resources, duration, timeout, settings) : null;
     for (;;) {
       const owner = queued?.owner ?? `${randomUUID()}:redlock`;
       const start = Date.now();
       const round = queued
-        ? await queuedRound(call!, queued)
+        ? await queuedRound(queued)
         : await quorumRound(this.clients, (client) => this.boundedAcquireOn(client, resources, owner, duration, timeout));
       attempts.push(Promise.resolve(round.stats));
       const expiration = this.validity(start, duration, settings);
@@ -286,12 +299,10 @@ export class Redlock extends EventEmitter {
           attempts,
         );
       }
-      queued = null;
-      if (!queueAfter(this.clients, resources, round.stats)) await this.retryPause(settings);
+      if (queueAfter(this.clients, resources, round.stats)) queued = await this.queue(resources, duration, timeout, settings);
       else {
-        call ??= { clients: this.clients, resources, duration, timeout, report: (err) => this.report(err) };
-        // retryCount -1: no attempt count to keep; the wait lasts up to the duration.
-        queued = await waitInQueue(call, `${randomUUID()}:redlock`, Math.max(pauseMs(settings), settings.retryCount === -1 ? duration : 0));
+        queued = null;
+        await this.retryPause(settings);
       }
     }
   }

@@ -9,8 +9,9 @@
  *   the others granted (given back at once): a holder that releases and asks again at once
  *   finds the queue's first waiter granted there, and goes behind it instead of taking the
  *   other servers from it. Refusing more than Redlock would never makes two holders.
- * - After such a refusal the pause is a wait (`WAIT ms NOTIFY`) in the queue server's queue,
- *   for the next attempt's owner. A grant there starts the next attempt at once: a Redlock
+ * - After such a refusal, or a failed attempt the queue server granted (another contender,
+ *   refused there, held the others a moment), the pause is a wait (`WAIT ms NOTIFY`) in the
+ *   queue server's queue, for the next attempt's owner. A grant there starts the next attempt at once: a Redlock
  *   round that confirms the queue server's grant (`RLOCK.RENEW ... PX duration`, the RENEW
  *   every grant told by message owes) and asks every other server with a short wait of its
  *   own. Its validity counts from the round's start as any round's does (every lease it
@@ -23,8 +24,11 @@
  *   too). What makes a holder of the other servers leave them is its own refusal by the queue
  *   server, a round that runs out, or its release.
  * - A wait lasts one pause (retryDelay +- retryJitter), so `retryCount` counts attempts as
- *   redlock's; with `retryCount` -1 it lasts up to the duration (a holding on the queue server
- *   by a client that died ends by then). A wait given up leaves the queue (`RLOCK.CANCEL`).
+ *   redlock's (a wait that runs out leaves the queue, `RLOCK.CANCEL`, and the next attempt
+ *   queues again at its end); with `retryCount` -1 it lasts up to the duration.
+ * - The price: a client that dies granted on the queue server (by message, before its round
+ *   ends) keeps the others from the lock until that grant's lease ends (one duration), where
+ *   Redlock would let them take the other servers: what a holder that dies costs either way.
  * - Only one resource is queued: an acquire of several keeps Redlock's plain retries. The
  *   queue server down, slow or failing: plain retries too (safety never rests on the queue).
  */
@@ -39,6 +43,7 @@ import { Session } from './session';
 
 /** The queue server's grant of the next attempt's owner, told by message or in the reply. */
 export interface Queued {
+  readonly call: QueueCall;
   readonly owner: string;
   readonly token: number;
 }
@@ -73,8 +78,28 @@ export function queueAfter(clients: readonly unknown[], resources: string[], sta
   return refusedByQueue(clients, resources, stats) || (resources.length === 1 && stats.votesFor.has(clients[0]));
 }
 
-/** `RLOCK.ACQUIRE resource owner PX duration [WAIT ms NOTIFY id] ID id` on `client`, waiting up to `waitMs`: its token, or null. */
-async function acquireWaiting(call: QueueCall, client: unknown, owner: string, waitMs: number): Promise<number | null> {
+/**
+ * Per Redlock (its `clients`), the resource whose last wait in the queue server's queue was
+ * told its grant by message, or ran out: contended, so its next acquire waits there first
+ * instead of asking every server (and holding the others a moment from the queue's first).
+ */
+const contendedOf = new WeakMap<readonly unknown[], string>();
+
+/** The last wait for this one resource queued: the acquire begins with a wait in the queue. */
+export function contended(clients: readonly unknown[], resources: string[]): boolean {
+  return resources.length === 1 && contendedOf.get(clients) === resources[0];
+}
+
+/**
+ * `RLOCK.ACQUIRE resource owner PX duration [WAIT ms NOTIFY id] ID id` on `client`, waiting up
+ * to `waitMs`: its token and whether it was told by message, or null.
+ */
+async function acquireWaiting(
+  call: QueueCall,
+  client: unknown,
+  owner: string,
+  waitMs: number,
+): Promise<{ token: number; told: boolean } | null> {
   const resource = call.resources[0];
   const release: Arg[] = ['RLOCK.RELEASE', resource, owner];
   const session = Session.of(client, resource);
@@ -91,7 +116,7 @@ async function acquireWaiting(call: QueueCall, client: unknown, owner: string, w
   // A grant told by message (or a retried call's) counts once RENEW confirms it (C4.2); the
   // queue server's is confirmed by its round's RENEW.
   if (granted.confirm && client !== call.clients[0] && !(await renewed(call, client, owner))) return null;
-  return granted.tokens[0];
+  return { token: granted.tokens[0], told: granted.confirm };
 }
 
 async function renewed(call: QueueCall, client: unknown, owner: string): Promise<boolean> {
@@ -101,16 +126,20 @@ async function renewed(call: QueueCall, client: unknown, owner: string): Promise
 }
 
 /**
- * The pause after an attempt the queue server refused: a wait of up to `pauseMs` in its
- * queue for `owner` (the next attempt's). The grant, or null when the pause ended without one
- * (the wait left the queue) or the queue server failed (then the rest of the pause is slept).
+ * The pause after an attempt the queue server answered (or the start of a contended acquire):
+ * a wait of up to `pauseMs` in its queue for `owner` (the next attempt's). The grant, or null
+ * when the pause ended without one (the wait left the queue) or the queue server failed (then
+ * the rest of the pause is slept).
  */
 export async function waitInQueue(call: QueueCall, owner: string, pauseMs: number): Promise<Queued | null> {
   const until = Date.now() + pauseMs;
   try {
-    const token = await acquireWaiting(call, call.clients[0], owner, pauseMs);
-    return token === null ? null : { owner, token };
+    const granted = await acquireWaiting(call, call.clients[0], owner, pauseMs);
+    if (!granted || granted.told) contendedOf.set(call.clients, call.resources[0]);
+    else contendedOf.delete(call.clients);
+    return granted && { call, owner, token: granted.token };
   } catch (err) {
+    contendedOf.delete(call.clients);
     call.report(err);
     const left = until - Date.now();
     if (left > 0) await new Promise((resolve) => setTimeout(resolve, left));
@@ -124,7 +153,8 @@ export async function waitInQueue(call: QueueCall, owner: string, pauseMs: numbe
  * moment before it gives it back). Its ballots are bounded as any round's: each call by the
  * response timeout, each wait by a fraction of the duration.
  */
-export function queuedRound(call: QueueCall, queued: Queued): Promise<Round<number[]>> {
+export function queuedRound(queued: Queued): Promise<Round<number[]>> {
+  const call = queued.call;
   const waitMs = Math.max(1, Math.min(call.timeout, Math.floor(call.duration / 4)));
   return quorumRound(call.clients, async (client, index) => {
     try {
@@ -133,7 +163,7 @@ export function queuedRound(call: QueueCall, queued: Queued): Promise<Round<numb
           ? (await renewed(call, client, queued.owner))
             ? queued.token
             : null
-          : await acquireWaiting(call, client, queued.owner, waitMs);
+          : ((await acquireWaiting(call, client, queued.owner, waitMs))?.token ?? null);
       if (token === null) throw refusal();
       return [token];
     } catch (err) {
