@@ -4,7 +4,10 @@
  * "the queue server"), instead of asleep.
  *
  * - The first attempt of an `acquire` is Redlock's, unchanged: one `RLOCK.ACQUIRE` per server,
- *   none waiting (the uncontended case costs what it did).
+ *   none waiting (the uncontended case costs what it did). Only when this Redlock's last wait
+ *   for the same resource had to queue (told by message, or ran out) does it begin with a wait
+ *   in the queue instead (a hot lock: its plain attempt would be refused, and would hold the
+ *   other servers a moment from the queue's first); a grant there in the reply ends that.
  * - An attempt the queue server refused because another owner holds it there fails, whatever
  *   the others granted (given back at once): a holder that releases and asks again at once
  *   finds the queue's first waiter granted there, and goes behind it instead of taking the

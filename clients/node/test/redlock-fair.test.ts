@@ -17,15 +17,10 @@ for (const lib of LIBS) {
     let servers: Server[];
     let inspect: Redis[];
     const all: any[] = [];
+    /** Each a Redlock on connections of its own, as separate processes have. */
+    const contenders: Redlock[] = [];
     let n = 0;
     const key = (what: string) => `fair:${lib}:${what}:${++n}`;
-
-    /** A Redlock on connections of its own, as a separate process has. */
-    async function contender(settings: ConstructorParameters<typeof Redlock>[1] = { retryCount: -1 }): Promise<Redlock> {
-      const clients = await Promise.all(servers.map((s) => connect(lib, s.port)));
-      all.push(...clients);
-      return new Redlock(clients, settings);
-    }
 
     async function waitersOn(server: number, resource: string): Promise<number> {
       const held = await info(inspect[server], 'RLOCK.INFO', resource);
@@ -35,6 +30,13 @@ for (const lib of LIBS) {
     before(async () => {
       servers = await Promise.all([0, 1, 2].map(() => Server.start()));
       inspect = await Promise.all(servers.map((s) => admin(s.port)));
+      // One after another: 24 connections at once can outlast a client's connect timeout on a loaded machine.
+      for (let i = 0; i < 8; i++) {
+        const clients = [];
+        for (const s of servers) clients.push(await connect(lib, s.port));
+        all.push(...clients);
+        contenders.push(new Redlock(clients, { retryCount: -1 }));
+      }
     });
     after(async () => {
       for (const client of all) await disconnect(client);
@@ -45,7 +47,6 @@ for (const lib of LIBS) {
 
     it('a hot lock: 8 contenders that ask again at once are each served evenly, none waits long', { timeout: 120_000 }, async (t) => {
       const resource = key('hot');
-      const contenders = await Promise.all(Array.from({ length: 8 }, () => contender()));
       const total = contenders.length * 25;
       const counts = new Array<number>(contenders.length).fill(0);
       let served = 0;
@@ -76,7 +77,7 @@ for (const lib of LIBS) {
 
     it('a holder that releases and asks again at once goes behind the waiter', async () => {
       const resource = key('overtake');
-      const [a, b] = await Promise.all([contender(), contender()]);
+      const [a, b] = contenders;
       const order: string[] = [];
       const first = await a.acquire([resource], DURATION);
       const waiting = b.acquire([resource], DURATION).then((lock) => (order.push('b'), lock));
@@ -96,11 +97,11 @@ for (const lib of LIBS) {
 
     it('an attempt refused by the queue server fails even when the others grant it, and gives them back', async () => {
       const resource = key('veto');
-      const [a] = await Promise.all([contender({ retryCount: 0 })]);
+      const a = contenders[0];
       // Another owner holds it on the first server only (as the queue's first waiter does while
       // it asks the others).
       await inspect[0].call('RLOCK.ACQUIRE', resource, 'other', 'PX', DURATION);
-      await assert.rejects(a.acquire([resource], DURATION), (err: any) => err.code === 'ERR_RLOCK_QUORUM');
+      await assert.rejects(a.acquire([resource], DURATION, { retryCount: 0 }), (err: any) => err.code === 'ERR_RLOCK_QUORUM');
       assert.equal(await inspect[1].call('RLOCK.INFO', resource), null, 'given back on server 2');
       assert.equal(await inspect[2].call('RLOCK.INFO', resource), null, 'given back on server 3');
       await inspect[0].call('RLOCK.RELEASE', resource, 'other');
