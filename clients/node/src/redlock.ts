@@ -260,7 +260,8 @@ export class Redlock extends EventEmitter {
   /** A wait in the first server's queue for the next attempt (redlockqueue.ts); retryCount -1: up to the duration. */
   private queue(resources: string[], duration: number, timeout: number, settings: RedlockSettings): Promise<Queued | null> {
     const call: QueueCall = { clients: this.clients, resources, duration, timeout, report: (err) => this.report(err) };
-    return waitInQueue(call, `${randomUUID()}:redlock`, Math.max(pauseMs(settings), settings.retryCount === -1 ? duration : 0));
+    const pause = pauseMs(settings);
+    return waitInQueue(call, `${randomUUID()}:redlock`, settings.retryCount === -1 ? Math.max(pause, duration) : pause, pause);
   }
 
   async acquire(resources: string[], duration: number, overrides: Partial<RedlockSettings> = {}): Promise<RedlockLock> {

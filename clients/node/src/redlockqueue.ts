@@ -130,14 +130,14 @@ async function renewed(call: QueueCall, client: unknown, owner: string): Promise
 
 /**
  * The pause after an attempt the queue server answered (or the start of a contended acquire):
- * a wait of up to `pauseMs` in its queue for `owner` (the next attempt's). The grant, or null
- * when the pause ended without one (the wait left the queue) or the queue server failed (then
- * the rest of the pause is slept).
+ * a wait of up to `waitMs` in its queue for `owner` (the next attempt's). The grant, or null
+ * when the wait ended without one (it left the queue) or the queue server failed (then the
+ * rest of one pause, `pauseMs`, is slept, as between two attempts).
  */
-export async function waitInQueue(call: QueueCall, owner: string, pauseMs: number): Promise<Queued | null> {
+export async function waitInQueue(call: QueueCall, owner: string, waitMs: number, pauseMs: number): Promise<Queued | null> {
   const until = Date.now() + pauseMs;
   try {
-    const granted = await acquireWaiting(call, call.clients[0], owner, pauseMs);
+    const granted = await acquireWaiting(call, call.clients[0], owner, waitMs);
     if (!granted || granted.told) contendedOf.set(call.clients, call.resources[0]);
     else contendedOf.delete(call.clients);
     return granted && { call, owner, token: granted.token };

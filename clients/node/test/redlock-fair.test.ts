@@ -123,7 +123,8 @@ describe('Redlock with the queue server stopped', () => {
     assert.deepEqual(unhandled, []);
   });
 
-  it('works by retries on the two others: every contender served, one holder at a time', { timeout: 120_000 }, async () => {
+  it('works by retries on the two others: every contender served, one holder at a time', { timeout: 120_000 }, async (t) => {
+    const duration = 30_000;
     const contenders = await Promise.all(
       Array.from({ length: 3 }, async () => {
         const clients = await Promise.all(servers.map((s) => connect('ioredis', s.port)));
@@ -131,25 +132,35 @@ describe('Redlock with the queue server stopped', () => {
         return new Redlock(clients, { retryCount: -1, retryDelay: 20, retryJitter: 10 });
       }),
     );
-    await (await contenders[0].acquire(['stopped'], 2000)).release();
-    servers[0].kill();
     const counts = [0, 0, 0];
     let inside = 0;
     let most = 0;
-    await Promise.all(
-      contenders.map(async (redlock, i) => {
-        while (counts[i] < 5) {
-          const lock = await redlock.acquire(['stopped'], 2000);
-          most = Math.max(most, ++inside);
-          assert.equal(lock.tokens[0], null, 'nothing from the stopped server');
-          await new Promise((resolve) => setImmediate(resolve));
-          inside--;
-          counts[i]++;
-          await lock.release().catch(() => {});
-        }
-      }),
-    );
-    assert.deepEqual(counts, [5, 5, 5]);
+    /** Every contender acquires and releases until it has held the lock `each` times. */
+    const contend = (each: number, stopped: boolean) =>
+      Promise.all(
+        contenders.map(async (redlock, i) => {
+          while (counts[i] < each) {
+            const lock = await redlock.acquire(['stopped'], duration);
+            most = Math.max(most, ++inside);
+            if (stopped) assert.equal(lock.tokens[0], null, 'nothing from the stopped server');
+            await new Promise((resolve) => setImmediate(resolve));
+            inside--;
+            counts[i]++;
+            await lock.release().catch(() => {});
+          }
+        }),
+      );
+    // Contended first: each one's last wait queued, so its next acquire begins with a wait there.
+    await contend(3, false);
+    servers[0].kill();
+    const started = performance.now();
+    await contend(8, true);
+    const took = performance.now() - started;
+    t.diagnostic(`5 more each with the first server stopped: ${Math.round(took)} ms`);
+    assert.deepEqual(counts, [8, 8, 8]);
     assert.equal(most, 1);
+    // A wait on the stopped server fails at once and the acquire retries after one pause, not
+    // after the whole duration the wait itself may last.
+    assert.ok(took < duration, `took ${Math.round(took)} ms`);
   });
 });
