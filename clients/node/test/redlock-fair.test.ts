@@ -110,27 +110,35 @@ for (const lib of LIBS) {
   });
 }
 
-describe('Redlock with the queue server stopped', () => {
-  let servers: Server[];
+/** Three servers of the suite's own (its tests stop some), and ioredis clients of all three made on them. */
+function threeServers(): { servers: Server[]; clientsOf(): Promise<Redis[]> } {
+  const servers: Server[] = [];
   const all: Redis[] = [];
-
   before(async () => {
-    servers = await Promise.all([0, 1, 2].map(() => Server.start()));
+    servers.push(...(await Promise.all([0, 1, 2].map(() => Server.start()))));
   });
   after(async () => {
     for (const client of all) client.disconnect();
     for (const s of servers) s.kill();
     assert.deepEqual(unhandled, []);
   });
+  return {
+    servers,
+    async clientsOf() {
+      const clients: Redis[] = await Promise.all(servers.map((s) => connect('ioredis', s.port)));
+      all.push(...clients);
+      return clients;
+    },
+  };
+}
+
+describe('Redlock with the queue server stopped', () => {
+  const { servers, clientsOf } = threeServers();
 
   it('works by retries on the two others: every contender served, one holder at a time', { timeout: 120_000 }, async (t) => {
     const duration = 30_000;
     const contenders = await Promise.all(
-      Array.from({ length: 3 }, async () => {
-        const clients = await Promise.all(servers.map((s) => connect('ioredis', s.port)));
-        all.push(...clients);
-        return new Redlock(clients, { retryCount: -1, retryDelay: 20, retryJitter: 10 });
-      }),
+      Array.from({ length: 3 }, async () => new Redlock(await clientsOf(), { retryCount: -1, retryDelay: 20, retryJitter: 10 })),
     );
     const counts = [0, 0, 0];
     let inside = 0;
@@ -162,5 +170,30 @@ describe('Redlock with the queue server stopped', () => {
     // A wait on the stopped server fails at once and the acquire retries after one pause, not
     // after the whole duration the wait itself may last.
     assert.ok(took < duration, `took ${Math.round(took)} ms`);
+  });
+});
+
+describe('Redlock with the queue server up and the two others stopped', () => {
+  const { servers, clientsOf } = threeServers();
+
+  it('each failed attempt is followed by a full pause, as redlock retries (the queue server grants at once)', async () => {
+    const clients = await clientsOf();
+    const redlock = new Redlock(clients, { retryCount: 3, retryDelay: 150, retryJitter: 0 });
+    await (await redlock.acquire(['alone'], 5000)).release();
+    servers[1].kill();
+    servers[2].kill();
+    const started = performance.now();
+    const err = await redlock.acquire(['alone'], 5000).then(
+      () => null,
+      (e) => e,
+    );
+    const took = performance.now() - started;
+    assert.equal(err?.code, 'ERR_RLOCK_QUORUM', String(err));
+    assert.equal(err.attempts.length, 4);
+    for (const stats of await Promise.all(err.attempts)) assert.deepEqual([...stats.votesFor], [clients[0]]);
+    assert.ok(took >= 3 * 150, `4 attempts in ${Math.round(took)} ms: fewer than 3 pauses`);
+    const admin0 = await admin(servers[0].port);
+    assert.equal(await admin0.call('RLOCK.INFO', 'alone'), null, 'what the queue server granted was given back');
+    admin0.disconnect();
   });
 });
