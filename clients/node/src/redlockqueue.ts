@@ -76,12 +76,13 @@ export function refusedByQueue(clients: readonly unknown[], resources: string[],
  * After a failed attempt: whether the pause is spent in the queue server's queue, because the
  * queue server refused it as held, or granted it while the others refused it (held a moment
  * longer by a contender it refused). Not when the queue server failed, nor when it granted and
- * another server failed (a queue it grants at once would leave no pause between attempts), nor
- * for several resources.
+ * another server failed or holds a key of another type (a queue it grants at once would leave
+ * no pause between attempts), nor for several resources.
  */
 export function queueAfter(clients: readonly unknown[], resources: string[], stats: ExecutionStats): boolean {
   if (resources.length !== 1 || !stats.votesFor.has(clients[0])) return refusedByQueue(clients, resources, stats);
-  for (const err of stats.votesAgainst.values()) if (!(err instanceof ResourceLockedError)) return false;
+  // A refusal with a cause is a key of another type: asked again at once, it refuses again.
+  for (const err of stats.votesAgainst.values()) if (!(err instanceof ResourceLockedError) || err.cause !== undefined) return false;
   return true;
 }
 

@@ -107,6 +107,22 @@ for (const lib of LIBS) {
       await inspect[0].call('RLOCK.RELEASE', resource, 'other');
       await (await a.acquire([resource], DURATION)).release();
     });
+
+    it('a key of another type on the two others: each failed attempt is followed by a full pause', async () => {
+      const resource = key('wrongtype');
+      for (const redis of inspect.slice(1)) await redis.set(resource, 'a string');
+      const started = performance.now();
+      const err: any = await contenders[0].acquire([resource], DURATION, { retryCount: 3, retryDelay: 150, retryJitter: 0 }).then(
+        () => null,
+        (e) => e,
+      );
+      const took = performance.now() - started;
+      assert.equal(err?.code, 'ERR_RLOCK_QUORUM', String(err));
+      assert.equal(err.attempts.length, 4);
+      assert.ok(took >= 3 * 150, `4 attempts in ${Math.round(took)} ms: fewer than 3 pauses`);
+      assert.equal(await inspect[0].call('RLOCK.INFO', resource), null, 'what the first server granted was given back');
+      for (const redis of inspect.slice(1)) await redis.del(resource);
+    });
   });
 }
 
