@@ -1,10 +1,19 @@
 /**
- * Why rlock's Redlock retries instead of waiting in each server's FIFO queue: the servers are
+ * Why rlock's Redlock does not wait in every server's FIFO queue: the servers are
  * independent, so nothing makes their queues agree on one order. Three contenders queued on
  * three servers in rotated orders (server 1: A B C, server 2: B C A, server 3: C A B, as
  * requests that reach the servers in different orders can leave them) are each granted one
  * server of three when the holder leaves: nobody has the majority, and each waits behind the
  * others on the two servers it lacks until the waits run out.
+ *
+ * What it queues instead (src/redlockqueue.ts, issue 46): one server's queue only, the first
+ * configured, the same for every client. A contender waits there holding nothing; once granted
+ * there it asks the others in one Redlock round (with a short wait of its own on each), and an
+ * attempt that server refused as held fails whatever the others granted. So one queue gives
+ * the order, only its holder waits on the others, and the split below cannot form. It stays
+ * safe as Redlock is: the majority and the validity of the round are Redlock's own (every
+ * lease counted was set at or after the round's start), and the queue only adds refusals;
+ * with that server down or slow the attempts retry as redlock's.
  *
  * Starts three redis-server processes with the module, prints who holds each server and who
  * holds a majority, right after the release and again WATCH_MS later, and exits 0 when the

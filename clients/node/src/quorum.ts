@@ -94,11 +94,15 @@ export interface Vote<T> {
  * `quorumRound` for callers that cast each vote themselves (`cast` calls `vote.for` or
  * `vote.against`, once; later calls are ignored): no promise per ballot, which Redlock's
  * acquire, bounding each vote's time itself, would otherwise wrap in one more.
+ *
+ * `awaited`: the index of a member whose vote an early decision also waits for (the Redlock's
+ * queue server, whose refusal vetoes a majority: redlockqueue.ts); -1, none.
  */
 export function countVotes<T>(
   members: readonly unknown[],
   cast: (member: unknown, index: number, vote: Vote<T>) => void,
   early = false,
+  awaited = -1,
 ): Promise<Round<T>> {
   const stats: ExecutionStats = {
     membershipSize: members.length,
@@ -114,7 +118,8 @@ export function countVotes<T>(
     const settled = early && out > 0 ? new Promise<ExecutionStats>((done) => (allIn = done)) : Promise.resolve(stats);
     const counted = () => {
       out--;
-      if (!decided && (out === 0 || (early && stats.votesFor.size >= stats.quorumSize))) {
+      const awaitedIn = awaited < 0 || results[awaited] !== undefined || stats.votesAgainst.has(members[awaited]);
+      if (!decided && (out === 0 || (early && awaitedIn && stats.votesFor.size >= stats.quorumSize))) {
         decided = true;
         resolve({ granted: stats.votesFor.size >= stats.quorumSize, results, stats, settled });
       }

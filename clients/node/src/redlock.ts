@@ -9,6 +9,13 @@
  * validity time (duration - elapsed - drift). Otherwise it is released everywhere and tried
  * again after `retryDelay` +- `retryJitter` ms, `retryCount` times.
  *
+ * Served in order (redlockqueue.ts): for one resource, an attempt the first server refused as
+ * held fails whatever the others granted, and the pause after it is a wait in that server's
+ * FIFO queue; its grant starts the next attempt, a round that counts its validity as any
+ * round does. Only refusals are added and only one queue orders the contenders, so Redlock's
+ * safety is unchanged and no wait can split the servers (bench/redlock-queues.ts); with the
+ * first server down or slow, attempts retry as above.
+ *
  * What Redlock does not guarantee: it keeps one holder only while its timing assumptions hold
  * (bounded pauses and delays, clocks never stepped); a GC pause or clock jump can let two
  * clients believe they hold it, and there is no fencing across servers: `lock.tokens[i]` are
@@ -21,6 +28,7 @@ import { Arg } from './drivers/driver';
 import { Deadlines } from './deadlines';
 import { ConnectionError, ExecutionError, ResourceLockedError, WrongTypeError, publicError } from './errors';
 import { ExecutionResult, ExecutionStats, Vote, countVotes, quorumRound, quorumSize } from './quorum';
+import { QueueCall, Queued, contended, queueAfter, queuedRound, refusedByQueue, waitInQueue } from './redlockqueue';
 import { requestId } from './request';
 import { Session, replyOf } from './session';
 
@@ -102,6 +110,11 @@ export type RedlockResult = ExecutionResult;
 /** Until when a lock granted with a lease of `duration` ms from `start` is held, less the clock drift. */
 export function validUntil(start: number, duration: number, driftFactor: number): number {
   return start + duration - Math.round(duration * driftFactor) - 2;
+}
+
+/** One pause between attempts: `retryDelay` +- `retryJitter` ms. */
+function pauseMs(settings: RedlockSettings): number {
+  return Math.max(0, settings.retryDelay + Math.floor((Math.random() * 2 - 1) * settings.retryJitter));
 }
 
 function sleep(ms: number): Promise<void> {
@@ -293,8 +306,14 @@ export class Redlock extends EventEmitter {
   }
 
   private retryPause(settings: RedlockSettings): Promise<void> {
-    const jitter = Math.floor((Math.random() * 2 - 1) * settings.retryJitter);
-    return sleep(Math.max(0, settings.retryDelay + jitter));
+    return sleep(pauseMs(settings));
+  }
+
+  /** A wait in the first server's queue for the next attempt (redlockqueue.ts); retryCount -1: up to the duration. */
+  private queue(resources: string[], duration: number, timeout: number, settings: RedlockSettings): Promise<Queued | null> {
+    const call: QueueCall = { clients: this.clients, resources, duration, timeout, report: (err) => this.report(err) };
+    const pause = pauseMs(settings);
+    return waitInQueue(call, `${randomUUID()}:redlock`, settings.retryCount === -1 ? Math.max(pause, duration) : pause, pause);
   }
 
   private settingsWith(overrides: Partial<RedlockSettings>): RedlockSettings {
@@ -312,17 +331,24 @@ export class Redlock extends EventEmitter {
     checkDuration(duration);
     const timeout = this.timeoutFor(duration, settings);
     const attempts: Array<Promise<ExecutionStats>> = [];
+    // The queue server's grant for the next attempt (redlockqueue.ts): contenders in order.
+    let queued =
+      settings.retryCount !== 0 && contended(this.clients, resources) ? await this.queue(resources, duration, timeout, settings) : null;
     for (;;) {
-      const owner = `${randomUUID()}:redlock`;
+      const owner = queued?.owner ?? `${randomUUID()}:redlock`;
       const start = Date.now();
-      const round = await countVotes<number[]>(
-        this.clients,
-        (client, _index, vote) => this.voteToAcquire(client, resources, owner, duration, timeout, vote),
-        true,
-      );
+      const round = queued
+        ? await queuedRound(queued)
+        : await countVotes<number[]>(
+            this.clients,
+            (client, _index, vote) => this.voteToAcquire(client, resources, owner, duration, timeout, vote),
+            true,
+            // The queue server's refusal vetoes a majority (redlockqueue.ts): its vote is awaited.
+            resources.length === 1 ? 0 : -1,
+          );
       attempts.push(round.settled);
       const expiration = this.validity(start, duration, settings);
-      if (round.granted && expiration > Date.now()) {
+      if (round.granted && expiration > Date.now() && !refusedByQueue(this.clients, resources, round.stats)) {
         return new RedlockLock(this, resources, owner, round.results, expiration, attempts);
       }
       // Every answer, so that each grant is given back (a round not granted has them all).
@@ -336,7 +362,11 @@ export class Redlock extends EventEmitter {
           attempts,
         );
       }
-      await this.retryPause(settings);
+      if (queueAfter(this.clients, resources, round.stats)) queued = await this.queue(resources, duration, timeout, settings);
+      else {
+        queued = null;
+        await this.retryPause(settings);
+      }
     }
   }
 
