@@ -121,16 +121,16 @@ pub fn publish(ctx: Ctx, channel: &[u8], message: &[u8]) {
         return;
     }
     let channel = OwnedStr::new(channel);
-    // "0" and "1", most messages, are made once, at load time.
-    let fixed = match message {
-        b"0" => Some(ZERO.load(Ordering::Relaxed)),
-        b"1" => Some(ONE.load(Ordering::Relaxed)),
-        _ => None,
+    // "0" and "1", most messages, are made once, at load time; any other lives until the call ends.
+    let made;
+    let message = match message {
+        b"0" => ZERO.load(Ordering::Relaxed),
+        b"1" => ONE.load(Ordering::Relaxed),
+        _ => {
+            made = OwnedStr::new(message);
+            made.0
+        }
     };
-    let made = fixed.is_none().then(|| OwnedStr::new(message));
-    let message = fixed
-        .or(made.as_ref().map(|m| m.0))
-        .unwrap_or(std::ptr::null_mut());
     // SAFETY: both strings are live for the call; Redis copies what it keeps.
     unsafe { api!(RedisModule_PublishMessage)(ctx, channel.0, message) };
 }
