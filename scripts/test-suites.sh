@@ -8,7 +8,8 @@
 # Each suite's output goes to target/test-logs/<name>.log. A suite's log is printed whole when it
 # fails, its last lines when it passes. At the end: every suite's wall time, longest first, and
 # the slowest tests of each where its runner prints them (scripts/slowest-tests.py; pytest's
-# are asked for through PYTEST_ADDOPTS). Exit code: non-zero when any suite failed.
+# are asked for through PYTEST_ADDOPTS), then, for each failed suite, the lines of its log that
+# name the failing tests (scripts/failed-tests.py). Exit code: non-zero when any suite failed.
 set -uo pipefail
 # Job control on: a non-interactive shell starts background jobs with SIGINT and SIGQUIT ignored,
 # and a process inherits ignored signals, so every test process would ignore Ctrl-C (Python then
@@ -74,6 +75,11 @@ done | sort -rn | while read -r took name; do
 done
 
 if [ "${#failed[@]}" -gt 0 ]; then
+  # Last, so that the end of the output names what failed (scripts/failed-tests.py).
+  for name in "${failed[@]}"; do
+    echo "== $name failed; what its log names as failing:"
+    python3 "$here/failed-tests.py" "$logs/$name.log" 25 | sed "s/^/   $name| /"
+  done
   echo "== failed: ${failed[*]}"
   exit 1
 fi
