@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -48,15 +49,18 @@ class WaitedCostTest {
     void withAReplicaTheGrantsRenewIsConfirmedByOneWait() throws Exception {
         try (Replicated servers = Replicated.start()) {
             Waits waits = Waits.of(servers.admin, servers.client.locks().getLock("cost:waited-synced"));
-            Map<String, Long> commands = new TreeMap<>(waits.commands);
-            commands.remove("role"); // Confirm.auto()'s count of the replicas, at most once a second
             // A WAIT after each ACQUIRE and RELEASE (the waiter's and the holder's), and after the grant's RENEW.
-            assertThat(commands).as("commands for %d waited locks and their holder's %d", WAITS, WAITS).isEqualTo(Map.of(
+            assertThat(waits.commands).as("commands for %d waited locks and their holder's %d", WAITS, WAITS).isEqualTo(Map.of(
                     "rlock.acquire", 2L * WAITS, "rlock.renew", (long) WAITS, "rlock.release", 2L * WAITS, "wait", 5L * WAITS));
         }
     }
 
-    /** {@link #WAITS} times: this thread holds, another waits for the lock, this one releases once the server has it queued. */
+    /**
+     * {@link #WAITS} times: this thread holds, another waits for the lock, this one releases once the server has it queued.
+     * The commands leave out Confirm.auto()'s count of the replicas (ROLE), asked at most once a second whatever the
+     * locks: on a loaded machine the waits take more than a second and a ROLE falls in (seen at load average 7.5: "role"=2);
+     * it is checked to be at most one a started second instead.
+     */
     private record Waits(Map<String, Long> commands, long switches) {
         static Waits of(AdminConnection admin, RLock lock) throws InterruptedException {
             String key = lock.getName();
@@ -82,6 +86,7 @@ class WaitedCostTest {
                 }
             }, "waited-cost");
             Admin.call(admin, "CONFIG", "RESETSTAT");
+            long start = System.nanoTime();
             waiter.start();
             for (int i = 0; i < WAITS; i++) {
                 lock.lock();
@@ -94,8 +99,12 @@ class WaitedCostTest {
             if (failed[0] != null) {
                 throw failed[0];
             }
+            long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start);
             Map<String, Long> commands = new TreeMap<>(Wire.commands(admin));
             commands.remove("rlock.info"); // this test's look for the queued waiter
+            Long replicaCounts = commands.remove("role");
+            assertThat(replicaCounts == null ? 0 : replicaCounts).as("ROLE reads in %d s", seconds)
+                    .isLessThanOrEqualTo(seconds + 1);
             return new Waits(commands, switches[0]); // the join published switches[0]
         }
     }
