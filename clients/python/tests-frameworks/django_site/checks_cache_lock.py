@@ -2,6 +2,7 @@
 test_django.py): cache.lock() and cache.alock() through the one settings line."""
 
 import asyncio
+import concurrent.futures
 import os
 import subprocess
 import sys
@@ -87,8 +88,13 @@ class CacheLockTests(SimpleTestCase):
 
     async def test_alock_waits_for_the_sync_holder(self):
         held = cache.lock("report:5")
-        await asyncio.to_thread(held.acquire)
-        waiting = asyncio.ensure_future(cache.alock("report:5", blocking_timeout=30).acquire())
-        await asyncio.to_thread(held.release)
+        # One thread holds and releases, as a sync view would: the lock is the thread's (redis-py's
+        # thread_local), and asyncio.to_thread's pool may start a second worker for the release
+        # when the first has not yet told it is idle (seen at load average 16: "not owned").
+        loop = asyncio.get_running_loop()
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as holder_thread:
+            await loop.run_in_executor(holder_thread, held.acquire)
+            waiting = asyncio.ensure_future(cache.alock("report:5", blocking_timeout=30).acquire())
+            await loop.run_in_executor(holder_thread, held.release)
         self.assertTrue(await waiting)
         await rlock.asyncio.close_idle_connections(cache._async_client())
