@@ -195,7 +195,8 @@ def test_an_uncontended_asyncio_pair_costs_two_commands_no_connection_no_keeper_
 HANDOFFS = 60
 
 
-def test_a_hot_lock_grant_is_read_by_the_thread_it_wakes_not_handed_over(new_server, monkeypatch):
+@pytest.mark.parametrize("clients", ["one client", "a client a thread"])
+def test_a_hot_lock_grant_is_read_by_the_thread_it_wakes_not_handed_over(new_server, monkeypatch, clients):
     """Issue 46: a handoff of a hot lock was five wake-ups in a row under one GIL, one of them
     the subscriber's reader thread waking the waiting thread whose grant it read. The waiting
     threads now take turns reading the subscriber, the one asleep longest (next in line) in
@@ -203,9 +204,12 @@ def test_a_hot_lock_grant_is_read_by_the_thread_it_wakes_not_handed_over(new_ser
     the other two are queued on the server (RLOCK.INFO), so every grant is told by message.
     Counted: the grants delivered on a thread other than the one that waited for them. Before,
     every one (the reader thread read them all); now at most a fifth (the turn goes to the
-    reader thread when no waiter is asleep, and one asleep late may be passed over)."""
+    reader thread when no waiter is asleep, and one asleep late may be passed over). With one
+    client the three threads share its subscriber; with a client each (as `make bench`'s hot
+    lock), each has its own, which nobody reads between its thread's waits."""
     server = new_server()
-    client = redis.Redis(port=server.port)
+    shared = redis.Redis(port=server.port) if clients == "one client" else None
+    made = [shared or redis.Redis(port=server.port) for _ in range(3)]
     admins = [server.client() for _ in range(3)]
     owners = {}  # owner id -> the thread that waits as that owner
     read_by = []  # (the thread that delivered it, the message's owner) per grant
@@ -222,7 +226,7 @@ def test_a_hot_lock_grant_is_read_by_the_thread_it_wakes_not_handed_over(new_ser
     errors = []
 
     def contend(i):
-        lock = rlock.Lock(client, "hot", blocking_timeout=30)
+        lock = rlock.Lock(made[i], "hot", blocking_timeout=30)
         owners[lock._owner()] = threading.get_ident()
         try:
             while sum(held) < HANDOFFS:
@@ -240,9 +244,8 @@ def test_a_hot_lock_grant_is_read_by_the_thread_it_wakes_not_handed_over(new_ser
         thread.start()
     for thread in threads:
         thread.join()
-    client.close()
-    for admin in admins:
-        admin.close()
+    for client in made + admins:
+        client.close()
     assert not errors, errors
     granted = len(read_by)
     handed = sum(1 for reader, owner in read_by if owners[owner] != reader)

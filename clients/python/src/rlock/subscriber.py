@@ -4,12 +4,14 @@ A blocking acquire() does not block a connection of its own in the server's queu
 ``<TYPE>.ACQUIRE ... WAIT ms NOTIFY <client-id>`` on one of rlock's connections, which answers
 at once (the token, or ``WAITING``), and the outcome comes later as a message on the channel of
 one subscriber connection per client and process, shared by every waiting thread. The
-connection is read by one thread at a time, the one holding its reading turn: the subscriber's
-reader thread while nobody waits, else one of the waiting threads, the one asleep longest (next
-in line when they wait for one key, as a hot lock's do), which so reads its own grant instead of
-being woken by another thread. The reader hands every message it reads to its waiter (or marks
-the holding it is about lost); a waiting thread that stops waiting (told its outcome, timed
-out) hands the turn to the waiting thread asleep longest, or back to the reader thread.
+connection is read by one thread at a time, the one whose reading turn it is: a waiting thread
+(the one asleep longest: next in line when they wait for one key, as a hot lock's do), which so
+reads its own grant instead of being woken by another thread, or the subscriber's reader
+thread, while nobody waits. Whoever reads hands each message to its waiter (or marks the
+holding it is about lost). A thread that is told its outcome, or stops waiting, passes the
+turn to the waiting thread asleep longest; with none, the turn is nobody's: the next thread
+that waits takes it (a hot lock's, told its grant, waits again within milliseconds), else the
+reader thread after DOZE_S.
 
 The subscriber speaks RESP2 whatever the client does (a subscribed RESP2 connection runs
 nothing but PING, and nothing else is sent on it), asks ``RLOCK.CHANNEL`` for its channel, and
@@ -39,6 +41,14 @@ __all__ = ["NotifyUnavailable", "Subscriber"]
 
 logger = logging.getLogger("rlock")
 
+#: The reader thread's turn to read the subscriber (Subscriber._turn).
+READER = "reader"
+
+#: How long the reading turn stays nobody's before the reader thread takes it: a hot lock's
+#: waiting thread, told its grant, waits again within a few ms and takes it back; a message
+#: nobody waits for (a `lost` notice) is read at most this late.
+DOZE_S = 0.05
+
 
 class Subscriber(Dispatcher):
     def __init__(self, session, connection):
@@ -48,11 +58,13 @@ class Subscriber(Dispatcher):
         self.channel = None
         self._reader = None
         self._listener = None
-        # The reading turn (docs above): the Outcome whose waiting thread reads the connection
-        # now, or None: the reader thread. Changed under _mutex, by the thread that has it.
-        self._turn = None
+        # The reading turn (docs above): READER (the reader thread's), the Outcome whose waiting
+        # thread reads the connection now, or None (nobody's, since _free_since). Changed under
+        # _mutex: given by the thread that has it, taken when it is nobody's.
+        self._turn = READER
+        self._free_since = 0.0
         self._asleep = {}  # Outcome -> None: the waiting threads asleep on their outcome, oldest first
-        self._reader_turn = _thread.allocate_lock()  # released to wake the reader thread: its turn
+        self._reader_turn = _thread.allocate_lock()  # released to end the reader thread's doze
         self._reader_turn.acquire()
         self._reader_woken = False
 
@@ -84,22 +96,30 @@ class Subscriber(Dispatcher):
     def close(self) -> None:
         self.end(ConnectionError("rlock: the subscriber connection was closed"), rebind=False)
 
-    # -- the reader thread ----------------------------------------------------------------------
+    # -- reading, in turns ------------------------------------------------------------------------
 
     def _read(self) -> None:
-        """Reads messages (and PINGs when quiet: Listener) until the subscriber ends, in its
-        turns: after each frame, a waiting thread asleep gets the turn."""
+        """The reader thread: reads messages (and PINGs when quiet: Listener) until the
+        subscriber ends, in its turns. It takes the turn when nobody has had it for DOZE_S;
+        after a message it lets it go (the thread it told may wait again at once, and take it),
+        to the waiting thread asleep longest if there is one."""
         try:
             while self.error is None:
-                if self._turn is not None:  # a waiting thread reads
-                    self._reader_turn.acquire()
+                with self._mutex:
+                    turn = self._turn
+                    dozed = time.monotonic() - self._free_since
+                    if turn is None and dozed >= DOZE_S:
+                        self._turn = turn = READER
+                if turn is not READER:  # a waiting thread reads, or may take it
+                    self._reader_turn.acquire(True, DOZE_S - dozed if turn is None else DOZE_S)
                     with self._mutex:
                         self._reader_woken = False
                     continue
-                self._take(self._listener.read())
-                if self._asleep:
+                frame = self._listener.read()
+                self._take(frame)
+                if frame is not None or self._asleep:
                     with self._mutex:
-                        self._pass_turn(keep=True)
+                        self._pass_turn()
         except BaseException as error:
             self.end(error, rebind=True)
         finally:
@@ -109,17 +129,16 @@ class Subscriber(Dispatcher):
         if is_message(frame) and word(frame[1]) == self.channel:
             self.deliver(frame[2])
 
-    def _pass_turn(self, keep: bool = False) -> None:
+    def _pass_turn(self) -> None:
         """Under _mutex, by the thread whose turn it is: the turn goes to the waiting thread
-        asleep longest, else (unless the reader thread has it: `keep`) to the reader thread."""
+        asleep longest, else nobody has it (a thread that comes to wait takes it; the reader
+        thread does after DOZE_S)."""
         for outcome in self._asleep:
             if not outcome._done:
                 self._turn = outcome
                 outcome._wake()
                 return
-        if not keep:
-            self._turn = None
-            self._wake_reader()
+        self._turn, self._free_since = None, time.monotonic()
 
     def _wake_reader(self) -> None:
         if not self._reader_woken:
@@ -128,11 +147,14 @@ class Subscriber(Dispatcher):
 
     def _await(self, outcome: "Outcome", timeout: float) -> None:
         """A waiting thread's wait for its outcome, up to `timeout` seconds: asleep until it
-        comes, or until the reading turn does; then it reads until its outcome comes (it may be
-        its own grant: no thread woke it). It passes the turn on when it stops waiting."""
+        comes, or until the reading turn does (at once if nobody has it); then it reads until
+        its outcome comes (it may be its own grant: no thread woke it). It passes the turn on
+        when it stops waiting."""
         until = time.monotonic() + timeout
         with self._mutex:
             self._asleep[outcome] = None
+            if self._turn is None:
+                self._turn = outcome
         try:
             while not outcome._done:
                 if self._turn is outcome:
@@ -181,7 +203,7 @@ class Subscriber(Dispatcher):
         if threading.current_thread() is not self._reader:
             self.connection.disconnect()  # wakes the thread that reads, which ends
             with self._mutex:
-                self._wake_reader()  # asleep while a waiting thread reads: it ends
+                self._wake_reader()  # dozing while it is not its turn: it ends
 
 
 class Outcome:
