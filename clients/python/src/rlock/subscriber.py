@@ -250,7 +250,7 @@ class Outcome:
     def _sleep(self, timeout: float) -> bool:
         """Sleeps until woken (True) or `timeout` seconds passed (False). Once done, _ready
         stays released for any other caller."""
-        if not self._ready.acquire(True, -1 if timeout == math.inf else timeout):
+        if not self._ready.acquire(True, -1 if timeout >= threading.TIMEOUT_MAX else timeout):
             return False
         with self._mutex:
             if self._done:
