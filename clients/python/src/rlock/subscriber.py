@@ -45,9 +45,13 @@ logger = logging.getLogger("rlock")
 READER = "reader"
 
 #: How long the reading turn stays nobody's before the reader thread takes it: a hot lock's
-#: waiting thread, told its grant, waits again within a few ms and takes it back; a message
-#: nobody waits for (a `lost` notice) is read at most this late.
+#: waiting thread, told its grant, waits again within a few ms and takes it back.
 DOZE_S = 0.05
+
+#: How often the reader thread looks whether the turn is nobody's, while a waiting thread has
+#: it (a hot lock's threads keep it for seconds, and every look costs a wake-up under the GIL):
+#: a message nobody waits for is read at most LOOK_S + DOZE_S late.
+LOOK_S = 0.25
 
 
 class Subscriber(Dispatcher):
@@ -89,7 +93,10 @@ class Subscriber(Dispatcher):
         self.channel = word(self._execute("RLOCK.CHANNEL"))
         confirmation = self._execute("SUBSCRIBE", self.channel)
         check_subscribed(confirmation)
-        self._listener = Listener(self.connection, self.session.keepalive_interval())
+        interval = self.session.keepalive_interval()
+        self._listener = Listener(self.connection, interval)
+        # Nobody reads for at most half a PING interval: PINGs stay within the server's bound.
+        self._doze, self._look = min(DOZE_S, interval / 4), min(LOOK_S, interval / 4)
         self._reader = threading.Thread(target=self._read, name="rlock-subscriber", daemon=True)
         self._reader.start()
 
@@ -108,10 +115,10 @@ class Subscriber(Dispatcher):
                 with self._mutex:
                     turn = self._turn
                     dozed = time.monotonic() - self._free_since
-                    if turn is None and dozed >= DOZE_S:
+                    if turn is None and dozed >= self._doze:
                         self._turn = turn = READER
                 if turn is not READER:  # a waiting thread reads, or may take it
-                    self._reader_turn.acquire(True, DOZE_S - dozed if turn is None else DOZE_S)
+                    self._reader_turn.acquire(True, self._doze - dozed if turn is None else self._look)
                     with self._mutex:
                         self._reader_woken = False
                     continue
