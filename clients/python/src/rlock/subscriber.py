@@ -181,8 +181,8 @@ class Subscriber(Dispatcher):
     def _read_for(self, outcome: "Outcome", until: float) -> None:
         """Reads in a waiting thread's turn, until its outcome came or `until`. A read that
         fails ends the subscriber (every wait on it fails with its ConnectionError, this one's
-        too); an interrupt (KeyboardInterrupt) is raised after that, the connection being in an
-        unknown state mid-reply."""
+        too, or that error is raised); an interrupt (KeyboardInterrupt) is raised after that,
+        the connection being in an unknown state mid-reply."""
         try:
             while not outcome._done:
                 left = until - time.monotonic()
@@ -193,6 +193,8 @@ class Subscriber(Dispatcher):
             self.end(error, rebind=True)
             if not isinstance(error, Exception):
                 raise
+            if not outcome._done:  # not a wait filed here (a closed subscriber files none)
+                raise self.error from error
 
     # -- Dispatcher's hooks -----------------------------------------------------------------------
 
