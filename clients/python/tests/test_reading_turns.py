@@ -44,4 +44,6 @@ def test_a_subscriber_that_closes_while_a_waiting_thread_reads_it_sends_the_wait
     done.set()
     waiting.join(10)
     assert lock_info(admin, "k") is None
+    rlock.close_idle_connections(client)  # its subscriber too: later tests count the server's
     client.close()
+    wait_until(lambda: not subscribers(admin), "the subscriber to close")
