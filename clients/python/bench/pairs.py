@@ -20,7 +20,8 @@ range and writes every round's figures to target/bench-python.json (benches/pair
 pairs side by side, with ratios).
 
 Environment: BENCH_REPS (5), BENCH_ROUND_MS (2000), BENCH_CONTENDERS (16), BENCH_HANDOFFS (20),
-BENCH_SIDES (all: rlock,redis-py,python-redis-lock).
+BENCH_SIDES (all: rlock,redis-py,python-redis-lock), BENCH_WORKLOADS (all:
+uncontended,parallel,handoff,hot).
 """
 
 from __future__ import annotations
@@ -184,10 +185,12 @@ def hot_lock(make, clients, key) -> dict:
             lock.release()
 
     unfinished = []
+    cpu = time.process_time()
     start, end = one_round(
         contend, locks, running,
         lambda: unfinished.extend(time.perf_counter() - asked for asked in list(pending) if asked is not None),
     )
+    cpu = time.process_time() - cpu
     every = sorted(waits + unfinished)
     return {
         "acquires_per_s": len(waits) / (end - start),
@@ -197,6 +200,8 @@ def hot_lock(make, clients, key) -> dict:
         "max_per_contender": max(counts),
         "min_per_contender": min(counts),
         "unfinished_waits": len(unfinished),
+        # The process's CPU time (every thread) per acquisition: what load changes least.
+        "cpu_us_per_acquire": 1e6 * cpu / max(1, len(waits)),
     }
 
 
@@ -207,20 +212,25 @@ def main() -> None:
         try:
             figures: dict[str, list[float]] = {}
             names = [name for name in SIDES if name in os.environ.get("BENCH_SIDES", name).split(",")]
+            workloads = os.environ.get("BENCH_WORKLOADS", "uncontended,parallel,handoff,hot").split(",")
             for rep in range(REPS):
                 for name in names[rep % len(names):] + names[: rep % len(names)]:
                     prefix = f"python.lock.{name}"
-                    for figure, value in uncontended(SIDES[name], clients[0], f"bench:{prefix}:u{rep}").items():
-                        figures.setdefault(f"{prefix}.uncontended.{figure}", []).append(value)
-                    figures.setdefault(f"{prefix}.parallel{CONTENDERS}.pairs_per_s", []).append(
-                        parallel(SIDES[name], clients, f"bench:{prefix}:p{rep}")
-                    )
-                    figures.setdefault(f"{prefix}.handoff.median_ms", []).append(
-                        handoff(SIDES[name], clients, f"bench:{prefix}:o{rep}")
-                    )
-                    hot = hot_lock(SIDES[name], clients, f"bench:{prefix}:h{rep}")
-                    for figure, value in hot.items():
-                        figures.setdefault(f"{prefix}.hot{CONTENDERS}.{figure}", []).append(value)
+                    if "uncontended" in workloads:
+                        for figure, value in uncontended(SIDES[name], clients[0], f"bench:{prefix}:u{rep}").items():
+                            figures.setdefault(f"{prefix}.uncontended.{figure}", []).append(value)
+                    if "parallel" in workloads:
+                        figures.setdefault(f"{prefix}.parallel{CONTENDERS}.pairs_per_s", []).append(
+                            parallel(SIDES[name], clients, f"bench:{prefix}:p{rep}")
+                        )
+                    if "handoff" in workloads:
+                        figures.setdefault(f"{prefix}.handoff.median_ms", []).append(
+                            handoff(SIDES[name], clients, f"bench:{prefix}:o{rep}")
+                        )
+                    if "hot" in workloads:
+                        hot = hot_lock(SIDES[name], clients, f"bench:{prefix}:h{rep}")
+                        for figure, value in hot.items():
+                            figures.setdefault(f"{prefix}.hot{CONTENDERS}.{figure}", []).append(value)
             meta = {
                 "redis_version": clients[0].info("server")["redis_version"],
                 "python_version": sys.version.split()[0],

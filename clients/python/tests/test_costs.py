@@ -19,7 +19,10 @@ import redis
 import redis.asyncio
 
 import rlock
+from rlock._dispatcher import Dispatcher
 from rlock._holding import Binding, Holding
+from rlock._notify import GRANTED, parse_message
+from support import waiters, wait_until
 
 PAIRS = 100
 
@@ -187,3 +190,64 @@ def test_an_uncontended_asyncio_pair_costs_two_commands_no_connection_no_keeper_
     assert set(tasks) == set(expected), f"{PAIRS} pairs started these tasks of rlock's: {tasks}"
     for name, count in expected.items():
         assert count <= tasks[name] <= count + timed, f"{PAIRS} pairs started these tasks of rlock's: {tasks}"
+
+
+HANDOFFS = 60
+
+
+@pytest.mark.parametrize("clients", ["one client", "a client a thread"])
+def test_a_hot_lock_grant_is_read_by_the_thread_it_wakes_not_handed_over(new_server, monkeypatch, clients):
+    """Issue 46: a handoff of a hot lock was five wake-ups in a row under one GIL, one of them
+    the subscriber's reader thread waking the waiting thread whose grant it read. The waiting
+    threads now take turns reading the subscriber, the one asleep longest (next in line) in
+    its turn: it reads its own grant. Three threads pass one lock round; each holds it until
+    the other two are queued on the server (RLOCK.INFO), so every grant is told by message.
+    Counted: the grants delivered on a thread other than the one that waited for them. Before,
+    every one (the reader thread read them all); now at most a fifth (the turn goes to the
+    reader thread when no waiter is asleep, and one asleep late may be passed over). With one
+    client the three threads share its subscriber; with a client each (as `make bench`'s hot
+    lock), each has its own, which nobody reads between its thread's waits."""
+    server = new_server()
+    shared = redis.Redis(port=server.port) if clients == "one client" else None
+    made = [shared or redis.Redis(port=server.port) for _ in range(3)]
+    admins = [server.client() for _ in range(3)]
+    owners = {}  # owner id -> the thread that waits as that owner
+    read_by = []  # (the thread that delivered it, the message's owner) per grant
+    deliver = Dispatcher.deliver
+
+    def spied(dispatcher, data):
+        message = parse_message(data)
+        if message.event == GRANTED:
+            read_by.append((threading.get_ident(), message.owner))
+        deliver(dispatcher, data)
+
+    monkeypatch.setattr(Dispatcher, "deliver", spied)
+    held = [0, 0, 0]
+    errors = []
+
+    def contend(i):
+        lock = rlock.Lock(made[i], "hot", blocking_timeout=30)
+        owners[lock._owner()] = threading.get_ident()
+        try:
+            while sum(held) < HANDOFFS:
+                assert lock.acquire()
+                held[i] += 1
+                if sum(held) < HANDOFFS:
+                    wait_until(lambda: waiters(admins[i], "hot") == 2, "the other two to queue", timeout=30)
+                lock.release()
+        except BaseException as error:
+            errors.append(error)
+            raise
+
+    threads = [threading.Thread(target=contend, args=(i,)) for i in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for client in made + admins:
+        client.close()
+    assert not errors, errors
+    granted = len(read_by)
+    handed = sum(1 for reader, owner in read_by if owners[owner] != reader)
+    assert granted >= HANDOFFS - 3, f"{granted} grants by message in {sum(held)} acquisitions"
+    assert handed <= granted // 5, f"{handed} of {granted} grants were read by another thread than their waiter's"
