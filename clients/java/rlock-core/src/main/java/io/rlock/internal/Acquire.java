@@ -76,7 +76,10 @@ public final class Acquire {
 
     /** The holdings a grant makes: one per key (a multi-lock's), or one per holder of the first key. */
     private List<Target> targets() {
-        List<Target> targets = new ArrayList<>();
+        if (!all && !each) {
+            return List.of(new Target(family, keys.get(0), owner));
+        }
+        List<Target> targets = new ArrayList<>(all ? keys.size() : holders.size());
         if (all) {
             keys.forEach(key -> targets.add(new Target(family, key, owner)));
         } else {

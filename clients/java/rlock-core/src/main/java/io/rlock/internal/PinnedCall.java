@@ -56,7 +56,7 @@ public final class PinnedCall {
         failures = 0;
         asked = asking;
         asking = false;
-        return node.settle(exchange, confirm, args[0] + " " + key);
+        return node.settle(exchange, confirm, exchange[1] == null ? null : args[0] + " " + key);
     }
 
     /**

@@ -24,6 +24,8 @@ public final class Waiter {
     private Event outcome;
     /** The waiting call's reply when it was sent without waiting ({@link #NO_REPLY} until it comes). */
     private Object reply = NO_REPLY;
+    /** The thread, interrupted while it waited for {@link #reply}, wants even a {@code WAITING} reply at once. */
+    private boolean interruptedForReply;
     /** {@link #reply} before it comes; and what it is when the connection failed first. */
     static final Object NO_REPLY = new Object();
     static final Object FAILED = new Object();
@@ -73,7 +75,7 @@ public final class Waiter {
      */
     synchronized void replied(Object reply) {
         this.reply = reply;
-        if (!"WAITING".equals(reply)) {
+        if (!"WAITING".equals(reply) || interruptedForReply) {
             notifyAll();
         }
     }
@@ -102,6 +104,7 @@ public final class Waiter {
                 wait(left / 1_000_000, (int) (left % 1_000_000));
             } catch (InterruptedException e) {
                 interrupted[0] = true;
+                interruptedForReply = true;
             }
         }
     }
