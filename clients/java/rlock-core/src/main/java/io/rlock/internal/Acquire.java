@@ -76,7 +76,10 @@ public final class Acquire {
 
     /** The holdings a grant makes: one per key (a multi-lock's), or one per holder of the first key. */
     private List<Target> targets() {
-        List<Target> targets = new ArrayList<>();
+        if (!all && !each) {
+            return List.of(new Target(family, keys.get(0), owner));
+        }
+        List<Target> targets = new ArrayList<>(all ? keys.size() : holders.size());
         if (all) {
             keys.forEach(key -> targets.add(new Target(family, key, owner)));
         } else {
@@ -130,8 +133,12 @@ public final class Acquire {
                 boolean over = waitArg == Family.NO_WAIT;
                 List<Waiter> waiters = over ? List.of() : register(call, session, deadline, lease, watchdog);
                 Object reply;
+                Object[] args = args(lease, watchdog, waitArg, session.notifyId, requestId);
                 try {
-                    reply = call.send(session, waiters, args(lease, watchdog, waitArg, session.notifyId, requestId), engine.confirm);
+                    // Confirmed by the I/O thread, with no WAIT to pipeline: the reply need not wake us.
+                    reply = waiters.size() == 1 && waiters.get(0).confirmation != null && waiters.get(0).confirmation.length == 1
+                            ? call.sendWaiting(session, waiters.get(0), args, engine.confirm, engine.options().responseTimeout().toNanos())
+                            : call.send(session, waiters, args, engine.confirm);
                 } catch (Unconfirmed e) {
                     drop(waiters, 0); // granted at once: no message comes
                     throw undo(call.node, e);

@@ -146,11 +146,14 @@ public final class Engine {
 
     /** The calling thread's owner id. */
     public String owner() {
-        return owner(Thread.currentThread().getId());
+        return threadOwner.get();
     }
 
+    /** The owner id of each thread, made once, not per call (issue 46: allocation per acquisition). */
+    private final ThreadLocal<String> threadOwner = ThreadLocal.withInitial(() -> id + ":" + Thread.currentThread().getId());
+
     public String owner(long threadId) {
-        return id + ":" + threadId;
+        return threadId == Thread.currentThread().getId() ? threadOwner.get() : id + ":" + threadId;
     }
 
     /**
@@ -265,7 +268,7 @@ public final class Engine {
     public long release(Family family, String key, String owner, int permits) {
         Target target = new Target(family, key, owner);
         long remaining = releasing(List.of(target), permits, () -> releaseWrite(confirm, key,
-                family.release(key, owner, permits, requestId()), "the release of " + family.type + " " + key, value -> {
+                family.release(key, owner, permits, requestId()), () -> "the release of " + family.type + " " + key, value -> {
                     Long left = value == null ? null : Replies.number(value, 0);
                     holdings.released(target, left);
                     return left == null ? -1L : left;
@@ -297,7 +300,7 @@ public final class Engine {
     long releaseMany(String key, List<String> owners, boolean all) {
         List<Target> targets = owners.stream().map(owner -> new Target(Family.PERMITS, key, owner)).toList();
         return releasing(targets, 1, () -> releaseWrite(confirm, key, Family.releaseMany(key, all, owners, requestId()),
-                "the release of permits " + key, value -> {
+                () -> "the release of permits " + key, value -> {
                     targets.forEach(target -> holdings.released(target, null));
                     return Replies.number(value, 0);
                 }));
@@ -324,7 +327,7 @@ public final class Engine {
     public List<String> releaseAll(List<String> keys, String owner, Confirm confirm) {
         List<Target> targets = keys.stream().map(key -> new Target(Family.LOCK, key, owner)).toList();
         return releasing(targets, 1, () -> releaseWrite(confirm, keys.get(0), Family.releaseAll(keys, owner, requestId()),
-                "the release of " + keys, reply -> {
+                () -> "the release of " + keys, reply -> {
             if (!(reply instanceof List) || ((List<?>) reply).size() != keys.size()) {
                 throw new RLockException("ERR", "unexpected reply to RLOCK.RELEASEALL: " + text(reply));
             }
@@ -346,7 +349,8 @@ public final class Engine {
      * errors raised) and updates the holdings; a release not confirmed stands on the primary, so
      * it is recorded before {@link NotConfirmedException} reports it.
      */
-    private <T> T releaseWrite(Confirm confirm, String key, Object[] args, String what, java.util.function.Function<Object, T> recorded) {
+    private <T> T releaseWrite(Confirm confirm, String key, Object[] args, java.util.function.Supplier<String> what,
+            java.util.function.Function<Object, T> recorded) {
         Object value;
         Unconfirmed unconfirmed = null;
         try {
@@ -357,7 +361,7 @@ public final class Engine {
         }
         T result = recorded.apply(value);
         if (unconfirmed != null) {
-            throw unconfirmed.report(what, false);
+            throw unconfirmed.report(what.get(), false); // described only then: not per release (issue 46, allocation)
         }
         return result;
     }

@@ -19,15 +19,25 @@ public enum Family {
     public final String type;
     final String prefix;
     final String mode;
+    /** {@code <PREFIX>.ACQUIRE}, {@code .RELEASE}, {@code .RENEW}: made once, not per call. */
+    private final String acquire;
+    private final String release;
+    private final String renew;
 
     Family(String type, String prefix, String mode) {
         this.type = type;
         this.prefix = prefix;
         this.mode = mode;
+        this.acquire = prefix + ".ACQUIRE";
+        this.release = prefix + ".RELEASE";
+        this.renew = prefix + ".RENEW";
     }
 
+    /** {@link #values()}, which copies its array at every call. */
+    private static final Family[] ALL = values();
+
     static Family ofType(String type) {
-        for (Family family : values()) {
+        for (Family family : ALL) {
             if (family.type.equals(type)) {
                 return family;
             }
@@ -46,7 +56,7 @@ public enum Family {
      */
     Object[] acquire(String key, String owner, int permits, long leaseMs, boolean watchdog, long waitMs,
             long notifyId, String requestId, long lockDelayMs) {
-        List<Object> args = head("ACQUIRE", key, owner, permits, 16);
+        List<Object> args = head(acquire, key, owner, permits, 16);
         addOptions(args, leaseMs, watchdog, waitMs, notifyId, requestId, lockDelayMs);
         return args.toArray();
     }
@@ -57,7 +67,7 @@ public enum Family {
      */
     Object[] acquireEach(String key, String base, int permits, long leaseMs, boolean watchdog, long waitMs,
             long notifyId, String requestId) {
-        List<Object> args = head("ACQUIRE", key, base, permits, 18);
+        List<Object> args = head(acquire, key, base, permits, 18);
         args.add("EACH");
         addOptions(args, leaseMs, watchdog, waitMs, notifyId, requestId, 0);
         return args.toArray();
@@ -148,16 +158,16 @@ public enum Family {
         if (this == COUNTING) {
             return new Object[] {"RCSEM.RELEASE", key, "PERMITS", (long) permits, "ID", requestId};
         }
-        List<Object> args = head("RELEASE", key, owner, permits, 8);
+        List<Object> args = head(release, key, owner, permits, 8);
         args.add("ID");
         args.add(requestId);
         return args.toArray();
     }
 
     /** {@code <PREFIX>.<verb> key owner [READ|WRITE] [PERMITS n]}: what acquire and release both start with. */
-    private List<Object> head(String verb, String key, String owner, int permits, int capacity) {
+    private List<Object> head(String command, String key, String owner, int permits, int capacity) {
         List<Object> args = new ArrayList<>(capacity);
-        args.add(prefix + "." + verb);
+        args.add(command);
         args.add(key);
         args.add(owner);
         if (mode != null) {
@@ -172,8 +182,8 @@ public enum Family {
 
     Object[] renew(String key, String owner, long leaseMs, boolean watchdog) {
         return watchdog
-                ? new Object[] {prefix + ".RENEW", key, owner, "PX", leaseMs, "WATCHDOG"}
-                : new Object[] {prefix + ".RENEW", key, owner, "PX", leaseMs};
+                ? new Object[] {renew, key, owner, "PX", leaseMs, "WATCHDOG"}
+                : new Object[] {renew, key, owner, "PX", leaseMs};
     }
 
     /** Latches only: {@code RLATCH.AWAIT key [WAIT ms NOTIFY [id]]}. */

@@ -38,7 +38,7 @@ public final class Message {
             at = space + 1;
         }
         String length = fields[3];
-        if (length.isEmpty() || length.length() > 10 || !length.chars().allMatch(c -> c >= '0' && c <= '9')) {
+        if (length.isEmpty() || length.length() > 10 || !digits(length)) {
             return null;
         }
         long keyLength = Long.parseLong(length);
@@ -65,6 +65,15 @@ public final class Message {
         } catch (NumberFormatException e) {
             return -1;
         }
+    }
+
+    private static boolean digits(String text) {
+        for (int i = 0; i < text.length(); i++) {
+            if (text.charAt(i) < '0' || text.charAt(i) > '9') {
+                return false;
+            }
+        }
+        return true;
     }
 
     private static int indexOf(byte[] bytes, byte b, int from) {

@@ -157,7 +157,8 @@ public final class Node {
                 s.close();
                 continue;
             }
-            return settle(exchange, confirm, args.length > 1 ? args[0] + " " + args[1] : String.valueOf(args[0]));
+            // Described only when there is a confirmation to report on (not per call: issue 46, allocation).
+            return settle(exchange, confirm, exchange[1] == null ? null : args.length > 1 ? args[0] + " " + args[1] : String.valueOf(args[0]));
         }
         throw new RLockException("no reply from " + address + " to " + args[0]
                 + (failure != null ? ": " + failure.getMessage() : ""), failure);
@@ -203,7 +204,8 @@ public final class Node {
     /**
      * The reply of an {@link #exchange}, once its confirmation is checked: a reply that wrote
      * nothing (nil, an error, {@code WAITING}) needs none. Not confirmed: {@link Unconfirmed}
-     * carrying the reply (and the replica count is read again next time).
+     * carrying the reply (and the replica count is read again next time). {@code what} (the call,
+     * for the report) may be null when there is no confirmation.
      */
     Object settle(Object[] exchange, Confirm confirm, String what) {
         Object reply = exchange[0];

@@ -36,6 +36,7 @@ public final class ObjectEvents {
     private final Engine engine;
     /** {@code __keyevent@<db>__:}: the channels' common start. */
     private final String prefix;
+    private final byte[] prefixBytes;
     private final Map<Integer, List<Registration>> byId = new ConcurrentHashMap<>();
     private final AtomicInteger lastId = new AtomicInteger();
     private final ExecutorService teller;
@@ -44,6 +45,7 @@ public final class ObjectEvents {
     ObjectEvents(Engine engine, String clientId, int db) {
         this.engine = engine;
         this.prefix = "__keyevent@" + db + "__:";
+        this.prefixBytes = prefix.getBytes(java.nio.charset.StandardCharsets.UTF_8);
         this.teller = Executors.newSingleThreadExecutor(runnable -> {
             Thread thread = new Thread(runnable, "rlock-object-listeners " + clientId);
             thread.setDaemon(true);
@@ -134,6 +136,9 @@ public final class ObjectEvents {
         if (!"message".equals(push.kind()) || data.size() < 3) {
             return false;
         }
+        if (data.get(1) instanceof byte[] bytes && !startsWith(bytes, prefixBytes)) {
+            return false; // told without decoding the channel: every NOTIFY message passes here (issue 46, allocation)
+        }
         String channel = Replies.text(data.get(1));
         if (!channel.startsWith(prefix)) {
             return false;
@@ -148,6 +153,10 @@ public final class ObjectEvents {
             }
         }
         return true;
+    }
+
+    private static boolean startsWith(byte[] bytes, byte[] prefix) {
+        return bytes.length >= prefix.length && java.util.Arrays.equals(bytes, 0, prefix.length, prefix, 0, prefix.length);
     }
 
     private void tell(Registration registration) {

@@ -56,7 +56,50 @@ public final class PinnedCall {
         failures = 0;
         asked = asking;
         asking = false;
-        return node.settle(exchange, confirm, args[0] + " " + key);
+        return node.settle(exchange, confirm, exchange[1] == null ? null : args[0] + " " + key);
+    }
+
+    /**
+     * As {@link #send}, a waiting call without replicas to wait for ({@code waiter} has its grant
+     * confirmed by the I/O thread, {@link Waiter#confirmation}), written without waiting for its
+     * reply: a {@code WAITING} reply wakes nobody and this returns {@code WAITING} once the
+     * waiter's outcome is there (or on an interrupt, or after the response timeout), so that a
+     * waited grant wakes the thread once (issue 46: the hot lock's hand-off on 2 loaded cores).
+     * Any other reply is returned as {@link #send} returns it; none within the response timeout,
+     * or a failed connection, is the connection's failure, as for a call. A connection that
+     * cannot send so, or replicas to wait for since the waiter was registered: {@link #send}.
+     */
+    Object sendWaiting(Node.Session session, Waiter waiter, Object[] args, Confirm confirm, long responseTimeoutNanos) {
+        java.util.concurrent.CompletionStage<java.util.List<Object>> sent = null;
+        try {
+            if (node.confirmation(session, confirm) == null) { // as send would: nothing to pipeline now either
+                sent = session.conn.send(args);
+            }
+        } catch (IOException e) {
+            // send meets it
+        }
+        if (sent == null) {
+            return send(session, java.util.List.of(waiter), args, confirm);
+        }
+        sent.whenComplete((replies, failure) -> waiter.replied(failure == null ? replies.get(0) : Waiter.FAILED));
+        boolean[] interrupted = {false};
+        Object reply = waiter.awaitReply(responseTimeoutNanos, interrupted);
+        if (interrupted[0]) {
+            Thread.currentThread().interrupt();
+        }
+        if (reply == Waiter.NO_REPLY || reply == Waiter.FAILED) {
+            engine.dispatcher().unregister(waiter);
+            session.close(); // as a call's missing reply closes its connection: later replies could not be matched
+            IOException e = new IOException(reply == Waiter.FAILED ? "the connection failed"
+                    : "no reply within " + java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(responseTimeoutNanos) + " ms");
+            if (++failures > 1) {
+                throw new RLockException("no reply from " + node + " to " + args[0] + ": " + e.getMessage(), e);
+            }
+            return RESEND;
+        }
+        failures = 0;
+        asked = false;
+        return reply;
     }
 
     /** The session to send on; Sentinel: the new primary's when this node cannot be reached. */

@@ -81,6 +81,9 @@ final class LettuceConnection extends AwaitingConnection {
             return null;
         }
         writing();
+        if (commands.length == 1) { // a waiting ACQUIRE, a grant's RENEW: its reply alone
+            return RawCommands.dispatch(connection.async(), commands[0]).thenApply(java.util.Collections::singletonList);
+        }
         CompletableFuture<?>[] sent = new CompletableFuture<?>[commands.length];
         for (int i = 0; i < commands.length; i++) {
             sent[i] = RawCommands.dispatch(connection.async(), commands[i]).toCompletableFuture();

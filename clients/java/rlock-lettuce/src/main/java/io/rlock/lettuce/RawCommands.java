@@ -46,7 +46,24 @@ public final class RawCommands {
         return args;
     }
 
+    /** The keywords made so far, by name: the engine sends a few names, over and over (issue 46, allocation). */
+    private static final java.util.concurrent.ConcurrentHashMap<String, ProtocolKeyword> KEYWORDS = new java.util.concurrent.ConcurrentHashMap<>();
+    /** Enough for every command the engine and the fixtures send; names past it are made per call. */
+    private static final int KEYWORDS_KEPT = 256;
+
     private static ProtocolKeyword keyword(String name) {
+        ProtocolKeyword known = KEYWORDS.get(name);
+        if (known != null) {
+            return known;
+        }
+        ProtocolKeyword made = newKeyword(name);
+        if (KEYWORDS.size() < KEYWORDS_KEPT) {
+            KEYWORDS.putIfAbsent(name, made);
+        }
+        return made;
+    }
+
+    private static ProtocolKeyword newKeyword(String name) {
         byte[] bytes = name.getBytes(StandardCharsets.US_ASCII);
         return new ProtocolKeyword() {
             @Override

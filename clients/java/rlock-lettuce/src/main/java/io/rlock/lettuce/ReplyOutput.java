@@ -20,11 +20,14 @@ import java.util.Map;
  * {@link RespError} value rather than a failed command, so that a pipeline's other replies stand.
  */
 final class ReplyOutput extends CommandOutput<byte[], byte[], Object> {
-    /** Arrays being filled, innermost first, each with the count it still expects. */
-    private final Deque<List<Object>> open = new ArrayDeque<>();
-    private final Deque<Integer> expected = new ArrayDeque<>();
+    /**
+     * Arrays being filled, innermost first, each with the count it still expects; made at the
+     * first array (most replies are one value: not three deques a command, issue 46's allocation).
+     */
+    private Deque<List<Object>> open;
+    private Deque<Integer> expected;
     /** Per open array: whether it is a RESP3 map's keys and values. */
-    private final Deque<Boolean> isMap = new ArrayDeque<>();
+    private Deque<Boolean> isMap;
     private final boolean keepMaps;
 
     /** {@code keepMaps}: RESP3 maps as {@code Map}s (the test fixtures' checks), not flat lists. */
@@ -88,6 +91,11 @@ final class ReplyOutput extends CommandOutput<byte[], byte[], Object> {
             add(map && keepMaps ? new LinkedHashMap<>() : array);
             return;
         }
+        if (open == null) {
+            open = new ArrayDeque<>();
+            expected = new ArrayDeque<>();
+            isMap = new ArrayDeque<>();
+        }
         open.push(array);
         expected.push(count);
         isMap.push(map);
@@ -110,7 +118,7 @@ final class ReplyOutput extends CommandOutput<byte[], byte[], Object> {
 
     private void add(Object value) {
         while (true) {
-            if (open.isEmpty()) {
+            if (open == null || open.isEmpty()) {
                 output = value;
                 return;
             }
@@ -133,7 +141,13 @@ final class ReplyOutput extends CommandOutput<byte[], byte[], Object> {
         return map;
     }
 
+    /** The bytes as UTF-8 text (malformed bytes replaced), read once: no CharBuffer between. */
     private static String text(ByteBuffer bytes) {
-        return StandardCharsets.UTF_8.decode(bytes.duplicate()).toString();
+        if (bytes.hasArray()) {
+            return new String(bytes.array(), bytes.arrayOffset() + bytes.position(), bytes.remaining(), StandardCharsets.UTF_8);
+        }
+        byte[] copy = new byte[bytes.remaining()];
+        bytes.duplicate().get(copy);
+        return new String(copy, StandardCharsets.UTF_8);
     }
 }

@@ -70,13 +70,20 @@ public final class InterruptedReplyWait {
         }
     }
 
-    /** Parked (not running, not blocked on a monitor) inside a session connection's method. */
+    /**
+     * Parked (not running, not blocked on a monitor) inside a session connection's method, or in
+     * the engine's wait for a waiting call's reply that the connection hands to its waiter
+     * ({@code Waiter.awaitReply}: a waiting acquire written without blocking, issue 46).
+     */
     private static boolean waitingInAConnection(Thread thread) {
         Thread.State state = thread.getState();
         if (state != Thread.State.WAITING && state != Thread.State.TIMED_WAITING) {
             return false;
         }
         for (StackTraceElement frame : thread.getStackTrace()) {
+            if (frame.getClassName().equals("io.rlock.internal.Waiter") && frame.getMethodName().equals("awaitReply")) {
+                return true;
+            }
             try {
                 Class<?> type = Class.forName(frame.getClassName(), false, thread.getContextClassLoader());
                 if (Connection.class.isAssignableFrom(type)) {

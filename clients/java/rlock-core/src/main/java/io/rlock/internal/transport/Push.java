@@ -10,14 +10,26 @@ import java.util.Set;
  */
 public final class Push {
     private final List<Object> data;
+    /** {@link #kind()}, read once (every NOTIFY message asks it several times). */
+    private String kind;
 
     public Push(List<Object> data) {
-        this.data = List.copyOf(data.stream().map(x -> x == null ? new byte[0] : x).toList());
+        Object[] copy = data.toArray();
+        for (int i = 0; i < copy.length; i++) {
+            if (copy[i] == null) {
+                copy[i] = new byte[0];
+            }
+        }
+        this.data = java.util.Collections.unmodifiableList(java.util.Arrays.asList(copy));
     }
 
     /** The first element as text: {@code message}, {@code subscribe}, {@code invalidate}, ... */
     public String kind() {
-        return text(data.get(0));
+        String known = kind;
+        if (known == null) {
+            kind = known = text(data.get(0));
+        }
+        return known;
     }
 
     /** Every element, the kind first. */
