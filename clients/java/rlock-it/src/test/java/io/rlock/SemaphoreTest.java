@@ -24,6 +24,12 @@ import io.rlock.testing.Async;
 
 /** ROwnedSemaphore and RPermitExpirableSemaphore. */
 class SemaphoreTest extends TwoClients {
+    /**
+     * A time to live that the test sees end, long enough to outlast the calls made before it is read
+     * (at 300 ms the key had ended before its PTTL was read at load average 15-20).
+     */
+    private static final java.time.Duration SHORT_LIFE = java.time.Duration.ofMillis(1500);
+
     SemaphoreTest() {
         super("sem");
     }
@@ -58,12 +64,12 @@ class SemaphoreTest extends TwoClients {
     @Test
     void countingPermitsSetWithATimeToLiveEndWithIt() throws Exception {
         RSemaphore semaphore = client.getSemaphore(name);
-        assertTrue(semaphore.trySetPermits(2, java.time.Duration.ofMillis(300)));
-        assertFalse(semaphore.trySetPermits(5, java.time.Duration.ofMillis(300)), "set once");
+        assertTrue(semaphore.trySetPermits(2, SHORT_LIFE));
+        assertFalse(semaphore.trySetPermits(5, SHORT_LIFE), "set once");
         assertEquals(2, semaphore.availablePermits());
         long ttl = (Long) Admin.call(admin, "PTTL", name);
-        assertTrue(ttl > 0 && ttl <= 300, "the key carries the time to live: " + ttl);
-        eventually(5000, "the permits end with their time to live", () -> !semaphore.isExists());
+        assertTrue(ttl > 0 && ttl <= SHORT_LIFE.toMillis(), "the key carries the time to live: " + ttl);
+        eventually(10_000, "the permits end with their time to live", () -> !semaphore.isExists());
         assertEquals(0, semaphore.availablePermits());
     }
 
@@ -75,13 +81,13 @@ class SemaphoreTest extends TwoClients {
         semaphore.acquire();
         String holders = "{" + name + "}:rlock:holders"; // docs/semaphore.md, "Layout"
         assertEquals(2L, Admin.call(admin, "EXISTS", name, holders), "the count and the holders hash");
-        assertTrue(semaphore.expire(java.time.Duration.ofMillis(300)));
+        assertTrue(semaphore.expire(SHORT_LIFE));
         for (String key : List.of(name, holders)) {
             long ttl = (Long) Admin.call(admin, "PTTL", key);
-            assertTrue(ttl > 0 && ttl <= 300, key + " carries the time to live: " + ttl);
+            assertTrue(ttl > 0 && ttl <= SHORT_LIFE.toMillis(), key + " carries the time to live: " + ttl);
         }
-        eventually(5000, "both keys ended", () -> (Long) Admin.call(admin, "EXISTS", name, holders) == 0);
-        assertFalse(semaphore.expire(java.time.Duration.ofMillis(300)), "nothing left to expire");
+        eventually(10_000, "both keys ended", () -> (Long) Admin.call(admin, "EXISTS", name, holders) == 0);
+        assertFalse(semaphore.expire(SHORT_LIFE), "nothing left to expire");
     }
 
     @Test

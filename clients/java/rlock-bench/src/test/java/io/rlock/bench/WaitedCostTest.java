@@ -22,9 +22,10 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * holds where its benchmark is noisy): on the server, the ACQUIRE that waits, the grant's
  * confirming RENEW (C4.2, with the replicas' WAIT when there are some) and the RELEASE, nothing
  * else; on the client, how often the waiting thread goes off the CPU inside lock() (Linux's
- * voluntary_ctxt_switches of the thread): for the ACQUIRE's reply and for the grant, which
- * comes confirmed (the session's I/O thread writes the RENEW as it reads the grant's message), not
- * a third time for the reply to a RENEW of its own. Each wake-up is a hand-off's chance to wait
+ * voluntary_ctxt_switches of the thread): once, for the grant, which comes confirmed (the
+ * session's I/O thread writes the RENEW as it reads the grant's message); not for the ACQUIRE's
+ * WAITING reply (without replicas to wait for the ACQUIRE is written without waiting for its
+ * reply), nor for the reply to a RENEW of its own. Each wake-up is a hand-off's chance to wait
  * for a CPU on a loaded machine.
  */
 class WaitedCostTest {
@@ -32,16 +33,18 @@ class WaitedCostTest {
     private static final Path THREAD_STATUS = Path.of("/proc/thread-self/status");
 
     @Test
-    void aWaitedLockIsOneAcquireOneRenewOneReleaseAndWakesItsThreadTwice() throws Exception {
+    void aWaitedLockIsOneAcquireOneRenewOneReleaseAndWakesItsThreadOnce() throws Exception {
         assumeTrue(Files.isReadable(THREAD_STATUS), "the thread's context switches are read from Linux's /proc");
         try (RedisServer server = RedisServer.start(); AdminConnection admin = server.admin();
                 Side.OurClient client = Side.ourClient(server.uri())) {
             Waits waits = Waits.of(admin, client.locks().getLock("cost:waited"));
             assertThat(waits.commands).as("commands for %d waited locks and their holder's %d", WAITS, WAITS)
                     .isEqualTo(Map.of("rlock.acquire", 2L * WAITS, "rlock.renew", (long) WAITS, "rlock.release", 2L * WAITS));
-            // Before: 3 a wait (the ACQUIRE's reply, the grant's message, the RENEW's reply).
+            // Session 14: 3 a wait (the ACQUIRE's reply, the grant's message, the RENEW's reply), then 2
+            // (85-98 in 50 at load average 7-10); session 15: 50-53 in 50 at load 7-8. The bound leaves
+            // half a wake-up a wait for what load adds (a safepoint, a contended monitor).
             assertThat(waits.switches).as("the waiting thread's voluntary context switches in %d waited lock() calls", WAITS)
-                    .isLessThanOrEqualTo(WAITS * 5L / 2);
+                    .isLessThanOrEqualTo(WAITS * 3L / 2);
         }
     }
 
