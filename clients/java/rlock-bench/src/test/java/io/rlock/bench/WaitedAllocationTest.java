@@ -1,13 +1,11 @@
 package io.rlock.bench;
 
 import io.rlock.RLock;
-import io.rlock.testing.Admin;
 import io.rlock.testing.AdminConnection;
 import io.rlock.testing.RedisServer;
 import org.junit.jupiter.api.Test;
 
 import java.lang.management.ManagementFactory;
-import java.util.concurrent.Semaphore;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -47,42 +45,7 @@ class WaitedAllocationTest {
         }
     }
 
-    /**
-     * {@code waits} times: this thread holds, another waits for the lock, this one releases once
-     * the server has the other queued. The bytes the other allocated in its lock() and unlock() calls.
-     */
     private static long waitedLocks(AdminConnection admin, RLock lock, int waits) throws InterruptedException {
-        Semaphore asked = new Semaphore(0);
-        Semaphore finished = new Semaphore(0);
-        long[] bytes = {0};
-        RuntimeException[] failed = {null};
-        Thread waiter = new Thread(() -> {
-            try {
-                for (int i = 0; i < waits; i++) {
-                    asked.acquireUninterruptibly();
-                    long before = THREADS.getCurrentThreadAllocatedBytes();
-                    lock.lock();
-                    lock.unlock();
-                    bytes[0] += THREADS.getCurrentThreadAllocatedBytes() - before;
-                    finished.release();
-                }
-            } catch (RuntimeException e) {
-                failed[0] = e;
-                finished.release(waits);
-            }
-        }, "waited-bytes");
-        waiter.start();
-        for (int i = 0; i < waits && failed[0] == null; i++) {
-            lock.lock();
-            asked.release();
-            Admin.eventually(10_000, "the waiter queued for " + lock.getName(), () -> Admin.waiters(admin, lock.getName()) > 0);
-            lock.unlock();
-            finished.acquire();
-        }
-        waiter.join();
-        if (failed[0] != null) {
-            throw failed[0];
-        }
-        return bytes[0]; // the join published it
+        return WaitedLocks.count(admin, lock, waits, THREADS::getCurrentThreadAllocatedBytes, true);
     }
 }

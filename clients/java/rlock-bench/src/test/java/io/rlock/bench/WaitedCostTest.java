@@ -11,7 +11,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -66,49 +65,18 @@ class WaitedCostTest {
      */
     private record Waits(Map<String, Long> commands, long switches) {
         static Waits of(AdminConnection admin, RLock lock) throws InterruptedException {
-            String key = lock.getName();
             lock.lock(); // sets up what is reused (the session, the replica count)
             lock.unlock();
-            Semaphore go = new Semaphore(0);
-            Semaphore done = new Semaphore(0);
-            long[] switches = {0};
-            RuntimeException[] failed = {null};
-            Thread waiter = new Thread(() -> {
-                try {
-                    for (int i = 0; i < WAITS; i++) {
-                        go.acquireUninterruptibly();
-                        long before = voluntarySwitches();
-                        lock.lock();
-                        switches[0] += voluntarySwitches() - before;
-                        lock.unlock();
-                        done.release();
-                    }
-                } catch (RuntimeException e) {
-                    failed[0] = e;
-                    done.release(WAITS);
-                }
-            }, "waited-cost");
             Admin.call(admin, "CONFIG", "RESETSTAT");
             long start = System.nanoTime();
-            waiter.start();
-            for (int i = 0; i < WAITS; i++) {
-                lock.lock();
-                go.release();
-                Admin.eventually(10_000, "the waiter queued for " + key, () -> Admin.waiters(admin, key) > 0);
-                lock.unlock();
-                done.acquire();
-            }
-            waiter.join();
-            if (failed[0] != null) {
-                throw failed[0];
-            }
+            long switches = WaitedLocks.count(admin, lock, WAITS, WaitedCostTest::voluntarySwitches, false);
             long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start);
             Map<String, Long> commands = new TreeMap<>(Wire.commands(admin));
             commands.remove("rlock.info"); // this test's look for the queued waiter
             Long replicaCounts = commands.remove("role");
             assertThat(replicaCounts == null ? 0 : replicaCounts).as("ROLE reads in %d s", seconds)
                     .isLessThanOrEqualTo(seconds + 1);
-            return new Waits(commands, switches[0]); // the join published switches[0]
+            return new Waits(commands, switches);
         }
     }
 
