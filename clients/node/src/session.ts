@@ -20,7 +20,7 @@ import { KeepAlive } from './keepalive';
 import { plain } from './reply';
 import { DEFAULT_RESPONSE_TIMEOUT, RECONNECT_PAUSE_MS, isRedirect, isTryAgain, requestId, sleep, withTimeout } from './request';
 import { SlotWatch } from './slotwatch';
-import { WaitSpec, Waited, waitByMessage } from './wait';
+import { FirstAttempt, WaitSpec, Waited, waitByMessage } from './wait';
 
 export interface Called {
   reply: unknown;
@@ -42,7 +42,10 @@ function replyAndUnconfirmed(called: Called): [unknown, Unconfirmed | undefined]
 }
 
 /** A call sent where its key is served, redirections followed. */
-const DIRECT: Route = {};
+export const DIRECT: Route = {};
+
+/** A call that names this Session's subscriber (a wait): a `MOVED`/`ASK` reply rejects. */
+export const NOT_FOLLOWED: Route = { follow: false };
 
 /** A subscriber generation that matches none (no subscriber was open). */
 const NONE = -1;
@@ -274,16 +277,31 @@ export class Session {
     onReply: (reply: unknown) => T | Promise<T>,
     onError: (err: unknown) => T | Promise<T>,
   ): Promise<T> {
+    return this.callRead(args, timeout, null, DIRECT, onReply, (called) => called.then((c) => onReply(c.reply), onError));
+  }
+
+  /**
+   * `callEx` read in one `then`: on an open connection, with nothing to confirm, `onReply(reply)`
+   * runs in the `then` on the reply itself (no record of the call, no `then` to read it);
+   * otherwise, and when that first attempt failed, `onCalled` gets `callEx`'s promise of the
+   * whole call (the retry rule, redirections as `route` says, confirmation).
+   */
+  callRead<T>(
+    args: Arg[],
+    timeout: number,
+    confirm: Confirm | null,
+    route: Route,
+    onReply: (reply: unknown, generation: number) => T | Promise<T>,
+    onCalled: (called: Promise<Called>) => T | Promise<T>,
+  ): Promise<T> {
     const conn = this.conn;
-    if (!conn || this.closed)
-      return this.callOnce(args, timeout, true, null, false, DIRECT).then((called) => onReply(called.reply), onError);
+    if (!conn || this.closed || route.asking || (confirm && !this.replicas.noneNeeded(confirm)))
+      return Promise.resolve(onCalled(this.callEx(args, timeout, true, confirm, route)));
     const generation = this.generation;
     const subscriber = this.sub?.generation ?? NONE;
-    return this.sendOn(conn, args, timeout).then(onReply, (err) =>
-      this.attemptFailed(err, conn, generation, subscriber, args, timeout, true, null, false, DIRECT).then(
-        (called) => onReply(called.reply),
-        onError,
-      ),
+    return this.sendOn(conn, args, timeout).then(
+      (reply) => onReply(reply, generation),
+      (err) => onCalled(this.attemptFailed(err, conn, generation, subscriber, args, timeout, true, confirm, false, route)),
     );
   }
 
@@ -487,8 +505,8 @@ export class Session {
   }
 
   /** A waiting call, told by message (`wait.ts`): the token, or null when its wait ran out. */
-  waitFor(spec: WaitSpec): Promise<Waited | null> {
-    return waitByMessage(this, spec);
+  waitFor(spec: WaitSpec, first?: FirstAttempt): Promise<Waited | null> {
+    return waitByMessage(this, spec, first);
   }
 
   // ---- closing ----
