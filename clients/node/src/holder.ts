@@ -8,12 +8,20 @@ import { Confirm, Unconfirmed, resolveConfirm, settleUnconfirmed } from './confi
 import { Arg } from './drivers/driver';
 import { ConnectionError, ConnectionFailure, LockLostError, LockTimeoutError, NotOwnedError, ServerReply, publicError } from './errors';
 import { Holding, Waiter, targetOf } from './dispatcher';
-import { Granted, SentFirst, acquire, acquireTail } from './acquire';
+import { Granted, SentFirst, acquire } from './acquire';
 import { AcquireOptions, Family, Hold, LockOptions, WATCHDOG_LEASE, adoptsExternally } from './options';
 import { DEFAULT_RESPONSE_TIMEOUT, requestId } from './request';
 import { Called, DIRECT, NOT_FOLLOWED, Session, Subscriber } from './session';
 
 const NO_OPTIONS: AcquireOptions = {};
+
+interface AcquireWords {
+  permits: number;
+  /** `<family's words> PX <lease>` */
+  head: Arg[];
+  /** What follows `ID <id>`: `MAXHOLD`, the family's own (`LOCKDELAY`). */
+  tail: Arg[];
+}
 
 export abstract class Holder implements Holding {
   readonly target: string;
@@ -24,6 +32,8 @@ export abstract class Holder implements Holding {
   private holds: Hold[] = [];
   private lost: LockLostError | null = null;
   private refreshTimer: NodeJS.Timeout | null = null;
+  /** The words of every acquire of a number of permits (`acquireArgs`). */
+  private acquireWords: AcquireWords | null = null;
   /** What gives back the permits of an acquire nobody claims (`releaseOf`). */
   private releaseArgs: { permits: number; args: Arg[] } | null = null;
   private session: Session | null = null;
@@ -81,13 +91,29 @@ export abstract class Holder implements Holding {
     return undefined;
   }
 
+  /**
+   * The acquire with request id `id` (and `WAIT ms NOTIFY clientId`): the words that are the
+   * same on every acquire of `permits` made once (`acquireWords`), copied and appended to.
+   */
   private acquireArgs(permits: number, id: string, wait?: { ms: number; clientId: number }): Arg[] {
-    // One array, appended to: not three built and spread into a fourth on every acquire.
-    const args = this.family.acquire(this.key, this.owner, permits);
-    acquireTail(args, { lease: this.lease, watchdog: this.watchdog, id, wait, maxHold: this.options.maxHold });
-    const more = this.acquireOptions();
-    if (more.length) args.push(...more);
+    const words = this.acquireWords?.permits === permits ? this.acquireWords : this.makeAcquireWords(permits);
+    const args = words.head.slice();
+    if (wait) args.push('WAIT', wait.ms, 'NOTIFY', wait.clientId);
+    if (this.watchdog) args.push('WATCHDOG');
+    args.push('ID', id);
+    for (const word of words.tail) args.push(word);
     return args;
+  }
+
+  /** `acquireTail`'s layout, what is the same on every call: `<family's words> PX lease`, and what follows `ID`. */
+  private makeAcquireWords(permits: number): AcquireWords {
+    const head = this.family.acquire(this.key, this.owner, permits);
+    head.push('PX', String(this.lease));
+    const maxHold = this.options.maxHold;
+    const tail: Arg[] = maxHold === undefined ? [] : ['MAXHOLD', maxHold];
+    tail.push(...this.acquireOptions());
+    this.acquireWords = { permits, head, tail };
+    return this.acquireWords;
   }
 
   /** Options of this family's acquire beyond the shared ones (the Mutex's `LOCKDELAY`). */
@@ -401,12 +427,11 @@ export abstract class Holder implements Holding {
     return reply;
   }
 
-  /** Stops tracking: no holds, not registered, no timers. */
+  /** Stops tracking: no holds, no timers; left registered, idle (`Session.register`). */
   private forget(): void {
-    this.holds = [];
+    this.holds.length = 0;
     this.lost = null;
     this.stopRefresh();
-    this.session?.unregister(this);
     this.session = null;
   }
 
@@ -457,6 +482,10 @@ export abstract class Holder implements Holding {
 
   movedTo(session: Session): void {
     this.session = session;
+  }
+
+  idle(): boolean {
+    return this.holds.length === 0;
   }
 
   hasToken(token: number): boolean {

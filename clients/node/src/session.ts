@@ -15,7 +15,7 @@ import { Confirm, Replicas, Unconfirmed, confirmedCount } from './confirm';
 import { Arg, Connection, Driver } from './drivers/driver';
 import { Connections, Elsewhere, Route, Router } from './router';
 import { ConnectionError, ConnectionFailure, ServerReply } from './errors';
-import { Dispatcher, Holding } from './dispatcher';
+import { Dispatcher, Holding, SWEEP_AT_LEAST } from './dispatcher';
 import { KeepAlive } from './keepalive';
 import { plain } from './reply';
 import { DEFAULT_RESPONSE_TIMEOUT, RECONNECT_PAUSE_MS, isRedirect, isTryAgain, requestId, sleep, withTimeout } from './request';
@@ -95,6 +95,8 @@ export class Session {
   /** Cluster: the Session a `MOVED`/`ASK` reply sends a command to (null: this one, reconnected). */
   elsewhere: ((message: string) => Promise<Elsewhere | null>) | null = null;
   private readonly slotWatch = new SlotWatch(this);
+  /** How many registered holdings make `register` drop the idle ones. */
+  private sweepAt = SWEEP_AT_LEAST;
 
   constructor(
     readonly driver: Driver,
@@ -299,7 +301,9 @@ export class Session {
       return Promise.resolve(onCalled(this.callEx(args, timeout, true, confirm, route)));
     const generation = this.generation;
     const subscriber = this.sub?.generation ?? NONE;
-    return this.sendOn(conn, args, timeout).then(
+    return conn.sendThen(
+      args,
+      timeout,
       (reply) => onReply(reply, generation),
       (err) => onCalled(this.attemptFailed(err, conn, generation, subscriber, args, timeout, true, confirm, false, route)),
     );
@@ -449,9 +453,21 @@ export class Session {
     return this.callEx(args, timeout, retry, confirm).then(replyAndUnconfirmed);
   }
 
-  /** Re-bound after a reconnect, reported lost by messages; watchdog ones keep the connection alive. */
+  /**
+   * Re-bound after a reconnect, reported lost by messages; watchdog ones keep the connection
+   * alive. A holding that gave back all it held stays registered, idle (it re-binds nothing and
+   * is told nothing), so that its next acquire changes nothing here: the idle ones are dropped
+   * when registrations have doubled since the last look.
+   */
   register(holding: Holding): void {
-    this.dispatcher.holdings.add(holding);
+    const holdings = this.dispatcher.holdings;
+    if (!holdings.has(holding)) {
+      if (holdings.size >= this.sweepAt) {
+        for (const other of holdings) if (other.idle()) holdings.delete(other);
+        this.sweepAt = Math.max(SWEEP_AT_LEAST, 2 * holdings.size);
+      }
+      holdings.add(holding);
+    }
     this.keepAlive.schedule();
     this.slotWatch.schedule();
   }
