@@ -159,6 +159,8 @@ export abstract class Holder implements Holding {
     const session = this.currentSession();
     if (this.prepare(session)) return null;
     const waitMs = waiting ? (options.acquireTimeout ?? this.options.acquireTimeout) : 0;
+    // Not a number of ms (NaN, a string): the whole acquire, which answers it as it always did.
+    if (waitMs !== undefined && !(typeof waitMs === 'number' && waitMs === waitMs)) return null;
     let sub: Subscriber | null = null;
     let waiter: Waiter | null = null;
     let wait: { ms: number; clientId: number } | undefined;
