@@ -6,7 +6,8 @@
 import { Confirm, Unconfirmed } from './confirm';
 import { Arg } from './drivers/driver';
 import { requestId } from './request';
-import { Session } from './session';
+import { Called, Session } from './session';
+import { FirstAttempt } from './wait';
 
 /** What one acquire asks of the server: the acquire step, one attempt or a wait by message. */
 export interface AcquireRequest {
@@ -40,6 +41,15 @@ export interface Granted {
   session: Session;
 }
 
+/**
+ * An acquire's first attempt, sent by its caller already with request id `id` (`Holder`'s
+ * quick acquire); a waiting one also names its subscriber and registered waiters.
+ */
+export interface SentFirst extends Partial<FirstAttempt> {
+  id: string;
+  called: Promise<Called>;
+}
+
 /** Appends the options every acquire ends with to `args`: `PX lease [WAIT ms NOTIFY id] [WATCHDOG] ID id [MAXHOLD ms]`. */
 export function acquireTail(
   args: Arg[],
@@ -63,12 +73,12 @@ export function acquireTail(
  * The acquire step for one key or all-or-none over several (`RLOCK.ACQUIREALL`), with one
  * request id for its retry: the tokens, or null when not granted (within the wait).
  */
-export async function acquire(session: Session, request: AcquireRequest): Promise<Granted | null> {
-  const id = requestId();
+export async function acquire(session: Session, request: AcquireRequest, first?: SentFirst): Promise<Granted | null> {
+  const id = first?.id ?? requestId();
   const { waitMs, signal } = request;
   if (waitMs !== undefined && waitMs <= 0) {
-    signal?.throwIfAborted();
-    const called = await session.callEx(request.args(id), request.timeout, true, request.confirm);
+    if (!first) signal?.throwIfAborted();
+    const called = await (first?.called ?? session.callEx(request.args(id), request.timeout, true, request.confirm));
     const reply = called.reply;
     if (reply === null || reply === undefined) return null;
     const tokens = Array.isArray(reply) ? reply.map(Number) : [Number(reply)];
@@ -76,17 +86,20 @@ export async function acquire(session: Session, request: AcquireRequest): Promis
     return { tokens, confirm: called.retried, unconfirmed: called.retried ? undefined : called.unconfirmed, session: called.session };
   }
   const targets = request.targets;
-  const waited = await session.waitFor({
-    target: targets[0],
-    more: targets.length > 1 ? targets.slice(1) : undefined,
-    build: (clientId, ms) => request.args(id, { ms, clientId }),
-    waitMs,
-    signal,
-    cancel: request.cancel,
-    release: request.release,
-    timeout: request.timeout,
-    confirm: request.confirm,
-  });
+  const waited = await session.waitFor(
+    {
+      target: targets[0],
+      more: targets.length > 1 ? targets.slice(1) : undefined,
+      build: (clientId, ms) => request.args(id, { ms, clientId }),
+      waitMs,
+      signal,
+      cancel: request.cancel,
+      release: request.release,
+      timeout: request.timeout,
+      confirm: request.confirm,
+    },
+    first?.waiters ? (first as FirstAttempt) : undefined,
+  );
   if (!waited) return null;
   const confirm = waited.queued || waited.retried;
   return { tokens: waited.tokens, confirm, unconfirmed: confirm ? undefined : waited.unconfirmed, session: waited.session };

@@ -20,10 +20,17 @@ export interface Deadline {
   /** The command's name, for the error. */
   readonly what: Arg;
   readonly fail: (err: ConnectionFailure) => void;
+  /** Ended (`end`), or failed. */
+  done: boolean;
 }
 
 export class Deadlines {
-  private readonly pending = new Set<Deadline>();
+  /**
+   * The pending deadlines in the order the commands went out, which is the order their replies
+   * come in on one connection: a reply ends the first, and the queue is a list with no
+   * hashing (a `Set` of them cost as much as the rest of the bookkeeping of a call).
+   */
+  private pending: Deadline[] = [];
   private timer: NodeJS.Timeout | null = null;
   /** When the armed timer fires (Infinity: none armed). */
   private due = Infinity;
@@ -33,15 +40,28 @@ export class Deadlines {
 
   /** Starts the deadline of a command named `what`, `ms` from now; `fail` is called when it passes. */
   start(what: Arg, ms: number, fail: (err: ConnectionFailure) => void): Deadline {
-    const deadline: Deadline = { at: Date.now() + ms, ms, what, fail };
-    this.pending.add(deadline);
+    const deadline: Deadline = { at: Date.now() + ms, ms, what, fail, done: false };
+    this.pending.push(deadline);
     if (deadline.at < this.due) this.arm(deadline.at);
     return deadline;
   }
 
   /** The reply came (or the command failed otherwise). */
   end(deadline: Deadline): void {
-    this.pending.delete(deadline);
+    deadline.done = true;
+    const pending = this.pending;
+    // The usual case: the only one, or the first (replies come in order).
+    if (pending[0] === deadline) {
+      if (pending.length === 1) pending.pop();
+      else {
+        let ended = 1;
+        while (ended < pending.length && pending[ended].done) ended++;
+        pending.splice(0, ended);
+      }
+    } else if (pending[pending.length - 1] === deadline) {
+      pending.pop(); // failed as it was sent
+    }
+    // else: left for `check` (or the next `end` at the front) to drop
   }
 
   private arm(at: number): void {
@@ -57,15 +77,19 @@ export class Deadlines {
     const now = Date.now();
     let next = Infinity;
     let overdue = false;
+    const kept: Deadline[] = [];
     for (const deadline of this.pending) {
+      if (deadline.done) continue;
       if (deadline.at <= now) {
-        this.pending.delete(deadline);
+        deadline.done = true;
         overdue = true;
         deadline.fail(new ConnectionFailure(`no reply to ${String(deadline.what)} within ${deadline.ms} ms`));
-      } else if (deadline.at < next) {
-        next = deadline.at;
+      } else {
+        kept.push(deadline);
+        if (deadline.at < next) next = deadline.at;
       }
     }
+    this.pending = kept;
     if (overdue) this.onOverdue();
     if (next < Infinity) this.arm(next);
   }

@@ -17,6 +17,8 @@ export interface Holding {
   rebindArgs(): Arg[] | null;
   hasToken(token: number): boolean;
   markLost(reason: string): void;
+  /** Holds nothing now: registered only so that its next holding need not register again. */
+  idle(): boolean;
   /** Now registered with (and bound on) `session`: its slot moved to another Cluster primary. */
   movedTo?(session: unknown): void;
 }
@@ -58,31 +60,58 @@ export interface Waiter {
   tell?: (outcome: Outcome) => void;
 }
 
+/**
+ * The fewest entries at which a registry that keeps idle ones (targets nobody waits on here,
+ * holdings that hold nothing in `Session.register`) looks for them to drop; the next look is
+ * at twice what is left, so the looking costs O(1) a registration.
+ */
+export const SWEEP_AT_LEAST = 64;
+
+/** A waiter with its `settle` on the prototype: no closure made for every wait. */
+class Waiting implements Waiter {
+  ghost = false;
+  told?: Outcome = undefined;
+  tell?: (outcome: Outcome) => void = undefined;
+
+  constructor(
+    readonly target: string,
+    readonly generation: number,
+    readonly deadline: number,
+    readonly release: Arg[] | null,
+  ) {}
+
+  settle(told: Outcome): void {
+    if (this.told) return;
+    this.told = told;
+    this.tell?.(told);
+  }
+}
+
 export class Dispatcher {
   /** Re-bound after a reconnect, reported lost by messages. */
   readonly holdings = new Set<Holding>();
   private readonly waiters = new Map<string, Waiter[]>();
+  /** How many targets make `add` drop those nobody waits on. */
+  private sweepAt = SWEEP_AT_LEAST;
 
   /** `giveBack` sends a release (with a fresh `ID`) for a grant nobody claims. */
   constructor(private readonly send: (args: Arg[]) => void) {}
 
   add(target: string, generation: number, deadline: number, release: Arg[] | null): Waiter {
-    const waiter: Waiter = {
-      target,
-      generation,
-      deadline,
-      ghost: false,
-      release,
-      settle: (told) => {
-        if (waiter.told) return;
-        waiter.told = told;
-        waiter.tell?.(told);
-      },
-    };
+    const waiter = new Waiting(target, generation, deadline, release);
     const list = this.waiters.get(target);
     if (list) list.push(waiter);
-    else this.waiters.set(target, [waiter]);
+    else {
+      if (this.waiters.size >= this.sweepAt) this.sweep();
+      this.waiters.set(target, [waiter]);
+    }
     return waiter;
+  }
+
+  /** Drops the targets nobody waits on (`remove` leaves a target's list in place, empty). */
+  private sweep(): void {
+    for (const [target, list] of this.waiters) if (!list.length) this.waiters.delete(target);
+    this.sweepAt = Math.max(SWEEP_AT_LEAST, 2 * this.waiters.size);
   }
 
   /**
@@ -98,9 +127,13 @@ export class Dispatcher {
   remove(waiter: Waiter): void {
     const list = this.waiters.get(waiter.target);
     if (!list) return;
-    const index = list.indexOf(waiter);
-    if (index >= 0) list.splice(index, 1);
-    if (!list.length) this.waiters.delete(waiter.target);
+    // The list stays, empty or not: the next wait on the target (the next acquire of the same
+    // lock object, usually) finds it, and the map is not written on every acquire.
+    if (list[list.length - 1] === waiter) list.pop();
+    else {
+      const index = list.indexOf(waiter);
+      if (index >= 0) list.splice(index, 1);
+    }
   }
 
   /** The live (not given up) waiters of `target`. */

@@ -7,13 +7,21 @@
 import { Confirm, Unconfirmed, resolveConfirm, settleUnconfirmed } from './confirm';
 import { Arg } from './drivers/driver';
 import { ConnectionError, ConnectionFailure, LockLostError, LockTimeoutError, NotOwnedError, ServerReply, publicError } from './errors';
-import { Holding, targetOf } from './dispatcher';
-import { Granted, acquire, acquireTail } from './acquire';
+import { Holding, Waiter, targetOf } from './dispatcher';
+import { Granted, SentFirst, acquire } from './acquire';
 import { AcquireOptions, Family, Hold, LockOptions, WATCHDOG_LEASE, adoptsExternally } from './options';
 import { DEFAULT_RESPONSE_TIMEOUT, requestId } from './request';
-import { Session } from './session';
+import { Called, DIRECT, NOT_FOLLOWED, Session, Subscriber } from './session';
 
 const NO_OPTIONS: AcquireOptions = {};
+
+interface AcquireWords {
+  permits: number;
+  /** `<family's words> PX <lease>` */
+  head: Arg[];
+  /** What follows `ID <id>`: `MAXHOLD`, the family's own (`LOCKDELAY`). */
+  tail: Arg[];
+}
 
 export abstract class Holder implements Holding {
   readonly target: string;
@@ -24,6 +32,10 @@ export abstract class Holder implements Holding {
   private holds: Hold[] = [];
   private lost: LockLostError | null = null;
   private refreshTimer: NodeJS.Timeout | null = null;
+  /** The words of every acquire of a number of permits (`acquireArgs`). */
+  private acquireWords: AcquireWords | null = null;
+  /** What gives back the permits of an acquire nobody claims (`releaseOf`). */
+  private releaseArgs: { permits: number; args: Arg[] } | null = null;
   private session: Session | null = null;
   private readonly signals = new Set<AbortController>();
   /** `acquiredExternally`: the next acquire adopts the holding taken elsewhere under our owner id. */
@@ -79,13 +91,29 @@ export abstract class Holder implements Holding {
     return undefined;
   }
 
+  /**
+   * The acquire with request id `id` (and `WAIT ms NOTIFY clientId`): the words that are the
+   * same on every acquire of `permits` made once (`acquireWords`), copied and appended to.
+   */
   private acquireArgs(permits: number, id: string, wait?: { ms: number; clientId: number }): Arg[] {
-    // One array, appended to: not three built and spread into a fourth on every acquire.
-    const args = this.family.acquire(this.key, this.owner, permits);
-    acquireTail(args, { lease: this.lease, watchdog: this.watchdog, id, wait, maxHold: this.options.maxHold });
-    const more = this.acquireOptions();
-    if (more.length) args.push(...more);
+    const words = this.acquireWords?.permits === permits ? this.acquireWords : this.makeAcquireWords(permits);
+    const args = words.head.slice();
+    if (wait) args.push('WAIT', wait.ms, 'NOTIFY', wait.clientId);
+    if (this.watchdog) args.push('WATCHDOG');
+    args.push('ID', id);
+    for (const word of words.tail) args.push(word);
     return args;
+  }
+
+  /** `acquireTail`'s layout, what is the same on every call: `<family's words> PX lease`, and what follows `ID`. */
+  private makeAcquireWords(permits: number): AcquireWords {
+    const head = this.family.acquire(this.key, this.owner, permits);
+    head.push('PX', String(this.lease));
+    const maxHold = this.options.maxHold;
+    const tail: Arg[] = maxHold === undefined ? [] : ['MAXHOLD', maxHold];
+    tail.push(...this.acquireOptions());
+    this.acquireWords = { permits, head, tail };
+    return this.acquireWords;
   }
 
   /** Options of this family's acquire beyond the shared ones (the Mutex's `LOCKDELAY`). */
@@ -106,8 +134,83 @@ export abstract class Holder implements Holding {
     return this.taking(permits, true, options, true) as Promise<void>;
   }
 
-  /** `take` and `takeOrThrow` in one frame (no promise of one awaiting the other's). */
-  private async taking(permits: number, waiting: boolean, options: AcquireOptions, orThrow: boolean): Promise<boolean | void> {
+  /** `take` and `takeOrThrow`: the quick acquire where it applies, else the whole one. */
+  private taking(permits: number, waiting: boolean, options: AcquireOptions, orThrow: boolean): Promise<boolean | void> {
+    let quick: Promise<boolean | void> | null;
+    try {
+      quick = this.quickTaking(permits, waiting, options, orThrow);
+    } catch (err) {
+      return Promise.reject(publicError(err));
+    }
+    return quick ?? this.takingAll(permits, waiting, options, orThrow);
+  }
+
+  /**
+   * The uncontended acquire read in one `then` on its reply (issue 46): on an open command
+   * connection (and subscriber, for a wait), with no signal, nothing to prepare or adopt and
+   * no replica to confirm it (`callRead`), a grant in the reply is recorded there, with no `async` frame around the call. The
+   * waiter is registered before the call goes out, as always (a grant by message may overtake
+   * the reply). Whatever else the reply or its failure says (queued, a retry, a redirection)
+   * goes on in `takingAll` from the call already sent: the same request id, the same waiter.
+   * Null where it does not apply.
+   */
+  private quickTaking(permits: number, waiting: boolean, options: AcquireOptions, orThrow: boolean): Promise<boolean | void> | null {
+    if (this.lost || this.adoptPending || options.signal) return null;
+    const session = this.currentSession();
+    if (this.prepare(session)) return null;
+    const waitMs = waiting ? (options.acquireTimeout ?? this.options.acquireTimeout) : 0;
+    // Not a number of ms (NaN, a string): the whole acquire, which answers it as it always did.
+    if (waitMs !== undefined && !(typeof waitMs === 'number' && waitMs === waitMs)) return null;
+    let sub: Subscriber | null = null;
+    let waiter: Waiter | null = null;
+    let wait: { ms: number; clientId: number } | undefined;
+    if (waitMs === undefined || waitMs > 0) {
+      sub = session.subscribed;
+      if (!sub) return null;
+      const deadline = waitMs === undefined ? Infinity : Date.now() + waitMs;
+      waiter = session.dispatcher.add(this.target, sub.generation, deadline, this.releaseOf(permits));
+      wait = { ms: waitMs === undefined ? 0 : Math.max(1, waitMs), clientId: sub.clientId };
+    }
+    const id = requestId();
+    const args = this.acquireArgs(permits, id, wait);
+    const rest = (called: Promise<Called>) =>
+      this.takingAll(permits, waiting, options, orThrow, { id, called, sub: sub ?? undefined, waiters: waiter ? [waiter] : undefined });
+    return session.callRead(
+      args,
+      this.responseTimeout,
+      this.confirm,
+      // A wait names this Session's subscriber: not sent elsewhere by the call itself.
+      waiter ? NOT_FOLLOWED : DIRECT,
+      (reply, generation) => {
+        if (typeof reply === 'number') {
+          if (waiter) session.dispatcher.remove(waiter);
+          this.adopt(session, permits, reply, false);
+          return orThrow ? undefined : true;
+        }
+        if (reply === null && !waiter) {
+          if (orThrow) throw this.timedOut(options);
+          return false;
+        }
+        return rest(Promise.resolve({ reply, generation, retried: false, unconfirmed: undefined, session }));
+      },
+      rest,
+    );
+  }
+
+  /** What gives back `permits` (a grant nobody claims), made once per count. */
+  private releaseOf(permits: number): Arg[] {
+    if (this.releaseArgs?.permits !== permits) this.releaseArgs = { permits, args: this.family.release(this.key, this.owner, permits) };
+    return this.releaseArgs.args;
+  }
+
+  /** The whole acquire; `first`: its first attempt, sent already by `quickTaking`. */
+  private async takingAll(
+    permits: number,
+    waiting: boolean,
+    options: AcquireOptions,
+    orThrow: boolean,
+    first?: SentFirst,
+  ): Promise<boolean | void> {
     if (this.lost) this.forget();
     const session = this.currentSession();
     if (this.adoptPending) {
@@ -120,16 +223,20 @@ export abstract class Holder implements Holding {
     try {
       const prepared = this.prepare(session);
       if (prepared) await prepared;
-      granted = await acquire(session, {
-        args: (id, wait) => this.acquireArgs(permits, id, wait),
-        targets: [this.target],
-        waitMs: waiting ? (options.acquireTimeout ?? this.options.acquireTimeout) : 0,
-        signal: options.signal,
-        cancel: ['RLOCK.CANCEL', this.key, this.owner],
-        release: this.family.release(this.key, this.owner, permits),
-        timeout: this.responseTimeout,
-        confirm: this.confirm,
-      });
+      granted = await acquire(
+        session,
+        {
+          args: (id, wait) => this.acquireArgs(permits, id, wait),
+          targets: [this.target],
+          waitMs: waiting ? (options.acquireTimeout ?? this.options.acquireTimeout) : 0,
+          signal: options.signal,
+          cancel: ['RLOCK.CANCEL', this.key, this.owner],
+          release: this.family.release(this.key, this.owner, permits),
+          timeout: this.responseTimeout,
+          confirm: this.confirm,
+        },
+        first,
+      );
     } catch (err) {
       throw publicError(err);
     }
@@ -230,24 +337,35 @@ export abstract class Holder implements Holding {
    * Gives back the last hold (its permits). A holding that was lost meanwhile resolves, as
    * redis-semaphore's `release()` does: the loss is told by `onLockLost` (or a warning).
    */
-  protected async give(): Promise<void> {
+  protected give(): Promise<void> {
     const hold = this.holds[this.holds.length - 1];
-    if (!hold) throw new NotOwnedError(`the ${this.family.noun} "${this.key}" is not held by this object`);
+    if (!hold) return Promise.reject(new NotOwnedError(`the ${this.family.noun} "${this.key}" is not held by this object`));
     if (this.lost) {
       this.forget();
-      return;
+      return Promise.resolve();
     }
     const session = this.session ?? this.currentSession();
-    let reply: unknown;
-    let unconfirmed: Unconfirmed | undefined;
-    try {
-      const args = this.family.release(this.key, this.owner, hold.permits);
-      args.push('ID', requestId());
-      // `callEx` itself, not `confirmed`: no promise made to turn its record into a pair.
-      ({ reply, unconfirmed } = await session.callEx(args, this.responseTimeout, true, this.confirm));
-    } catch (err) {
-      throw publicError(err);
-    }
+    const args = this.family.release(this.key, this.owner, hold.permits);
+    args.push('ID', requestId());
+    // Read in the `then` on the reply where the call allows (no `async` frame, no record of the call).
+    return session.callRead(
+      args,
+      this.responseTimeout,
+      this.confirm,
+      DIRECT,
+      (reply) => this.gave(hold, reply, undefined),
+      (called) =>
+        called.then(
+          (c) => this.gave(hold, c.reply, c.unconfirmed),
+          (err) => {
+            throw publicError(err);
+          },
+        ),
+    );
+  }
+
+  /** The release of `hold` was answered `reply` (and confirmed by too few replicas: `unconfirmed`). */
+  private gave(hold: Hold, reply: unknown, unconfirmed: Unconfirmed | undefined): void {
     const toldAlready = this.lost !== null; // the server's lost message came while the release was under way
     try {
       this.released(hold, reply);
@@ -255,7 +373,7 @@ export abstract class Holder implements Holding {
       if (!(err instanceof LockLostError)) throw err;
       if (!toldAlready) this.tell(err);
     }
-    settleUnconfirmed(unconfirmed, `release ${this.family.noun} "${this.key}"`, true);
+    if (unconfirmed) settleUnconfirmed(unconfirmed, `release ${this.family.noun} "${this.key}"`, true);
   }
 
   /**
@@ -311,12 +429,11 @@ export abstract class Holder implements Holding {
     return reply;
   }
 
-  /** Stops tracking: no holds, not registered, no timers. */
+  /** Stops tracking: no holds, no timers; left registered, idle (`Session.register`). */
   private forget(): void {
-    this.holds = [];
+    this.holds.length = 0;
     this.lost = null;
     this.stopRefresh();
-    this.session?.unregister(this);
     this.session = null;
   }
 
@@ -367,6 +484,10 @@ export abstract class Holder implements Holding {
 
   movedTo(session: Session): void {
     this.session = session;
+  }
+
+  idle(): boolean {
+    return this.holds.length === 0;
   }
 
   hasToken(token: number): boolean {

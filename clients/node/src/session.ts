@@ -15,12 +15,12 @@ import { Confirm, Replicas, Unconfirmed, confirmedCount } from './confirm';
 import { Arg, Connection, Driver } from './drivers/driver';
 import { Connections, Elsewhere, Route, Router } from './router';
 import { ConnectionError, ConnectionFailure, ServerReply } from './errors';
-import { Dispatcher, Holding } from './dispatcher';
+import { Dispatcher, Holding, SWEEP_AT_LEAST } from './dispatcher';
 import { KeepAlive } from './keepalive';
 import { plain } from './reply';
 import { DEFAULT_RESPONSE_TIMEOUT, RECONNECT_PAUSE_MS, isRedirect, isTryAgain, requestId, sleep, withTimeout } from './request';
 import { SlotWatch } from './slotwatch';
-import { WaitSpec, Waited, waitByMessage } from './wait';
+import { FirstAttempt, WaitSpec, Waited, waitByMessage } from './wait';
 
 export interface Called {
   reply: unknown;
@@ -42,7 +42,10 @@ function replyAndUnconfirmed(called: Called): [unknown, Unconfirmed | undefined]
 }
 
 /** A call sent where its key is served, redirections followed. */
-const DIRECT: Route = {};
+export const DIRECT: Route = {};
+
+/** A call that names this Session's subscriber (a wait): a `MOVED`/`ASK` reply rejects. */
+export const NOT_FOLLOWED: Route = { follow: false };
 
 /** A subscriber generation that matches none (no subscriber was open). */
 const NONE = -1;
@@ -92,6 +95,8 @@ export class Session {
   /** Cluster: the Session a `MOVED`/`ASK` reply sends a command to (null: this one, reconnected). */
   elsewhere: ((message: string) => Promise<Elsewhere | null>) | null = null;
   private readonly slotWatch = new SlotWatch(this);
+  /** How many registered holdings make `register` drop the idle ones. */
+  private sweepAt = SWEEP_AT_LEAST;
 
   constructor(
     readonly driver: Driver,
@@ -274,16 +279,33 @@ export class Session {
     onReply: (reply: unknown) => T | Promise<T>,
     onError: (err: unknown) => T | Promise<T>,
   ): Promise<T> {
+    return this.callRead(args, timeout, null, DIRECT, onReply, (called) => called.then((c) => onReply(c.reply), onError));
+  }
+
+  /**
+   * `callEx` read in one `then`: on an open connection, with nothing to confirm, `onReply(reply)`
+   * runs in the `then` on the reply itself (no record of the call, no `then` to read it);
+   * otherwise, and when that first attempt failed, `onCalled` gets `callEx`'s promise of the
+   * whole call (the retry rule, redirections as `route` says, confirmation).
+   */
+  callRead<T>(
+    args: Arg[],
+    timeout: number,
+    confirm: Confirm | null,
+    route: Route,
+    onReply: (reply: unknown, generation: number) => T | Promise<T>,
+    onCalled: (called: Promise<Called>) => T | Promise<T>,
+  ): Promise<T> {
     const conn = this.conn;
-    if (!conn || this.closed)
-      return this.callOnce(args, timeout, true, null, false, DIRECT).then((called) => onReply(called.reply), onError);
+    if (!conn || this.closed || route.asking || (confirm && !this.replicas.noneNeeded(confirm)))
+      return Promise.resolve(onCalled(this.callEx(args, timeout, true, confirm, route)));
     const generation = this.generation;
     const subscriber = this.sub?.generation ?? NONE;
-    return this.sendOn(conn, args, timeout).then(onReply, (err) =>
-      this.attemptFailed(err, conn, generation, subscriber, args, timeout, true, null, false, DIRECT).then(
-        (called) => onReply(called.reply),
-        onError,
-      ),
+    return conn.sendThen(
+      args,
+      timeout,
+      (reply) => onReply(reply, generation),
+      (err) => onCalled(this.attemptFailed(err, conn, generation, subscriber, args, timeout, true, confirm, false, route)),
     );
   }
 
@@ -431,9 +453,21 @@ export class Session {
     return this.callEx(args, timeout, retry, confirm).then(replyAndUnconfirmed);
   }
 
-  /** Re-bound after a reconnect, reported lost by messages; watchdog ones keep the connection alive. */
+  /**
+   * Re-bound after a reconnect, reported lost by messages; watchdog ones keep the connection
+   * alive. A holding that gave back all it held stays registered, idle (it re-binds nothing and
+   * is told nothing), so that its next acquire changes nothing here: the idle ones are dropped
+   * when registrations have doubled since the last look.
+   */
   register(holding: Holding): void {
-    this.dispatcher.holdings.add(holding);
+    const holdings = this.dispatcher.holdings;
+    if (!holdings.has(holding)) {
+      if (holdings.size >= this.sweepAt) {
+        for (const other of holdings) if (other.idle()) holdings.delete(other);
+        this.sweepAt = Math.max(SWEEP_AT_LEAST, 2 * holdings.size);
+      }
+      holdings.add(holding);
+    }
     this.keepAlive.schedule();
     this.slotWatch.schedule();
   }
@@ -487,8 +521,8 @@ export class Session {
   }
 
   /** A waiting call, told by message (`wait.ts`): the token, or null when its wait ran out. */
-  waitFor(spec: WaitSpec): Promise<Waited | null> {
-    return waitByMessage(this, spec);
+  waitFor(spec: WaitSpec, first?: FirstAttempt): Promise<Waited | null> {
+    return waitByMessage(this, spec, first);
   }
 
   // ---- closing ----

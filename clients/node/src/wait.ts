@@ -11,7 +11,7 @@ import { Arg } from './drivers/driver';
 import { ConnectionError, ConnectionFailure, ServerReply } from './errors';
 import { Dispatcher, Outcome, Waiter, splitTarget } from './dispatcher';
 import { RECONNECT_PAUSE_MS, isRedirect, sleep } from './request';
-import type { Called, Session } from './session';
+import type { Called, Session, Subscriber } from './session';
 
 export interface WaitSpec {
   target: string;
@@ -46,6 +46,16 @@ export interface Waited {
   session: Session;
 }
 
+/**
+ * A wait's first attempt, sent by its caller already (`Holder`'s quick acquire), its waiters
+ * registered for `sub` before it went out; the rest of the wait goes on from its call.
+ */
+export interface FirstAttempt {
+  sub: Subscriber;
+  waiters: Waiter[];
+  called: Promise<Called>;
+}
+
 /** The outcomes of an all-or-none wait's keys: the first that is not a grant, else a grant once all are. */
 function allGranted(outcomes: Promise<Outcome>[]): Promise<Outcome> {
   return new Promise((resolve) => {
@@ -67,23 +77,32 @@ function dropAll(dispatcher: Dispatcher, waiters: Waiter[]): void {
  * A waiting call: the token (1 for a latch) or null when its wait ran out. The waiter is
  * registered before the call goes out (its message may overtake the reply).
  */
-export async function waitByMessage(session: Session, spec: WaitSpec): Promise<Waited | null> {
+export async function waitByMessage(session: Session, spec: WaitSpec, first?: FirstAttempt): Promise<Waited | null> {
   const deadline = spec.waitMs === undefined ? Infinity : Date.now() + spec.waitMs;
   let attempts = 0;
   let redirects = 0;
   let retried = false;
   let asking = false;
   for (;;) {
-    spec.signal?.throwIfAborted();
     const dispatcher = session.dispatcher;
-    const sub = session.subscribed ?? (await session.subscriber());
-    const waitMs = deadline === Infinity ? 0 : Math.max(1, deadline - Date.now());
-    const waiters = [dispatcher.add(spec.target, sub.generation, deadline, spec.release)];
-    if (spec.more) for (const target of spec.more) waiters.push(dispatcher.add(target, sub.generation, deadline, spec.release));
+    let sub: Subscriber;
+    let waiters: Waiter[];
+    let calling: Promise<Called>;
+    if (first) {
+      ({ sub, waiters, called: calling } = first);
+      first = undefined;
+    } else {
+      spec.signal?.throwIfAborted();
+      sub = session.subscribed ?? (await session.subscriber());
+      const waitMs = deadline === Infinity ? 0 : Math.max(1, deadline - Date.now());
+      waiters = [dispatcher.add(spec.target, sub.generation, deadline, spec.release)];
+      if (spec.more) for (const target of spec.more) waiters.push(dispatcher.add(target, sub.generation, deadline, spec.release));
+      // Not followed by the call itself: it names this Session's subscriber.
+      calling = session.callEx(spec.build(sub.clientId, waitMs), spec.timeout, true, spec.confirm ?? null, { asking, follow: false });
+    }
     let called: Called;
     try {
-      // Not followed by the call itself: it names this Session's subscriber.
-      called = await session.callEx(spec.build(sub.clientId, waitMs), spec.timeout, true, spec.confirm ?? null, { asking, follow: false });
+      called = await calling;
     } catch (err) {
       dropAll(dispatcher, waiters);
       const elsewhere = err instanceof ServerReply && redirects < 50 ? await session.redirection(err.message) : null;

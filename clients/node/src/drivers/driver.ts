@@ -8,7 +8,7 @@
  * once more). Commands sent while it is not ready fail at once.
  */
 
-import { Deadlines } from '../deadlines';
+import { Deadline, Deadlines } from '../deadlines';
 import { ConnectionFailure, ServerReply } from '../errors';
 import { plain } from '../reply';
 
@@ -22,6 +22,13 @@ export interface Connection {
    * also when no reply came within that many ms, and the connection is then closed.
    */
   send(args: Arg[], timeoutMs?: number): Promise<unknown>;
+  /** `send`, read where the reply is: resolves with `onReply(reply)`, or `onError(err)` where `send` rejects with `err`. */
+  sendThen<T>(
+    args: Arg[],
+    timeoutMs: number | undefined,
+    onReply: (reply: unknown) => T | Promise<T>,
+    onError: (err: Error) => T | Promise<T>,
+  ): Promise<T>;
   /** When its last reply came, ms since the epoch (0: none yet). */
   readonly repliedAt: number;
   /** Subscribes this connection to `channel`; each message is handed over as a Buffer. */
@@ -80,32 +87,52 @@ export abstract class LibraryConnection implements Connection {
   protected abstract subscribeTo(channel: string, listener: (message: Buffer) => void): Promise<void>;
   protected abstract closeClient(): void;
 
-  /** One promise per command, settled by the library's reply or by the deadline (no timer of its own). */
   send(args: Arg[], timeoutMs?: number): Promise<unknown> {
-    return new Promise((resolve, reject) => {
+    return this.sendThen(args, timeoutMs, same, rethrow);
+  }
+
+  /**
+   * One promise per command, settled by the library's reply or by the deadline (no timer of
+   * its own): with `onReply(reply)`, or `onError(err)`, which run where the reply is read (no
+   * `then` of the caller's own on a promise of the reply).
+   */
+  sendThen<T>(
+    args: Arg[],
+    timeoutMs: number | undefined,
+    onReply: (reply: unknown) => T | Promise<T>,
+    onError: (err: Error) => T | Promise<T>,
+  ): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
       if (this.down.done) {
-        reject(new ConnectionFailure('the connection is closed'));
+        answer(onError, new ConnectionFailure('the connection is closed'), resolve, reject);
         return;
       }
-      const deadline = timeoutMs === undefined ? null : this.deadlines.start(args[0], timeoutMs, reject);
+      let settled = false;
+      let deadline: Deadline | null = null;
+      // Once: the deadline's failure, then the library's when the connection it closed is gone.
+      const failed = (err: Error) => {
+        if (settled) return;
+        settled = true;
+        if (deadline) this.deadlines.end(deadline);
+        answer(onError, err, resolve, reject);
+      };
+      if (timeoutMs !== undefined) deadline = this.deadlines.start(args[0], timeoutMs, failed);
       let sent: Promise<unknown>;
       try {
         sent = this.sendCommand(args);
       } catch (err) {
-        if (deadline) this.deadlines.end(deadline);
-        reject(failure(err));
+        failed(failure(err));
         return;
       }
       sent.then(
         (reply) => {
+          if (settled) return;
+          settled = true;
           if (deadline) this.deadlines.end(deadline);
           this.repliedAt = Date.now();
-          resolve(plain(reply));
+          answer(onReply, plain(reply), resolve, reject);
         },
-        (err) => {
-          if (deadline) this.deadlines.end(deadline);
-          reject(failure(err));
-        },
+        (err) => failed(failure(err)),
       );
     });
   }
@@ -129,6 +156,28 @@ export abstract class LibraryConnection implements Connection {
       // already closed
     }
     this.down.fire();
+  }
+}
+
+function same(reply: unknown): unknown {
+  return reply;
+}
+
+function rethrow(err: Error): never {
+  throw err;
+}
+
+/** Settles a promise with what `fn` makes of `value` (rejected where `fn` throws). */
+function answer<V, T>(
+  fn: (value: V) => T | Promise<T>,
+  value: V,
+  resolve: (result: T | Promise<T>) => void,
+  reject: (err: unknown) => void,
+): void {
+  try {
+    resolve(fn(value));
+  } catch (err) {
+    reject(err);
   }
 }
 
