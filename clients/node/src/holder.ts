@@ -9,7 +9,7 @@ import { Arg } from './drivers/driver';
 import { ConnectionError, ConnectionFailure, LockLostError, LockTimeoutError, NotOwnedError, ServerReply, publicError } from './errors';
 import { Holding, Waiter, targetOf } from './dispatcher';
 import { Granted, SentFirst, acquire } from './acquire';
-import { AcquireOptions, Family, Hold, LockOptions, WATCHDOG_LEASE, adoptsExternally } from './options';
+import { AcquireOptions, Family, Hold, LockOptions, WATCHDOG_LEASE, adoptsExternally, checkAcquireTimeout } from './options';
 import { DEFAULT_RESPONSE_TIMEOUT, requestId } from './request';
 import { Called, DIRECT, NOT_FOLLOWED, Session, Subscriber } from './session';
 
@@ -56,6 +56,7 @@ export abstract class Holder implements Holding {
     this.watchdog = options.lockTimeout === undefined;
     this.lease = options.lockTimeout ?? WATCHDOG_LEASE;
     if (!(this.lease >= 1)) throw new RangeError('rlock: lockTimeout must be at least 1 ms');
+    checkAcquireTimeout(options.acquireTimeout);
     this.refreshInterval = this.watchdog ? 0 : (options.refreshInterval ?? Math.floor(this.lease * 0.8));
     this.responseTimeout = options.responseTimeout ?? DEFAULT_RESPONSE_TIMEOUT;
     this.confirm = resolveConfirm(options.confirm);
@@ -159,8 +160,6 @@ export abstract class Holder implements Holding {
     const session = this.currentSession();
     if (this.prepare(session)) return null;
     const waitMs = waiting ? (options.acquireTimeout ?? this.options.acquireTimeout) : 0;
-    // Not a number of ms (NaN, a string): the whole acquire, which answers it as it always did.
-    if (waitMs !== undefined && !(typeof waitMs === 'number' && waitMs === waitMs)) return null;
     let sub: Subscriber | null = null;
     let waiter: Waiter | null = null;
     let wait: { ms: number; clientId: number } | undefined;

@@ -10,7 +10,7 @@ import { Arg } from './drivers/driver';
 import { LockLostError, LockTimeoutError, NotOwnedError, publicError } from './errors';
 import { targetOf } from './dispatcher';
 import { acquire, acquireTail } from './acquire';
-import { AcquireOptions, ownerOf } from './options';
+import { AcquireOptions, checkAcquireTimeout, ownerOf } from './options';
 import { DEFAULT_RESPONSE_TIMEOUT, requestId } from './request';
 import { Router } from './router';
 import { Session } from './session';
@@ -48,6 +48,7 @@ export class MultiLock {
     this.keys = [...keys];
     Router.of(client).checkOneSlot(keys, `the MultiLock [${keys.join(', ')}]`);
     this.owner = ownerOf(options);
+    checkAcquireTimeout(options.acquireTimeout);
     this.confirm = resolveConfirm(options.confirm);
     this.mutexes = this.keys.map((key) => new Mutex(client, key, { ...options, identifier: this.owner }));
   }
@@ -73,6 +74,7 @@ export class MultiLock {
    * Resolves with this object (`tokens`, `release()`).
    */
   async acquire(options?: AcquireOptions): Promise<this> {
+    checkAcquireTimeout(options?.acquireTimeout);
     if (!(await this.take(true, options))) {
       throw new LockTimeoutError(
         `acquire multi-lock [${this.keys.join(', ')}] timed out after ${options?.acquireTimeout ?? this.options.acquireTimeout ?? 0} ms`,

@@ -62,7 +62,19 @@ export interface AcquireOptions {
 export type AcquireArg = AcquireOptions | AbortSignal | undefined;
 
 export function acquireOptionsOf(arg: AcquireArg): AcquireOptions | undefined {
-  return arg instanceof AbortSignal ? { signal: arg } : arg;
+  const options = arg instanceof AbortSignal ? { signal: arg } : arg;
+  checkAcquireTimeout(options?.acquireTimeout);
+  return options;
+}
+
+/**
+ * An `acquireTimeout`, where given, is a number of ms >= 0: anything else (NaN, a string) would
+ * reach the server as `WAIT NaN` and be refused there, after the call was made.
+ */
+export function checkAcquireTimeout(ms: unknown): void {
+  if (ms === undefined) return;
+  if (typeof ms !== 'number') throw new TypeError('rlock: acquireTimeout must be a number of ms');
+  if (!(ms >= 0)) throw new RangeError('rlock: acquireTimeout must be a number of ms >= 0');
 }
 
 /** The lease the watchdog keeps renewing (`PX`), in ms. */

@@ -12,7 +12,7 @@ import { LockLostError, LockTimeoutError } from './errors';
 import { Holder } from './holder';
 import { MultiSemaphore } from './multisemaphore';
 import { Mutex } from './mutex';
-import { AcquireArg, LockOptions, WATCHDOG_LEASE, acquireOptionsOf, ownerOf } from './options';
+import { AcquireArg, LockOptions, WATCHDOG_LEASE, acquireOptionsOf, checkAcquireTimeout, ownerOf } from './options';
 import { quorumSize } from './quorum';
 import { validUntil } from './redlock';
 import { Semaphore } from './semaphore';
@@ -43,6 +43,7 @@ abstract class QuorumLock {
   ) {
     if (!Array.isArray(clients) || !clients.length) throw new TypeError('rlock: "clients" array is required');
     this.identifier = ownerOf(options);
+    checkAcquireTimeout(options.acquireTimeout);
     const adopts = Boolean(options.acquiredExternally || options.externallyAcquiredIdentifier);
     const perServer: LockOptions = {
       ...options,

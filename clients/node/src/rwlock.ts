@@ -1,5 +1,5 @@
 import { Holder } from './holder';
-import { AcquireOptions, Family, LockOptions, ownerOf } from './options';
+import { AcquireOptions, Family, LockOptions, acquireOptionsOf, ownerOf } from './options';
 
 function family(mode: 'READ' | 'WRITE'): Family {
   return {
@@ -19,7 +19,7 @@ export class RWSide extends Holder {
   }
 
   acquire(options?: AcquireOptions): Promise<void> {
-    return this.takeOrThrow(1, options);
+    return this.takeOrThrow(1, acquireOptionsOf(options));
   }
 
   tryAcquire(): Promise<boolean> {

@@ -183,5 +183,20 @@ for (const lib of LIBS) {
       assert.equal(lost.length, 1);
       closeConnections(c);
     });
+
+    it('an acquireTimeout that is not a number of ms >= 0 is refused before anything is sent', async () => {
+      const k = f.key();
+      for (const bad of [Number.NaN, -1, '100' as unknown as number]) {
+        const error = typeof bad === 'number' ? RangeError : TypeError;
+        assert.throws(() => new Mutex(f.clients[0], k, { acquireTimeout: bad }), error);
+        const mutex = new Mutex(f.clients[0], k);
+        assert.throws(() => mutex.acquire({ acquireTimeout: bad }), error);
+        assert.equal(mutex.isAcquired, false);
+      }
+      assert.equal(await info(f.redis, 'RLOCK.INFO', k), null, 'nothing was taken');
+      const mutex = new Mutex(f.clients[0], k, { acquireTimeout: 0 });
+      await mutex.acquire();
+      await mutex.release();
+    });
   });
 }
