@@ -52,7 +52,11 @@ class AuthTest {
             lock.unlock();
         }
         RLockException refused = assertThrows(RLockException.class, () -> TestClients.create("redis://:wrong@127.0.0.1:" + server.port));
-        assertTrue(refused.getMessage().contains("WRONGPASS"), refused.getMessage());
+        // Lettuce fails its handshake with the server's WRONGPASS or, when it reads its channel's close
+        // first, with "Connection closed prematurely" (seen once in a full run at load average 8):
+        // refused either way, and no session made.
+        String why = refused.getMessage();
+        assertTrue(why.contains("WRONGPASS") || why.contains("Connection closed prematurely"), why);
         assertThrows(RLockException.class, () -> TestClients.create("redis://127.0.0.1:" + server.port), "no password");
     }
 
