@@ -24,6 +24,14 @@ pub fn watch_for_loss(ctx: Ctx, request: &Request, (db, key): (i32, &[u8]), at: 
     }
 }
 
+/// `watch_for_loss` for a fresh holding of a plain lock, whose notice `tell_loss` has just
+/// noted (it notes one for every holding granted with `NOTIFY` and a token).
+pub fn watch_fresh_for_loss(ctx: Ctx, request: &Request, (db, key): (i32, &[u8]), at: Option<i64>) {
+    if request.notify.is_some() && ensure_keyspace_subscription(ctx) {
+        watch::watch_noticed_lease(ctx, db, key, at);
+    }
+}
+
 static KEYSPACE_SUBSCRIBED: AtomicBool = AtomicBool::new(false);
 
 /// Subscribes to keyspace events when the first client is about to wait: a server that never

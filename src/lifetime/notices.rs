@@ -28,13 +28,10 @@ impl Notices {
     /// earlier notice of the same owner's).
     pub fn watch(&mut self, db: i32, key: &[u8], notice: Notice) {
         self.forget(db, key, &notice.owner);
+        // One look-up by key: most locks have no list yet (a plain lock's went with its last
+        // holding), so the key is made for the entry either way.
         let keys = self.by_lock.entry(db).or_default();
-        match keys.get_mut(key) {
-            Some(list) => list.push(notice),
-            None => {
-                keys.insert(Rc::from(key), vec![notice]);
-            }
-        }
+        keys.entry(Rc::from(key)).or_default().push(notice);
         self.count += 1;
     }
 
@@ -44,17 +41,18 @@ impl Notices {
         if self.count == 0 {
             return None;
         }
+        // A db's map stays (16 at most by default): dropping it with its last lock made every
+        // uncontended pair with `NOTIFY` free and build it again. The lock's list is taken
+        // out in the look-up that finds it, and put back only if others remain.
         let keys = self.by_lock.get_mut(&db)?;
-        let list = keys.get_mut(key)?;
-        let at = list.iter().position(|n| *n.owner == *owner)?;
-        let notice = list.swap_remove(at);
-        if list.is_empty() {
-            // A db's map stays (16 at most by default): dropping it with its last lock made
-            // every uncontended pair with `NOTIFY` free and build it again.
-            keys.remove(key);
+        let (key, mut list) = keys.remove_entry(key)?;
+        let found = list.iter().position(|n| *n.owner == *owner);
+        let notice = found.map(|at| list.swap_remove(at));
+        if !list.is_empty() {
+            keys.insert(key, list);
         }
-        self.count -= 1;
-        Some(notice)
+        self.count -= usize::from(notice.is_some());
+        notice
     }
 
     /// Every notice of the lock: its holdings all ended.

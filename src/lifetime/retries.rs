@@ -6,9 +6,12 @@
 //! exactly as far as the change does. A full release deletes the hash (Redisson's layout has no
 //! place for a tombstone), so those are remembered in the server's memory only (`Released`).
 
-use std::collections::hash_map::Entry as Slot;
-use std::collections::{HashMap, VecDeque};
+use crate::numbers::NumberMap;
+use std::collections::hash_map::{Entry as Slot, RandomState};
+use std::collections::VecDeque;
+use std::hash::{BuildHasher, Hash, Hasher};
 use std::rc::Rc;
+use std::sync::OnceLock;
 
 /// The hash field that keeps the request ids of the current holding.
 pub const IDS_FIELD: &[u8] = b"rlock:ids";
@@ -186,9 +189,36 @@ fn push_base36(out: &mut Vec<u8>, n: i64) {
     out.extend_from_slice(&digits[i..]);
 }
 
+/// A call with a request id as the memory of full releases keeps it: its bytes, and their
+/// keyed hash (SipHash, as the maps keyed by names use), computed once. A release looks its
+/// call up and then remembers it, and the map grows and drops it later: each hashed the ~80
+/// bytes again.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CallId {
+    hash: u64,
+    bytes: Box<[u8]>,
+}
+
+impl CallId {
+    fn new(bytes: Vec<u8>) -> CallId {
+        static KEYS: OnceLock<RandomState> = OnceLock::new();
+        let hash = KEYS.get_or_init(RandomState::new).hash_one(&bytes[..]);
+        CallId {
+            hash,
+            bytes: bytes.into_boxed_slice(),
+        }
+    }
+}
+
+impl Hash for CallId {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_u64(self.hash);
+    }
+}
+
 /// A full release with a request id: db, key, owner and id, flattened into one byte string
 /// (length-prefixed, so no two calls share one).
-pub fn release_call(db: i32, key: &[u8], owner: &[u8], id: &[u8]) -> Vec<u8> {
+pub fn release_call(db: i32, key: &[u8], owner: &[u8], id: &[u8]) -> CallId {
     let mut call = Vec::with_capacity(12 + key.len() + owner.len() + id.len());
     call.extend_from_slice(&db.to_le_bytes());
     for part in [key, owner] {
@@ -196,13 +226,13 @@ pub fn release_call(db: i32, key: &[u8], owner: &[u8], id: &[u8]) -> Vec<u8> {
         call.extend_from_slice(part);
     }
     call.extend_from_slice(id);
-    call
+    CallId::new(call)
 }
 
 /// A call with a request id that belongs to no owner (`RCSEM.ADDPERMITS`, `RSEM.RELEASEMANY`):
 /// the owner slot holds `rlock:<command>`, a reserved name no owner can have, so these never
 /// meet an owner's release nor another command's call.
-pub fn command_call(db: i32, key: &[u8], command: &str, id: &[u8]) -> Vec<u8> {
+pub fn command_call(db: i32, key: &[u8], command: &str, id: &[u8]) -> CallId {
     release_call(
         db,
         key,
@@ -212,26 +242,27 @@ pub fn command_call(db: i32, key: &[u8], command: &str, id: &[u8]) -> Vec<u8> {
 }
 
 /// Full releases with a request id, kept in the server's memory for the retry window: the
-/// hash they emptied is gone, and the lock may since be free or someone else's.
+/// hash they emptied is gone, and the lock may since be free or someone else's. Keyed by the
+/// call's own keyed hash (`CallId`), so the map only spreads it.
 #[derive(Debug, Default)]
 pub struct Released {
     /// call -> (remembered until, its reply)
-    until: HashMap<Rc<[u8]>, (i64, i64)>,
-    order: VecDeque<(i64, Rc<[u8]>)>,
+    until: NumberMap<Rc<CallId>, (i64, i64)>,
+    order: VecDeque<(i64, Rc<CallId>)>,
 }
 
 impl Released {
     /// Remembers a call and its reply for `window_ms`.
-    pub fn remember(&mut self, call: &[u8], reply: i64, now_ms: i64, window_ms: i64) {
+    pub fn remember(&mut self, call: CallId, reply: i64, now_ms: i64, window_ms: i64) {
         self.forget_expired(now_ms);
         let until = now_ms + window_ms;
-        let call: Rc<[u8]> = Rc::from(call);
+        let call = Rc::new(call);
         self.until.insert(call.clone(), (until, reply));
         self.order.push_back((until, call));
     }
 
     /// The reply of a remembered call.
-    pub fn reply(&mut self, call: &[u8], now_ms: i64) -> Option<i64> {
+    pub fn reply(&mut self, call: &CallId, now_ms: i64) -> Option<i64> {
         self.forget_expired(now_ms);
         self.until.get(call).map(|(_, reply)| *reply)
     }
@@ -374,7 +405,7 @@ mod tests {
     fn full_releases_are_remembered_for_the_window() {
         let mut r = Released::default();
         let call = release_call(0, b"k", b"o", b"id");
-        r.remember(&call, 7, 1_000, 500);
+        r.remember(call.clone(), 7, 1_000, 500);
         assert_eq!(r.reply(&call, 1_499), Some(7), "with the reply it gave");
         assert_eq!(r.reply(&release_call(1, b"k", b"o", b"id"), 1_499), None);
         assert_eq!(

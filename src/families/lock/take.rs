@@ -12,7 +12,7 @@ use crate::lifetime::retries::{encode_one, Kind, Memory};
 use crate::queue::Request;
 use crate::stats;
 use crate::store::LockKey;
-use crate::subscriptions::watch_for_loss;
+use crate::subscriptions::watch_fresh_for_loss;
 use crate::watch::{arm_renewals, watch_lease};
 use std::rc::Rc;
 
@@ -65,7 +65,7 @@ pub fn apply(
             if request.bind_to.is_some() {
                 arm_renewals(ctx);
             }
-            watch_for_loss(ctx, request, (db, key), Some(expire_at));
+            watch_fresh_for_loss(ctx, request, (db, key), Some(expire_at));
             Ok(token)
         }
         Acquire::Reentry {

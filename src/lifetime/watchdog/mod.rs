@@ -45,6 +45,9 @@ pub struct Watchdog {
     by_client: NumberMap<u64, Vec<HoldingId>>,
     /// (due ms, generation, holding); entries whose generation no longer matches are skipped.
     schedule: BinaryHeap<Reverse<(i64, u64, HoldingId)>>,
+    /// The generations of the bindings kept now: a schedule entry is live if its generation
+    /// is here (each binding has a generation of its own), told without hashing its key.
+    live: NumberMap<u64, ()>,
     next_generation: u64,
 }
 
@@ -87,6 +90,7 @@ impl Watchdog {
                 .push(Reverse((due, generation, holding.clone())));
         }
         self.by_client.entry(bind.client).or_default().push(holding);
+        self.live.insert(generation, ());
         self.count += 1;
         self.bindings
             .entry(db)
@@ -101,9 +105,15 @@ impl Watchdog {
         if self.count == 0 {
             return None;
         }
-        let holdings = self.bindings.get_mut(&db)?.get_mut(key)?;
+        let keys = self.bindings.get_mut(&db)?;
+        let holdings = keys.get_mut(key)?;
         let at = holdings.iter().position(|b| *b.owner == *owner)?;
         let binding = holdings.swap_remove(at);
+        // A db's map stays (16 at most by default): dropping it with its last lock made every
+        // uncontended pair with `WATCHDOG` free it and build it again.
+        if holdings.is_empty() {
+            keys.remove(key);
+        }
         self.forget(db, key, &binding);
         Some(binding)
     }
@@ -114,29 +124,21 @@ impl Watchdog {
         if self.count == 0 {
             return Vec::new();
         }
-        let Some(holdings) = self.bindings.get_mut(&db).and_then(|k| k.get_mut(key)) else {
+        // The lock's list leaves its map in the one look-up that finds it.
+        let Some(taken) = self.bindings.get_mut(&db).and_then(|k| k.remove(key)) else {
             return Vec::new();
         };
-        let taken = std::mem::take(holdings);
         for binding in &taken {
             self.forget(db, key, binding);
         }
         taken
     }
 
-    /// Drops the indexes of a binding just taken out of its lock's list.
+    /// Drops the indexes of a binding just taken out of its lock's list (and the list out of
+    /// its map, if that was its last).
     fn forget(&mut self, db: i32, key: &[u8], binding: &Binding) {
         self.count -= 1;
-        let keys = self.bindings.get_mut(&db);
-        let empty_key = keys
-            .as_ref()
-            .and_then(|k| k.get(key))
-            .is_some_and(Vec::is_empty);
-        // A db's map stays (16 at most by default): dropping it with its last lock made every
-        // uncontended pair with `WATCHDOG` free it and build it again.
-        if let (Some(keys), true) = (keys, empty_key) {
-            keys.remove(key);
-        }
+        self.live.remove(&binding.generation);
         if let Some(holdings) = self.by_client.get_mut(&binding.client) {
             holdings.retain(|(d, k, o)| !(*d == db && **k == *key && *o == binding.owner));
         }
@@ -212,6 +214,7 @@ impl Watchdog {
     pub fn take_all(&mut self) -> Vec<(LockId, Binding)> {
         self.by_client.clear();
         self.schedule.clear();
+        self.live.clear();
         self.count = 0;
         self.bindings
             .drain()
@@ -237,8 +240,11 @@ impl Watchdog {
             let Some(Reverse((_, generation, (db, key, owner)))) = self.schedule.pop() else {
                 break;
             };
-            let Some(binding) = self
-                .get(db, &key, &owner)
+            // A stale entry is skipped without a look-up by key.
+            let live = self.live.contains_key(&generation);
+            let Some(binding) = live
+                .then(|| self.get(db, &key, &owner))
+                .flatten()
                 .filter(|b| b.generation == generation)
                 .cloned()
             else {
@@ -254,12 +260,10 @@ impl Watchdog {
 
     /// When the next renewal is due, if any binding is left.
     pub fn next_due_at(&mut self) -> Option<i64> {
-        // Drop stale entries on top so the timer is not armed for nothing.
-        while let Some(Reverse((_, generation, (db, key, owner)))) = self.schedule.peek() {
-            if self
-                .get(*db, key, owner)
-                .is_some_and(|b| b.generation == *generation)
-            {
+        // Drop stale entries on top so the timer is not armed for nothing: an entry is live
+        // while a binding of its generation is kept (no look-up by key and owner).
+        while let Some(Reverse((_, generation, _))) = self.schedule.peek() {
+            if self.live.contains_key(generation) {
                 break;
             }
             self.schedule.pop();

@@ -150,3 +150,27 @@ fn a_connection_keeps_its_list_until_it_closes() {
     assert!(w.take_client(7).is_empty());
     assert!(w.by_client.is_empty(), "and goes when it closes");
 }
+
+#[test]
+fn an_ended_bindings_schedule_entry_is_skipped_by_its_generation() {
+    let mut w = Watchdog::default();
+    w.bind(lock("a"), bind("o", 1, 7, 300), 0);
+    let first_due = w.next_due_at();
+    assert_eq!(w.unbind_lock(0, b"a").len(), 1);
+    assert_eq!(w.next_due_at(), None, "its entry was stale");
+    // The same holding bound again, later: only the new entry counts.
+    w.bind(lock("a"), bind("o", 1, 7, 300), 0);
+    w.unbind(0, b"a", b"o");
+    w.bind(lock("a"), bind("o", 2, 7, 300), 1_000);
+    assert!(w.next_due_at() > first_due);
+    assert!(
+        w.due(500, 10).is_empty(),
+        "the ended ones' entries are not due"
+    );
+    assert_eq!(w.due(2_000, 10).len(), 1);
+    assert_eq!(w.bindings[&0][&b"a"[..]].len(), 1);
+    assert_eq!((w.live.len(), w.len()), (1, 1));
+    assert!(w.unbind(0, b"a", b"o").is_some());
+    assert!(w.bindings[&0].is_empty(), "the lock left its db's map");
+    assert!(w.live.is_empty());
+}
