@@ -26,12 +26,12 @@ pub struct Notices {
 impl Notices {
     /// Tells `notice.client` of the loss of `notice.owner`'s holding of the lock (replacing an
     /// earlier notice of the same owner's).
-    pub fn watch(&mut self, db: i32, key: &[u8], notice: Notice) {
-        self.forget(db, key, &notice.owner);
+    pub fn watch(&mut self, db: i32, key: Rc<[u8]>, notice: Notice) {
+        self.forget(db, &key, &notice.owner);
         // One look-up by key: most locks have no list yet (a plain lock's went with its last
-        // holding), so the key is made for the entry either way.
+        // holding), and the caller's copy of the key serves the entry.
         let keys = self.by_lock.entry(db).or_default();
-        keys.entry(Rc::from(key)).or_default().push(notice);
+        keys.entry(key).or_default().push(notice);
         self.count += 1;
     }
 
@@ -102,10 +102,10 @@ mod tests {
     #[test]
     fn a_release_forgets_and_an_end_takes_the_rest() {
         let mut n = Notices::default();
-        n.watch(0, b"rw", notice("a", 1));
-        n.watch(0, b"rw", notice("b", 2));
-        n.watch(0, b"rw", notice("a", 3));
-        n.watch(1, b"rw", notice("a", 4));
+        n.watch(0, Rc::from(&b"rw"[..]), notice("a", 1));
+        n.watch(0, Rc::from(&b"rw"[..]), notice("b", 2));
+        n.watch(0, Rc::from(&b"rw"[..]), notice("a", 3));
+        n.watch(1, Rc::from(&b"rw"[..]), notice("a", 4));
         assert_eq!(n.len(), 3, "a's second holding replaced its first");
         assert_eq!(n.forget(0, b"rw", b"b").map(|x| x.token), Some(2));
         assert_eq!(n.forget(0, b"rw", b"b"), None);

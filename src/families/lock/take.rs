@@ -6,7 +6,7 @@ use crate::api::{bytes, now_ms, Ctx, OwnedStr, RStr};
 use crate::clock::{lease_end, observe_token, with_token_clock};
 use crate::config;
 use crate::error::{Error, Result};
-use crate::holdings::{self, bind, tell_change, tell_loss, unbind, Holding};
+use crate::holdings::{self, bind_of, tell_change, tell_loss_of, unbind, Holding, Names};
 use crate::kinds::{Acquire, LockType};
 use crate::lifetime::retries::{encode_one, Kind, Memory};
 use crate::queue::Request;
@@ -176,9 +176,10 @@ pub fn grant_fresh(lock: &mut LockKey, db: i32, ask: &Request, token: i64) -> i6
         owner: bytes(ask.owner),
         token: Some(token),
     };
-    tell_loss(db, key, &holding, ask, lock::WANT);
+    let names = Names::new(key, holding.owner);
+    tell_loss_of(db, &names, &holding, ask, lock::WANT);
     if let Some(client) = ask.bind_to {
-        bind(db, key, holding, client, ask.lease_ms, !ask.by_message);
+        bind_of(db, &names, holding, (client, ask.lease_ms), !ask.by_message);
     }
     tell_change(lock.ctx(), key, c"rlock.acquired");
     stats::ACQUISITIONS.add();
