@@ -162,10 +162,14 @@ pub fn tell_change(ctx: Ctx, key: &[u8], event: &CStr) {
 /// Publishes `message` on `channel` (Redisson's clients listen there), unless
 /// `rlock.redisson-publish` is off.
 pub fn publish(ctx: Ctx, channel: &[u8], message: &[u8]) {
-    if !config::redisson_publish() {
-        return;
+    if config::redisson_publish() {
+        publish_to(ctx, &OwnedStr::new(channel), message);
     }
-    let channel = OwnedStr::new(channel);
+}
+
+/// `publish` to a channel made already, whatever `rlock.redisson-publish` says (the caller
+/// asked).
+pub fn publish_to(ctx: Ctx, channel: &OwnedStr, message: &[u8]) {
     // "0" and "1", most messages, are made once, at load time; any other lives until the call ends.
     let made;
     let message = match message {
