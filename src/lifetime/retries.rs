@@ -165,6 +165,24 @@ fn number_until(bytes: &[u8], end: u8) -> Option<(i64, &[u8])> {
     Some((base36(&bytes[..at])?, &bytes[at + 1..]))
 }
 
+const NOT_A_DIGIT: u8 = u8::MAX;
+
+/// Each byte's value as a base-36 digit (either case), else `NOT_A_DIGIT`.
+const DIGITS_36: [u8; 256] = {
+    let mut table = [NOT_A_DIGIT; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = match b as u8 {
+            d @ b'0'..=b'9' => d - b'0',
+            l @ b'a'..=b'z' => l - b'a' + 10,
+            u @ b'A'..=b'Z' => u - b'A' + 10,
+            _ => NOT_A_DIGIT,
+        };
+        b += 1;
+    }
+    table
+};
+
 /// `i64::from_str_radix(text, 36)` read straight from the bytes (no UTF-8 check first: a byte
 /// that is no digit fails either way): an optional sign, then digits of either case; None when
 /// empty or out of range. A release reads three numbers of each remembered call.
@@ -179,8 +197,11 @@ fn base36(text: &[u8]) -> Option<i64> {
     }
     let mut magnitude: u64 = 0;
     for &b in digits {
-        let digit = (b as char).to_digit(36)?;
-        magnitude = magnitude.checked_mul(36)?.checked_add(u64::from(digit))?;
+        let digit = match DIGITS_36[usize::from(b)] {
+            NOT_A_DIGIT => return None,
+            digit => u64::from(digit),
+        };
+        magnitude = magnitude.checked_mul(36)?.checked_add(digit)?;
     }
     match negative {
         true => 0i64.checked_sub_unsigned(magnitude),
