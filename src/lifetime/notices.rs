@@ -2,6 +2,7 @@
 //! grant channel when they end other than by the owner's release (lease end, `MAXHOLD`,
 //! `FORCERELEASE`, `DEL`, a flush). Pure bookkeeping; `grants` sends the messages.
 
+use super::keep_spare;
 use crate::kinds::Want;
 use crate::numbers::NumberMap;
 use std::collections::HashMap;
@@ -21,6 +22,8 @@ pub struct Notice {
 pub struct Notices {
     by_lock: NumberMap<i32, HashMap<Rc<[u8]>, Vec<Notice>>>,
     count: usize,
+    /// A lock's emptied list, kept for the next lock noticed (`keep_spare`).
+    spare: Vec<Notice>,
 }
 
 impl Notices {
@@ -31,7 +34,9 @@ impl Notices {
         // One look-up by key: most locks have no list yet (a plain lock's went with its last
         // holding), and the caller's copy of the key serves the entry.
         let keys = self.by_lock.entry(db).or_default();
-        keys.entry(key).or_default().push(notice);
+        keys.entry(key)
+            .or_insert_with(|| std::mem::take(&mut self.spare))
+            .push(notice);
         self.count += 1;
     }
 
@@ -48,8 +53,11 @@ impl Notices {
         let (key, mut list) = keys.remove_entry(key)?;
         let found = list.iter().position(|n| *n.owner == *owner);
         let notice = found.map(|at| list.swap_remove(at));
-        if !list.is_empty() {
-            keys.insert(key, list);
+        match list.is_empty() {
+            true => keep_spare(&mut self.spare, list),
+            false => {
+                keys.insert(key, list);
+            }
         }
         self.count -= usize::from(notice.is_some());
         notice
@@ -115,5 +123,10 @@ mod tests {
         assert_eq!(n.keys(Some(1)).len(), 1);
         assert_eq!(n.keys(Some(0)).len(), 0);
         assert_eq!(n.len(), 1);
+        assert_eq!(n.forget(1, b"rw", b"a").map(|x| x.token), Some(4));
+        assert!(n.spare.capacity() > 0, "the emptied list is kept");
+        n.watch(2, Rc::from(&b"k"[..]), notice("c", 5));
+        assert_eq!(n.spare.capacity(), 0, "for the next lock");
+        assert!(n.watched(2, b"k"));
     }
 }

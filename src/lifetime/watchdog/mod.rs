@@ -7,6 +7,7 @@
 //! holding at the same key (after a DEL, a flush, SWAPDB) is never renewed or released by an old
 //! binding. Every operation is O(log n) in the number of bindings (and O(holders) of one lock).
 
+use super::keep_spare;
 use crate::kinds::LockType;
 use crate::numbers::NumberMap;
 use std::cmp::Reverse;
@@ -49,6 +50,8 @@ pub struct Watchdog {
     /// is here (each binding has a generation of its own), told without hashing its key.
     live: NumberMap<u64, ()>,
     next_generation: u64,
+    /// A lock's emptied list, kept for the next lock bound (`spare_list`).
+    spare: Vec<Binding>,
 }
 
 /// When the renewal after one at `now_ms` is due: about every third of the lease, minus a
@@ -96,7 +99,7 @@ impl Watchdog {
             .entry(db)
             .or_default()
             .entry(key)
-            .or_default()
+            .or_insert_with(|| std::mem::take(&mut self.spare))
             .push(Binding { bind, generation });
     }
 
@@ -112,26 +115,31 @@ impl Watchdog {
         // A db's map stays (16 at most by default): dropping it with its last lock made every
         // uncontended pair with `WATCHDOG` free it and build it again.
         if holdings.is_empty() {
-            keys.remove(key);
+            if let Some(list) = keys.remove(key) {
+                keep_spare(&mut self.spare, list);
+            }
         }
         self.forget(db, key, &binding);
         Some(binding)
     }
 
-    /// Ends every binding of the lock (it is free, or a new holding replaces the old).
-    pub fn unbind_lock(&mut self, db: i32, key: &[u8]) -> Vec<Binding> {
+    /// Ends every binding of the lock (it is free, or a new holding replaces the old). Returns
+    /// how many there were.
+    pub fn unbind_lock(&mut self, db: i32, key: &[u8]) -> usize {
         // No binding at all (every grant of a lock unbinds it first): no key is hashed.
         if self.count == 0 {
-            return Vec::new();
+            return 0;
         }
         // The lock's list leaves its map in the one look-up that finds it.
         let Some(taken) = self.bindings.get_mut(&db).and_then(|k| k.remove(key)) else {
-            return Vec::new();
+            return 0;
         };
         for binding in &taken {
             self.forget(db, key, binding);
         }
-        taken
+        let ended = taken.len();
+        keep_spare(&mut self.spare, taken);
+        ended
     }
 
     /// Drops the indexes of a binding just taken out of its lock's list (and the list out of

@@ -92,7 +92,7 @@ fn readers_of_one_lock_are_bound_apart() {
     assert_eq!(w.take_client(7).len(), 1);
     assert_eq!(w.get(0, b"rw", b"r2").map(|b| b.client), Some(8));
     w.bind(lock("rw"), bind("r3", 3, 8, 300), 0);
-    assert_eq!(w.unbind_lock(0, b"rw").len(), 2);
+    assert_eq!(w.unbind_lock(0, b"rw"), 2);
     assert_eq!(w.len(), 0);
     assert!(!w.has_client(8));
 }
@@ -156,7 +156,7 @@ fn an_ended_bindings_schedule_entry_is_skipped_by_its_generation() {
     let mut w = Watchdog::default();
     w.bind(lock("a"), bind("o", 1, 7, 300), 0);
     let first_due = w.next_due_at();
-    assert_eq!(w.unbind_lock(0, b"a").len(), 1);
+    assert_eq!(w.unbind_lock(0, b"a"), 1);
     assert_eq!(w.next_due_at(), None, "its entry was stale");
     // The same holding bound again, later: only the new entry counts.
     w.bind(lock("a"), bind("o", 1, 7, 300), 0);
@@ -173,4 +173,7 @@ fn an_ended_bindings_schedule_entry_is_skipped_by_its_generation() {
     assert!(w.unbind(0, b"a", b"o").is_some());
     assert!(w.bindings[&0].is_empty(), "the lock left its db's map");
     assert!(w.live.is_empty());
+    assert!(w.spare.capacity() > 0, "its list is kept for the next lock");
+    w.bind(lock("b"), bind("o", 3, 7, 300), 1_000);
+    assert_eq!(w.spare.capacity(), 0, "and serves it");
 }
