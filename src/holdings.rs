@@ -57,6 +57,11 @@ impl<'a> Names<'a> {
         made.get_or_init(|| Rc::from(*bytes)).clone()
     }
 
+    /// The key's copy, if one was made.
+    pub fn made_key(self) -> Option<Rc<[u8]>> {
+        self.key.1.into_inner()
+    }
+
     pub fn owner(&self) -> Rc<[u8]> {
         let (bytes, made) = &self.owner;
         made.get_or_init(|| Rc::from(*bytes)).clone()

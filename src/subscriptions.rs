@@ -25,10 +25,16 @@ pub fn watch_for_loss(ctx: Ctx, request: &Request, (db, key): (i32, &[u8]), at: 
 }
 
 /// `watch_for_loss` for a fresh holding of a plain lock, whose notice `tell_loss` has just
-/// noted (it notes one for every holding granted with `NOTIFY` and a token).
-pub fn watch_fresh_for_loss(ctx: Ctx, request: &Request, (db, key): (i32, &[u8]), at: Option<i64>) {
+/// noted (it notes one for every holding granted with `NOTIFY` and a token), under the copy
+/// of the key made then (`made`).
+pub fn watch_fresh_for_loss(
+    ctx: Ctx,
+    request: &Request,
+    (db, key): (i32, &[u8]),
+    (made, at): (Option<Rc<[u8]>>, Option<i64>),
+) {
     if request.notify.is_some() && ensure_keyspace_subscription(ctx) {
-        watch::watch_noticed_lease(ctx, db, key, at);
+        watch::watch_noticed_lease(ctx, (db, key), made, at);
     }
 }
 

@@ -32,7 +32,7 @@ impl Admission for Plain<'_> {
 
     fn enter(&mut self, ask: &Request, _want: Want) -> Result<i64> {
         let token = issue_token();
-        self.lease_end = Some(grant_fresh(self.lock, self.db, ask, token));
+        self.lease_end = Some(grant_fresh(self.lock, self.db, ask, token).expire_at);
         stats::HANDOFFS.add();
         Ok(token)
     }

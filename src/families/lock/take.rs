@@ -61,11 +61,12 @@ pub fn apply(
     let key = bytes(lock.name());
     match decision {
         Acquire::Fresh { token } => {
-            let expire_at = grant_fresh(lock, db, request, token);
+            let granted = grant_fresh(lock, db, request, token);
             if request.bind_to.is_some() {
                 arm_renewals(ctx);
             }
-            watch_fresh_for_loss(ctx, request, (db, key), Some(expire_at));
+            let lease = (granted.key, Some(granted.expire_at));
+            watch_fresh_for_loss(ctx, request, (db, key), lease);
             Ok(token)
         }
         Acquire::Reentry {
@@ -151,9 +152,17 @@ pub fn open_others(
         .collect()
 }
 
+/// A fresh holding, written.
+pub struct Granted {
+    pub expire_at: i64,
+    /// The copy of the key made for its watchdog binding or loss notice, if either was made:
+    /// its lease timer keeps it too.
+    pub key: Option<Rc<[u8]>>,
+}
+
 /// Writes a new holding for `ask` with `token` into a free lock: its hold cap, the request
-/// id it remembers, and its watchdog binding. Returns the lease end.
-pub fn grant_fresh(lock: &mut LockKey, db: i32, ask: &Request, token: i64) -> i64 {
+/// id it remembers, and its watchdog binding.
+pub fn grant_fresh(lock: &mut LockKey, db: i32, ask: &Request, token: i64) -> Granted {
     let now = now_ms();
     let cap = ask
         .max_hold_ms
@@ -183,5 +192,8 @@ pub fn grant_fresh(lock: &mut LockKey, db: i32, ask: &Request, token: i64) -> i6
     }
     tell_change(lock.ctx(), key, c"rlock.acquired");
     stats::ACQUISITIONS.add();
-    expire_at
+    Granted {
+        expire_at,
+        key: names.made_key(),
+    }
 }
