@@ -6,12 +6,14 @@
 //! - `retries`: request ids, so a retried call never counts twice (`released`: those of full
 //!   releases, kept in the server's memory).
 //! - `listening`: connections found subscribed to their `NOTIFY` channel.
+//! - `spare`: a lock's emptied list kept for the next one.
 //! - Hold caps (`MAXHOLD`) are a lease clip, in `lock::lease_end`.
 
 pub mod listening;
 pub mod notices;
 pub mod released;
 pub mod retries;
+pub mod spare;
 pub mod watchdog;
 
 use std::cell::RefCell;
@@ -59,15 +61,3 @@ pub fn any_listening() -> bool {
 }
 
 static ANY_LISTENING: AtomicBool = AtomicBool::new(false);
-
-/// Keeps an emptied list in `spare` for the next list made, if it is small and `spare` has
-/// none: an uncontended pair with `WATCHDOG` or `NOTIFY` freed a lock's list and made another.
-pub fn keep_spare<T>(spare: &mut Vec<T>, mut list: Vec<T>) {
-    if spare.capacity() == 0 && list.capacity() <= SPARE_CAPACITY {
-        list.clear();
-        *spare = list;
-    }
-}
-
-/// The largest list kept as a spare.
-const SPARE_CAPACITY: usize = 4;

@@ -2,7 +2,7 @@
 //! grant channel when they end other than by the owner's release (lease end, `MAXHOLD`,
 //! `FORCERELEASE`, `DEL`, a flush). Pure bookkeeping; `grants` sends the messages.
 
-use super::keep_spare;
+use super::spare::keep_spare;
 use crate::kinds::Want;
 use crate::numbers::NumberMap;
 use std::collections::HashMap;

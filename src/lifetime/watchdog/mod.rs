@@ -7,7 +7,7 @@
 //! holding at the same key (after a DEL, a flush, SWAPDB) is never renewed or released by an old
 //! binding. Every operation is O(log n) in the number of bindings (and O(holders) of one lock).
 
-use super::keep_spare;
+use super::spare::keep_spare;
 use crate::kinds::LockType;
 use crate::numbers::NumberMap;
 use std::cmp::Reverse;
