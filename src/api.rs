@@ -153,6 +153,22 @@ impl OwnedStr {
         })
     }
 
+    /// `parts` joined into one string, on the stack when short (a key's channel or side key's
+    /// name): no heap copy made first, only to be copied again and freed.
+    pub fn joined(parts: &[&[u8]]) -> Self {
+        let mut buf = [0u8; 128];
+        let len: usize = parts.iter().map(|p| p.len()).sum();
+        if len > buf.len() {
+            return OwnedStr::new(&parts.concat());
+        }
+        let mut at = 0;
+        for part in parts {
+            buf[at..at + part.len()].copy_from_slice(part);
+            at += part.len();
+        }
+        OwnedStr::new(&buf[..len])
+    }
+
     pub fn from_i64(n: i64) -> Self {
         // SAFETY: as in `new`.
         OwnedStr(unsafe { api!(RedisModule_CreateStringFromLongLong)(std::ptr::null_mut(), n) })

@@ -12,6 +12,7 @@ use crate::notify;
 use crate::queue::Request;
 use crate::store::{ONE, ZERO};
 use redis_module::raw;
+use std::cell::OnceCell;
 use std::ffi::CStr;
 use std::os::raw::c_int;
 use std::rc::Rc;
@@ -19,14 +20,51 @@ use std::sync::atomic::Ordering;
 
 /// A holding granted with `NOTIFY` is told of its loss on its grant channel.
 pub fn tell_loss(db: i32, key: &[u8], holding: &Holding, ask: &Request, want: Want) {
+    tell_loss_of(db, &Names::new(key, holding.owner), holding, ask, want);
+}
+
+/// `tell_loss`, with the key and owner copied at most once (`Names`).
+pub fn tell_loss_of(db: i32, names: &Names, holding: &Holding, ask: &Request, want: Want) {
     if let (Some(client), Some(token)) = (ask.notify, holding.token) {
         let notice = Notice {
-            owner: Rc::from(holding.owner),
+            owner: names.owner(),
             token,
             client,
             want,
         };
-        with_notices(|n| n.watch(db, key, notice));
+        with_notices(|n| n.watch(db, names.key(), notice));
+    }
+}
+
+/// A holding's key and owner, copied to the heap once, when a map first keeps them, for all
+/// that keep them: a grant with `WATCHDOG` and `NOTIFY` copied each for the watchdog and
+/// again for the loss notices.
+pub struct Names<'a> {
+    key: (&'a [u8], OnceCell<Rc<[u8]>>),
+    owner: (&'a [u8], OnceCell<Rc<[u8]>>),
+}
+
+impl<'a> Names<'a> {
+    pub fn new(key: &'a [u8], owner: &'a [u8]) -> Names<'a> {
+        Names {
+            key: (key, OnceCell::new()),
+            owner: (owner, OnceCell::new()),
+        }
+    }
+
+    pub fn key(&self) -> Rc<[u8]> {
+        let (bytes, made) = &self.key;
+        made.get_or_init(|| Rc::from(*bytes)).clone()
+    }
+
+    /// The key's copy, if one was made.
+    pub fn made_key(self) -> Option<Rc<[u8]>> {
+        self.key.1.into_inner()
+    }
+
+    pub fn owner(&self) -> Rc<[u8]> {
+        let (bytes, made) = &self.owner;
+        made.get_or_init(|| Rc::from(*bytes)).clone()
     }
 }
 
@@ -52,15 +90,27 @@ pub struct Holding<'a> {
 /// Binds a holding of the lock at `key` to connection `client`, renewed for `lease_ms` (once
 /// confirmed, for a grant told by message: `renewing` false).
 pub fn bind(db: i32, key: &[u8], holding: Holding, client: u64, lease_ms: i64, renewing: bool) {
+    let names = Names::new(key, holding.owner);
+    bind_of(db, &names, holding, (client, lease_ms), renewing);
+}
+
+/// `bind`, with the key and owner copied at most once (`Names`).
+pub fn bind_of(
+    db: i32,
+    names: &Names,
+    holding: Holding,
+    (client, lease_ms): (u64, i64),
+    renewing: bool,
+) {
     let bind = Bind {
-        owner: Rc::from(holding.owner),
+        owner: names.owner(),
         token: holding.token,
         client,
         lease_ms,
         kind: holding.kind,
         renewing,
     };
-    with_watchdog(|w| w.bind((db, Rc::from(key)), bind, now_ms()));
+    with_watchdog(|w| w.bind((db, names.key()), bind, now_ms()));
 }
 
 /// `RENEW ... WATCHDOG`: confirms a grant told by message (its binding stays on the connection
@@ -117,10 +167,14 @@ pub fn tell_change(ctx: Ctx, key: &[u8], event: &CStr) {
 /// Publishes `message` on `channel` (Redisson's clients listen there), unless
 /// `rlock.redisson-publish` is off.
 pub fn publish(ctx: Ctx, channel: &[u8], message: &[u8]) {
-    if !config::redisson_publish() {
-        return;
+    if config::redisson_publish() {
+        publish_to(ctx, &OwnedStr::new(channel), message);
     }
-    let channel = OwnedStr::new(channel);
+}
+
+/// `publish` to a channel made already, whatever `rlock.redisson-publish` says (the caller
+/// asked).
+pub fn publish_to(ctx: Ctx, channel: &OwnedStr, message: &[u8]) {
     // "0" and "1", most messages, are made once, at load time; any other lives until the call ends.
     let made;
     let message = match message {

@@ -9,6 +9,7 @@ use crate::config;
 use crate::error::{Error, Result};
 use crate::families::handover::serve_queue_if_free;
 use crate::lifetime;
+use crate::lifetime::retries::CallId;
 use crate::notify;
 use crate::own_writes::answered_again;
 use crate::queue::{self, Ask, Request};
@@ -182,7 +183,7 @@ where
 /// naming the command, and the id) that no holding can remember (a count changed, several
 /// owners released): within the retry window, the reply its first run gave; else `apply` runs
 /// and its reply is remembered. An error is not remembered: it changed nothing.
-pub fn once(ctx: Ctx, call: Option<Vec<u8>>, apply: impl FnOnce() -> Result<i64>) -> Result<i64> {
+pub fn once(ctx: Ctx, call: Option<CallId>, apply: impl FnOnce() -> Result<i64>) -> Result<i64> {
     let now = now_ms();
     if let Some(reply) = call
         .as_ref()
@@ -194,7 +195,7 @@ pub fn once(ctx: Ctx, call: Option<Vec<u8>>, apply: impl FnOnce() -> Result<i64>
     let reply = apply()?;
     if let Some(call) = call {
         let window = config::retry_window_ms();
-        lifetime::with_released(|r| r.remember(&call, reply, now, window));
+        lifetime::with_released(|r| r.remember(call, reply, now, window));
     }
     Ok(reply)
 }

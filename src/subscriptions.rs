@@ -24,6 +24,20 @@ pub fn watch_for_loss(ctx: Ctx, request: &Request, (db, key): (i32, &[u8]), at: 
     }
 }
 
+/// `watch_for_loss` for a fresh holding of a plain lock, whose notice `tell_loss` has just
+/// noted (it notes one for every holding granted with `NOTIFY` and a token), under the copy
+/// of the key made then (`made`).
+pub fn watch_fresh_for_loss(
+    ctx: Ctx,
+    request: &Request,
+    (db, key): (i32, &[u8]),
+    (made, at): (Option<Rc<[u8]>>, Option<i64>),
+) {
+    if request.notify.is_some() && ensure_keyspace_subscription(ctx) {
+        watch::watch_noticed_lease(ctx, (db, key), made, at);
+    }
+}
+
 static KEYSPACE_SUBSCRIBED: AtomicBool = AtomicBool::new(false);
 
 /// Subscribes to keyspace events when the first client is about to wait: a server that never

@@ -3,13 +3,17 @@
 //!
 //! - `watchdog`: holdings renewed by the server while their connection lives.
 //! - `notices`: holdings whose owner is told of their loss (`NOTIFY`).
-//! - `retries`: request ids, so a retried call never counts twice.
+//! - `retries`: request ids, so a retried call never counts twice (`released`: those of full
+//!   releases, kept in the server's memory).
 //! - `listening`: connections found subscribed to their `NOTIFY` channel.
+//! - `spare`: a lock's emptied list kept for the next one.
 //! - Hold caps (`MAXHOLD`) are a lease clip, in `lock::lease_end`.
 
 pub mod listening;
 pub mod notices;
+pub mod released;
 pub mod retries;
+pub mod spare;
 pub mod watchdog;
 
 use std::cell::RefCell;

@@ -2,6 +2,7 @@
 //! grant channel when they end other than by the owner's release (lease end, `MAXHOLD`,
 //! `FORCERELEASE`, `DEL`, a flush). Pure bookkeeping; `grants` sends the messages.
 
+use super::spare::keep_spare;
 use crate::kinds::Want;
 use crate::numbers::NumberMap;
 use std::collections::HashMap;
@@ -21,20 +22,21 @@ pub struct Notice {
 pub struct Notices {
     by_lock: NumberMap<i32, HashMap<Rc<[u8]>, Vec<Notice>>>,
     count: usize,
+    /// A lock's emptied list, kept for the next lock noticed (`keep_spare`).
+    spare: Vec<Notice>,
 }
 
 impl Notices {
     /// Tells `notice.client` of the loss of `notice.owner`'s holding of the lock (replacing an
     /// earlier notice of the same owner's).
-    pub fn watch(&mut self, db: i32, key: &[u8], notice: Notice) {
-        self.forget(db, key, &notice.owner);
+    pub fn watch(&mut self, db: i32, key: Rc<[u8]>, notice: Notice) {
+        self.forget(db, &key, &notice.owner);
+        // One look-up by key: most locks have no list yet (a plain lock's went with its last
+        // holding), and the caller's copy of the key serves the entry.
         let keys = self.by_lock.entry(db).or_default();
-        match keys.get_mut(key) {
-            Some(list) => list.push(notice),
-            None => {
-                keys.insert(Rc::from(key), vec![notice]);
-            }
-        }
+        keys.entry(key)
+            .or_insert_with(|| std::mem::take(&mut self.spare))
+            .push(notice);
         self.count += 1;
     }
 
@@ -44,17 +46,21 @@ impl Notices {
         if self.count == 0 {
             return None;
         }
+        // A db's map stays (16 at most by default): dropping it with its last lock made every
+        // uncontended pair with `NOTIFY` free and build it again. The lock's list is taken
+        // out in the look-up that finds it, and put back only if others remain.
         let keys = self.by_lock.get_mut(&db)?;
-        let list = keys.get_mut(key)?;
-        let at = list.iter().position(|n| *n.owner == *owner)?;
-        let notice = list.swap_remove(at);
-        if list.is_empty() {
-            // A db's map stays (16 at most by default): dropping it with its last lock made
-            // every uncontended pair with `NOTIFY` free and build it again.
-            keys.remove(key);
+        let (key, mut list) = keys.remove_entry(key)?;
+        let found = list.iter().position(|n| *n.owner == *owner);
+        let notice = found.map(|at| list.swap_remove(at));
+        match list.is_empty() {
+            true => keep_spare(&mut self.spare, list),
+            false => {
+                keys.insert(key, list);
+            }
         }
-        self.count -= 1;
-        Some(notice)
+        self.count -= usize::from(notice.is_some());
+        notice
     }
 
     /// Every notice of the lock: its holdings all ended.
@@ -104,10 +110,10 @@ mod tests {
     #[test]
     fn a_release_forgets_and_an_end_takes_the_rest() {
         let mut n = Notices::default();
-        n.watch(0, b"rw", notice("a", 1));
-        n.watch(0, b"rw", notice("b", 2));
-        n.watch(0, b"rw", notice("a", 3));
-        n.watch(1, b"rw", notice("a", 4));
+        n.watch(0, Rc::from(&b"rw"[..]), notice("a", 1));
+        n.watch(0, Rc::from(&b"rw"[..]), notice("b", 2));
+        n.watch(0, Rc::from(&b"rw"[..]), notice("a", 3));
+        n.watch(1, Rc::from(&b"rw"[..]), notice("a", 4));
         assert_eq!(n.len(), 3, "a's second holding replaced its first");
         assert_eq!(n.forget(0, b"rw", b"b").map(|x| x.token), Some(2));
         assert_eq!(n.forget(0, b"rw", b"b"), None);
@@ -117,5 +123,10 @@ mod tests {
         assert_eq!(n.keys(Some(1)).len(), 1);
         assert_eq!(n.keys(Some(0)).len(), 0);
         assert_eq!(n.len(), 1);
+        assert_eq!(n.forget(1, b"rw", b"a").map(|x| x.token), Some(4));
+        assert!(n.spare.capacity() > 0, "the emptied list is kept");
+        n.watch(2, Rc::from(&b"k"[..]), notice("c", 5));
+        assert_eq!(n.spare.capacity(), 0, "for the next lock");
+        assert!(n.watched(2, b"k"));
     }
 }

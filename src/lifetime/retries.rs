@@ -4,11 +4,10 @@
 //! Calls that changed a hold count are remembered in the lock hash itself (field `rlock:ids`),
 //! written and replicated in the same HSET as the change, so the memory survives a failover
 //! exactly as far as the change does. A full release deletes the hash (Redisson's layout has no
-//! place for a tombstone), so those are remembered in the server's memory only (`Released`).
+//! place for a tombstone), so those are remembered in the server's memory only (`Released`, in
+//! `released`).
 
-use std::collections::hash_map::Entry as Slot;
-use std::collections::{HashMap, VecDeque};
-use std::rc::Rc;
+pub use super::released::{command_call, release_call, CallId, Released};
 
 /// The hash field that keeps the request ids of the current holding.
 pub const IDS_FIELD: &[u8] = b"rlock:ids";
@@ -163,8 +162,51 @@ fn next_raw<'a>(blob: &mut &'a [u8]) -> Option<(Kind, i64, i64, &'a [u8])> {
 
 fn number_until(bytes: &[u8], end: u8) -> Option<(i64, &[u8])> {
     let at = bytes.iter().position(|&b| b == end)?;
-    let n = i64::from_str_radix(std::str::from_utf8(&bytes[..at]).ok()?, 36).ok()?;
-    Some((n, &bytes[at + 1..]))
+    Some((base36(&bytes[..at])?, &bytes[at + 1..]))
+}
+
+const NOT_A_DIGIT: u8 = u8::MAX;
+
+/// Each byte's value as a base-36 digit (either case), else `NOT_A_DIGIT`.
+const DIGITS_36: [u8; 256] = {
+    let mut table = [NOT_A_DIGIT; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = match b as u8 {
+            d @ b'0'..=b'9' => d - b'0',
+            l @ b'a'..=b'z' => l - b'a' + 10,
+            u @ b'A'..=b'Z' => u - b'A' + 10,
+            _ => NOT_A_DIGIT,
+        };
+        b += 1;
+    }
+    table
+};
+
+/// `i64::from_str_radix(text, 36)` read straight from the bytes (no UTF-8 check first: a byte
+/// that is no digit fails either way): an optional sign, then digits of either case; None when
+/// empty or out of range. A release reads three numbers of each remembered call.
+fn base36(text: &[u8]) -> Option<i64> {
+    let (negative, digits) = match text {
+        [b'-', rest @ ..] => (true, rest),
+        [b'+', rest @ ..] => (false, rest),
+        _ => (false, text),
+    };
+    if digits.is_empty() {
+        return None;
+    }
+    let mut magnitude: u64 = 0;
+    for &b in digits {
+        let digit = match DIGITS_36[usize::from(b)] {
+            NOT_A_DIGIT => return None,
+            digit => u64::from(digit),
+        };
+        magnitude = magnitude.checked_mul(36)?.checked_add(digit)?;
+    }
+    match negative {
+        true => 0i64.checked_sub_unsigned(magnitude),
+        false => i64::try_from(magnitude).ok(),
+    }
 }
 
 fn push_base36(out: &mut Vec<u8>, n: i64) {
@@ -186,82 +228,63 @@ fn push_base36(out: &mut Vec<u8>, n: i64) {
     out.extend_from_slice(&digits[i..]);
 }
 
-/// A full release with a request id: db, key, owner and id, flattened into one byte string
-/// (length-prefixed, so no two calls share one).
-pub fn release_call(db: i32, key: &[u8], owner: &[u8], id: &[u8]) -> Vec<u8> {
-    let mut call = Vec::with_capacity(12 + key.len() + owner.len() + id.len());
-    call.extend_from_slice(&db.to_le_bytes());
-    for part in [key, owner] {
-        call.extend_from_slice(&(part.len() as u32).to_le_bytes());
-        call.extend_from_slice(part);
-    }
-    call.extend_from_slice(id);
-    call
-}
-
-/// A call with a request id that belongs to no owner (`RCSEM.ADDPERMITS`, `RSEM.RELEASEMANY`):
-/// the owner slot holds `rlock:<command>`, a reserved name no owner can have, so these never
-/// meet an owner's release nor another command's call.
-pub fn command_call(db: i32, key: &[u8], command: &str, id: &[u8]) -> Vec<u8> {
-    release_call(
-        db,
-        key,
-        [b"rlock:", command.as_bytes()].concat().as_slice(),
-        id,
-    )
-}
-
-/// Full releases with a request id, kept in the server's memory for the retry window: the
-/// hash they emptied is gone, and the lock may since be free or someone else's.
-#[derive(Debug, Default)]
-pub struct Released {
-    /// call -> (remembered until, its reply)
-    until: HashMap<Rc<[u8]>, (i64, i64)>,
-    order: VecDeque<(i64, Rc<[u8]>)>,
-}
-
-impl Released {
-    /// Remembers a call and its reply for `window_ms`.
-    pub fn remember(&mut self, call: &[u8], reply: i64, now_ms: i64, window_ms: i64) {
-        self.forget_expired(now_ms);
-        let until = now_ms + window_ms;
-        let call: Rc<[u8]> = Rc::from(call);
-        self.until.insert(call.clone(), (until, reply));
-        self.order.push_back((until, call));
-    }
-
-    /// The reply of a remembered call.
-    pub fn reply(&mut self, call: &[u8], now_ms: i64) -> Option<i64> {
-        self.forget_expired(now_ms);
-        self.until.get(call).map(|(_, reply)| *reply)
-    }
-
-    pub fn len(&self) -> usize {
-        self.until.len()
-    }
-
-    fn forget_expired(&mut self, now_ms: i64) {
-        while self
-            .order
-            .front()
-            .is_some_and(|(until, _)| *until <= now_ms)
-        {
-            if let Some((until, call)) = self.order.pop_front() {
-                // A later release with the same id (rare) keeps its own, later deadline. One
-                // look-up of the call (its hash is most of the cost), not two.
-                if let Slot::Occupied(entry) = self.until.entry(call) {
-                    if entry.get().0 == until {
-                        entry.remove();
-                    }
-                }
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn base36_reads_as_from_str_radix_does() {
+        let std = |t: &[u8]| {
+            std::str::from_utf8(t)
+                .ok()
+                .and_then(|t| i64::from_str_radix(t, 36).ok())
+        };
+        let mut cases: Vec<Vec<u8>> = [
+            "",
+            "-",
+            "+",
+            "0",
+            "-0",
+            "+z",
+            "Zz",
+            "1y2p0ij32e8e7",
+            "1y2p0ij32e8e8",
+            "-1y2p0ij32e8e8",
+            "-1y2p0ij32e8e9",
+            "3w5e11264sgsf",
+            "a,b",
+            " 1",
+            "1_0",
+            "é",
+            "--1",
+            "+-1",
+        ]
+        .iter()
+        .map(|t| t.as_bytes().to_vec())
+        .collect();
+        // Seeded pseudo-random strings over signs, digits, letters and a few other bytes.
+        let alphabet = b"+-0123456789abcxyzABCXYZ,:_\xff";
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..20_000 {
+            let mut t = Vec::new();
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            for i in 0..(seed % 16) {
+                t.push(alphabet[((seed >> (4 + i * 3)) % alphabet.len() as u64) as usize]);
+            }
+            cases.push(t);
+        }
+        for n in [0, 1, 35, 36, i64::MAX, i64::MIN, -7, 1_795_368_175_156_683] {
+            let mut out = Vec::new();
+            push_base36(&mut out, n);
+            assert_eq!(base36(&out), Some(n));
+            cases.push(out);
+        }
+        for t in cases {
+            assert_eq!(base36(&t), std(&t), "{:?}", String::from_utf8_lossy(&t));
+        }
+    }
 
     #[test]
     fn memory_round_trips_any_bytes() {
@@ -368,28 +391,5 @@ mod tests {
         assert_eq!(m.entries.len(), MAX_ENTRIES);
         assert_eq!(m.find(Kind::Release, b"r99"), Some(99));
         assert_eq!(m.find(Kind::Release, b"r0"), None);
-    }
-
-    #[test]
-    fn full_releases_are_remembered_for_the_window() {
-        let mut r = Released::default();
-        let call = release_call(0, b"k", b"o", b"id");
-        r.remember(&call, 7, 1_000, 500);
-        assert_eq!(r.reply(&call, 1_499), Some(7), "with the reply it gave");
-        assert_eq!(r.reply(&release_call(1, b"k", b"o", b"id"), 1_499), None);
-        assert_eq!(
-            r.reply(&release_call(0, b"ko", b"", b"id"), 1_499),
-            None,
-            "parts stay apart"
-        );
-        let many = command_call(0, b"k", "rsem.releasemany", b"id");
-        assert_ne!(many, command_call(0, b"k", "rsem.addpermits", b"id"));
-        assert_ne!(many, release_call(0, b"k", b"rsem.releasemany", b"id"));
-        assert_eq!(
-            many,
-            release_call(0, b"k", b"rlock:rsem.releasemany", b"id")
-        );
-        assert_eq!(r.reply(&call, 1_500), None);
-        assert_eq!(r.len(), 0);
     }
 }

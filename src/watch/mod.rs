@@ -159,10 +159,34 @@ pub fn noticed(db: i32, key: &[u8]) -> bool {
 /// Makes sure a lock that has waiters (or a noticed holding) is looked at again just after the
 /// lease ending at `expire_at` (ms): if it then is gone, the next waiter gets it.
 pub fn watch_lease(ctx: Ctx, db: i32, key: &[u8], expire_at: Option<i64>) {
-    let name = match crate::queue::shared_key(db, key) {
-        Some(name) => name,
-        None if noticed(db, key) => Rc::from(key),
-        None => return,
+    watch_lease_of(ctx, (db, key), expire_at, || {
+        noticed(db, key).then(|| Rc::from(key))
+    });
+}
+
+/// `watch_lease` for a lock whose new holding was just noted to be told of its loss: the note
+/// is not looked up again, and the copy of the key made for it (`made`), if any, serves.
+pub fn watch_noticed_lease(
+    ctx: Ctx,
+    (db, key): (i32, &[u8]),
+    made: Option<Rc<[u8]>>,
+    expire_at: Option<i64>,
+) {
+    watch_lease_of(ctx, (db, key), expire_at, || {
+        Some(made.unwrap_or_else(|| Rc::from(key)))
+    });
+}
+
+/// Watches the lease of the lock under the queue's copy of its key, or, with no queue, under
+/// the one `unqueued` gives (none: not watched).
+fn watch_lease_of(
+    ctx: Ctx,
+    (db, key): (i32, &[u8]),
+    expire_at: Option<i64>,
+    unqueued: impl FnOnce() -> Option<Rc<[u8]>>,
+) {
+    let Some(name) = crate::queue::shared_key(db, key).or_else(unqueued) else {
+        return;
     };
     watch_key(ctx, (db, name), expire_at);
 }

@@ -12,6 +12,7 @@ use crate::kinds::{permits_fit, Want};
 use crate::queue::{self, Ask, Request};
 use crate::reply::{run, with_bytes, Reply};
 use crate::lifetime;
+use crate::lifetime::retries::CallId;
 use crate::own_writes::answered_again;
 use crate::request::{notify_target, once, wait_or_nil};
 use crate::stats;
@@ -32,7 +33,7 @@ fn granted_before(ctx: Ctx, db: i32, key: &[u8], id: Option<&[u8]>) -> Option<i6
 }
 
 /// Where a call of this kind with request id `id` (if any) is remembered.
-fn retry_memory(ctx: Ctx, key: RStr, call: Call, id: Option<&[u8]>) -> Option<Vec<u8>> {
+fn retry_memory(ctx: Ctx, key: RStr, call: Call, id: Option<&[u8]>) -> Option<CallId> {
     id.map(|id| remembered_call(selected_db(ctx), bytes(key), call, id))
 }
 

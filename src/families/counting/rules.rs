@@ -4,7 +4,7 @@
 
 use crate::error::{Error, Result};
 use crate::kinds::Word;
-use crate::lifetime::retries::command_call;
+use crate::lifetime::retries::{command_call, CallId};
 
 /// The word a counting semaphore waiter's `Want` is named by (and its messages):
 /// `Want::of(COUNTING, n)`.
@@ -39,7 +39,7 @@ pub enum Call {
 
 /// The server-memory entry of a call with request id `id` on (db, key) (`command_call`: never
 /// meets a lock's own entries).
-pub fn remembered_call(db: i32, key: &[u8], call: Call, id: &[u8]) -> Vec<u8> {
+pub fn remembered_call(db: i32, key: &[u8], call: Call, id: &[u8]) -> CallId {
     let command = match call {
         Call::Acquire => "rcsem.acquire",
         Call::Release => "rcsem.release",

@@ -46,7 +46,7 @@ pub fn take(ctx: Ctx, (db, key): (i32, RStr), wanted: i64, id: Option<&[u8]>) ->
     if let Some(id) = id {
         let call = remembered_call(db, bytes(key), Call::Acquire, id);
         let window = config::retry_window_ms();
-        lifetime::with_released(|r| r.remember(&call, wanted, now_ms(), window));
+        lifetime::with_released(|r| r.remember(call, wanted, now_ms(), window));
     }
     stats::ACQUISITIONS.add();
     Ok(left)

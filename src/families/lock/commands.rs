@@ -124,7 +124,7 @@ pub(super) fn release_one(
             stats::RELEASES.add();
             if let Some(call) = call {
                 let window = config::retry_window_ms();
-                lifetime::with_released(|r| r.remember(&call, 0, now_ms(), window));
+                lifetime::with_released(|r| r.remember(call, 0, now_ms(), window));
             }
             hand_over(ctx, &mut lock, db, LockType::Plain);
             Ok(Some(0))

@@ -16,7 +16,7 @@ struct ReadKey {
 
 impl ReadKey {
     fn open(ctx: Ctx, prefix: &[u8], lock: &[u8]) -> ReadKey {
-        let name = OwnedStr::new(&[prefix, b":{", lock, b"}"].concat());
+        let name = OwnedStr::joined(&[prefix, b":{", lock, b"}"]);
         // SAFETY: `ctx` is the live context of this callback; `name` outlives the key (a
         // field dropped after `Drop::drop` closed it).
         let key = unsafe { api!(RedisModule_OpenKey)(ctx, name.0, raw::REDISMODULE_READ as c_int) };

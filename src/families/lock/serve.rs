@@ -1,10 +1,10 @@
 //! Serving the plain lock's queue: a free lock goes to its first waiter, with a fresh token.
 
-use crate::api::{bytes, now_ms, Ctx, RStr};
+use crate::api::{bytes, now_ms, Ctx, OwnedStr, RStr};
 use crate::clock::issue_token;
 use crate::config;
 use crate::error::{Error, Result};
-use crate::holdings::publish;
+use crate::holdings::{publish, publish_to};
 use crate::kinds::Want;
 use crate::queue::{self, Admission, Request, Verdict};
 use crate::stats;
@@ -32,7 +32,7 @@ impl Admission for Plain<'_> {
 
     fn enter(&mut self, ask: &Request, _want: Want) -> Result<i64> {
         let token = issue_token();
-        self.lease_end = Some(grant_fresh(self.lock, self.db, ask, token));
+        self.lease_end = Some(grant_fresh(self.lock, self.db, ask, token).expire_at);
         stats::HANDOFFS.add();
         Ok(token)
     }
@@ -91,9 +91,9 @@ pub fn announce_free(ctx: Ctx, key: &[u8]) {
     if !config::redisson_publish() {
         return;
     }
-    let channel = [&b"redisson_lock__channel:{"[..], key, b"}"].concat();
-    publish(ctx, &channel, b"0");
+    let channel = OwnedStr::joined(&[b"redisson_lock__channel:{", key, b"}"]);
+    publish_to(ctx, &channel, b"0");
     if let Some(next) = next_redisson_waiter(ctx, key, now_ms()) {
-        publish(ctx, &[&channel[..], b":", &next].concat(), b"0");
+        publish(ctx, &[bytes(channel.0), b":", &next].concat(), b"0");
     }
 }

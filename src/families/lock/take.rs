@@ -6,13 +6,13 @@ use crate::api::{bytes, now_ms, Ctx, OwnedStr, RStr};
 use crate::clock::{lease_end, observe_token, with_token_clock};
 use crate::config;
 use crate::error::{Error, Result};
-use crate::holdings::{self, bind, tell_change, tell_loss, unbind, Holding};
+use crate::holdings::{self, bind_of, tell_change, tell_loss_of, unbind, Holding, Names};
 use crate::kinds::{Acquire, LockType};
 use crate::lifetime::retries::{encode_one, Kind, Memory};
 use crate::queue::Request;
 use crate::stats;
 use crate::store::LockKey;
-use crate::subscriptions::watch_for_loss;
+use crate::subscriptions::watch_fresh_for_loss;
 use crate::watch::{arm_renewals, watch_lease};
 use std::rc::Rc;
 
@@ -61,11 +61,12 @@ pub fn apply(
     let key = bytes(lock.name());
     match decision {
         Acquire::Fresh { token } => {
-            let expire_at = grant_fresh(lock, db, request, token);
+            let granted = grant_fresh(lock, db, request, token);
             if request.bind_to.is_some() {
                 arm_renewals(ctx);
             }
-            watch_for_loss(ctx, request, (db, key), Some(expire_at));
+            let lease = (granted.key, Some(granted.expire_at));
+            watch_fresh_for_loss(ctx, request, (db, key), lease);
             Ok(token)
         }
         Acquire::Reentry {
@@ -151,9 +152,17 @@ pub fn open_others(
         .collect()
 }
 
+/// A fresh holding, written.
+pub struct Granted {
+    pub expire_at: i64,
+    /// The copy of the key made for its watchdog binding or loss notice, if either was made:
+    /// its lease timer keeps it too.
+    pub key: Option<Rc<[u8]>>,
+}
+
 /// Writes a new holding for `ask` with `token` into a free lock: its hold cap, the request
-/// id it remembers, and its watchdog binding. Returns the lease end.
-pub fn grant_fresh(lock: &mut LockKey, db: i32, ask: &Request, token: i64) -> i64 {
+/// id it remembers, and its watchdog binding.
+pub fn grant_fresh(lock: &mut LockKey, db: i32, ask: &Request, token: i64) -> Granted {
     let now = now_ms();
     let cap = ask
         .max_hold_ms
@@ -176,11 +185,15 @@ pub fn grant_fresh(lock: &mut LockKey, db: i32, ask: &Request, token: i64) -> i6
         owner: bytes(ask.owner),
         token: Some(token),
     };
-    tell_loss(db, key, &holding, ask, lock::WANT);
+    let names = Names::new(key, holding.owner);
+    tell_loss_of(db, &names, &holding, ask, lock::WANT);
     if let Some(client) = ask.bind_to {
-        bind(db, key, holding, client, ask.lease_ms, !ask.by_message);
+        bind_of(db, &names, holding, (client, ask.lease_ms), !ask.by_message);
     }
     tell_change(lock.ctx(), key, c"rlock.acquired");
     stats::ACQUISITIONS.add();
-    expire_at
+    Granted {
+        expire_at,
+        key: names.made_key(),
+    }
 }

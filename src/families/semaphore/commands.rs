@@ -134,7 +134,7 @@ fn release(ctx: Ctx, argv: &[RStr]) -> Result<Reply> {
         holdings::tell_change(ctx, name, c"rsem.released");
         if let Some(call) = call {
             let window = config::retry_window_ms();
-            lifetime::with_released(|r| r.remember(&call, 0, now, window));
+            lifetime::with_released(|r| r.remember(call, 0, now, window));
         }
     }
     give_back(ctx, &mut sem, permits)?;

@@ -7,6 +7,7 @@
 //! holding at the same key (after a DEL, a flush, SWAPDB) is never renewed or released by an old
 //! binding. Every operation is O(log n) in the number of bindings (and O(holders) of one lock).
 
+use super::spare::keep_spare;
 use crate::kinds::LockType;
 use crate::numbers::NumberMap;
 use std::cmp::Reverse;
@@ -45,7 +46,12 @@ pub struct Watchdog {
     by_client: NumberMap<u64, Vec<HoldingId>>,
     /// (due ms, generation, holding); entries whose generation no longer matches are skipped.
     schedule: BinaryHeap<Reverse<(i64, u64, HoldingId)>>,
+    /// The generations of the bindings kept now: a schedule entry is live if its generation
+    /// is here (each binding has a generation of its own), told without hashing its key.
+    live: NumberMap<u64, ()>,
     next_generation: u64,
+    /// A lock's emptied list, kept for the next lock bound (`spare_list`).
+    spare: Vec<Binding>,
 }
 
 /// When the renewal after one at `now_ms` is due: about every third of the lease, minus a
@@ -87,12 +93,13 @@ impl Watchdog {
                 .push(Reverse((due, generation, holding.clone())));
         }
         self.by_client.entry(bind.client).or_default().push(holding);
+        self.live.insert(generation, ());
         self.count += 1;
         self.bindings
             .entry(db)
             .or_default()
             .entry(key)
-            .or_default()
+            .or_insert_with(|| std::mem::take(&mut self.spare))
             .push(Binding { bind, generation });
     }
 
@@ -101,42 +108,45 @@ impl Watchdog {
         if self.count == 0 {
             return None;
         }
-        let holdings = self.bindings.get_mut(&db)?.get_mut(key)?;
+        let keys = self.bindings.get_mut(&db)?;
+        let holdings = keys.get_mut(key)?;
         let at = holdings.iter().position(|b| *b.owner == *owner)?;
         let binding = holdings.swap_remove(at);
+        // A db's map stays (16 at most by default): dropping it with its last lock made every
+        // uncontended pair with `WATCHDOG` free it and build it again.
+        if holdings.is_empty() {
+            if let Some(list) = keys.remove(key) {
+                keep_spare(&mut self.spare, list);
+            }
+        }
         self.forget(db, key, &binding);
         Some(binding)
     }
 
-    /// Ends every binding of the lock (it is free, or a new holding replaces the old).
-    pub fn unbind_lock(&mut self, db: i32, key: &[u8]) -> Vec<Binding> {
+    /// Ends every binding of the lock (it is free, or a new holding replaces the old). Returns
+    /// how many there were.
+    pub fn unbind_lock(&mut self, db: i32, key: &[u8]) -> usize {
         // No binding at all (every grant of a lock unbinds it first): no key is hashed.
         if self.count == 0 {
-            return Vec::new();
+            return 0;
         }
-        let Some(holdings) = self.bindings.get_mut(&db).and_then(|k| k.get_mut(key)) else {
-            return Vec::new();
+        // The lock's list leaves its map in the one look-up that finds it.
+        let Some(taken) = self.bindings.get_mut(&db).and_then(|k| k.remove(key)) else {
+            return 0;
         };
-        let taken = std::mem::take(holdings);
         for binding in &taken {
             self.forget(db, key, binding);
         }
-        taken
+        let ended = taken.len();
+        keep_spare(&mut self.spare, taken);
+        ended
     }
 
-    /// Drops the indexes of a binding just taken out of its lock's list.
+    /// Drops the indexes of a binding just taken out of its lock's list (and the list out of
+    /// its map, if that was its last).
     fn forget(&mut self, db: i32, key: &[u8], binding: &Binding) {
         self.count -= 1;
-        let keys = self.bindings.get_mut(&db);
-        let empty_key = keys
-            .as_ref()
-            .and_then(|k| k.get(key))
-            .is_some_and(Vec::is_empty);
-        // A db's map stays (16 at most by default): dropping it with its last lock made every
-        // uncontended pair with `WATCHDOG` free it and build it again.
-        if let (Some(keys), true) = (keys, empty_key) {
-            keys.remove(key);
-        }
+        self.live.remove(&binding.generation);
         if let Some(holdings) = self.by_client.get_mut(&binding.client) {
             holdings.retain(|(d, k, o)| !(*d == db && **k == *key && *o == binding.owner));
         }
@@ -212,6 +222,7 @@ impl Watchdog {
     pub fn take_all(&mut self) -> Vec<(LockId, Binding)> {
         self.by_client.clear();
         self.schedule.clear();
+        self.live.clear();
         self.count = 0;
         self.bindings
             .drain()
@@ -237,8 +248,11 @@ impl Watchdog {
             let Some(Reverse((_, generation, (db, key, owner)))) = self.schedule.pop() else {
                 break;
             };
-            let Some(binding) = self
-                .get(db, &key, &owner)
+            // A stale entry is skipped without a look-up by key.
+            let live = self.live.contains_key(&generation);
+            let Some(binding) = live
+                .then(|| self.get(db, &key, &owner))
+                .flatten()
                 .filter(|b| b.generation == generation)
                 .cloned()
             else {
@@ -254,12 +268,10 @@ impl Watchdog {
 
     /// When the next renewal is due, if any binding is left.
     pub fn next_due_at(&mut self) -> Option<i64> {
-        // Drop stale entries on top so the timer is not armed for nothing.
-        while let Some(Reverse((_, generation, (db, key, owner)))) = self.schedule.peek() {
-            if self
-                .get(*db, key, owner)
-                .is_some_and(|b| b.generation == *generation)
-            {
+        // Drop stale entries on top so the timer is not armed for nothing: an entry is live
+        // while a binding of its generation is kept (no look-up by key and owner).
+        while let Some(Reverse((_, generation, _))) = self.schedule.peek() {
+            if self.live.contains_key(generation) {
                 break;
             }
             self.schedule.pop();

@@ -92,7 +92,7 @@ fn readers_of_one_lock_are_bound_apart() {
     assert_eq!(w.take_client(7).len(), 1);
     assert_eq!(w.get(0, b"rw", b"r2").map(|b| b.client), Some(8));
     w.bind(lock("rw"), bind("r3", 3, 8, 300), 0);
-    assert_eq!(w.unbind_lock(0, b"rw").len(), 2);
+    assert_eq!(w.unbind_lock(0, b"rw"), 2);
     assert_eq!(w.len(), 0);
     assert!(!w.has_client(8));
 }
@@ -149,4 +149,31 @@ fn a_connection_keeps_its_list_until_it_closes() {
     );
     assert!(w.take_client(7).is_empty());
     assert!(w.by_client.is_empty(), "and goes when it closes");
+}
+
+#[test]
+fn an_ended_bindings_schedule_entry_is_skipped_by_its_generation() {
+    let mut w = Watchdog::default();
+    w.bind(lock("a"), bind("o", 1, 7, 300), 0);
+    let first_due = w.next_due_at();
+    assert_eq!(w.unbind_lock(0, b"a"), 1);
+    assert_eq!(w.next_due_at(), None, "its entry was stale");
+    // The same holding bound again, later: only the new entry counts.
+    w.bind(lock("a"), bind("o", 1, 7, 300), 0);
+    w.unbind(0, b"a", b"o");
+    w.bind(lock("a"), bind("o", 2, 7, 300), 1_000);
+    assert!(w.next_due_at() > first_due);
+    assert!(
+        w.due(500, 10).is_empty(),
+        "the ended ones' entries are not due"
+    );
+    assert_eq!(w.due(2_000, 10).len(), 1);
+    assert_eq!(w.bindings[&0][&b"a"[..]].len(), 1);
+    assert_eq!((w.live.len(), w.len()), (1, 1));
+    assert!(w.unbind(0, b"a", b"o").is_some());
+    assert!(w.bindings[&0].is_empty(), "the lock left its db's map");
+    assert!(w.live.is_empty());
+    assert!(w.spare.capacity() > 0, "its list is kept for the next lock");
+    w.bind(lock("b"), bind("o", 3, 7, 300), 1_000);
+    assert_eq!(w.spare.capacity(), 0, "and serves it");
 }
