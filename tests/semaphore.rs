@@ -89,8 +89,10 @@ fn a_watchdog_holders_permits_come_back_when_its_connection_closes() {
     holder.q("QUIT");
     let (token, at) = waiter.join().expect("waiter");
     assert!(token.int() > 0);
+    // Within the lease (300 ms) of the close; what ended the holding is told by the stat below
+    // (a lease that ran out is not a watchdog release). 50 ms failed 2 runs in 5 at load 11.
     assert!(
-        at - closed < Duration::from_millis(50),
+        at - closed < Duration::from_millis(250),
         "{:?} (generous bound)",
         at - closed
     );

@@ -235,6 +235,11 @@ impl Session<'_> {
         match rng.below(3) {
             0 => {
                 self.history.push(format!("{owner}: disconnect"));
+                // Closed by the server inside this call (CLIENT KILL frees it there, the module's
+                // disconnect handling with it), so the next command sees it gone, as the model
+                // does; a socket only dropped is noticed whenever the server next reads it, and
+                // a command on another connection could come first (a seed failed so, at load).
+                self.c.q(&format!("CLIENT KILL ID {client}"));
                 self.waiters[id] = None;
                 return Ok(true);
             }
