@@ -118,7 +118,7 @@ public final class Pairs {
                         record(name + ".concurrent" + CONTENDERS, workloads.concurrent(side, key + ":c"));
                     }
                     if (all && WORKLOADS.contains("hot")) {
-                        record(name + ".hot" + CONTENDERS, workloads.hot(side, key + ":h"));
+                        record(name + ".hot" + CONTENDERS, hotRound(side, key + ":h"));
                     }
                     if (all && WORKLOADS.contains("handoff")) {
                         record(name + ".handoff", workloads.handoff(side, key + ":o", admin));
@@ -128,6 +128,25 @@ public final class Pairs {
         } finally {
             sides.forEach(Side::close);
         }
+    }
+
+    /**
+     * One hot round, with the JVM's collections that fell inside it counted beside its figures
+     * (gcs_in_round, every collector's): both sides share this JVM, and a young collection stops
+     * every queued contender at once, which then decides that round's longest wait
+     * (docs/benchmark.md, "Java hot lock", sessions 14 and 15). A System.gc() before each round
+     * was tried and did not keep them out: 1-2 still fell in each rlock round (session 15).
+     */
+    private Map<String, Double> hotRound(Side side, String key) throws Exception {
+        long before = collections();
+        Map<String, Double> values = new java.util.LinkedHashMap<>(workloads.hot(side, key));
+        values.put("gcs_in_round", (double) (collections() - before));
+        return values;
+    }
+
+    private static long collections() {
+        return java.lang.management.ManagementFactory.getGarbageCollectorMXBeans().stream()
+                .mapToLong(java.lang.management.GarbageCollectorMXBean::getCollectionCount).filter(count -> count > 0).sum();
     }
 
     /** Closes a side left out of the run (BENCH_SIDES); false, for the filter. */
