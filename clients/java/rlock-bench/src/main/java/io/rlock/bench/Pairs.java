@@ -133,9 +133,9 @@ public final class Pairs {
     /**
      * One hot round, with the JVM's collections that fell inside it counted beside its figures
      * (gcs_in_round, every collector's): both sides share this JVM, and a young collection stops
-     * every queued contender at once, which then decides that round's longest wait
-     * (docs/benchmark.md, "Java hot lock", sessions 14 and 15). A System.gc() before each round
-     * was tried and did not keep them out: 1-2 still fell in each rlock round (session 15).
+     * every queued contender at once. Counted, they were ruled out as what decides the longest
+     * wait: with -Xms2g none fell in any rlock round and the longest waits stayed as long
+     * (docs/benchmark.md, the quiet run of session 15).
      */
     private Map<String, Double> hotRound(Side side, String key) throws Exception {
         long before = collections();
