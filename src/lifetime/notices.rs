@@ -2,7 +2,7 @@
 //! grant channel when they end other than by the owner's release (lease end, `MAXHOLD`,
 //! `FORCERELEASE`, `DEL`, a flush). Pure bookkeeping; `grants` sends the messages.
 
-use super::spare::keep_spare;
+use super::spare::take_one;
 use crate::kinds::Want;
 use crate::numbers::NumberMap;
 use std::collections::HashMap;
@@ -47,18 +47,9 @@ impl Notices {
             return None;
         }
         // A db's map stays (16 at most by default): dropping it with its last lock made every
-        // uncontended pair with `NOTIFY` free and build it again. The lock's list is taken
-        // out in the look-up that finds it, and put back only if others remain.
+        // uncontended pair with `NOTIFY` free and build it again.
         let keys = self.by_lock.get_mut(&db)?;
-        let (key, mut list) = keys.remove_entry(key)?;
-        let found = list.iter().position(|n| *n.owner == *owner);
-        let notice = found.map(|at| list.swap_remove(at));
-        match list.is_empty() {
-            true => keep_spare(&mut self.spare, list),
-            false => {
-                keys.insert(key, list);
-            }
-        }
+        let notice = take_one(keys, key, &mut self.spare, |n| *n.owner == *owner);
         self.count -= usize::from(notice.is_some());
         notice
     }

@@ -7,7 +7,7 @@
 //! holding at the same key (after a DEL, a flush, SWAPDB) is never renewed or released by an old
 //! binding. Every operation is O(log n) in the number of bindings (and O(holders) of one lock).
 
-use super::spare::keep_spare;
+use super::spare::{keep_spare, take_one};
 use crate::kinds::LockType;
 use crate::numbers::NumberMap;
 use std::cmp::Reverse;
@@ -108,17 +108,10 @@ impl Watchdog {
         if self.count == 0 {
             return None;
         }
-        let keys = self.bindings.get_mut(&db)?;
-        let holdings = keys.get_mut(key)?;
-        let at = holdings.iter().position(|b| *b.owner == *owner)?;
-        let binding = holdings.swap_remove(at);
         // A db's map stays (16 at most by default): dropping it with its last lock made every
         // uncontended pair with `WATCHDOG` free it and build it again.
-        if holdings.is_empty() {
-            if let Some(list) = keys.remove(key) {
-                keep_spare(&mut self.spare, list);
-            }
-        }
+        let keys = self.bindings.get_mut(&db)?;
+        let binding = take_one(keys, key, &mut self.spare, |b| *b.owner == *owner)?;
         self.forget(db, key, &binding);
         Some(binding)
     }
@@ -142,8 +135,7 @@ impl Watchdog {
         ended
     }
 
-    /// Drops the indexes of a binding just taken out of its lock's list (and the list out of
-    /// its map, if that was its last).
+    /// Drops the indexes of a binding just taken out of its lock's list.
     fn forget(&mut self, db: i32, key: &[u8], binding: &Binding) {
         self.count -= 1;
         self.live.remove(&binding.generation);
